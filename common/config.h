@@ -1,0 +1,91 @@
+/*
+ * Server configuration: defaults, then a YAML file, then the environment,
+ * then the command line (each later source wins). Validated as a whole.
+ */
+#ifndef GOBOXD_CONFIG_H
+#define GOBOXD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/limits.h"
+
+enum jail_kind { JAIL_KIND_AUTO, JAIL_KIND_NSJAIL, JAIL_KIND_BWRAP };
+
+struct config {
+	char *config_file;      /* NULL: none */
+	char *listen;           /* address to bind, "0.0.0.0" */
+	uint16_t port;
+	unsigned workers;
+	char *languages_dir;
+	char *jail_dir;         /* parent of per-job directories */
+	enum jail_kind jail;
+	char *nsjail_path;
+	char *bwrap_path;
+	char *cgroup_root;      /* NULL: discover (v1 or v2) */
+	uint32_t sandbox_uid_base; /* worker i runs jails as uid base+i */
+	uint64_t tmpfs_kb;      /* size of the jail's writable /tmp */
+
+	/* concurrency */
+	unsigned max_concurrent_jobs;
+	unsigned max_queue;
+	uint32_t queue_timeout_ms;
+
+	/* request caps */
+	size_t max_body_bytes;
+	size_t max_header_bytes;
+	size_t max_source_bytes;
+	unsigned max_tests;
+	size_t max_stdin_bytes;     /* per test */
+	size_t max_expected_bytes;  /* per test */
+	unsigned max_files;         /* /v1/run */
+	size_t max_file_bytes;      /* /v1/run, per file */
+	uint32_t read_timeout_ms;   /* slow-client guard, per request */
+	uint32_t keepalive_timeout_ms;
+
+	/* sandbox maxima: request and language limits are clamped to these */
+	struct limits limits_max;
+	/* /v1/run defaults (Codize flags) */
+	uint32_t run_timeout_ms;
+	uint32_t compile_timeout_ms;
+	uint64_t output_limit_bytes;
+
+	/* housekeeping */
+	uint32_t sweep_age_s;       /* job dirs older than this are orphans */
+	uint32_t sweep_interval_s;
+	uint32_t shutdown_timeout_s;
+	bool metrics;
+	int log_level;              /* enum log_level */
+};
+
+/* Fill with built-in defaults (workers and max_concurrent_jobs = nCPU). */
+void config_defaults(struct config *c);
+void config_free(struct config *c);
+
+/*
+ * Each loader returns 0, or -1 with a message in err ("file:line: reason"
+ * or "--flag: reason"). On failure the config may be partly updated: the
+ * caller starts again from defaults (build-then-swap).
+ */
+int config_load_file(struct config *c, const char *path, char *err, size_t errlen);
+int config_load_env(struct config *c, char *const *envp, char *err, size_t errlen);
+/*
+ * Parse argv with getopt_long. Sets *exit_now when --help or --version was
+ * handled (text already printed). Returns 0 or -1 with err.
+ */
+int config_load_args(struct config *c, int argc, char **argv, bool *exit_now,
+		     char *err, size_t errlen);
+/* Cross-field checks after all sources are applied. */
+int config_validate(const struct config *c, char *err, size_t errlen);
+
+/*
+ * The whole sequence: defaults, --config/GOBOXD_CONFIG file, env, args,
+ * validate. Used at start-up and (with the saved argv/envp) on reload.
+ */
+int config_build(struct config *c, int argc, char **argv, char *const *envp,
+		 bool *exit_now, char *err, size_t errlen);
+
+const char *config_jail_name(enum jail_kind k);
+
+#endif

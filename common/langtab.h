@@ -1,0 +1,66 @@
+/*
+ * The language table: languages/*.yaml loaded with libyaml into an
+ * immutable table. docs/languages.md is the schema's reference.
+ */
+#ifndef GOBOXD_LANGTAB_H
+#define GOBOXD_LANGTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/limits.h"
+
+/* NULL-terminated string vector. */
+struct strv {
+	char **v;
+	size_t n;
+};
+
+struct lang_step {
+	char *cmd;               /* may contain placeholders */
+	struct strv args;        /* may contain placeholders */
+	struct strv env;         /* "KEY=VALUE", VALUE may contain placeholders */
+	struct limits limits;    /* defaults for this step */
+	struct strv flag_allow;  /* glob patterns; empty: no flags accepted */
+	struct strv default_flags; /* {{flags}} when the request gives none */
+};
+
+struct lang {
+	char *id;                /* [a-z0-9][a-z0-9_+.-]* */
+	char *name;
+	char *version_hint;      /* optional free text, e.g. "Debian 12 gcc 12.2" */
+	char *source_filename;   /* NULL when source_from_request */
+	bool source_from_request;
+	char *artifact;          /* NULL: no artifact */
+	bool artifact_from_request;
+	bool has_build;
+	struct lang_step build;
+	struct lang_step run;
+	struct strv aliases;     /* extra names, e.g. Codize runtimes "python" */
+	struct strv probe;       /* argv run in the sandbox by /readyz; [0] = cmd */
+	struct strv ro_mounts;   /* extra read-only host paths bound in the jail */
+	bool mount_proc;         /* default true */
+	struct strv debian_packages; /* install step (setup script) */
+	struct strv npm_packages;    /* install step (setup script) */
+	char *file;              /* origin, for messages */
+	int line;
+};
+
+struct langtab;
+
+/*
+ * Load every *.yaml under dir (sorted by name). Validates: unknown keys,
+ * missing fields, bad ids, duplicate ids or aliases, unknown or misplaced
+ * placeholders, limits above max. Returns 0 and *out, or -1 with
+ * "file:line: reason" in err.
+ */
+int langtab_load(const char *dir, const struct limits *max,
+		 struct langtab **out, char *err, size_t errlen);
+void langtab_free(struct langtab *t);
+
+size_t langtab_count(const struct langtab *t);
+const struct lang *langtab_at(const struct langtab *t, size_t i);
+/* By id, then by alias. NULL when unknown. */
+const struct lang *langtab_find(const struct langtab *t, const char *id);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * Placeholder expansion for a language step's cmd, args and env.
+ *
+ *   {{source}}    the source file name, e.g. solution.cpp
+ *   {{stem}}      the source file name without its last extension (Main)
+ *   {{artifact}}  the artifact file name, e.g. solution or Main
+ *   {{sources}}   every file of the request (whole argument only; 1..n args)
+ *   {{flags}}     the checked flags (whole argument only; 0..n args)
+ *   {{box}}       the job directory as seen inside the jail (/box)
+ *   {{tmp}}       the writable tmpfs inside the jail (/tmp)
+ *   {{memory_mb}} the step's memory limit in MiB (for -Xmx and the like)
+ *
+ * A scalar placeholder may sit inside a larger argument ("-o{{artifact}}");
+ * a list placeholder ({{sources}}, {{flags}}) must be the whole argument.
+ * Expansion never goes through a shell and never splits on spaces.
+ */
+#ifndef GOBOXD_PLACEHOLDER_H
+#define GOBOXD_PLACEHOLDER_H
+
+#include <stddef.h>
+
+#include "common/langtab.h"
+
+struct expand_ctx {
+	const char *source;
+	const char *artifact;       /* may be NULL if the language has none */
+	const char *const *sources; /* NULL-terminated */
+	const char *const *flags;   /* NULL-terminated, may be empty */
+	const char *box;
+	const char *tmp;
+	unsigned long memory_mb;
+};
+
+/* Where a template string is used: list placeholders only fit in args. */
+enum ph_where { PH_IN_CMD, PH_IN_ARG, PH_IN_ENV };
+
+/*
+ * Check one template string at load time. Returns 0, or -1 with a reason
+ * (unknown placeholder, unclosed braces, list placeholder not alone or not
+ * allowed here).
+ */
+int placeholder_check(const char *tmpl, enum ph_where where, char *err, size_t errlen);
+
+/*
+ * Build argv: cmd, then each arg expanded. Result is a NULL-terminated
+ * malloc'd vector of malloc'd strings (free with strv_free_array).
+ * Returns 0 or -ENOMEM / -EINVAL.
+ */
+int placeholder_expand_argv(const struct lang_step *step, const struct expand_ctx *ctx,
+			    char ***out);
+/* Expand "KEY=VALUE" env entries the same way. */
+int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx *ctx,
+			   char ***out);
+/* Expand one scalar template. */
+char *placeholder_expand_one(const char *tmpl, const struct expand_ctx *ctx);
+
+void strv_free_array(char **v);
+
+#endif

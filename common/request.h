@@ -1,0 +1,63 @@
+/*
+ * Requests of both wire formats, parsed and completely validated before
+ * anything touches the disk. One job model serves /run and /v1/run.
+ */
+#ifndef GOBOXD_REQUEST_H
+#define GOBOXD_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/config.h"
+#include "common/langtab.h"
+#include "common/limits.h"
+
+struct req_file {
+	char *name;
+	char *data;
+	size_t len;
+};
+
+struct req_test {
+	char *stdin_data;
+	size_t stdin_len;
+	char *expected;      /* NULL: no expected output given */
+	size_t expected_len;
+};
+
+enum req_format { REQ_NATIVE, REQ_CODIZE };
+
+struct job_request {
+	enum req_format format;
+	const struct lang *lang;   /* borrowed from the table in force */
+	struct req_file *files;    /* files[0] is the source / entry point */
+	size_t nfiles;
+	char *artifact;            /* resolved artifact name, NULL if none */
+	char **build_flags;        /* NULL-terminated, checked */
+	char **run_flags;          /* NULL-terminated, checked */
+	struct limits build_limits; /* merged and clamped */
+	struct limits run_limits;
+	struct req_test *tests;
+	size_t ntests;
+};
+
+/* A client error: HTTP status, stable code, message, and the field path. */
+struct req_error {
+	int http_status;       /* 400 or 413 */
+	char code[48];         /* e.g. "invalid_filename" */
+	char message[256];
+	char path[128];        /* e.g. "tests[3].stdin", "" if none */
+};
+
+/* Native POST /run. 0 and *out, or -1 with *e filled. */
+int request_parse_native(const char *body, size_t len, const struct langtab *t,
+			 const struct config *cfg, struct job_request **out,
+			 struct req_error *e);
+/* Codize POST /v1/run. Same contract; Codize error bodies list many errors,
+ * so every failing field is appended to errs (up to maxerrs). */
+int request_parse_codize(const char *body, size_t len, const struct langtab *t,
+			 const struct config *cfg, struct job_request **out,
+			 struct req_error *errs, size_t maxerrs, size_t *nerrs);
+void request_free(struct job_request *r);
+
+#endif

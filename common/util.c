@@ -1,0 +1,181 @@
+#include "autoconf.h"
+
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_ms(void)
+{
+	return clock_ns(CLOCK_MONOTONIC) / 1000000ull;
+}
+
+uint64_t now_us(void)
+{
+	return clock_ns(CLOCK_MONOTONIC) / 1000ull;
+}
+
+uint64_t wall_ms(void)
+{
+	return clock_ns(CLOCK_REALTIME) / 1000000ull;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (off + 1 < size) {
+		ssize_t n = read(fd, buf + off, size - 1 - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	buf[off] = '\0';
+	close(fd);
+	return (ssize_t)off;
+}
+
+int write_file_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, s, strlen(s));
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
+int set_cloexec(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	if (fl < 0)
+		return -errno;
+	fl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
+	return fcntl(fd, F_SETFD, fl) < 0 ? -errno : 0;
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end != '\0')
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+void close_fds_from(int lowfd)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0) == 0)
+		return;
+#endif
+	for (int fd = lowfd; fd < 65536; fd++)
+		close(fd);
+}
+
+void random_hex(char *out, size_t nbytes)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[64];
+
+	if (nbytes > sizeof(raw))
+		nbytes = sizeof(raw);
+	if (getrandom(raw, nbytes, 0) != (ssize_t)nbytes) {
+		uint64_t t = now_us() ^ (uint64_t)getpid();
+
+		for (size_t i = 0; i < nbytes; i++)
+			raw[i] = (unsigned char)(t >> ((i % 8) * 8));
+	}
+	for (size_t i = 0; i < nbytes; i++) {
+		out[2 * i] = hex[raw[i] >> 4];
+		out[2 * i + 1] = hex[raw[i] & 15];
+	}
+	out[2 * nbytes] = '\0';
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s ? s : "");
+
+	if (!p)
+		abort();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+
+	if (!p)
+		abort();
+	return p;
+}

@@ -1,0 +1,39 @@
+/* Small helpers shared by every module. */
+#ifndef GOBOXD_UTIL_H
+#define GOBOXD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* CLOCK_MONOTONIC in milliseconds / microseconds; CLOCK_REALTIME in ms. */
+uint64_t now_ms(void);
+uint64_t now_us(void);
+uint64_t wall_ms(void);
+
+/* Write/read all of a buffer, retrying on EINTR. 0 or negative errno. */
+int write_all(int fd, const void *buf, size_t len);
+/* Read a whole small file (procfs, cgroupfs). Returns bytes read or -errno. */
+ssize_t read_small_file(const char *path, char *buf, size_t size);
+/* Write a string to a file (cgroupfs). 0 or negative errno. */
+int write_file_str(const char *path, const char *s);
+
+int set_nonblock(int fd, bool on);
+int set_cloexec(int fd, bool on);
+
+/* strtoull over the whole string with range check. 0 or -EINVAL/-ERANGE. */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Close every fd >= lowfd (pre-exec, async-signal-safe). */
+void close_fds_from(int lowfd);
+
+/* Random hex id of 2*nbytes characters (getrandom). */
+void random_hex(char *out, size_t nbytes);
+
+char *xstrdup(const char *s);
+void *xcalloc(size_t n, size_t sz);
+
+#endif

@@ -1,0 +1,29 @@
+/* Pure checks on client input: file names and compiler flags. */
+#ifndef GOBOXD_VALIDATE_H
+#define GOBOXD_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FILENAME_MAX_LEN 128
+
+/*
+ * A client file name must be one path component: [A-Za-z0-9_.+-] only,
+ * no leading dot, no "/", no NUL, 1..FILENAME_MAX_LEN bytes.
+ * Returns 0, or -1 with a reason in err.
+ */
+int validate_filename(const char *name, size_t len, char *err, size_t errlen);
+
+/* fnmatch-style glob ('*', '?', '[...]'), no special meaning for '/'. */
+bool flag_glob_match(const char *pattern, const char *flag);
+
+/*
+ * A flag is accepted when it matches one allow-list pattern and no entry of
+ * the built-in deny-list (code-executing flags: -fplugin*, -B*, --specs*,
+ * -Wl,*, -Wa,*, -Wp,*, @*, -x, -wrapper, -include, -imacros, -L, -l...,
+ * javac -processor*, -J*, ...). Returns 0, or -1 with a reason.
+ */
+int validate_flag(const char *const *allow, size_t nallow, const char *flag,
+		  char *err, size_t errlen);
+
+#endif

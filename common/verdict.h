@@ -1,0 +1,54 @@
+/* Status vocabulary, output comparison and the outcome-to-status mapping. */
+#ifndef GOBOXD_VERDICT_H
+#define GOBOXD_VERDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum test_status {
+	TS_ACCEPTED,
+	TS_WRONG_OUTPUT,
+	TS_WHITESPACE_MISMATCH,
+	TS_TIME_EXCEEDED,
+	TS_MEMORY_EXCEEDED,
+	TS_RUNTIME_ERROR,
+	TS_NOT_EXECUTED,
+	TS_INTERNAL_ERROR,
+	TS_BUILD_FAILED,   /* top-level only */
+};
+
+enum build_status { BS_OK, BS_FAILED, BS_INTERNAL_ERROR };
+
+enum compare_result { CMP_EQUAL, CMP_WHITESPACE, CMP_DIFFERENT };
+
+/*
+ * Exact byte equality gives CMP_EQUAL. Otherwise, if both sides are equal
+ * once every run of whitespace (space, \t, \r, \n, \v, \f) is treated as one
+ * separator and leading/trailing whitespace is dropped, CMP_WHITESPACE.
+ * Else CMP_DIFFERENT.
+ */
+enum compare_result output_compare(const char *got, size_t got_len,
+				   const char *want, size_t want_len);
+
+/* What happened to one sandboxed run, as measured. */
+struct run_outcome {
+	bool internal_error;  /* the sandbox failed, not the program */
+	bool timed_out;       /* wall or CPU limit hit */
+	bool oom;             /* cgroup OOM kill or memory limit hit */
+	bool output_limited;  /* killed for exceeding the output cap */
+	bool exited;          /* normal exit (exit_code valid) */
+	int exit_code;
+	int term_signal;      /* 0 unless killed by a signal */
+};
+
+/* The pure mapping: outcome plus comparison to a test status. */
+enum test_status verdict_for_test(const struct run_outcome *o, bool have_expected,
+				  enum compare_result cmp);
+/* First non-accepted test status in order; accepted if all are. */
+enum test_status verdict_top_level(enum build_status b, const enum test_status *tests,
+				   size_t n);
+
+const char *test_status_name(enum test_status s);
+const char *build_status_name(enum build_status s);
+
+#endif
