@@ -1,0 +1,91 @@
+/*
+ * HTTP/1.1 request parsing over llhttp, one parser per connection.
+ * The parser stops after each complete request so that pipelined requests
+ * are answered in order and the unparsed rest can travel with the
+ * connection when it is handed to another worker.
+ */
+#ifndef GOBOXD_HTTP_H
+#define GOBOXD_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <llhttp.h>
+
+#include "common/buf.h"
+
+#define HTTP_MAX_HEADERS 64
+
+struct http_header {
+	char *name;   /* lower-cased */
+	char *value;
+};
+
+struct http_request {
+	char method[16];
+	char *path;          /* without the query string */
+	char *query;         /* NULL if none */
+	struct http_header headers[HTTP_MAX_HEADERS];
+	size_t nheaders;
+	struct buf body;
+	bool keep_alive;     /* from version and Connection header */
+	bool expect_continue;
+	unsigned http_major, http_minor;
+};
+
+enum http_feed {
+	HTTP_NEED_MORE,      /* all input consumed, no complete request yet */
+	HTTP_HEADERS_DONE,   /* headers complete (answer 100-continue if asked); call again */
+	HTTP_REQUEST_DONE,   /* one complete request in p->req; call again for more */
+	HTTP_ERROR,          /* p->err_status / p->err_code / p->err_msg set */
+};
+
+struct http_parser {
+	llhttp_t ll;
+	llhttp_settings_t settings;
+	size_t max_header_bytes;
+	size_t max_body_bytes;
+	size_t header_bytes;   /* of the request being parsed */
+	struct http_request req;
+	struct buf field, value; /* header being assembled */
+	struct buf url;
+	bool in_value;
+	bool headers_done;     /* HTTP_HEADERS_DONE already reported */
+	bool headers_reported;
+	bool done;
+	bool started;          /* some bytes of a request were seen */
+	int err_status;        /* 400, 413, 431, 505 */
+	const char *err_code;  /* stable code for the JSON body */
+	char err_msg[160];
+};
+
+void http_parser_init(struct http_parser *p, size_t max_header_bytes, size_t max_body_bytes);
+void http_parser_free(struct http_parser *p);
+/*
+ * Feed bytes. *consumed tells how many were used; the caller keeps the
+ * rest and feeds it again after handling the result. After
+ * HTTP_REQUEST_DONE, call http_parser_next() before feeding again.
+ */
+enum http_feed http_parser_feed(struct http_parser *p, const char *data, size_t len,
+				size_t *consumed);
+/* Forget the finished request and get ready for the next one. */
+void http_parser_next(struct http_parser *p);
+/* True while a request is partly read (for read timeouts). */
+bool http_parser_in_request(const struct http_parser *p);
+
+const char *http_header_get(const struct http_request *r, const char *lname);
+
+const char *http_status_text(int status);
+/*
+ * Append a full response to out: status line, Date-free fixed headers
+ * (Content-Type, Content-Length, Connection, then extra_headers verbatim,
+ * each ending in \r\n), blank line, body.
+ */
+int http_format_response(struct buf *out, int status, const char *content_type,
+			 const char *body, size_t len, bool keep_alive,
+			 const char *extra_headers);
+/* {"error":{"code":..,"message":..}} response. */
+int http_format_error(struct buf *out, int status, const char *code, const char *message,
+		      bool keep_alive, const char *extra_headers);
+
+#endif
