@@ -1,0 +1,626 @@
+#include "autoconf.h"
+
+#include "common/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "common/yamlutil.h"
+
+/*
+ * One table drives the three sources: "--max-tests" on the command line,
+ * GOBOXD_MAX_TESTS in the environment and max_tests in the YAML file.
+ */
+enum opt_type {
+	OT_STR, OT_UINT, OT_U16, OT_U32, OT_U64, OT_SIZE, OT_MS, OT_BOOL, OT_JAIL, OT_LEVEL,
+};
+
+struct opt {
+	const char *name;       /* long option; YAML key and env derive from it */
+	enum opt_type type;
+	size_t off;
+	uint64_t min, max;
+	const char *help;
+};
+
+#define F(field) offsetof(struct config, field)
+#define HOUR_MS (3600ull * 1000ull)
+#define GiB (1024ull * 1024ull * 1024ull)
+
+static const struct opt opts[] = {
+	{ "port", OT_U16, F(port), 0, 65535, "TCP port (0: any free port)" },
+	{ "listen", OT_STR, F(listen), 0, 0, "address to bind" },
+	{ "workers", OT_UINT, F(workers), 1, 256, "worker processes (default: CPUs)" },
+	{ "languages-dir", OT_STR, F(languages_dir), 0, 0, "directory of language YAML files" },
+	{ "jail-dir", OT_STR, F(jail_dir), 0, 0, "parent directory of job directories" },
+	{ "jail", OT_JAIL, F(jail), 0, 0, "jail driver: auto, nsjail or bwrap" },
+	{ "nsjail-path", OT_STR, F(nsjail_path), 0, 0, "nsjail binary" },
+	{ "bwrap-path", OT_STR, F(bwrap_path), 0, 0, "bubblewrap binary" },
+	{ "cgroup-root", OT_STR, F(cgroup_root), 0, 0, "cgroup base path (default: discover)" },
+	{ "sandbox-uid-base", OT_U32, F(sandbox_uid_base), 1000, 4000000000u,
+	  "worker i runs jails as this uid + i" },
+	{ "tmpfs-size", OT_SIZE, F(tmpfs_kb), 64 * 1024, 16 * GiB, "size of the jail's /tmp" },
+	{ "max-concurrency", OT_UINT, F(max_concurrent_jobs), 1, 1024,
+	  "jobs running at once (default: CPUs)" },
+	{ "max-queue-size", OT_UINT, F(max_queue), 0, 100000, "jobs waiting at most" },
+	{ "queue-timeout", OT_MS, F(queue_timeout_ms), 1, HOUR_MS, "longest wait in the queue" },
+	{ "max-body-size", OT_SIZE, F(max_body_bytes), 1024, GiB, "request body cap" },
+	{ "max-header-size", OT_SIZE, F(max_header_bytes), 1024, 1024 * 1024, "header cap" },
+	{ "max-source-size", OT_SIZE, F(max_source_bytes), 16, GiB, "source code cap" },
+	{ "max-tests", OT_UINT, F(max_tests), 1, 10000, "tests per request" },
+	{ "max-stdin-size", OT_SIZE, F(max_stdin_bytes), 0, GiB, "stdin cap per test" },
+	{ "max-expected-size", OT_SIZE, F(max_expected_bytes), 0, GiB,
+	  "expected output cap per test" },
+	{ "max-files", OT_UINT, F(max_files), 1, 1000, "files per /v1/run request" },
+	{ "max-file-size", OT_SIZE, F(max_file_bytes), 1, GiB, "size of one /v1/run file" },
+	{ "read-timeout", OT_MS, F(read_timeout_ms), 100, HOUR_MS, "time to send a request" },
+	{ "keepalive-timeout", OT_MS, F(keepalive_timeout_ms), 100, HOUR_MS,
+	  "idle keep-alive connection lifetime" },
+	{ "max-wall-time", OT_MS, F(limits_max.wall_ms), 100, HOUR_MS, "wall time cap of a step" },
+	{ "max-cpu-time", OT_MS, F(limits_max.cpu_ms), 100, HOUR_MS, "CPU time cap of a step" },
+	{ "max-memory", OT_SIZE, F(limits_max.memory_kb), 1024 * 1024, 256 * GiB,
+	  "memory cap of a step" },
+	{ "max-processes", OT_U32, F(limits_max.max_processes), 1, 65536,
+	  "process cap of a step" },
+	{ "max-write-size", OT_SIZE, F(limits_max.fsize_kb), 1024, 256 * GiB,
+	  "largest file a step may write" },
+	{ "max-output-size", OT_SIZE, F(limits_max.output_kb), 1024, GiB,
+	  "captured stdout/stderr cap of a step" },
+	{ "run-timeout", OT_MS, F(run_timeout_ms), 0, HOUR_MS, "/v1/run: run step wall time" },
+	{ "compile-timeout", OT_MS, F(compile_timeout_ms), 0, HOUR_MS,
+	  "/v1/run: compile step wall time" },
+	{ "output-limit", OT_SIZE, F(output_limit_bytes), 1024, GiB,
+	  "/v1/run: stdout+stderr cap" },
+	{ "sweep-age", OT_MS, F(sweep_age_s), 1000, 7 * 24 * HOUR_MS,
+	  "job directories older than this are orphans" },
+	{ "sweep-interval", OT_MS, F(sweep_interval_s), 1000, 24 * HOUR_MS, "sweep period" },
+	{ "shutdown-timeout", OT_MS, F(shutdown_timeout_s), 0, HOUR_MS,
+	  "graceful stop deadline" },
+	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics" },
+	{ "log-level", OT_LEVEL, F(log_level), 0, 0, "debug, info, warn or error" },
+};
+
+/* Fields stored in seconds although read as durations. */
+static bool stored_in_seconds(size_t off)
+{
+	return off == F(sweep_age_s) || off == F(sweep_interval_s) ||
+	       off == F(shutdown_timeout_s);
+}
+
+/* Fields stored in KiB although read as sizes. */
+static bool stored_in_kb(size_t off)
+{
+	return off == F(tmpfs_kb) || off == F(limits_max.memory_kb) ||
+	       off == F(limits_max.fsize_kb) || off == F(limits_max.output_kb);
+}
+
+void config_defaults(struct config *c)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(c, 0, sizeof(*c));
+	if (ncpu < 1)
+		ncpu = 1;
+	c->listen = xstrdup("0.0.0.0");
+	c->port = 8080;
+	c->workers = (unsigned)ncpu;
+	c->languages_dir = xstrdup("/etc/goboxd/languages");
+	c->jail_dir = xstrdup("/var/lib/goboxd/jails");
+	c->jail = JAIL_KIND_AUTO;
+	c->nsjail_path = xstrdup("/usr/local/bin/nsjail");
+	c->bwrap_path = xstrdup("/usr/bin/bwrap");
+	c->sandbox_uid_base = 60000;
+	c->tmpfs_kb = 256 * 1024;
+	c->max_concurrent_jobs = (unsigned)ncpu;
+	c->max_queue = 256;
+	c->queue_timeout_ms = 60 * 1000;
+	c->max_body_bytes = 16 * 1024 * 1024;
+	c->max_header_bytes = 16 * 1024;
+	c->max_source_bytes = 256 * 1024;
+	c->max_tests = 50;
+	c->max_stdin_bytes = 4 * 1024 * 1024;
+	c->max_expected_bytes = 4 * 1024 * 1024;
+	c->max_files = 32;
+	c->max_file_bytes = 1024 * 1024;
+	c->read_timeout_ms = 10 * 1000;
+	c->keepalive_timeout_ms = 30 * 1000;
+	c->limits_max.wall_ms = 60 * 1000;
+	c->limits_max.cpu_ms = 60 * 1000;
+	c->limits_max.memory_kb = 4 * 1024 * 1024;
+	c->limits_max.max_processes = 256;
+	c->limits_max.fsize_kb = 256 * 1024;
+	c->limits_max.output_kb = 16 * 1024;
+	c->run_timeout_ms = 0;
+	c->compile_timeout_ms = 0;
+	c->output_limit_bytes = 1024 * 1024;
+	c->sweep_age_s = 30 * 60;
+	c->sweep_interval_s = 5 * 60;
+	c->shutdown_timeout_s = 30;
+	c->metrics = false;
+	c->log_level = LOG_INFO;
+	c->action = ACTION_RUN;
+}
+
+void config_free(struct config *c)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (opts[i].type == OT_STR) {
+			char **p = (char **)((char *)c + opts[i].off);
+
+			free(*p);
+			*p = NULL;
+		}
+	}
+	free(c->config_file);
+	c->config_file = NULL;
+}
+
+const char *config_jail_name(enum jail_kind k)
+{
+	switch (k) {
+	case JAIL_KIND_NSJAIL:
+		return "nsjail";
+	case JAIL_KIND_BWRAP:
+		return "bwrap";
+	default:
+		return "auto";
+	}
+}
+
+/* "2.5" or "2.5s" seconds, "500ms", "3m". */
+static int parse_duration_ms(const char *s, uint64_t *out)
+{
+	char *end;
+	double v;
+	double mul = 1000.0;
+
+	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || v < 0)
+		return -EINVAL;
+	if (strcmp(end, "ms") == 0)
+		mul = 1.0;
+	else if (strcmp(end, "m") == 0)
+		mul = 60000.0;
+	else if (strcmp(end, "h") == 0)
+		mul = 3600000.0;
+	else if (*end && strcmp(end, "s") != 0)
+		return -EINVAL;
+	v *= mul;
+	if (v > 1e15)
+		return -ERANGE;
+	*out = (uint64_t)(v + 0.5);
+	return 0;
+}
+
+/* Bytes with an optional k/K, m/M, g/G suffix (binary multiples). */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char digits[32];
+	size_t n = strlen(s);
+	uint64_t mul = 1, v;
+	int rc;
+
+	if (n == 0 || n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, n + 1);
+	switch (digits[n - 1]) {
+	case 'k': case 'K': mul = 1024; break;
+	case 'm': case 'M': mul = 1024 * 1024; break;
+	case 'g': case 'G': mul = GiB; break;
+	default: break;
+	}
+	if (mul != 1)
+		digits[n - 1] = '\0';
+	rc = parse_u64(digits, 0, UINT64_MAX / mul, &v);
+	if (rc < 0)
+		return rc;
+	*out = v * mul;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	if (!strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
+	    !strcasecmp(s, "on")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "no") ||
+	    !strcasecmp(s, "off")) {
+		*out = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Apply one textual value; on error, a reason without the source prefix. */
+static int opt_apply(struct config *c, const struct opt *o, const char *val, char *why,
+		     size_t whylen)
+{
+	void *field = (char *)c + o->off;
+	uint64_t v = 0;
+	int rc = 0;
+
+	switch (o->type) {
+	case OT_STR:
+		if (!*val) {
+			snprintf(why, whylen, "must not be empty");
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = xstrdup(val);
+		return 0;
+	case OT_BOOL:
+		if (parse_bool(val, (bool *)field) < 0) {
+			snprintf(why, whylen, "'%s' is not a boolean (true/false)", val);
+			return -1;
+		}
+		return 0;
+	case OT_JAIL:
+		if (!strcmp(val, "auto"))
+			*(enum jail_kind *)field = JAIL_KIND_AUTO;
+		else if (!strcmp(val, "nsjail"))
+			*(enum jail_kind *)field = JAIL_KIND_NSJAIL;
+		else if (!strcmp(val, "bwrap") || !strcmp(val, "bubblewrap"))
+			*(enum jail_kind *)field = JAIL_KIND_BWRAP;
+		else {
+			snprintf(why, whylen, "'%s' is not one of auto, nsjail, bwrap", val);
+			return -1;
+		}
+		return 0;
+	case OT_LEVEL: {
+		enum log_level l;
+
+		if (log_parse_level(val, &l) < 0) {
+			snprintf(why, whylen, "'%s' is not one of debug, info, warn, error", val);
+			return -1;
+		}
+		*(int *)field = (int)l;
+		return 0;
+	}
+	case OT_MS:
+		rc = parse_duration_ms(val, &v);
+		break;
+	case OT_SIZE:
+		rc = parse_size(val, &v);
+		break;
+	default:
+		rc = parse_u64(val, 0, UINT64_MAX, &v);
+		break;
+	}
+	if (rc < 0) {
+		snprintf(why, whylen, "'%s' is not a valid %s", val,
+			 o->type == OT_MS ? "duration (e.g. 10, 2.5s, 500ms)" :
+			 o->type == OT_SIZE ? "size (e.g. 65536, 64k, 16M)" : "number");
+		return -1;
+	}
+	if (v < o->min || v > o->max) {
+		snprintf(why, whylen, "%s is out of range [%llu, %llu]%s", val,
+			 (unsigned long long)o->min, (unsigned long long)o->max,
+			 o->type == OT_MS ? " ms" : o->type == OT_SIZE ? " bytes" : "");
+		return -1;
+	}
+	if (o->type == OT_MS && stored_in_seconds(o->off))
+		v = (v + 999) / 1000;
+	if (o->type == OT_SIZE && stored_in_kb(o->off))
+		v = (v + 1023) / 1024;
+	switch (o->type) {
+	case OT_U16:
+		*(uint16_t *)field = (uint16_t)v;
+		break;
+	case OT_UINT:
+		*(unsigned *)field = (unsigned)v;
+		break;
+	case OT_U32:
+	case OT_MS:
+		if (o->type == OT_MS && o->off == F(tmpfs_kb))
+			break;
+		*(uint32_t *)field = (uint32_t)v;
+		break;
+	case OT_SIZE:
+		if (o->off == F(tmpfs_kb) || o->off == F(limits_max.memory_kb) ||
+		    o->off == F(limits_max.fsize_kb) || o->off == F(limits_max.output_kb) ||
+		    o->off == F(output_limit_bytes))
+			*(uint64_t *)field = v;
+		else
+			*(size_t *)field = (size_t)v;
+		break;
+	default:
+		*(uint64_t *)field = v;
+		break;
+	}
+	return 0;
+}
+
+static const struct opt *opt_by_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+/* "max-tests" -> "max_tests" (YAML) or "GOBOXD_MAX_TESTS" (env). */
+static void opt_key(const char *name, char *out, size_t n, bool env)
+{
+	size_t j = 0;
+
+	if (env)
+		j = (size_t)snprintf(out, n, "GOBOXD_");
+	for (size_t i = 0; name[i] && j + 1 < n; i++) {
+		char ch = name[i] == '-' ? '_' : name[i];
+
+		out[j++] = env ? (char)toupper((unsigned char)ch) : ch;
+	}
+	out[j] = '\0';
+}
+
+int config_load_file(struct config *c, const char *path, char *err, size_t errlen)
+{
+	struct ynode *root = NULL;
+	int rc = -1;
+
+	if (yaml_load_file(path, &root, err, errlen) < 0)
+		return -1;
+	if (root->type != Y_MAP) {
+		snprintf(err, errlen, "%s:%d: the config file must be a mapping of option: value",
+			 path, root->line);
+		goto out;
+	}
+	for (size_t i = 0; i < root->n; i++) {
+		const char *key = root->keys[i];
+		const struct ynode *val = root->items[i];
+		const struct opt *o = NULL;
+		char name[64], why[200];
+
+		for (size_t k = 0; k < ARRAY_SIZE(opts); k++) {
+			opt_key(opts[k].name, name, sizeof(name), false);
+			if (strcmp(name, key) == 0) {
+				o = &opts[k];
+				break;
+			}
+		}
+		if (!o) {
+			snprintf(err, errlen, "%s:%d: unknown option '%s'", path, root->key_lines[i],
+				 key);
+			goto out;
+		}
+		if (val->type != Y_SCALAR) {
+			snprintf(err, errlen, "%s:%d: %s: expected a single value", path, val->line,
+				 key);
+			goto out;
+		}
+		if (opt_apply(c, o, val->scalar, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s:%d: %s: %s", path, val->line, key, why);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	ynode_free(root);
+	return rc;
+}
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+int config_load_env(struct config *c, char *const *envp, char *err, size_t errlen)
+{
+	char name[64], why[200];
+	const char *v;
+
+	/* PORT is what container platforms set; GOBOXD_PORT wins over it. */
+	v = env_get(envp, "PORT");
+	if (v && opt_apply(c, opt_by_name("port"), v, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "environment PORT: %s", why);
+		return -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		opt_key(opts[i].name, name, sizeof(name), true);
+		v = env_get(envp, name);
+		if (!v)
+			continue;
+		if (opt_apply(c, &opts[i], v, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "environment %s: %s", name, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+enum { OPT_CONFIG = 1000, OPT_HELP, OPT_VERSION, OPT_CHECK, OPT_LIST, OPT_BASE };
+
+static void print_help(const char *argv0)
+{
+	char env[64];
+
+	printf("Usage: %s [OPTION]...\n"
+	       "goboxd runs untrusted code in sandboxes for judges and code runners.\n\n"
+	       "  --config FILE            YAML config file (env GOBOXD_CONFIG)\n"
+	       "  --check                  validate the config and languages, then exit\n"
+	       "  --list-packages=debian|npm  print the languages' install packages\n"
+	       "  --help, --version\n",
+	       argv0);
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		opt_key(opts[i].name, env, sizeof(env), true);
+		printf("  --%-22s %s (%s)\n", opts[i].name, opts[i].help, env);
+	}
+	printf("\nPrecedence: command line, then environment, then config file, then "
+	       "defaults.\nDurations: 10, 2.5s, 500ms, 2m. Sizes: 65536, 64k, 16M.\n");
+}
+
+static struct option *build_longopts(void)
+{
+	size_t n = ARRAY_SIZE(opts);
+	struct option *lo = xcalloc(n + 7, sizeof(*lo));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		lo[i].name = opts[i].name;
+		lo[i].has_arg = opts[i].type == OT_BOOL ? optional_argument : required_argument;
+		lo[i].val = OPT_BASE + (int)i;
+	}
+	lo[i++] = (struct option){ "config", required_argument, NULL, OPT_CONFIG };
+	lo[i++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	lo[i++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+	lo[i++] = (struct option){ "check", no_argument, NULL, OPT_CHECK };
+	lo[i++] = (struct option){ "list-packages", required_argument, NULL, OPT_LIST };
+	lo[i++] = (struct option){ "max-concurrent-jobs", required_argument, NULL,
+				   OPT_BASE + (int)(opt_by_name("max-concurrency") - opts) };
+	return lo;
+}
+
+int config_load_args(struct config *c, int argc, char **argv, bool *exit_now, char *err,
+		     size_t errlen)
+{
+	struct option *lo = build_longopts();
+	char why[200];
+	int ch, rc = -1;
+
+	*exit_now = false;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "hVp:w:c:", lo, NULL)) != -1) {
+		const struct opt *o = NULL;
+		const char *val = optarg;
+
+		switch (ch) {
+		case 'h':
+		case OPT_HELP:
+			print_help(argv[0]);
+			*exit_now = true;
+			rc = 0;
+			goto out;
+		case 'V':
+		case OPT_VERSION:
+			printf("goboxd %s (commit %s)\n", PACKAGE_VERSION, GOBOXD_GIT_COMMIT);
+			*exit_now = true;
+			rc = 0;
+			goto out;
+		case 'c':
+		case OPT_CONFIG:
+			free(c->config_file);
+			c->config_file = xstrdup(optarg);
+			continue;
+		case OPT_CHECK:
+			c->action = ACTION_CHECK;
+			continue;
+		case OPT_LIST:
+			if (!strcmp(optarg, "debian"))
+				c->action = ACTION_LIST_DEBIAN;
+			else if (!strcmp(optarg, "npm"))
+				c->action = ACTION_LIST_NPM;
+			else {
+				snprintf(err, errlen, "--list-packages: '%s' is not debian or npm",
+					 optarg);
+				goto out;
+			}
+			continue;
+		case 'p':
+			o = opt_by_name("port");
+			break;
+		case 'w':
+			o = opt_by_name("workers");
+			break;
+		case '?':
+			snprintf(err, errlen, "unknown or incomplete option '%s' (see --help)",
+				 argv[optind - 1]);
+			goto out;
+		default:
+			if (ch >= OPT_BASE && ch < OPT_BASE + (int)ARRAY_SIZE(opts))
+				o = &opts[ch - OPT_BASE];
+			break;
+		}
+		if (!o) {
+			snprintf(err, errlen, "unexpected option");
+			goto out;
+		}
+		if (o->type == OT_BOOL && !val)
+			val = "true";
+		if (opt_apply(c, o, val, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--%s: %s", o->name, why);
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(lo);
+	return rc;
+}
+
+int config_validate(const struct config *c, char *err, size_t errlen)
+{
+	if (c->languages_dir[0] != '/' || c->jail_dir[0] != '/') {
+		snprintf(err, errlen, "languages-dir and jail-dir must be absolute paths");
+		return -1;
+	}
+	if (c->max_source_bytes > c->max_body_bytes) {
+		snprintf(err, errlen, "max-source-size (%zu) is larger than max-body-size (%zu)",
+			 c->max_source_bytes, c->max_body_bytes);
+		return -1;
+	}
+	if (c->limits_max.cpu_ms == 0 || c->limits_max.wall_ms == 0) {
+		snprintf(err, errlen, "max-wall-time and max-cpu-time must be positive");
+		return -1;
+	}
+	return 0;
+}
+
+/* Find --config / -c in argv without consuming anything. */
+static const char *argv_config(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if ((!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) && i + 1 < argc)
+			return argv[i + 1];
+		if (!strncmp(argv[i], "--config=", 9))
+			return argv[i] + 9;
+	}
+	return NULL;
+}
+
+int config_build(struct config *c, int argc, char **argv, char *const *envp, bool *exit_now,
+		 char *err, size_t errlen)
+{
+	const char *file = argv_config(argc, argv);
+
+	config_defaults(c);
+	*exit_now = false;
+	if (!file)
+		file = env_get(envp, "GOBOXD_CONFIG");
+	if (file) {
+		c->config_file = xstrdup(file);
+		if (config_load_file(c, file, err, errlen) < 0)
+			return -1;
+	}
+	if (config_load_env(c, envp, err, errlen) < 0)
+		return -1;
+	if (config_load_args(c, argc, argv, exit_now, err, errlen) < 0)
+		return -1;
+	if (*exit_now)
+		return 0;
+	return config_validate(c, err, errlen);
+}

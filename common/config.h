@@ -13,6 +13,14 @@
 
 enum jail_kind { JAIL_KIND_AUTO, JAIL_KIND_NSJAIL, JAIL_KIND_BWRAP };
 
+/* What main() does after the configuration is built. */
+enum config_action {
+	ACTION_RUN,             /* serve */
+	ACTION_CHECK,           /* --check: validate config and languages, exit */
+	ACTION_LIST_DEBIAN,     /* --list-packages=debian: install step input */
+	ACTION_LIST_NPM,        /* --list-packages=npm */
+};
+
 struct config {
 	char *config_file;      /* NULL: none */
 	char *listen;           /* address to bind, "0.0.0.0" */
@@ -57,6 +65,7 @@ struct config {
 	uint32_t shutdown_timeout_s;
 	bool metrics;
 	int log_level;              /* enum log_level */
+	enum config_action action;
 };
 
 /* Fill with built-in defaults (workers and max_concurrent_jobs = nCPU). */

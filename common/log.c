@@ -1,0 +1,120 @@
+#include "autoconf.h"
+
+#include "common/log.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+static char log_role[32] = "goboxd";
+static enum log_level log_min = LOG_INFO;
+
+static const char *const level_names[] = { "debug", "info", "warn", "error" };
+
+void log_init(const char *role, enum log_level min)
+{
+	log_set_role(role);
+	log_min = min;
+}
+
+void log_set_role(const char *role)
+{
+	snprintf(log_role, sizeof(log_role), "%s", role);
+}
+
+int log_parse_level(const char *s, enum log_level *out)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(level_names); i++) {
+		if (strcmp(s, level_names[i]) == 0) {
+			*out = (enum log_level)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A new object with the common fields first, then the caller's fields. */
+static cJSON *with_common(cJSON *o, enum log_level lvl)
+{
+	struct timespec ts;
+	struct tm tm;
+	char when[40];
+	cJSON *out = cJSON_CreateObject();
+
+	if (!out)
+		return NULL;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 ts.tv_nsec / 1000000);
+	cJSON_AddStringToObject(out, "ts", when);
+	cJSON_AddStringToObject(out, "level", level_names[lvl]);
+	cJSON_AddStringToObject(out, "role", log_role);
+	cJSON_AddNumberToObject(out, "pid", getpid());
+	while (o->child) {
+		cJSON *item = cJSON_DetachItemViaPointer(o, o->child);
+		char *name = item->string;
+
+		item->string = NULL;
+		cJSON_AddItemToObject(out, name ? name : "?", item);
+		free(name);
+	}
+	return out;
+}
+
+static void emit(cJSON *o)
+{
+	char *line = cJSON_PrintUnformatted(o);
+	struct iovec iov[2];
+
+	if (!line)
+		return;
+	iov[0].iov_base = line;
+	iov[0].iov_len = strlen(line);
+	iov[1].iov_base = (void *)"\n";
+	iov[1].iov_len = 1;
+	/* One writev per line keeps lines whole when processes share stderr. */
+	if (writev(STDERR_FILENO, iov, 2) < 0) {
+		/* nowhere left to report it */
+	}
+	free(line);
+}
+
+void log_json(enum log_level lvl, cJSON *obj)
+{
+	if (!obj)
+		return;
+	if (lvl >= log_min) {
+		cJSON *line = with_common(obj, lvl);
+
+		if (line)
+			emit(line);
+		cJSON_Delete(line);
+	}
+	cJSON_Delete(obj);
+}
+
+void log_msg(enum log_level lvl, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	cJSON *o;
+
+	if (lvl < log_min)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o = cJSON_CreateObject();
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "msg", msg);
+	log_json(lvl, o);
+}
