@@ -1,0 +1,147 @@
+#include "autoconf.h"
+
+#include "common/verdict.h"
+
+#include <string.h>
+
+static bool is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* Advance *pos to the next token; false at the end. */
+static bool next_token(const char *s, size_t len, size_t *pos, size_t *start, size_t *tlen)
+{
+	size_t i = *pos;
+
+	while (i < len && is_space((unsigned char)s[i]))
+		i++;
+	if (i == len) {
+		*pos = i;
+		return false;
+	}
+	*start = i;
+	while (i < len && !is_space((unsigned char)s[i]))
+		i++;
+	*tlen = i - *start;
+	*pos = i;
+	return true;
+}
+
+/*
+ * The lenient rule compares token sequences, a token being a maximal run of
+ * bytes other than space, \t, \n, \v, \f and \r. So trailing newlines,
+ * "\r\n" line ends, runs of blanks and blank lines never matter, but
+ * "1 2" and "12" stay different.
+ */
+enum compare_result output_compare(const char *got, size_t got_len,
+				   const char *want, size_t want_len)
+{
+	size_t gp = 0, wp = 0;
+
+	if (got_len == want_len && (got_len == 0 || memcmp(got, want, got_len) == 0))
+		return CMP_EQUAL;
+	for (;;) {
+		size_t gs = 0, gl = 0, ws = 0, wl = 0;
+		bool g = next_token(got, got_len, &gp, &gs, &gl);
+		bool w = next_token(want, want_len, &wp, &ws, &wl);
+
+		if (!g || !w)
+			return g == w ? CMP_WHITESPACE : CMP_DIFFERENT;
+		if (gl != wl || memcmp(got + gs, want + ws, gl) != 0)
+			return CMP_DIFFERENT;
+	}
+}
+
+/*
+ * Precedence, first match wins:
+ *   internal_error  the sandbox failed; nothing about the program is known
+ *   memory_exceeded an OOM kill often looks like SIGKILL or a timeout too
+ *   time_exceeded   a timer kill is a SIGKILL, so it outranks the signal
+ *   wrong_output    output cap hit: the captured output was cut, so it
+ *                   cannot be the right answer, whatever the exit status
+ *   runtime_error   killed by a signal, or a non-zero exit
+ *   comparison      with no expected output, a clean run is accepted
+ * An outcome that reports neither an exit nor a signal is the sandbox's
+ * fault (internal_error): the program's fate is unknown.
+ */
+enum test_status verdict_for_test(const struct run_outcome *o, bool have_expected,
+				  enum compare_result cmp)
+{
+	if (o->internal_error)
+		return TS_INTERNAL_ERROR;
+	if (o->oom)
+		return TS_MEMORY_EXCEEDED;
+	if (o->timed_out)
+		return TS_TIME_EXCEEDED;
+	if (o->output_limited)
+		return TS_WRONG_OUTPUT;
+	if (o->term_signal != 0)
+		return TS_RUNTIME_ERROR;
+	if (!o->exited)
+		return TS_INTERNAL_ERROR;
+	if (o->exit_code != 0)
+		return TS_RUNTIME_ERROR;
+	if (!have_expected)
+		return TS_ACCEPTED;
+	switch (cmp) {
+	case CMP_EQUAL:
+		return TS_ACCEPTED;
+	case CMP_WHITESPACE:
+		return TS_WHITESPACE_MISMATCH;
+	case CMP_DIFFERENT:
+		break;
+	}
+	return TS_WRONG_OUTPUT;
+}
+
+enum test_status verdict_top_level(enum build_status b, const enum test_status *tests,
+				   size_t n)
+{
+	if (b == BS_FAILED)
+		return TS_BUILD_FAILED;
+	if (b == BS_INTERNAL_ERROR)
+		return TS_INTERNAL_ERROR;
+	for (size_t i = 0; i < n; i++)
+		if (tests[i] != TS_ACCEPTED)
+			return tests[i];
+	return TS_ACCEPTED;
+}
+
+const char *test_status_name(enum test_status s)
+{
+	switch (s) {
+	case TS_ACCEPTED:
+		return "accepted";
+	case TS_WRONG_OUTPUT:
+		return "wrong_output";
+	case TS_WHITESPACE_MISMATCH:
+		return "output_whitespace_mismatch";
+	case TS_TIME_EXCEEDED:
+		return "time_exceeded";
+	case TS_MEMORY_EXCEEDED:
+		return "memory_exceeded";
+	case TS_RUNTIME_ERROR:
+		return "runtime_error";
+	case TS_NOT_EXECUTED:
+		return "not_executed";
+	case TS_INTERNAL_ERROR:
+		return "internal_error";
+	case TS_BUILD_FAILED:
+		return "build_failed";
+	}
+	return "internal_error";
+}
+
+const char *build_status_name(enum build_status s)
+{
+	switch (s) {
+	case BS_OK:
+		return "ok";
+	case BS_FAILED:
+		return "failed";
+	case BS_INTERNAL_ERROR:
+		return "internal_error";
+	}
+	return "internal_error";
+}

@@ -1,0 +1,136 @@
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <string.h>
+
+#include "common/verdict.h"
+
+static enum compare_result cmp(const char *got, const char *want)
+{
+	return output_compare(got, strlen(got), want, strlen(want));
+}
+
+Test(compare, exact_bytes)
+{
+	cr_expect_eq(cmp("hi", "hi"), CMP_EQUAL);
+	cr_expect_eq(cmp("", ""), CMP_EQUAL);
+	cr_expect_eq(cmp("1 2\n", "1 2\n"), CMP_EQUAL);
+}
+
+Test(compare, whitespace_only_differences)
+{
+	cr_expect_eq(cmp("hi\n", "hi"), CMP_WHITESPACE);
+	cr_expect_eq(cmp("  hi", "hi\n\n"), CMP_WHITESPACE);
+	cr_expect_eq(cmp("1 2\r\n3\r\n", "1 2\n3\n"), CMP_WHITESPACE);
+	cr_expect_eq(cmp("1\t\t2", "1 2"), CMP_WHITESPACE);
+	cr_expect_eq(cmp("1\v2\f", "1\n2"), CMP_WHITESPACE);
+	cr_expect_eq(cmp("a\n\n\nb", "a\nb"), CMP_WHITESPACE);
+	cr_expect_eq(cmp("\n", ""), CMP_WHITESPACE);
+	cr_expect_eq(cmp("", " \t\r\n"), CMP_WHITESPACE);
+}
+
+Test(compare, real_differences)
+{
+	cr_expect_eq(cmp("HI", "hi"), CMP_DIFFERENT);
+	cr_expect_eq(cmp("12", "1 2"), CMP_DIFFERENT);
+	cr_expect_eq(cmp("1 2", "12"), CMP_DIFFERENT);
+	cr_expect_eq(cmp("1 2 3", "1 2"), CMP_DIFFERENT);
+	cr_expect_eq(cmp("1 2", "1 2 3"), CMP_DIFFERENT);
+	cr_expect_eq(cmp("", "x"), CMP_DIFFERENT);
+	cr_expect_eq(cmp("x", ""), CMP_DIFFERENT);
+	cr_expect_eq(cmp("ab", "abc"), CMP_DIFFERENT);
+}
+
+Test(compare, nul_bytes_are_not_whitespace)
+{
+	cr_expect_eq(output_compare("a\0b", 3, "a b", 3), CMP_DIFFERENT);
+	cr_expect_eq(output_compare("a\0b", 3, "a\0b", 3), CMP_EQUAL);
+	cr_expect_eq(output_compare("a\0b\n", 4, "a\0b", 3), CMP_WHITESPACE);
+}
+
+static const struct run_outcome clean = { .exited = true };
+
+Test(verdict, clean_run_compared)
+{
+	cr_expect_eq(verdict_for_test(&clean, true, CMP_EQUAL), TS_ACCEPTED);
+	cr_expect_eq(verdict_for_test(&clean, true, CMP_WHITESPACE), TS_WHITESPACE_MISMATCH);
+	cr_expect_eq(verdict_for_test(&clean, true, CMP_DIFFERENT), TS_WRONG_OUTPUT);
+}
+
+Test(verdict, no_expected_output_accepts_a_clean_run)
+{
+	cr_expect_eq(verdict_for_test(&clean, false, CMP_DIFFERENT), TS_ACCEPTED);
+	struct run_outcome o = { .exited = true, .exit_code = 1 };
+	cr_expect_eq(verdict_for_test(&o, false, CMP_EQUAL), TS_RUNTIME_ERROR);
+}
+
+Test(verdict, runtime_errors)
+{
+	struct run_outcome e = { .exited = true, .exit_code = 3 };
+	struct run_outcome s = { .term_signal = SIGSEGV };
+
+	cr_expect_eq(verdict_for_test(&e, true, CMP_EQUAL), TS_RUNTIME_ERROR);
+	cr_expect_eq(verdict_for_test(&s, true, CMP_EQUAL), TS_RUNTIME_ERROR);
+}
+
+Test(verdict, precedence)
+{
+	struct run_outcome o = {
+		.internal_error = true, .oom = true, .timed_out = true,
+		.output_limited = true, .term_signal = SIGKILL,
+	};
+
+	cr_expect_eq(verdict_for_test(&o, true, CMP_EQUAL), TS_INTERNAL_ERROR);
+	o.internal_error = false;
+	cr_expect_eq(verdict_for_test(&o, true, CMP_EQUAL), TS_MEMORY_EXCEEDED);
+	o.oom = false;
+	cr_expect_eq(verdict_for_test(&o, true, CMP_EQUAL), TS_TIME_EXCEEDED);
+	o.timed_out = false;
+	cr_expect_eq(verdict_for_test(&o, true, CMP_EQUAL), TS_WRONG_OUTPUT);
+	o.output_limited = false;
+	cr_expect_eq(verdict_for_test(&o, true, CMP_EQUAL), TS_RUNTIME_ERROR);
+}
+
+Test(verdict, output_cut_is_never_accepted)
+{
+	struct run_outcome o = { .exited = true, .output_limited = true };
+
+	cr_expect_eq(verdict_for_test(&o, true, CMP_EQUAL), TS_WRONG_OUTPUT);
+	cr_expect_eq(verdict_for_test(&o, false, CMP_EQUAL), TS_WRONG_OUTPUT);
+}
+
+Test(verdict, neither_exit_nor_signal_is_internal)
+{
+	struct run_outcome o = { 0 };
+
+	cr_expect_eq(verdict_for_test(&o, false, CMP_EQUAL), TS_INTERNAL_ERROR);
+}
+
+Test(verdict, top_level)
+{
+	enum test_status all_ok[] = { TS_ACCEPTED, TS_ACCEPTED };
+	enum test_status mixed[] = { TS_ACCEPTED, TS_WHITESPACE_MISMATCH, TS_TIME_EXCEEDED };
+
+	cr_expect_eq(verdict_top_level(BS_OK, all_ok, 2), TS_ACCEPTED);
+	cr_expect_eq(verdict_top_level(BS_OK, mixed, 3), TS_WHITESPACE_MISMATCH);
+	cr_expect_eq(verdict_top_level(BS_FAILED, all_ok, 2), TS_BUILD_FAILED);
+	cr_expect_eq(verdict_top_level(BS_INTERNAL_ERROR, all_ok, 2), TS_INTERNAL_ERROR);
+	cr_expect_eq(verdict_top_level(BS_OK, mixed + 2, 1), TS_TIME_EXCEEDED);
+}
+
+Test(verdict, names_match_the_spec)
+{
+	cr_expect_str_eq(test_status_name(TS_ACCEPTED), "accepted");
+	cr_expect_str_eq(test_status_name(TS_WRONG_OUTPUT), "wrong_output");
+	cr_expect_str_eq(test_status_name(TS_WHITESPACE_MISMATCH), "output_whitespace_mismatch");
+	cr_expect_str_eq(test_status_name(TS_TIME_EXCEEDED), "time_exceeded");
+	cr_expect_str_eq(test_status_name(TS_MEMORY_EXCEEDED), "memory_exceeded");
+	cr_expect_str_eq(test_status_name(TS_RUNTIME_ERROR), "runtime_error");
+	cr_expect_str_eq(test_status_name(TS_NOT_EXECUTED), "not_executed");
+	cr_expect_str_eq(test_status_name(TS_INTERNAL_ERROR), "internal_error");
+	cr_expect_str_eq(test_status_name(TS_BUILD_FAILED), "build_failed");
+	cr_expect_str_eq(build_status_name(BS_OK), "ok");
+	cr_expect_str_eq(build_status_name(BS_FAILED), "failed");
+	cr_expect_str_eq(build_status_name(BS_INTERNAL_ERROR), "internal_error");
+}
