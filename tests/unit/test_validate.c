@@ -1,0 +1,260 @@
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "common/validate.h"
+
+static int fname(const char *s)
+{
+	char err[128];
+
+	return validate_filename(s, strlen(s), err, sizeof(err));
+}
+
+Test(filename, accepts_ordinary_names)
+{
+	cr_expect_eq(fname("solution.cpp"), 0);
+	cr_expect_eq(fname("Main.java"), 0);
+	cr_expect_eq(fname("a"), 0);
+	cr_expect_eq(fname("my_lib-2.0+x.h"), 0);
+	cr_expect_eq(fname("_init.py"), 0);
+	cr_expect_eq(fname("9lives.rb"), 0);
+	cr_expect_eq(fname("a..b"), 0);
+}
+
+Test(filename, refuses_traversal_and_specials)
+{
+	cr_expect_eq(fname("../../etc/passwd"), -1);
+	cr_expect_eq(fname("/etc/passwd"), -1);
+	cr_expect_eq(fname("a/b"), -1);
+	cr_expect_eq(fname("."), -1);
+	cr_expect_eq(fname(".."), -1);
+	cr_expect_eq(fname(".hidden"), -1);
+	cr_expect_eq(fname(""), -1);
+	cr_expect_eq(fname("a b"), -1);
+	cr_expect_eq(fname("a\\b"), -1);
+	cr_expect_eq(fname("a\nb"), -1);
+	cr_expect_eq(fname("caf\xc3\xa9.py"), -1);
+	cr_expect_eq(fname("x;rm"), -1);
+	cr_expect_eq(fname("$(id).c"), -1);
+	cr_expect_eq(fname("*.c"), -1);
+}
+
+Test(filename, refuses_option_lookalikes)
+{
+	cr_expect_eq(fname("-ofoo.c"), -1);
+	cr_expect_eq(fname("--help"), -1);
+	cr_expect_eq(fname("+x"), -1);
+}
+
+Test(filename, embedded_nul_is_caught_by_length)
+{
+	char err[128] = "";
+
+	cr_expect_eq(validate_filename("a\0b", 3, err, sizeof(err)), -1);
+	cr_expect_neq(err[0], '\0');
+	cr_expect_eq(validate_filename("ab\0", 3, err, sizeof(err)), -1);
+}
+
+Test(filename, length_cap)
+{
+	char name[FILENAME_MAX_LEN + 2];
+
+	memset(name, 'a', sizeof(name));
+	name[FILENAME_MAX_LEN] = '\0';
+	cr_expect_eq(fname(name), 0);
+	name[FILENAME_MAX_LEN] = 'a';
+	name[FILENAME_MAX_LEN + 1] = '\0';
+	cr_expect_eq(fname(name), -1, "129 bytes must be refused");
+}
+
+Test(glob, basics)
+{
+	cr_expect(flag_glob_match("-O2", "-O2"));
+	cr_expect_not(flag_glob_match("-O2", "-O3"));
+	cr_expect(flag_glob_match("-std=*", "-std=c++17"));
+	cr_expect(flag_glob_match("-std=*", "-std="));
+	cr_expect_not(flag_glob_match("-std=*", "-std"));
+	cr_expect(flag_glob_match("*", ""));
+	cr_expect(flag_glob_match("-W?", "-Wa"));
+	cr_expect_not(flag_glob_match("-W?", "-W"));
+	cr_expect(flag_glob_match("a*b*c", "aXbYbZc"));
+	cr_expect_not(flag_glob_match("a*b*c", "aXbYbZ"));
+	cr_expect(flag_glob_match("**x", "yyx"));
+	cr_expect(flag_glob_match("*/*", "a/b"), "'/' is not special");
+}
+
+Test(glob, brackets)
+{
+	cr_expect(flag_glob_match("-O[0-3]", "-O2"));
+	cr_expect_not(flag_glob_match("-O[0-3]", "-O4"));
+	cr_expect_not(flag_glob_match("-O[0-3]", "-O"));
+	cr_expect_not(flag_glob_match("-O[0-3]", "-O23"));
+	cr_expect(flag_glob_match("-O[0-3sgz]", "-Os"));
+	cr_expect(flag_glob_match("-O[!0-3]", "-O9"));
+	cr_expect_not(flag_glob_match("-O[!0-3]", "-O1"));
+	cr_expect(flag_glob_match("-O[^0-3]", "-Of"));
+	cr_expect(flag_glob_match("[]]", "]"));
+	cr_expect(flag_glob_match("[!]]", "x"));
+	cr_expect_not(flag_glob_match("[!]]", "]"));
+	cr_expect(flag_glob_match("a[-]b", "a-b"));
+	cr_expect(flag_glob_match("a[x-]b", "a-b"));
+	cr_expect(flag_glob_match("a[", "a["), "unclosed bracket is literal");
+	cr_expect_not(flag_glob_match("a[", "ab"));
+}
+
+Test(glob, escapes)
+{
+	cr_expect(flag_glob_match("a\\*", "a*"));
+	cr_expect_not(flag_glob_match("a\\*", "ab"));
+}
+
+Test(glob, no_exponential_blowup)
+{
+	char s[201];
+
+	memset(s, 'a', 200);
+	s[200] = '\0';
+	cr_expect_not(flag_glob_match("*a*a*a*a*a*a*a*a*a*a*a*a*b", s));
+}
+
+static const char *const gcc_allow[] = {
+	"-O[0-3]", "-Wall", "-Wextra", "-std=*", "-D*", "-g", "-march=native",
+};
+static const char *const star[] = { "*" };
+
+static int gflag(const char *f)
+{
+	char err[256];
+
+	return validate_flag(gcc_allow, sizeof(gcc_allow) / sizeof(gcc_allow[0]), f, err,
+			     sizeof(err));
+}
+
+static int anyflag(const char *f)
+{
+	char err[256];
+
+	return validate_flag(star, 1, f, err, sizeof(err));
+}
+
+Test(flags, allow_list)
+{
+	cr_expect_eq(gflag("-O2"), 0);
+	cr_expect_eq(gflag("-O4"), -1);
+	cr_expect_eq(gflag("-std=c++17"), 0);
+	cr_expect_eq(gflag("-Wall"), 0);
+	cr_expect_eq(gflag("-wall"), -1, "flags are case-sensitive");
+	cr_expect_eq(gflag("-WALL"), -1);
+	cr_expect_eq(gflag("-DNDEBUG"), 0);
+	cr_expect_eq(gflag("-fno-exceptions"), -1);
+}
+
+Test(flags, empty_allow_list_refuses_everything)
+{
+	char err[256];
+
+	cr_expect_eq(validate_flag(NULL, 0, "-O2", err, sizeof(err)), -1);
+}
+
+Test(flags, one_argv_element_is_one_flag)
+{
+	/* allowed by -std=*, and harmless: gcc sees one unknown -std value */
+	cr_expect_eq(gflag("-std=c++17 -fplugin=x"), 0);
+	/* but a path sneaked after '=' is caught */
+	cr_expect_eq(gflag("-std=c++17 -fplugin=/tmp/x.so"), -1);
+	cr_expect_eq(gflag("-std=c11\n-fplugin=x"), -1, "newline refused");
+}
+
+Test(flags, deny_list_beats_allow_list)
+{
+	static const char *const bad[] = {
+		"-fplugin", "-fplugin=x", "-fplugin=/box/evil.so", "-fplugin-arg-x-y=z",
+		"-B/tmp", "-B", "-Bprefix", "--specs=x", "-specs=x", "-Wl,-rpath,/tmp",
+		"-Wl,--wrap=main", "-Wa,--defsym,x=1", "-Wp,-include,/etc/passwd", "@file",
+		"@/etc/passwd", "-x", "-xc", "-wrapper", "-wrapper gdb,--args", "-include",
+		"-include/etc/passwd", "-imacros", "-o", "-o/tmp/x", "-ofoo", "-save-temps",
+		"-save-temps=obj", "-dumpdir", "-dumpbase", "-fdump-tree-all",
+		"-fprofile-generate=/tmp/p", "-print-prog-name=cc1", "-print-file-name=libc.so",
+		"-Xlinker", "-Xassembler", "-Xpreprocessor", "-Xclang", "-T", "-Tscript.ld",
+		"-M", "-MF", "-MFdeps", "-MD", "--sysroot=/tmp", "--sysroot", "-isysroot/x",
+		"-iprefix", "-fuse-ld=/tmp/ld", "-I", "-L", "-l", "-isystem", "-I/etc",
+		"-I../..", "-I/box/../etc", "-L/usr/lib", "-isystem/usr/include/x",
+		"-iquote/etc", "-idirafter/etc",
+		/* gcc long options and their abbreviations */
+		"--prefix=/tmp", "--pre=/tmp", "--for-linker=-rpath", "--for-l", "--include=x",
+		"--inc", "--output=x", "--language=c", "--lang", "--library-directory=/x",
+		"--save-temps", "--dumpdir", "--entry=x",
+		/* javac, java */
+		"-processor", "-processorpath", "--processor-path", "-J-Xmx1g", "-Xplugin:Foo",
+		"-d", "-s", "-h", "-cp", "-classpath", "--class-path=/x", "-sourcepath",
+		"--module-path=/x", "-Xbootclasspath/a:/x", "-javaagent:/x.jar",
+		"-agentpath:/x.so", "-XX:OnOutOfMemoryError=sh", "-XX:OnError=sh",
+		"-XX:Flags=/x", "-Djava.library.path=/tmp", "-Djava.system.class.loader=X",
+		"-Xlog:gc:file=/tmp/x",
+		/* rustc */
+		"-C", "-Clinker=/tmp/x", "-C linker=/tmp/x", "-Clink-arg=-Wl,x", "-Clink-args=x",
+		"-Cllvm-args=-load=x", "--codegen=linker=x", "-Zunstable-options", "--extern",
+		"--extern=foo=/x.rlib", "-Lnative=/etc", "-Ldependency=../x", "--out-dir=/tmp",
+		"--emit=link=/tmp/x",
+		/* go */
+		"-toolexec=/bin/sh", "--toolexec=x", "-exec=x", "-ldflags=-X main.x=y",
+		"-gcflags=-N", "-asmflags=x", "-overlay=x.json", "-modfile=x", "--ldflags=x",
+		/* ocaml */
+		"-pp", "-ppx", "-ccopt",
+		/* interpreters */
+		"-e", "-r", "-m", "--require=x", "--import=x", "--loader=x", "--eval=x",
+		"--inspect", "--inspect-brk=0", "--env-file=/x",
+		/* generic paths and bytes */
+		"-fprofile-generate=../x", "-foo=/etc/passwd", "-foo=x,/etc", "-foo:/etc",
+		"-fx=a/../../b", "",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(anyflag(bad[i]), -1, "'%s' should be refused", bad[i]);
+}
+
+Test(flags, legitimate_flags_pass_a_wide_allow_list)
+{
+	static const char *const good[] = {
+		"-O2", "-O3", "-Os", "-Wall", "-Wextra", "-Werror", "-std=c++17", "-DNDEBUG",
+		"-DX=1", "-g", "-lm", "-lpthread", "-pthread", "-march=native", "-fno-exceptions",
+		"-fsanitize=address", "-static", "-pipe", "-rdynamic", "-Iinclude", "-I/box",
+		"-I/box/include", "-Linclude", "-L/box/lib", "-Lnative=/box/lib",
+		"-Copt-level=3", "-Ctarget-cpu=native", "--edition=2021", "-Xlint:all",
+		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-ea",
+		"-encoding", "UTF-8", "--stack-size=65500", "--max-old-space-size=256",
+		"--no-warnings", "--std=c11", "-W",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		cr_expect_eq(anyflag(good[i]), 0, "'%s' should pass", good[i]);
+}
+
+Test(flags, length_and_control_bytes)
+{
+	char f[300];
+
+	memset(f, 'x', sizeof(f));
+	f[0] = '-';
+	f[1] = 'f';
+	f[256] = '\0';
+	cr_expect_eq(anyflag(f), 0, "256 bytes is the maximum");
+	f[256] = 'x';
+	f[257] = '\0';
+	cr_expect_eq(anyflag(f), -1);
+	cr_expect_eq(anyflag("-O2\r"), -1);
+	cr_expect_eq(anyflag("-O2\t"), -1);
+	cr_expect_eq(anyflag("-O\x7f"), -1);
+}
+
+Test(flags, error_names_the_flag)
+{
+	char err[256] = "";
+
+	cr_expect_eq(validate_flag(star, 1, "-fplugin=x", err, sizeof(err)), -1);
+	cr_expect_not_null(strstr(err, "-fplugin=x"));
+	cr_expect_eq(validate_flag(gcc_allow, 1, "-O9", err, sizeof(err)), -1);
+	cr_expect_not_null(strstr(err, "-O9"));
+}
