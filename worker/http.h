@@ -16,6 +16,9 @@
 
 #define HTTP_MAX_HEADERS 64
 
+/* Interim answer to "Expect: 100-continue", written before the body is read. */
+#define HTTP_CONTINUE_RESPONSE "HTTP/1.1 100 Continue\r\n\r\n"
+
 struct http_header {
 	char *name;   /* lower-cased */
 	char *value;
@@ -40,22 +43,27 @@ enum http_feed {
 	HTTP_ERROR,          /* p->err_status / p->err_code / p->err_msg set */
 };
 
+/*
+ * One per connection. The parser keeps a pointer to itself inside llhttp,
+ * so it must not be moved (copied by value) after http_parser_init().
+ * Only req and the err_* fields are for callers; the rest is private.
+ */
 struct http_parser {
 	llhttp_t ll;
-	llhttp_settings_t settings;
-	size_t max_header_bytes;
-	size_t max_body_bytes;
-	size_t header_bytes;   /* of the request being parsed */
+	size_t max_header_bytes;  /* 0: no cap */
+	size_t max_body_bytes;    /* 0: no cap */
+	size_t header_bytes;      /* raw bytes of request line + headers so far */
+	size_t trailer_bytes;     /* chunked trailers count against the header cap */
+	const char *base;         /* start of the bytes of the running execute */
 	struct http_request req;
-	struct buf field, value; /* header being assembled */
+	struct buf field, value;  /* header being assembled */
 	struct buf url;
-	bool in_value;
-	bool headers_done;     /* HTTP_HEADERS_DONE already reported */
-	bool headers_reported;
-	bool done;
-	bool started;          /* some bytes of a request were seen */
-	int err_status;        /* 400, 413, 431, 505 */
-	const char *err_code;  /* stable code for the JSON body */
+	bool headers_done;        /* headers of the current request complete */
+	bool headers_reported;    /* HTTP_HEADERS_DONE already returned */
+	bool done;                /* HTTP_REQUEST_DONE returned, awaiting next() */
+	bool started;             /* some bytes of a request were seen */
+	int err_status;           /* 400, 413, 431, 500, 501, 505 */
+	const char *err_code;     /* stable code for the JSON body */
 	char err_msg[160];
 };
 
