@@ -101,14 +101,29 @@ static int on_url(llhttp_t *ll, const char *at, size_t len)
 	return 0;
 }
 
+/*
+ * Servers must accept the absolute form "http://host/path" (RFC 9112,
+ * 3.2.2); routes only want the path, "/" when the URL has none.
+ */
 static int on_url_complete(llhttp_t *ll)
 {
 	struct http_parser *p = parser_of(ll);
 	const char *url = p->url.data ? p->url.data : "";
-	const char *q = strchr(url, '?');
-	size_t plen = q ? (size_t)(q - url) : strlen(url);
+	const char *path = url;
+	const char *q;
+	size_t plen;
 
-	p->req.path = strndup(url, plen);
+	if (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0) {
+		path = strstr(url, "://") + 3;
+		path += strcspn(path, "/?");
+	}
+	q = strchr(path, '?');
+	plen = q ? (size_t)(q - path) : strlen(path);
+	if (!plen) {
+		path = "/";
+		plen = 1;
+	}
+	p->req.path = strndup(path, plen);
 	if (!p->req.path)
 		return fail_nomem(p);
 	if (q) {
@@ -119,9 +134,9 @@ static int on_url_complete(llhttp_t *ll)
 	return 0;
 }
 
-static int on_version_complete(llhttp_t *ll)
+static int check_version(struct http_parser *p)
 {
-	struct http_parser *p = parser_of(ll);
+	llhttp_t *ll = &p->ll;
 
 	if (ll->http_major != 1 || ll->http_minor > 1) {
 		fail(p, 505, "http_version_not_supported",
@@ -130,6 +145,11 @@ static int on_version_complete(llhttp_t *ll)
 		return -1;
 	}
 	return 0;
+}
+
+static int on_version_complete(llhttp_t *ll)
+{
+	return check_version(parser_of(ll));
 }
 
 static int on_header_field(llhttp_t *ll, const char *at, size_t len)
@@ -227,6 +247,9 @@ static int on_headers_complete(llhttp_t *ll)
 	r->expect_continue = expect && r->http_minor >= 1 &&
 			     strcasecmp(expect, "100-continue") == 0;
 
+	/* "GET /" alone is an HTTP/0.9 request: it has no version span. */
+	if (check_version(p))
+		return -1;
 	if (ll->method == HTTP_CONNECT) {
 		fail(p, 501, "not_implemented", "CONNECT is not supported");
 		return -1;
@@ -374,7 +397,11 @@ static void map_llhttp_error(struct http_parser *p, llhttp_errno_t err)
 		     "HTTP/2 is not supported; use HTTP/1.1");
 		break;
 	case HPE_INVALID_VERSION:
-		fail(p, 505, "http_version_not_supported", "%s", reason);
+		/* Other reasons under this code are syntax errors ("Expected dot"). */
+		if (strcmp(reason, "Invalid HTTP version") == 0)
+			fail(p, 505, "http_version_not_supported", "%s", reason);
+		else
+			fail(p, 400, "bad_request", "%s", reason);
 		break;
 	default:
 		fail(p, 400, "bad_request", "%s", reason);

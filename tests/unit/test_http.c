@@ -539,6 +539,11 @@ Test(http, unsupported_version_505)
 		     "http_version_not_supported");
 	expect_error("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", MAX_HDR, MAX_BODY, 505,
 		     "http_version_not_supported");
+	/* HTTP/0.9 "simple request": no version at all. */
+	expect_error("GET /\r\n\r\n", MAX_HDR, MAX_BODY, 505, "http_version_not_supported");
+	/* A version that is not even well formed is a plain 400. */
+	expect_error("GET / HTTP/11.1\r\n\r\n", MAX_HDR, MAX_BODY, 400, "bad_request");
+	expect_error("GET / HTTP/1.x\r\n\r\n", MAX_HDR, MAX_BODY, 400, "bad_request");
 }
 
 Test(http, connect_501_upgrade_ignored)
@@ -605,6 +610,20 @@ Test(http, query_split)
 			 "REQ GET /run q=lang=py3&x=%20y v=1.1 ka=1 ec=0 body=0:\n"
 			 "REQ GET /a q=b?c v=1.1 ka=1 ec=0 body=0:\n"
 			 "REQ GET /e q= v=1.1 ka=1 ec=0 body=0:\n");
+	conn_free(&c);
+}
+
+Test(http, absolute_form_url)
+{
+	struct conn c;
+
+	run_whole(&c, "GET http://localhost:8080/info?a=1 HTTP/1.1\r\n\r\n"
+		  "GET HTTPS://example.org HTTP/1.1\r\n\r\n"
+		  "OPTIONS * HTTP/1.1\r\n\r\n", MAX_HDR, MAX_BODY);
+	cr_assert_str_eq(c.log.data,
+			 "REQ GET /info q=a=1 v=1.1 ka=1 ec=0 body=0:\n"
+			 "REQ GET / q=(none) v=1.1 ka=1 ec=0 body=0:\n"
+			 "REQ OPTIONS * q=(none) v=1.1 ka=1 ec=0 body=0:\n");
 	conn_free(&c);
 }
 
