@@ -1,0 +1,1182 @@
+#include "autoconf.h"
+
+#include "worker/cgroup.h"
+
+#include "common/buf.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * v1 keeps one directory per controller, indexed as below; v2 has a single
+ * directory (index 0) holding every controller's files. On v1 two of them
+ * may be the same hierarchy (co-mounted), hence the duplicate checks.
+ */
+enum { CG_MEM, CG_PIDS, CG_CPU, CG_NCTRL };
+
+static const char *const v1_ctrl[CG_NCTRL] = { "memory", "pids", "cpuacct" };
+
+#define CG_TOP "goboxd"
+#define CG_DAEMON_LEAF "goboxd-daemon"
+#define CG_KILL_TIMEOUT_MS 2000
+#define CG_RMDIR_TRIES 50
+
+struct cg_layout {
+	enum cg_version ver;
+	unsigned ndirs;
+	char base[CG_NCTRL][PATH_MAX]; /* v1: controller mounts; v2: base cgroup */
+};
+
+struct cg_tree {
+	enum cg_version ver;
+	unsigned ndirs;
+	char dir[CG_NCTRL][PATH_MAX];
+	unsigned long counter;
+};
+
+struct cg_step {
+	enum cg_version ver;
+	unsigned ndirs;
+	char dir[CG_NCTRL][PATH_MAX];
+	/* distinct cgroup.procs files, prepared for the pre-exec child */
+	unsigned nprocs_files;
+	char procs[CG_NCTRL][PATH_MAX];
+	bool has_kill;  /* v2 cgroup.kill (5.14+) */
+	bool has_peak;  /* v2 memory.peak (5.19+) */
+	uint64_t peak_sample;
+};
+
+/* ---- parsing helpers ---- */
+
+bool cg_has_word(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+	const char *p = list;
+
+	if (!wl)
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, ", \t\n");
+
+		if (n == wl && memcmp(p, word, wl) == 0)
+			return true;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+/* Copy one blank-separated mountinfo field, decoding \ooo escapes. */
+static int mi_field(const char **pp, char *out, size_t outlen)
+{
+	const char *p = *pp;
+	size_t o = 0;
+
+	while (*p == ' ')
+		p++;
+	if (!*p || *p == '\n')
+		return -EINVAL;
+	while (*p && *p != ' ' && *p != '\n') {
+		char c = *p;
+
+		if (c == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			c = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+			p += 4;
+		} else {
+			p++;
+		}
+		if (o + 1 >= outlen)
+			return -ENAMETOOLONG;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	*pp = p;
+	return 0;
+}
+
+int cg_parse_mountinfo_line(const char *line, struct cg_mount *out)
+{
+	struct cg_mount m;
+	char skip[4096];
+	const char *p = line;
+	int rc;
+
+	/* mount id, parent id, major:minor */
+	for (int i = 0; i < 3; i++)
+		if ((rc = mi_field(&p, skip, sizeof(skip))) < 0)
+			return rc;
+	if ((rc = mi_field(&p, m.root, sizeof(m.root))) < 0 ||
+	    (rc = mi_field(&p, m.mount_point, sizeof(m.mount_point))) < 0 ||
+	    (rc = mi_field(&p, skip, sizeof(skip))) < 0)
+		return rc;
+	/* optional fields ("shared:1", "master:2"...) up to the lone "-" */
+	for (;;) {
+		if ((rc = mi_field(&p, skip, sizeof(skip))) < 0)
+			return rc;
+		if (strcmp(skip, "-") == 0)
+			break;
+	}
+	if ((rc = mi_field(&p, m.fstype, sizeof(m.fstype))) < 0 ||
+	    (rc = mi_field(&p, skip, sizeof(skip))) < 0 ||
+	    (rc = mi_field(&p, m.super_opts, sizeof(m.super_opts))) < 0)
+		return rc;
+	*out = m;
+	return 0;
+}
+
+int cg_parse_proc_cgroup(const char *text, const char *controller, char *out, size_t outlen)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+
+		if (c2) {
+			char ctrls[512];
+			size_t cl = (size_t)(c2 - c1 - 1);
+			bool match;
+
+			if (cl < sizeof(ctrls)) {
+				memcpy(ctrls, c1 + 1, cl);
+				ctrls[cl] = '\0';
+				if (controller)
+					match = cg_has_word(ctrls, controller);
+				else
+					match = cl == 0 && c1 - line == 1 && line[0] == '0';
+				if (match) {
+					size_t pl = len - (size_t)(c2 + 1 - line);
+
+					if (pl + 1 > outlen)
+						return -ENAMETOOLONG;
+					memcpy(out, c2 + 1, pl);
+					out[pl] = '\0';
+					return 0;
+				}
+			}
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int cg_v2_base_rel(const char *cg_path, const char *mount_root, char *out, size_t outlen)
+{
+	const char *rel = cg_path;
+	size_t rl = strlen(mount_root);
+	size_t len;
+	const char *last;
+
+	if (cg_path[0] != '/' || mount_root[0] != '/')
+		return -EINVAL;
+	while (rl > 1 && mount_root[rl - 1] == '/')
+		rl--;
+	if (rl > 1) {
+		if (strncmp(cg_path, mount_root, rl) != 0 ||
+		    (cg_path[rl] != '/' && cg_path[rl] != '\0'))
+			return -ENOENT;
+		rel = cg_path + rl;
+	}
+	for (const char *p = rel; (p = strstr(p, "..")) != NULL; p += 2)
+		if ((p == rel || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+			return -EINVAL;
+	len = strlen(rel);
+	while (len > 0 && rel[len - 1] == '/')
+		len--;
+	last = rel + len;
+	while (last > rel && last[-1] != '/')
+		last--;
+	if ((size_t)(rel + len - last) == strlen(CG_DAEMON_LEAF) &&
+	    memcmp(last, CG_DAEMON_LEAF, strlen(CG_DAEMON_LEAF)) == 0) {
+		len = (size_t)(last - rel);
+		while (len > 0 && rel[len - 1] == '/')
+			len--;
+	}
+	if (len == 0) {
+		if (outlen < 2)
+			return -ENAMETOOLONG;
+		strcpy(out, "/");
+		return 0;
+	}
+	if (len + 1 > outlen)
+		return -ENAMETOOLONG;
+	memcpy(out, rel, len);
+	out[len] = '\0';
+	return 0;
+}
+
+int cg_parse_kv(const char *text, const char *key, uint64_t *out)
+{
+	size_t kl = strlen(key);
+	const char *line = text;
+
+	while (line && *line) {
+		const char *eol = strchr(line, '\n');
+
+		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+			char num[32];
+			const char *v = line + kl + 1;
+			size_t vl = eol ? (size_t)(eol - v) : strlen(v);
+
+			if (vl == 0 || vl >= sizeof(num))
+				return -EINVAL;
+			memcpy(num, v, vl);
+			num[vl] = '\0';
+			return parse_u64(num, 0, UINT64_MAX, out);
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int cg_parse_pids(const char *text, pid_t *pids, size_t max)
+{
+	const char *p = text;
+	size_t n = 0;
+
+	while (*p) {
+		char *end;
+		long v;
+
+		if (*p == '\n') {
+			p++;
+			continue;
+		}
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || v <= 0 || v > INT_MAX || (*end != '\n' && *end != '\0'))
+			return -EINVAL;
+		if (n < max)
+			pids[n] = (pid_t)v;
+		if (n == INT_MAX)
+			return -EINVAL;
+		n++;
+		p = end;
+	}
+	return (int)n;
+}
+
+/* ---- small I/O helpers ---- */
+
+static int set_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int set_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static int join(char *out, size_t len, const char *dir, const char *name)
+{
+	int n = snprintf(out, len, "%s/%s", dir, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int read_in(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int rc;
+
+	if ((rc = join(path, sizeof(path), dir, file)) < 0)
+		return rc;
+	n = read_small_file(path, buf, size);
+	return n < 0 ? (int)n : 0;
+}
+
+static int write_in(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if ((rc = join(path, sizeof(path), dir, file)) < 0)
+		return rc;
+	return write_file_str(path, val);
+}
+
+static bool exists_in(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+
+	return join(path, sizeof(path), dir, file) == 0 && access(path, F_OK) == 0;
+}
+
+static int read_u64_in(const char *dir, const char *file, uint64_t *out)
+{
+	char buf[64];
+	size_t l;
+	int rc;
+
+	if ((rc = read_in(dir, file, buf, sizeof(buf))) < 0)
+		return rc;
+	l = strlen(buf);
+	while (l > 0 && buf[l - 1] == '\n')
+		buf[--l] = '\0';
+	return parse_u64(buf, 0, UINT64_MAX, out);
+}
+
+static int read_kv_in(const char *dir, const char *file, const char *key, uint64_t *out)
+{
+	char buf[4096];
+	int rc;
+
+	if ((rc = read_in(dir, file, buf, sizeof(buf))) < 0)
+		return rc;
+	return cg_parse_kv(buf, key, out);
+}
+
+static int mkdir_ok(const char *path)
+{
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Whole cgroup.procs of dir; count of pids (may exceed max) or -errno. */
+static int read_pids_in(const char *dir, pid_t *pids, size_t max)
+{
+	char path[PATH_MAX];
+	char chunk[4096];
+	struct buf b;
+	int fd, rc;
+
+	if ((rc = join(path, sizeof(path), dir, "cgroup.procs")) < 0)
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf_init(&b, 0);
+	rc = buf_puts(&b, "");
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0 || (rc = buf_append(&b, chunk, (size_t)n)) < 0)
+			break;
+	}
+	close(fd);
+	if (rc == 0)
+		rc = cg_parse_pids(b.data, pids, max);
+	buf_free(&b);
+	return rc;
+}
+
+static bool dup_dir(char (*dirs)[PATH_MAX], unsigned i)
+{
+	for (unsigned j = 0; j < i; j++)
+		if (strcmp(dirs[j], dirs[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * SIGKILL every process listed in the dirs until none is left. Without a
+ * freezer a forking process can outrun one pass, so passes repeat; pids
+ * are bounded by pids.max, which makes the loop converge.
+ */
+static int kill_until_empty(char (*dirs)[PATH_MAX], unsigned n)
+{
+	uint64_t deadline = now_ms() + CG_KILL_TIMEOUT_MS;
+	long delay = 200;
+	pid_t pids[1024];
+
+	for (;;) {
+		int found = 0;
+
+		for (unsigned i = 0; i < n; i++) {
+			int cnt;
+
+			if (dup_dir(dirs, i))
+				continue;
+			cnt = read_pids_in(dirs[i], pids, ARRAY_SIZE(pids));
+			if (cnt == -ENOENT)
+				continue;
+			if (cnt < 0)
+				return cnt;
+			for (int k = 0; k < cnt && (size_t)k < ARRAY_SIZE(pids); k++)
+				kill(pids[k], SIGKILL);
+			found += cnt;
+		}
+		if (!found)
+			return 0;
+		if (now_ms() > deadline)
+			return -EBUSY;
+		sleep_us(delay);
+		if (delay < 20000)
+			delay *= 2;
+	}
+}
+
+/*
+ * Remove a cgroup directory and everything below it, killing what runs
+ * there. rmdir can still see EBUSY for a moment after the last task
+ * exited, hence the retries. Counts removed directories in *count.
+ */
+static int rm_cgroup(const char *path, unsigned *count)
+{
+	char dirs[1][PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int rc = 0;
+
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) != NULL) {
+		char sub[PATH_MAX];
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (join(sub, sizeof(sub), path, de->d_name) < 0)
+			continue;
+		if (de->d_type != DT_DIR &&
+		    (de->d_type != DT_UNKNOWN || lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode)))
+			continue;
+		if ((rc = rm_cgroup(sub, count)) < 0)
+			break;
+	}
+	closedir(d);
+	if (rc < 0)
+		return rc;
+
+	if (strlen(path) >= sizeof(dirs[0]))
+		return -ENAMETOOLONG;
+	strcpy(dirs[0], path);
+	if (exists_in(path, "cgroup.kill"))
+		write_in(path, "cgroup.kill", "1");
+	for (int i = 0; i < CG_RMDIR_TRIES; i++) {
+		if ((rc = kill_until_empty(dirs, 1)) < 0)
+			return rc;
+		if (rmdir(path) == 0) {
+			if (count)
+				(*count)++;
+			return 0;
+		}
+		rc = -errno;
+		if (rc == -ENOENT)
+			return 0;
+		if (rc != -EBUSY)
+			return rc;
+		sleep_us(2000);
+	}
+	return rc;
+}
+
+/* ---- discovery ---- */
+
+struct cg_found {
+	bool v2;
+	struct cg_mount v2m;
+	bool v1[CG_NCTRL];
+	char v1_mount[CG_NCTRL][PATH_MAX];
+};
+
+static int scan_mountinfo(struct cg_found *f)
+{
+	FILE *fp = fopen("/proc/self/mountinfo", "re");
+	struct cg_mount *m;
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!fp)
+		return -errno;
+	m = malloc(sizeof(*m));
+	if (!m) {
+		fclose(fp);
+		return -ENOMEM;
+	}
+	memset(f, 0, sizeof(*f));
+	while (getline(&line, &cap, fp) > 0) {
+		if (cg_parse_mountinfo_line(line, m) < 0)
+			continue;
+		if (strcmp(m->fstype, "cgroup2") == 0 && !f->v2) {
+			f->v2 = true;
+			f->v2m = *m;
+		} else if (strcmp(m->fstype, "cgroup") == 0) {
+			for (int i = 0; i < CG_NCTRL; i++) {
+				if (f->v1[i] || !cg_has_word(m->super_opts, v1_ctrl[i]))
+					continue;
+				if (strlen(m->mount_point) >= PATH_MAX)
+					continue;
+				strcpy(f->v1_mount[i], m->mount_point);
+				f->v1[i] = true;
+			}
+		}
+	}
+	free(line);
+	free(m);
+	fclose(fp);
+	return 0;
+}
+
+/* Does dir/file (cgroup.controllers or cgroup.subtree_control) list memory and pids? */
+static bool v2_lists(const char *dir, const char *file, const char *ctrl)
+{
+	char buf[512];
+
+	if (read_in(dir, file, buf, sizeof(buf)) < 0)
+		return false;
+	if (ctrl)
+		return cg_has_word(buf, ctrl);
+	return cg_has_word(buf, "memory") && cg_has_word(buf, "pids");
+}
+
+static int discover_v2_base(const struct cg_mount *m, char *out, size_t outlen)
+{
+	char text[4096], path[PATH_MAX], rel[PATH_MAX];
+	ssize_t n;
+	int rc;
+
+	n = read_small_file("/proc/self/cgroup", text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	if ((rc = cg_parse_proc_cgroup(text, NULL, path, sizeof(path))) < 0)
+		return rc;
+	if ((rc = cg_v2_base_rel(path, m->root, rel, sizeof(rel))) < 0)
+		return rc;
+	n = snprintf(out, outlen, "%s%s", m->mount_point, strcmp(rel, "/") ? rel : "");
+	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+static int discover_override(const char *root, struct cg_layout *lay, char *err, size_t errlen)
+{
+	if (exists_in(root, "cgroup.controllers")) {
+		if (!v2_lists(root, "cgroup.controllers", NULL))
+			return set_err(err, errlen, -ENOTSUP,
+				       "cgroup root %s: memory and pids controllers not available",
+				       root);
+		lay->ver = CG_V2;
+		lay->ndirs = 1;
+		if (strlen(root) >= PATH_MAX)
+			return set_err(err, errlen, -ENAMETOOLONG, "cgroup root too long");
+		strcpy(lay->base[0], root);
+		return 0;
+	}
+	lay->ver = CG_V1;
+	lay->ndirs = CG_NCTRL;
+	for (int i = 0; i < CG_NCTRL; i++) {
+		if (join(lay->base[i], PATH_MAX, root, v1_ctrl[i]) < 0)
+			return set_err(err, errlen, -ENAMETOOLONG, "cgroup root too long");
+		if (access(lay->base[i], F_OK) < 0)
+			return set_err(err, errlen, -errno,
+				       "cgroup root %s: neither cgroup2 nor %s: %s", root,
+				       lay->base[i], strerror(errno));
+	}
+	return 0;
+}
+
+static int discover(const char *root_override, struct cg_layout *lay, char *err, size_t errlen)
+{
+	struct cg_found *f;
+	char v2base[PATH_MAX] = "";
+	int rc;
+
+	memset(lay, 0, sizeof(*lay));
+	if (root_override && *root_override)
+		return discover_override(root_override, lay, err, errlen);
+
+	f = malloc(sizeof(*f));
+	if (!f)
+		return set_err(err, errlen, -ENOMEM, "out of memory");
+	if ((rc = scan_mountinfo(f)) < 0) {
+		set_err(err, errlen, rc, "read /proc/self/mountinfo: %s", strerror(-rc));
+		goto out;
+	}
+	if (f->v2 && discover_v2_base(&f->v2m, v2base, sizeof(v2base)) == 0 &&
+	    v2_lists(v2base, "cgroup.controllers", NULL)) {
+		lay->ver = CG_V2;
+		lay->ndirs = 1;
+		strcpy(lay->base[0], v2base);
+		rc = 0;
+		goto out;
+	}
+	if (f->v1[CG_MEM] && f->v1[CG_PIDS] && f->v1[CG_CPU]) {
+		lay->ver = CG_V1;
+		lay->ndirs = CG_NCTRL;
+		for (int i = 0; i < CG_NCTRL; i++)
+			strcpy(lay->base[i], f->v1_mount[i]);
+		rc = 0;
+		goto out;
+	}
+	rc = set_err(err, errlen, -ENOTSUP,
+		     "no usable cgroups: %s%s lacks memory/pids and v1 has%s%s%s mounted",
+		     f->v2 ? "cgroup2 at " : "no cgroup2", f->v2 ? v2base : "",
+		     f->v1[CG_MEM] ? "" : " no memory", f->v1[CG_PIDS] ? "" : " no pids",
+		     f->v1[CG_CPU] ? "" : " no cpuacct");
+out:
+	free(f);
+	return rc;
+}
+
+/* ---- v2 delegation ---- */
+
+/* Enable memory and pids (and cpu when offered; its stats need no more). */
+static int v2_enable(const char *dir, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!v2_lists(dir, "cgroup.subtree_control", NULL)) {
+		rc = write_in(dir, "cgroup.subtree_control", "+memory +pids");
+		if (rc < 0)
+			return set_err(err, errlen, rc,
+				       "write(%s/cgroup.subtree_control, +memory +pids): %s",
+				       dir, strerror(-rc));
+	}
+	if (v2_lists(dir, "cgroup.controllers", "cpu") &&
+	    !v2_lists(dir, "cgroup.subtree_control", "cpu"))
+		write_in(dir, "cgroup.subtree_control", "+cpu");
+	return 0;
+}
+
+/* Move every process of base into the leaf base/goboxd-daemon. */
+static int v2_evacuate(const char *base, char *err, size_t errlen)
+{
+	char leaf[PATH_MAX], procs[PATH_MAX];
+	pid_t pids[256];
+	int rc;
+
+	if ((rc = join(leaf, sizeof(leaf), base, CG_DAEMON_LEAF)) < 0 ||
+	    (rc = join(procs, sizeof(procs), leaf, "cgroup.procs")) < 0)
+		return set_err(err, errlen, rc, "cgroup path too long");
+	if ((rc = mkdir_ok(leaf)) < 0)
+		return set_err(err, errlen, rc, "mkdir(%s): %s", leaf, strerror(-rc));
+	/* processes may fork meanwhile: repeat until the base is empty */
+	for (int round = 0; round < 100; round++) {
+		int n = read_pids_in(base, pids, ARRAY_SIZE(pids));
+
+		if (n < 0)
+			return set_err(err, errlen, n, "read %s/cgroup.procs: %s", base,
+				       strerror(-n));
+		if (n == 0)
+			return 0;
+		for (int i = 0; i < n && (size_t)i < ARRAY_SIZE(pids); i++) {
+			char num[24];
+
+			snprintf(num, sizeof(num), "%d", (int)pids[i]);
+			rc = write_file_str(procs, num);
+			if (rc < 0 && rc != -ESRCH)
+				return set_err(err, errlen, rc, "write(%s, %s): %s", procs, num,
+					       strerror(-rc));
+		}
+	}
+	return set_err(err, errlen, -EBUSY, "%s keeps gaining processes", base);
+}
+
+int cg_v2_prepare(const char *root_override, char *err, size_t errlen)
+{
+	struct cg_layout *lay = malloc(sizeof(*lay));
+	char top[PATH_MAX];
+	int rc;
+
+	if (!lay)
+		return set_err(err, errlen, -ENOMEM, "out of memory");
+	if ((rc = discover(root_override, lay, err, errlen)) < 0 || lay->ver != CG_V2)
+		goto out;
+	rc = v2_enable(lay->base[0], err, errlen);
+	if (rc == -EBUSY) {
+		if ((rc = v2_evacuate(lay->base[0], err, errlen)) < 0)
+			goto out;
+		rc = v2_enable(lay->base[0], err, errlen);
+	}
+	if (rc < 0)
+		goto out;
+	if ((rc = join(top, sizeof(top), lay->base[0], CG_TOP)) < 0) {
+		set_err(err, errlen, rc, "cgroup path too long");
+		goto out;
+	}
+	if ((rc = mkdir_ok(top)) < 0) {
+		set_err(err, errlen, rc, "mkdir(%s): %s", top, strerror(-rc));
+		goto out;
+	}
+	rc = v2_enable(top, err, errlen);
+out:
+	free(lay);
+	return rc;
+}
+
+/* ---- the worker's tree ---- */
+
+static int tree_open_v2(struct cg_tree *t, const char *base, const char *name, char *err,
+			size_t errlen)
+{
+	char top[PATH_MAX];
+	int rc;
+
+	if ((rc = v2_enable(base, err, errlen)) == -EBUSY)
+		return set_err(err, errlen, rc,
+			       "%s has member processes: cg_v2_prepare() must run first", base);
+	if (rc < 0)
+		return rc;
+	if ((rc = join(top, sizeof(top), base, CG_TOP)) < 0 ||
+	    (rc = join(t->dir[0], PATH_MAX, top, name)) < 0)
+		return set_err(err, errlen, rc, "cgroup path too long");
+	if ((rc = mkdir_ok(top)) < 0)
+		return set_err(err, errlen, rc, "mkdir(%s): %s", top, strerror(-rc));
+	if ((rc = v2_enable(top, err, errlen)) < 0)
+		return rc;
+	if ((rc = mkdir_ok(t->dir[0])) < 0)
+		return set_err(err, errlen, rc, "mkdir(%s): %s", t->dir[0], strerror(-rc));
+	return v2_enable(t->dir[0], err, errlen);
+}
+
+static int tree_open_v1(struct cg_tree *t, char (*base)[PATH_MAX], const char *name,
+			char *err, size_t errlen)
+{
+	char top[PATH_MAX];
+	int rc;
+
+	for (unsigned i = 0; i < CG_NCTRL; i++) {
+		if ((rc = join(top, sizeof(top), base[i], CG_TOP)) < 0 ||
+		    (rc = join(t->dir[i], PATH_MAX, top, name)) < 0)
+			return set_err(err, errlen, rc, "cgroup path too long");
+		if ((rc = mkdir_ok(top)) < 0 || (rc = mkdir_ok(t->dir[i])) < 0)
+			return set_err(err, errlen, rc, "mkdir(%s): %s", t->dir[i],
+				       strerror(-rc));
+	}
+	return 0;
+}
+
+int cg_tree_open(const char *root_override, const char *name, struct cg_tree **out, char *err,
+		 size_t errlen)
+{
+	struct cg_layout *lay;
+	struct cg_tree *t;
+	int rc;
+
+	if (!name || !*name || strchr(name, '/') || name[0] == '.')
+		return set_err(err, errlen, -EINVAL, "bad cgroup tree name");
+	lay = malloc(sizeof(*lay));
+	t = calloc(1, sizeof(*t));
+	if (!lay || !t) {
+		rc = set_err(err, errlen, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = discover(root_override, lay, err, errlen)) < 0)
+		goto out;
+	t->ver = lay->ver;
+	t->ndirs = lay->ndirs;
+	if (lay->ver == CG_V2)
+		rc = tree_open_v2(t, lay->base[0], name, err, errlen);
+	else
+		rc = tree_open_v1(t, lay->base, name, err, errlen);
+	if (rc < 0)
+		goto out;
+	*out = t;
+	t = NULL;
+out:
+	if (t && rc < 0)
+		cg_tree_close(t);
+	free(lay);
+	return rc;
+}
+
+void cg_tree_close(struct cg_tree *t)
+{
+	if (!t)
+		return;
+	for (unsigned i = 0; i < t->ndirs; i++) {
+		int rc;
+
+		if (!t->dir[i][0] || dup_dir(t->dir, i))
+			continue;
+		rc = rm_cgroup(t->dir[i], NULL);
+		if (rc < 0)
+			log_warn("remove cgroup %s: %s", t->dir[i], strerror(-rc));
+	}
+	free(t);
+}
+
+enum cg_version cg_tree_version(const struct cg_tree *t)
+{
+	return t->ver;
+}
+
+int cg_sweep(const char *root_override, unsigned *removed)
+{
+	struct cg_layout *lay = malloc(sizeof(*lay));
+	unsigned count = 0;
+	char err[256];
+	int rc = 0;
+
+	if (!lay)
+		return -ENOMEM;
+	if ((rc = discover(root_override, lay, err, sizeof(err))) < 0) {
+		log_warn("cgroup sweep: %s", err);
+		goto out;
+	}
+	for (unsigned i = 0; i < lay->ndirs; i++) {
+		char top[PATH_MAX];
+		struct dirent *de;
+		DIR *d;
+
+		if (dup_dir(lay->base, i))
+			continue;
+		if ((rc = join(top, sizeof(top), lay->base[i], CG_TOP)) < 0)
+			goto out;
+		d = opendir(top);
+		if (!d) {
+			if (errno == ENOENT)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		while ((de = readdir(d)) != NULL) {
+			char sub[PATH_MAX];
+			int r;
+
+			if (de->d_name[0] == '.' || de->d_type != DT_DIR ||
+			    join(sub, sizeof(sub), top, de->d_name) < 0)
+				continue;
+			r = rm_cgroup(sub, &count);
+			if (r < 0) {
+				log_warn("cgroup sweep: remove %s: %s", sub, strerror(-r));
+				rc = r;
+			}
+		}
+		closedir(d);
+	}
+out:
+	free(lay);
+	if (rc == 0 && removed)
+		*removed = count;
+	return rc;
+}
+
+/* ---- steps ---- */
+
+static int limits_v1(struct cg_step *s, const struct cg_limits *l, char *err, size_t errlen)
+{
+	const char *mem = s->dir[CG_MEM];
+	const char *pids = s->dir[CG_PIDS];
+	char num[32];
+	int rc;
+
+	if (l->memory_bytes) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)l->memory_bytes);
+		if ((rc = write_in(mem, "memory.limit_in_bytes", num)) < 0)
+			return set_err(err, errlen, rc, "write(%s/memory.limit_in_bytes, %s): %s",
+				       mem, num, strerror(-rc));
+		/* memory+swap at the same limit: the step cannot swap out */
+		if (exists_in(mem, "memory.memsw.limit_in_bytes") &&
+		    (rc = write_in(mem, "memory.memsw.limit_in_bytes", num)) < 0)
+			return set_err(err, errlen, rc,
+				       "write(%s/memory.memsw.limit_in_bytes, %s): %s", mem, num,
+				       strerror(-rc));
+	}
+	/* both are best effort: without swap, or on kernels that refuse them */
+	write_in(mem, "memory.swappiness", "0");
+	/* a new group inherits oom_kill_disable from its parent; we want the
+	 * kernel to kill inside the group rather than hang it */
+	write_in(mem, "memory.oom_control", "0");
+	if (l->pids) {
+		snprintf(num, sizeof(num), "%u", l->pids);
+		if ((rc = write_in(pids, "pids.max", num)) < 0)
+			return set_err(err, errlen, rc, "write(%s/pids.max, %s): %s", pids, num,
+				       strerror(-rc));
+	}
+	return 0;
+}
+
+static int limits_v2(struct cg_step *s, const struct cg_limits *l, char *err, size_t errlen)
+{
+	const char *dir = s->dir[0];
+	char num[32];
+	int rc;
+
+	if (l->memory_bytes) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)l->memory_bytes);
+		if ((rc = write_in(dir, "memory.max", num)) < 0)
+			return set_err(err, errlen, rc, "write(%s/memory.max, %s): %s", dir, num,
+				       strerror(-rc));
+	}
+	/* absent when the kernel does no swap accounting: nothing to limit then */
+	rc = write_in(dir, "memory.swap.max", "0");
+	if (rc < 0 && rc != -ENOENT)
+		return set_err(err, errlen, rc, "write(%s/memory.swap.max, 0): %s", dir,
+			       strerror(-rc));
+	if (l->pids) {
+		snprintf(num, sizeof(num), "%u", l->pids);
+		if ((rc = write_in(dir, "pids.max", num)) < 0)
+			return set_err(err, errlen, rc, "write(%s/pids.max, %s): %s", dir, num,
+				       strerror(-rc));
+	}
+	return 0;
+}
+
+/* Create the step's directory in every hierarchy; EEXIST means a leftover
+ * of an earlier worker with our pid, so the caller tries the next name. */
+static int step_mkdirs(struct cg_step *s, const struct cg_tree *t, const char *name)
+{
+	int rc;
+
+	for (unsigned i = 0; i < t->ndirs; i++) {
+		if ((rc = join(s->dir[i], PATH_MAX, t->dir[i], name)) < 0)
+			return rc;
+		if (dup_dir(s->dir, i))
+			continue;
+		if (mkdir(s->dir[i], 0755) < 0) {
+			rc = -errno;
+			for (unsigned j = 0; j < i; j++)
+				if (!dup_dir(s->dir, j))
+					rmdir(s->dir[j]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int step_prepare_procs(struct cg_step *s)
+{
+	int rc;
+
+	s->nprocs_files = 0;
+	for (unsigned i = 0; i < s->ndirs; i++) {
+		char path[PATH_MAX];
+
+		if (dup_dir(s->dir, i))
+			continue;
+		if ((rc = join(path, sizeof(path), s->dir[i], "cgroup.procs")) < 0)
+			return rc;
+		strcpy(s->procs[s->nprocs_files++], path);
+	}
+	return 0;
+}
+
+int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step **out,
+		   char *err, size_t errlen)
+{
+	struct cg_step *s = calloc(1, sizeof(*s));
+	char name[64];
+	bool made = false;
+	int rc = -EEXIST;
+
+	if (!s)
+		return set_err(err, errlen, -ENOMEM, "out of memory");
+	s->ver = t->ver;
+	s->ndirs = t->ndirs;
+	for (int tries = 0; tries < 16 && rc == -EEXIST; tries++) {
+		snprintf(name, sizeof(name), "s%lu-%d", t->counter++, (int)getpid());
+		rc = step_mkdirs(s, t, name);
+	}
+	if (rc < 0) {
+		set_err(err, errlen, rc, "mkdir(%s): %s", s->dir[0], strerror(-rc));
+		goto out;
+	}
+	made = true;
+	if ((rc = step_prepare_procs(s)) < 0) {
+		set_err(err, errlen, rc, "cgroup path too long");
+		goto out;
+	}
+	if (s->ver == CG_V2) {
+		s->has_kill = exists_in(s->dir[0], "cgroup.kill");
+		s->has_peak = exists_in(s->dir[0], "memory.peak");
+		rc = limits_v2(s, l, err, errlen);
+	} else {
+		rc = limits_v1(s, l, err, errlen);
+	}
+	if (rc < 0)
+		goto out;
+	*out = s;
+	s = NULL;
+out:
+	if (s && made)
+		cg_step_destroy(s);
+	else
+		free(s);
+	return rc;
+}
+
+int cg_step_enter(const struct cg_step *s)
+{
+	for (unsigned i = 0; i < s->nprocs_files; i++) {
+		int fd = open(s->procs[i], O_WRONLY | O_CLOEXEC);
+		ssize_t n;
+
+		if (fd < 0)
+			return -errno;
+		/* "0" is the writer itself */
+		do
+			n = write(fd, "0", 1);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+int cg_step_kill(struct cg_step *s)
+{
+	/* cgroup.kill takes the whole group at once, forks in flight included;
+	 * the loop then only waits for the group to drain */
+	if (s->ver == CG_V2 && s->has_kill)
+		write_in(s->dir[0], "cgroup.kill", "1");
+	return kill_until_empty(s->dir, s->ndirs);
+}
+
+int cg_step_nprocs(const struct cg_step *s)
+{
+	return read_pids_in(s->dir[0], NULL, 0);
+}
+
+int cg_step_pids(const struct cg_step *s, pid_t *pids, size_t max)
+{
+	int n = read_pids_in(s->dir[0], pids, max);
+
+	if (n < 0)
+		return n;
+	return (size_t)n > max ? (int)max : n;
+}
+
+int cg_step_cpu_us(const struct cg_step *s, uint64_t *out)
+{
+	uint64_t v;
+	int rc;
+
+	if (s->ver == CG_V2) {
+		if ((rc = read_kv_in(s->dir[0], "cpu.stat", "usage_usec", &v)) < 0)
+			return rc;
+	} else {
+		if ((rc = read_u64_in(s->dir[CG_CPU], "cpuacct.usage", &v)) < 0)
+			return rc;
+		v /= 1000;
+	}
+	*out = v;
+	return 0;
+}
+
+static int stats_v1(const struct cg_step *s, struct cg_stats *st)
+{
+	const char *mem = s->dir[CG_MEM];
+	uint64_t v, limit;
+	int rc;
+
+	if ((rc = read_u64_in(mem, "memory.max_usage_in_bytes", &st->memory_peak_bytes)) < 0)
+		return rc;
+	/* oom_kill appeared in 4.13; older kernels leave oom_killed false */
+	rc = read_kv_in(mem, "memory.oom_control", "oom_kill", &v);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	st->oom_killed = rc == 0 && v > 0;
+	if ((rc = read_u64_in(mem, "memory.failcnt", &v)) < 0)
+		return rc;
+	/* some kernels (seen on 6.18) keep failcnt at 0 on v1 even through an
+	 * OOM kill; a high-water mark at the limit says the same thing */
+	if ((rc = read_u64_in(mem, "memory.limit_in_bytes", &limit)) < 0)
+		return rc;
+	st->memory_limit_hit = v > 0 || st->memory_peak_bytes >= limit;
+	return 0;
+}
+
+static int stats_v2(const struct cg_step *s, struct cg_stats *st)
+{
+	const char *dir = s->dir[0];
+	char buf[1024];
+	uint64_t v;
+	int rc;
+
+	if (s->has_peak) {
+		if ((rc = read_u64_in(dir, "memory.peak", &st->memory_peak_bytes)) < 0)
+			return rc;
+	} else {
+		if ((rc = read_u64_in(dir, "memory.current", &v)) < 0)
+			return rc;
+		st->memory_peak_bytes = v > s->peak_sample ? v : s->peak_sample;
+	}
+	if ((rc = read_in(dir, "memory.events", buf, sizeof(buf))) < 0)
+		return rc;
+	st->oom_killed = cg_parse_kv(buf, "oom_kill", &v) == 0 && v > 0;
+	st->memory_limit_hit = cg_parse_kv(buf, "max", &v) == 0 && v > 0;
+	return 0;
+}
+
+int cg_step_stats(const struct cg_step *s, struct cg_stats *out)
+{
+	struct cg_stats st;
+	int rc;
+
+	memset(&st, 0, sizeof(st));
+	if ((rc = cg_step_cpu_us(s, &st.cpu_us)) < 0)
+		return rc;
+	rc = s->ver == CG_V2 ? stats_v2(s, &st) : stats_v1(s, &st);
+	if (rc < 0)
+		return rc;
+	*out = st;
+	return 0;
+}
+
+int cg_step_sample(struct cg_step *s)
+{
+	uint64_t v;
+	int rc;
+
+	if (s->ver != CG_V2 || s->has_peak)
+		return 0;
+	if ((rc = read_u64_in(s->dir[0], "memory.current", &v)) < 0)
+		return rc;
+	if (v > s->peak_sample)
+		s->peak_sample = v;
+	return 0;
+}
+
+void cg_step_destroy(struct cg_step *s)
+{
+	int rc;
+
+	if (!s)
+		return;
+	rc = cg_step_kill(s);
+	if (rc < 0)
+		log_warn("kill cgroup %s: %s", s->dir[0], strerror(-rc));
+	for (unsigned i = 0; i < s->ndirs; i++) {
+		if (!s->dir[i][0] || dup_dir(s->dir, i))
+			continue;
+		rc = rm_cgroup(s->dir[i], NULL);
+		if (rc < 0)
+			log_warn("remove cgroup %s: %s", s->dir[i], strerror(-rc));
+	}
+	free(s);
+}

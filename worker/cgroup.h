@@ -41,6 +41,14 @@ void cg_tree_close(struct cg_tree *t);
 enum cg_version cg_tree_version(const struct cg_tree *t);
 /* Master start-up: remove step cgroups a crashed worker left in goboxd/. */
 int cg_sweep(const char *root_override, unsigned *removed);
+/*
+ * Master start-up, once, before forking workers. On v2 a cgroup with
+ * member processes cannot hand controllers to its children, so every
+ * process of the base cgroup moves into the leaf "<base>/goboxd-daemon",
+ * then memory/pids (and cpu when available) are enabled in the base and
+ * in "<base>/goboxd". On v1 nothing to do: returns 0.
+ */
+int cg_v2_prepare(const char *root_override, char *err, size_t errlen);
 
 /* A fresh step cgroup with its limits set. */
 int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step **out,
@@ -60,7 +68,53 @@ int cg_step_nprocs(const struct cg_step *s);
 int cg_step_pids(const struct cg_step *s, pid_t *pids, size_t max);
 int cg_step_cpu_us(const struct cg_step *s, uint64_t *out);
 int cg_step_stats(const struct cg_step *s, struct cg_stats *out);
+/*
+ * v2 kernels older than 5.19 have no memory.peak: there the peak reported
+ * by cg_step_stats is the largest memory.current seen by this call (made
+ * periodically while the step runs) and by cg_step_stats itself. A no-op
+ * returning 0 elsewhere.
+ */
+int cg_step_sample(struct cg_step *s);
 /* Kill what is left, remove the cgroup directories, free. */
 void cg_step_destroy(struct cg_step *s);
+
+/* Parsing helpers, exposed for tests (pure, no I/O). */
+
+/* One line of /proc/self/mountinfo; octal escapes (\040) decoded. */
+struct cg_mount {
+	char root[4096];        /* the mounted subtree of the hierarchy */
+	char mount_point[4096];
+	char fstype[64];        /* "cgroup" or "cgroup2" for ours */
+	char super_opts[512];   /* v1: names the controllers, e.g. "rw,cpu,cpuacct" */
+};
+/* 0, or -EINVAL on a malformed line, -ENAMETOOLONG if a field overflows. */
+int cg_parse_mountinfo_line(const char *line, struct cg_mount *out);
+/* Is word one of the tokens of list (separated by commas or blanks)? */
+bool cg_has_word(const char *list, const char *word);
+/*
+ * The path of a /proc/<pid>/cgroup text for a v1 controller, or for the v2
+ * hierarchy when controller is NULL ("0::/path"). 0, -ENOENT, -ENAMETOOLONG.
+ */
+int cg_parse_proc_cgroup(const char *text, const char *controller, char *out,
+			 size_t outlen);
+/*
+ * goboxd's v2 base, relative to a cgroup2 mount whose root is mount_root,
+ * given the process's cgroup path: the mount root is stripped and a final
+ * "goboxd-daemon" component (where cg_v2_prepare put the daemon) dropped.
+ * Always starts with '/'. 0, -ENOENT (not below the mount), -EINVAL
+ * ("..", relative), -ENAMETOOLONG.
+ */
+int cg_v2_base_rel(const char *cg_path, const char *mount_root, char *out,
+		   size_t outlen);
+/*
+ * The value of key in a flat keyed file ("key value" lines: memory.stat,
+ * cpu.stat, memory.events, memory.oom_control). 0, -ENOENT, -EINVAL.
+ */
+int cg_parse_kv(const char *text, const char *key, uint64_t *out);
+/*
+ * A cgroup.procs text: stores up to max pids and returns how many the text
+ * holds in all (may exceed max), or -EINVAL.
+ */
+int cg_parse_pids(const char *text, pid_t *pids, size_t max);
 
 #endif

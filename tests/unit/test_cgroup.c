@@ -1,0 +1,523 @@
+#include "autoconf.h"
+
+#include "worker/cgroup.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- pure parsing ---- */
+
+Test(cgroup_parse, mountinfo_v1_comounted)
+{
+	struct cg_mount m;
+	const char *l = "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime "
+			"shared:12 - cgroup cgroup rw,cpu,cpuacct\n";
+
+	cr_assert_eq(cg_parse_mountinfo_line(l, &m), 0);
+	cr_assert_str_eq(m.root, "/");
+	cr_assert_str_eq(m.mount_point, "/sys/fs/cgroup/cpu,cpuacct");
+	cr_assert_str_eq(m.fstype, "cgroup");
+	cr_assert_str_eq(m.super_opts, "rw,cpu,cpuacct");
+	cr_assert(cg_has_word(m.super_opts, "cpuacct"));
+	cr_assert(cg_has_word(m.super_opts, "cpu"));
+	cr_assert_not(cg_has_word(m.super_opts, "memory"));
+}
+
+Test(cgroup_parse, mountinfo_v2_no_optional_fields)
+{
+	struct cg_mount m;
+	const char *l = "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw";
+
+	cr_assert_eq(cg_parse_mountinfo_line(l, &m), 0);
+	cr_assert_str_eq(m.mount_point, "/sys/fs/cgroup/unified");
+	cr_assert_str_eq(m.fstype, "cgroup2");
+	cr_assert_str_eq(m.super_opts, "rw");
+}
+
+Test(cgroup_parse, mountinfo_escapes_and_several_optional_fields)
+{
+	struct cg_mount m;
+	const char *l = "7 6 0:5 /docker/ab\\040c /mnt/my\\040cg rw shared:3 master:1 - cgroup2 "
+			"none rw,nsdelegate,memory_recursiveprot\n";
+
+	cr_assert_eq(cg_parse_mountinfo_line(l, &m), 0);
+	cr_assert_str_eq(m.root, "/docker/ab c");
+	cr_assert_str_eq(m.mount_point, "/mnt/my cg");
+	cr_assert_str_eq(m.fstype, "cgroup2");
+	cr_assert(cg_has_word(m.super_opts, "nsdelegate"));
+}
+
+Test(cgroup_parse, mountinfo_malformed)
+{
+	struct cg_mount m;
+
+	cr_assert_eq(cg_parse_mountinfo_line("", &m), -EINVAL);
+	cr_assert_eq(cg_parse_mountinfo_line("1 2 0:3 / /x rw shared:1", &m), -EINVAL);
+	cr_assert_eq(cg_parse_mountinfo_line("1 2 0:3 / /x rw - cgroup2", &m), -EINVAL);
+}
+
+Test(cgroup_parse, has_word_is_exact)
+{
+	cr_assert(cg_has_word("cpuset cpu io memory pids\n", "pids"));
+	cr_assert(cg_has_word("cpuset cpu io memory pids\n", "cpu"));
+	cr_assert_not(cg_has_word("cpuset io memory", "cpu"));
+	cr_assert_not(cg_has_word("rw,name=systemd", "systemd"));
+	cr_assert_not(cg_has_word("", "memory"));
+	cr_assert_not(cg_has_word("memory", ""));
+}
+
+static const char proc_cgroup_hybrid[] = "9:name=systemd:/user.slice\n"
+					 "8:pids:/user.slice/u\n"
+					 "2:cpu,cpuacct:/a:b\n"
+					 "4:memory:/process_api/5bba\n"
+					 "0::/user.slice/x.scope\n";
+
+Test(cgroup_parse, proc_cgroup_v1_and_v2_lines)
+{
+	char p[256];
+
+	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, sizeof(p)), 0);
+	cr_assert_str_eq(p, "/process_api/5bba");
+	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, "cpuacct", p, sizeof(p)), 0);
+	cr_assert_str_eq(p, "/a:b");
+	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, NULL, p, sizeof(p)), 0);
+	cr_assert_str_eq(p, "/user.slice/x.scope");
+	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, "freezer", p, sizeof(p)), -ENOENT);
+	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, 5), -ENAMETOOLONG);
+}
+
+Test(cgroup_parse, proc_cgroup_v1_only_has_no_v2_line)
+{
+	char p[64];
+
+	cr_assert_eq(cg_parse_proc_cgroup("4:memory:/\n3:pids:/\n", NULL, p, sizeof(p)), -ENOENT);
+	cr_assert_eq(cg_parse_proc_cgroup("0::/\n", NULL, p, sizeof(p)), 0);
+	cr_assert_str_eq(p, "/");
+}
+
+Test(cgroup_parse, v2_base_rel)
+{
+	char o[256];
+
+	cr_assert_eq(cg_v2_base_rel("/", "/", o, sizeof(o)), 0);
+	cr_assert_str_eq(o, "/");
+	cr_assert_eq(cg_v2_base_rel("/system.slice/goboxd.service", "/", o, sizeof(o)), 0);
+	cr_assert_str_eq(o, "/system.slice/goboxd.service");
+	/* after cg_v2_prepare moved the daemon, its workers find the same base */
+	cr_assert_eq(cg_v2_base_rel("/system.slice/goboxd.service/goboxd-daemon", "/", o,
+				    sizeof(o)), 0);
+	cr_assert_str_eq(o, "/system.slice/goboxd.service");
+	cr_assert_eq(cg_v2_base_rel("/goboxd-daemon", "/", o, sizeof(o)), 0);
+	cr_assert_str_eq(o, "/");
+	cr_assert_eq(cg_v2_base_rel("/a/my-goboxd-daemon", "/", o, sizeof(o)), 0);
+	cr_assert_str_eq(o, "/a/my-goboxd-daemon");
+}
+
+Test(cgroup_parse, v2_base_rel_mount_root)
+{
+	char o[256];
+
+	cr_assert_eq(cg_v2_base_rel("/docker/abc/sub", "/docker/abc", o, sizeof(o)), 0);
+	cr_assert_str_eq(o, "/sub");
+	cr_assert_eq(cg_v2_base_rel("/docker/abc", "/docker/abc/", o, sizeof(o)), 0);
+	cr_assert_str_eq(o, "/");
+	cr_assert_eq(cg_v2_base_rel("/docker/abcd", "/docker/abc", o, sizeof(o)), -ENOENT);
+	cr_assert_eq(cg_v2_base_rel("/other", "/docker/abc", o, sizeof(o)), -ENOENT);
+}
+
+Test(cgroup_parse, v2_base_rel_rejects)
+{
+	char o[8];
+
+	cr_assert_eq(cg_v2_base_rel("/../..", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cg_v2_base_rel("/a/../b", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cg_v2_base_rel("relative", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cg_v2_base_rel("/a..b", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cg_v2_base_rel("/abcdefghij", "/", o, sizeof(o)), -ENAMETOOLONG);
+}
+
+Test(cgroup_parse, kv_files)
+{
+	const char *events = "low 0\nhigh 0\nmax 17\noom 2\noom_kill 1\noom_group_kill 0\n";
+	const char *oomctl = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
+	const char *cpustat = "usage_usec 123456\nuser_usec 100000\nsystem_usec 23456";
+	uint64_t v;
+
+	cr_assert_eq(cg_parse_kv(events, "max", &v), 0);
+	cr_assert_eq(v, 17);
+	cr_assert_eq(cg_parse_kv(events, "oom", &v), 0);
+	cr_assert_eq(v, 2);
+	cr_assert_eq(cg_parse_kv(events, "oom_kill", &v), 0);
+	cr_assert_eq(v, 1);
+	cr_assert_eq(cg_parse_kv(oomctl, "oom_kill", &v), 0);
+	cr_assert_eq(v, 3);
+	cr_assert_eq(cg_parse_kv(cpustat, "system_usec", &v), 0);
+	cr_assert_eq(v, 23456);
+	cr_assert_eq(cg_parse_kv(cpustat, "usage", &v), -ENOENT);
+	cr_assert_eq(cg_parse_kv("oom_kill_disable 0\nunder_oom 0\n", "oom_kill", &v), -ENOENT);
+	cr_assert_eq(cg_parse_kv("max x\n", "max", &v), -EINVAL);
+	cr_assert_eq(cg_parse_kv("max \n", "max", &v), -EINVAL);
+	cr_assert_eq(cg_parse_kv("", "max", &v), -ENOENT);
+}
+
+Test(cgroup_parse, pids)
+{
+	pid_t p[2];
+
+	cr_assert_eq(cg_parse_pids("", p, 2), 0);
+	cr_assert_eq(cg_parse_pids("12\n345\n", p, 2), 2);
+	cr_assert_eq(p[0], 12);
+	cr_assert_eq(p[1], 345);
+	p[1] = 0;
+	cr_assert_eq(cg_parse_pids("7\n8\n9\n", p, 1), 3);
+	cr_assert_eq(p[0], 7);
+	cr_assert_eq(p[1], 0);
+	cr_assert_eq(cg_parse_pids("1\n2\n", NULL, 0), 2);
+	cr_assert_eq(cg_parse_pids("1\nx\n", p, 2), -EINVAL);
+	cr_assert_eq(cg_parse_pids("-1\n", p, 2), -EINVAL);
+	cr_assert_eq(cg_parse_pids("0\n", p, 2), -EINVAL);
+}
+
+/* ---- on the real hierarchy (root only) ---- */
+
+static struct cg_tree *open_test_tree(char *name, size_t len)
+{
+	struct cg_tree *t = NULL;
+	char err[256] = "";
+	int rc;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root");
+	snprintf(name, len, "test-%d", (int)getpid());
+	rc = cg_tree_open(NULL, name, &t, err, sizeof(err));
+	if (rc == -ENOTSUP || rc == -EROFS || rc == -EACCES || rc == -EPERM)
+		cr_skip_test("no writable cgroup hierarchy: %s", err);
+	cr_assert_eq(rc, 0, "cg_tree_open: %s", err);
+	return t;
+}
+
+/* Is "<controller mount>/goboxd/<name>" still there in a v1 hierarchy? */
+static bool tree_left(const char *name)
+{
+	static const char *const v1[] = { "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids",
+					  "/sys/fs/cgroup/cpuacct" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(v1) / sizeof(v1[0]); i++) {
+		snprintf(path, sizeof(path), "%s/goboxd/%s", v1[i], name);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+static struct cg_step *make_step(struct cg_tree *t, uint64_t mem, uint32_t pids)
+{
+	struct cg_limits l = { .memory_bytes = mem, .pids = pids };
+	struct cg_step *s = NULL;
+	char err[256] = "";
+
+	cr_assert_eq(cg_step_create(t, &l, &s, err, sizeof(err)), 0, "cg_step_create: %s", err);
+	return s;
+}
+
+static pid_t spawn_in(struct cg_step *s, void (*body)(void))
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (cg_step_enter(s) < 0)
+			_exit(100);
+		body();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void eat_memory(void)
+{
+	size_t sz = 200u << 20;
+	volatile char *p = malloc(sz);
+
+	if (!p)
+		_exit(101);
+	for (size_t i = 0; i < sz; i += 4096)
+		p[i] = 1;
+	_exit(0);
+}
+
+Test(cgroup_real, oom_is_detected)
+{
+	char name[64];
+	struct cg_tree *t = open_test_tree(name, sizeof(name));
+	struct cg_step *s = make_step(t, 64u << 20, 8);
+	struct cg_stats st;
+	int status;
+	pid_t pid = spawn_in(s, eat_memory);
+
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
+	cr_assert_eq(cg_step_stats(s, &st), 0);
+	cr_assert(st.oom_killed);
+	cr_assert(st.memory_limit_hit);
+	cr_assert_geq(st.memory_peak_bytes, 48u << 20);
+	cr_assert_leq(st.memory_peak_bytes, 64u << 20);
+	cg_step_destroy(s);
+	cg_tree_close(t);
+	cr_assert_not(tree_left(name));
+}
+
+static void small_job(void)
+{
+	volatile char *p = malloc(4u << 20);
+
+	if (!p)
+		_exit(101);
+	for (size_t i = 0; i < (4u << 20); i += 4096)
+		p[i] = 1;
+	_exit(0);
+}
+
+Test(cgroup_real, no_oom_under_the_limit)
+{
+	char name[64];
+	struct cg_tree *t = open_test_tree(name, sizeof(name));
+	struct cg_step *s = make_step(t, 64u << 20, 8);
+	struct cg_stats st;
+	int status;
+	pid_t pid = spawn_in(s, small_job);
+
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	cr_assert_eq(cg_step_stats(s, &st), 0);
+	cr_assert_not(st.oom_killed);
+	cr_assert_not(st.memory_limit_hit);
+	cr_assert_geq(st.memory_peak_bytes, 4u << 20);
+	cg_step_destroy(s);
+	cg_tree_close(t);
+	cr_assert_not(tree_left(name));
+}
+
+/* Fork until refused; the exit code says how many forks succeeded. */
+static void fork_bomb(void)
+{
+	int made = 0;
+
+	for (int i = 0; i < 64; i++) {
+		pid_t c = fork();
+
+		if (c < 0)
+			continue;
+		if (c == 0) {
+			pause();
+			_exit(0);
+		}
+		made++;
+	}
+	pause();
+	_exit(made);
+}
+
+Test(cgroup_real, pids_limit_and_kill)
+{
+	char name[64];
+	struct cg_tree *t = open_test_tree(name, sizeof(name));
+	struct cg_step *s = make_step(t, 0, 8);
+	pid_t pids[16];
+	int status, n = 0;
+	pid_t pid = spawn_in(s, fork_bomb);
+
+	/* wait for the bomb to fill the group */
+	for (int i = 0; i < 500 && n < 8; i++) {
+		n = cg_step_nprocs(s);
+		usleep(2000);
+	}
+	usleep(50000);
+	cr_assert_eq(cg_step_nprocs(s), 8);
+	cr_assert_eq(cg_step_pids(s, pids, 16), 8);
+	cr_assert_eq(cg_step_pids(s, pids, 3), 3);
+	cr_assert_eq(cg_step_kill(s), 0);
+	cr_assert_eq(cg_step_nprocs(s), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	cg_step_destroy(s);
+	cg_tree_close(t);
+	cr_assert_not(tree_left(name));
+}
+
+static void idle(void)
+{
+	for (;;)
+		pause();
+}
+
+static void burn_cpu(void)
+{
+	struct timespec ts;
+
+	do
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	while (ts.tv_sec == 0 && ts.tv_nsec < 300000000);
+	_exit(0);
+}
+
+Test(cgroup_real, cpu_time_is_counted)
+{
+	char name[64];
+	struct cg_tree *t = open_test_tree(name, sizeof(name));
+	struct cg_step *s = make_step(t, 64u << 20, 8);
+	struct cg_stats st;
+	uint64_t before, after;
+	int status;
+	pid_t pid;
+
+	cr_assert_eq(cg_step_cpu_us(s, &before), 0);
+	pid = spawn_in(s, burn_cpu);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	cr_assert_eq(cg_step_cpu_us(s, &after), 0);
+	cr_assert_geq(after, before + 250000, "cpu %llu -> %llu", (unsigned long long)before,
+		      (unsigned long long)after);
+	cr_assert_eq(cg_step_stats(s, &st), 0);
+	cr_assert_eq(st.cpu_us, after);
+	cg_step_destroy(s);
+	cg_tree_close(t);
+	cr_assert_not(tree_left(name));
+}
+
+Test(cgroup_real, tree_close_kills_leftovers)
+{
+	char name[64];
+	struct cg_tree *t = open_test_tree(name, sizeof(name));
+	struct cg_step *s = make_step(t, 0, 0);
+	int status;
+	pid_t pid = spawn_in(s, idle);
+
+	while (cg_step_nprocs(s) < 1)
+		usleep(1000);
+	/* the worker forgot the step: closing the tree must still clean up */
+	free(s);
+	cg_tree_close(t);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	cr_assert_not(tree_left(name));
+}
+
+/*
+ * cg_sweep on a private root: symlinks to a scratch cgroup in each real
+ * hierarchy, so that the sweep cannot touch other users of goboxd/.
+ */
+struct sweep_root {
+	char dir[PATH_MAX];
+	char cg[3][PATH_MAX];
+};
+
+static void sweep_root_make(struct sweep_root *r)
+{
+	static const char *const ctrl[] = { "memory", "pids", "cpuacct" };
+	char link[PATH_MAX + 16];
+
+	snprintf(r->dir, sizeof(r->dir), "/tmp/goboxd-cgtest-%d", (int)getpid());
+	cr_assert_eq(mkdir(r->dir, 0700), 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(r->cg[i], sizeof(r->cg[i]), "/sys/fs/cgroup/%s/goboxd/sweep-%d", ctrl[i],
+			 (int)getpid());
+		cr_assert_eq(mkdir(r->cg[i], 0755), 0, "mkdir %s: %s", r->cg[i], strerror(errno));
+		snprintf(link, sizeof(link), "%s/%s", r->dir, ctrl[i]);
+		cr_assert_eq(symlink(r->cg[i], link), 0);
+	}
+}
+
+static void sweep_root_remove(struct sweep_root *r)
+{
+	static const char *const ctrl[] = { "memory", "pids", "cpuacct" };
+	char path[PATH_MAX + 16];
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/goboxd", r->cg[i]);
+		cr_expect_eq(rmdir(path), 0, "rmdir %s: %s", path, strerror(errno));
+		cr_expect_eq(rmdir(r->cg[i]), 0);
+		snprintf(path, sizeof(path), "%s/%s", r->dir, ctrl[i]);
+		unlink(path);
+	}
+	rmdir(r->dir);
+}
+
+Test(cgroup_real, sweep_removes_a_crashed_workers_leftovers)
+{
+	char name[64], err[256] = "", path[PATH_MAX + 64];
+	struct cg_tree *t = open_test_tree(name, sizeof(name));
+	struct cg_limits l = { .memory_bytes = 32u << 20, .pids = 4 };
+	struct sweep_root r;
+	struct cg_tree *w = NULL;
+	struct cg_step *s1 = NULL, *s2 = NULL;
+	unsigned removed = 0;
+	int status;
+	pid_t pid;
+
+	if (cg_tree_version(t) != CG_V1)
+		cr_skip_test("private sweep root is built for v1");
+	cg_tree_close(t);
+	sweep_root_make(&r);
+	cr_assert_eq(cg_tree_open(r.dir, "w1", &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cg_tree_version(w), CG_V1);
+	cr_assert_eq(cg_step_create(w, &l, &s1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cg_step_create(w, &l, &s2, err, sizeof(err)), 0, "%s", err);
+	pid = spawn_in(s1, idle);
+	while (cg_step_nprocs(s1) < 1)
+		usleep(1000);
+
+	cr_assert_eq(cg_sweep(r.dir, &removed), 0);
+	/* w1 and its two steps, in each of the three hierarchies */
+	cr_assert_eq(removed, 9);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	snprintf(path, sizeof(path), "%s/goboxd/w1", r.cg[0]);
+	cr_assert_neq(access(path, F_OK), 0);
+	cr_assert_eq(cg_sweep(r.dir, &removed), 0);
+	cr_assert_eq(removed, 0);
+	/* destroying what was swept away is harmless */
+	cg_step_destroy(s1);
+	cg_step_destroy(s2);
+	cg_tree_close(w);
+	sweep_root_remove(&r);
+}
+
+Test(cgroup_real, unified_without_controllers_is_refused)
+{
+	struct cg_tree *t = NULL;
+	char err[256] = "";
+
+	if (access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) < 0)
+		cr_skip_test("no hybrid cgroup2 mount");
+	if (geteuid() != 0)
+		cr_skip_test("needs root");
+	cr_assert_eq(cg_tree_open("/sys/fs/cgroup/unified", "x", &t, err, sizeof(err)), -ENOTSUP);
+	cr_assert_neq(err[0], '\0');
+	cr_assert_null(t);
+	cr_assert_neq(access("/sys/fs/cgroup/unified/goboxd", F_OK), 0);
+}
+
+Test(cgroup_real, v2_prepare_is_a_no_op_on_v1)
+{
+	char name[64], err[256] = "";
+	struct cg_tree *t = open_test_tree(name, sizeof(name));
+
+	if (cg_tree_version(t) != CG_V1) {
+		cg_tree_close(t);
+		cr_skip_test("v1 host only");
+	}
+	cr_assert_eq(cg_v2_prepare(NULL, err, sizeof(err)), 0, "%s", err);
+	cg_tree_close(t);
+	cr_assert_not(tree_left(name));
+}
