@@ -27,9 +27,9 @@ static int fail(struct http_parser *p, int status, const char *code, const char 
 
 static int fail(struct http_parser *p, int status, const char *code, const char *fmt, ...)
 {
-	va_list ap;
-
 	if (!p->err_status) {
+		va_list ap;
+
 		p->err_status = status;
 		p->err_code = code;
 		va_start(ap, fmt);

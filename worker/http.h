@@ -70,9 +70,13 @@ struct http_parser {
 void http_parser_init(struct http_parser *p, size_t max_header_bytes, size_t max_body_bytes);
 void http_parser_free(struct http_parser *p);
 /*
- * Feed bytes. *consumed tells how many were used; the caller keeps the
- * rest and feeds it again after handling the result. After
- * HTTP_REQUEST_DONE, call http_parser_next() before feeding again.
+ * Feed bytes. *consumed (always set) tells how many were used; the caller
+ * keeps the rest and feeds it again after handling the result. After
+ * HTTP_REQUEST_DONE, call http_parser_next() before feeding again (until
+ * then every feed returns HTTP_REQUEST_DONE and uses nothing).
+ * HTTP_HEADERS_DONE comes once, only for requests with a body. After
+ * HTTP_ERROR, answer p->err_status with Connection: close and close; the
+ * parser keeps returning HTTP_ERROR.
  */
 enum http_feed http_parser_feed(struct http_parser *p, const char *data, size_t len,
 				size_t *consumed);

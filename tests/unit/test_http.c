@@ -129,7 +129,6 @@ static char *transcript(const char *s, size_t len, size_t split, size_t step)
 Test(http, complete_get)
 {
 	struct conn c;
-	const struct http_request *r;
 
 	conn_init(&c, MAX_HDR, MAX_BODY);
 	conn_input(&c, "GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n", 47);
@@ -140,6 +139,7 @@ Test(http, complete_get)
 	conn_init(&c, MAX_HDR, MAX_BODY);
 	{
 		const char *s = "GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n";
+		const struct http_request *r;
 		size_t used;
 
 		cr_assert(!http_parser_in_request(&c.p));
