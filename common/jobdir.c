@@ -1,0 +1,326 @@
+#include "autoconf.h"
+
+#include "common/jobdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+/*
+ * Deeper directories are renamed up to the top of the tree being removed
+ * and handled by a later pass, so the removal holds at most two fds per
+ * level whatever depth the sandbox built.
+ */
+#define RM_MAX_DEPTH 32
+
+int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out)
+{
+	struct jobdir d;
+	int n, rc;
+
+	n = snprintf(d.path, sizeof(d.path), "%s/" JOBDIR_PREFIX "XXXXXX", parent);
+	if (n < 0 || (size_t)n >= sizeof(d.path))
+		return -ENAMETOOLONG;
+	if (!mkdtemp(d.path))
+		return -errno;
+	d.fd = open(d.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d.fd < 0) {
+		rc = -errno;
+		rmdir(d.path);
+		return rc;
+	}
+	/*
+	 * The sweeper also skips directories younger than its age limit, so
+	 * the instant between mkdtemp and the lock is not a race.
+	 */
+	if (flock(d.fd, LOCK_EX | LOCK_NB) < 0 || fchown(d.fd, uid, gid) < 0 ||
+	    fchmod(d.fd, 0750) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	close(d.fd);
+	rmdir(d.path);
+	return rc;
+}
+
+int jobdir_write(const struct jobdir *d, const char *name, const void *data, size_t len,
+		 mode_t mode)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return -EINVAL;
+	if (fstat(d->fd, &st) < 0)
+		return -errno;
+	fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	/* fchmod after creation: the process umask must not change the mode */
+	if (fchown(fd, st.st_uid, st.st_gid) < 0 || fchmod(fd, mode & 07777) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = write_all(fd, data, len);
+	if (rc < 0)
+		goto fail;
+	if (close(fd) < 0) {
+		rc = -errno;
+		unlinkat(d->fd, name, 0);
+		return rc;
+	}
+	return 0;
+fail:
+	close(fd);
+	unlinkat(d->fd, name, 0);
+	return rc;
+}
+
+/*
+ * Open a subdirectory without following a symlink. The sandbox may have
+ * made it unreadable (chmod 000): when not privileged enough to ignore
+ * that, give it back an owner mode through the parent, still without
+ * following links, and retry.
+ */
+static int open_dir_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && errno == EACCES) {
+		if (fchmodat(dirfd, name, 0700, AT_SYMLINK_NOFOLLOW) < 0)
+			return -EACCES;
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	/* unlinking inside needs write and search permission on it */
+	fchmod(fd, 0700);
+	return fd;
+}
+
+static bool entry_is_dir(int dirfd, const struct dirent *de)
+{
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return S_ISDIR(st.st_mode);
+}
+
+struct rm_pass {
+	int rootfd;
+	unsigned *seq;  /* names for hoisted directories, across passes */
+	bool progress; /* something was removed or hoisted */
+	bool seen;     /* the top level still had entries */
+	int err;       /* first error, kept for when no progress is made */
+};
+
+/* Move a too-deep directory to the top of the tree under a fresh name. */
+static int hoist_dir(struct rm_pass *p, int dirfd, const char *name)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		char nn[32];
+
+		snprintf(nn, sizeof(nn), "goboxd-deep-%u", (*p->seq)++);
+		if (renameat2(dirfd, name, p->rootfd, nn, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static void rm_note(struct rm_pass *p, int rc)
+{
+	if (rc < 0 && rc != -ENOENT && p->err == 0)
+		p->err = rc;
+	if (rc == 0)
+		p->progress = true;
+}
+
+static void rm_level(struct rm_pass *p, int fd, int depth)
+{
+	struct dirent *de;
+	DIR *dir;
+	int dfd;
+
+	/* fdopendir owns its fd, and a dup shares the offset: rewind it */
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0) {
+		rm_note(p, -errno);
+		return;
+	}
+	dir = fdopendir(dfd);
+	if (!dir) {
+		rm_note(p, -errno);
+		close(dfd);
+		return;
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir))) {
+		const char *name = de->d_name;
+		int sub;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		if (depth == 0)
+			p->seen = true;
+		if (!entry_is_dir(fd, de)) {
+			rm_note(p, unlinkat(fd, name, 0) < 0 ? -errno : 0);
+			continue;
+		}
+		if (depth + 1 >= RM_MAX_DEPTH) {
+			rm_note(p, hoist_dir(p, fd, name));
+			continue;
+		}
+		sub = open_dir_at(fd, name);
+		if (sub < 0) {
+			rm_note(p, sub);
+			continue;
+		}
+		rm_level(p, sub, depth + 1);
+		close(sub);
+		rm_note(p, unlinkat(fd, name, AT_REMOVEDIR) < 0 ? -errno : 0);
+	}
+	closedir(dir);
+}
+
+/* Empty the directory open at rootfd; passes repeat while they make progress. */
+static int rm_contents(int rootfd)
+{
+	unsigned seq = 0;
+
+	for (;;) {
+		struct rm_pass p = { .rootfd = rootfd, .seq = &seq };
+
+		rm_level(&p, rootfd, 0);
+		if (!p.seen)
+			return 0;
+		if (!p.progress)
+			return p.err ? p.err : -ENOTEMPTY;
+	}
+}
+
+int rm_tree_at(int dirfd, const char *name)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+	fd = open_dir_at(dirfd, name);
+	if (fd < 0)
+		return fd;
+	rc = rm_contents(fd);
+	close(fd);
+	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
+		rc = -errno;
+	return rc;
+}
+
+int jobdir_remove(struct jobdir *d)
+{
+	int rc;
+
+	if (!d || d->fd < 0)
+		return 0;
+	/* the sandbox owns the directory and may have taken its modes away */
+	fchmod(d->fd, 0700);
+	rc = rm_contents(d->fd);
+	if (rc == 0 && rmdir(d->path) < 0)
+		rc = -errno;
+	close(d->fd);
+	d->fd = -1;
+	return rc;
+}
+
+/*
+ * One candidate of the sweep: 1 when removed, 0 when skipped (too young,
+ * or locked by a live job), negative errno on failure.
+ */
+static int sweep_one(int pfd, const char *name, unsigned age_s, time_t now)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	if (now - st.st_mtime < (time_t)age_s)
+		return 0;
+	fd = open_dir_at(pfd, name);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? 0 : -errno;
+		close(fd);
+		return rc;
+	}
+	rc = rm_contents(fd);
+	if (rc == 0 && unlinkat(pfd, name, AT_REMOVEDIR) < 0)
+		rc = -errno;
+	close(fd);
+	return rc < 0 ? rc : 1;
+}
+
+/*
+ * A directory that cannot be removed is logged and left for the next
+ * sweep; only an unreadable parent fails the sweep as a whole.
+ */
+int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed)
+{
+	struct dirent *de;
+	unsigned count = 0;
+	time_t now = time(NULL);
+	DIR *dir;
+	int pfd, dfd;
+
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	dfd = fcntl(pfd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0 || !(dir = fdopendir(dfd))) {
+		int rc = -errno;
+
+		if (dfd >= 0)
+			close(dfd);
+		close(pfd);
+		return rc;
+	}
+	while ((de = readdir(dir))) {
+		int rc;
+
+		if (strncmp(de->d_name, JOBDIR_PREFIX, strlen(JOBDIR_PREFIX)) != 0)
+			continue;
+		rc = sweep_one(pfd, de->d_name, age_s, now);
+		if (rc > 0)
+			count++;
+		else if (rc < 0)
+			log_warn("sweep %s/%s: %s", parent, de->d_name, strerror(-rc));
+	}
+	closedir(dir);
+	close(pfd);
+	if (removed)
+		*removed = count;
+	return 0;
+}

@@ -1,0 +1,369 @@
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/jobdir.h"
+
+#define SANDBOX_ID 65534
+
+static char parent[64];
+static char outside[64];
+
+static void setup(void)
+{
+	strcpy(parent, "/tmp/goboxd-test-jobdir-XXXXXX");
+	strcpy(outside, "/tmp/goboxd-test-outside-XXXXXX");
+	cr_assert_not_null(mkdtemp(parent));
+	cr_assert_not_null(mkdtemp(outside));
+}
+
+static void teardown(void)
+{
+	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+
+	rm_tree_at(fd, parent + 5);
+	rm_tree_at(fd, outside + 5);
+	close(fd);
+}
+
+static uid_t test_uid(void)
+{
+	return geteuid() == 0 ? SANDBOX_ID : geteuid();
+}
+
+static gid_t test_gid(void)
+{
+	return getegid() == 0 ? SANDBOX_ID : getegid();
+}
+
+static void write_host_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static bool host_file_is(const char *path, const char *text)
+{
+	char buf[256] = "";
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return strcmp(buf, text) == 0;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+TestSuite(jobdir, .init = setup, .fini = teardown);
+
+Test(jobdir, create_makes_a_locked_private_dir)
+{
+	struct jobdir d;
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	cr_expect_eq(strncmp(d.path, parent, strlen(parent)), 0);
+	cr_expect_eq(strncmp(d.path + strlen(parent), "/" JOBDIR_PREFIX, 5), 0);
+	cr_assert_eq(stat(d.path, &st), 0);
+	cr_expect(S_ISDIR(st.st_mode));
+	cr_expect_eq(st.st_mode & 07777, 0750);
+	cr_expect_eq(st.st_uid, test_uid());
+	cr_expect_eq(st.st_gid, test_gid());
+
+	fd = open(d.path, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	cr_expect_eq(flock(fd, LOCK_EX | LOCK_NB), -1, "the job must hold the lock");
+	cr_expect_eq(errno, EWOULDBLOCK);
+	close(fd);
+
+	cr_expect_eq(jobdir_remove(&d), 0);
+	cr_expect_not(exists(d.path));
+	cr_expect_eq(d.fd, -1);
+	cr_expect_eq(jobdir_remove(&d), 0, "removing twice is harmless");
+}
+
+Test(jobdir, create_gives_unique_dirs)
+{
+	struct jobdir a, b;
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &a), 0);
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &b), 0);
+	cr_expect_str_neq(a.path, b.path);
+	jobdir_remove(&a);
+	jobdir_remove(&b);
+}
+
+Test(jobdir, create_fails_cleanly)
+{
+	struct jobdir d = { .fd = -42 };
+	char missing[128];
+
+	snprintf(missing, sizeof(missing), "%s/nope", parent);
+	cr_expect_eq(jobdir_create(missing, 0, 0, &d), -ENOENT);
+	cr_expect_eq(d.fd, -42, "out untouched on failure");
+}
+
+Test(jobdir, write_file)
+{
+	struct jobdir d;
+	char path[4200];
+	struct stat st;
+	mode_t old = umask(077);
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	cr_assert_eq(jobdir_write(&d, "solution.py", "print(1)\n", 9, 0644), 0);
+	snprintf(path, sizeof(path), "%s/solution.py", d.path);
+	cr_expect(host_file_is(path, "print(1)\n"));
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0644, "umask must not change the mode");
+	cr_expect_eq(st.st_uid, test_uid());
+	cr_expect_eq(st.st_gid, test_gid());
+	umask(old);
+
+	cr_expect_eq(jobdir_write(&d, "solution.py", "x", 1, 0644), -EEXIST);
+	cr_expect(host_file_is(path, "print(1)\n"), "O_EXCL: never overwritten");
+	cr_expect_eq(jobdir_write(&d, "../escape", "x", 1, 0644), -EINVAL);
+	cr_expect_eq(jobdir_write(&d, "..", "x", 1, 0644), -EINVAL);
+	cr_expect_eq(jobdir_write(&d, "", "x", 1, 0644), -EINVAL);
+	cr_expect_eq(jobdir_write(&d, "empty", "", 0, 0600), 0);
+	jobdir_remove(&d);
+}
+
+Test(jobdir, write_never_follows_a_planted_symlink)
+{
+	struct jobdir d;
+	char target[128], link[4200];
+
+	snprintf(target, sizeof(target), "%s/passwd", outside);
+	write_host_file(target, "root:x:0:0\n");
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	snprintf(link, sizeof(link), "%s/a.out", d.path);
+	cr_assert_eq(symlink(target, link), 0);
+	cr_expect_lt(jobdir_write(&d, "a.out", "pwned", 5, 0644), 0);
+	cr_expect(host_file_is(target, "root:x:0:0\n"));
+	jobdir_remove(&d);
+}
+
+Test(jobdir, remove_leaves_symlink_targets_alone)
+{
+	struct jobdir d;
+	char tfile[128], tdir[128], tdirfile[160], p[4300];
+
+	snprintf(tfile, sizeof(tfile), "%s/secret", outside);
+	snprintf(tdir, sizeof(tdir), "%s/dir", outside);
+	snprintf(tdirfile, sizeof(tdirfile), "%s/dir/keep", outside);
+	write_host_file(tfile, "secret");
+	cr_assert_eq(mkdir(tdir, 0755), 0);
+	write_host_file(tdirfile, "keep");
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	snprintf(p, sizeof(p), "%s/etc-link", d.path);
+	cr_assert_eq(symlink(tfile, p), 0);
+	snprintf(p, sizeof(p), "%s/dir-link", d.path);
+	cr_assert_eq(symlink(tdir, p), 0);
+	snprintf(p, sizeof(p), "%s/sub", d.path);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sub/deeper-link", d.path);
+	cr_assert_eq(symlink(tdir, p), 0);
+
+	cr_expect_eq(jobdir_remove(&d), 0);
+	cr_expect_not(exists(d.path));
+	cr_expect(host_file_is(tfile, "secret"));
+	cr_expect(host_file_is(tdirfile, "keep"));
+}
+
+/* Build the tree a hostile program could leave: unreadable dirs and files. */
+static void plant_locked_tree(const char *root)
+{
+	char p[4300];
+
+	snprintf(p, sizeof(p), "%s/locked", root);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/locked/inner", root);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/locked/inner/f", root);
+	write_host_file(p, "x");
+	chmod(p, 0);
+	snprintf(p, sizeof(p), "%s/locked/inner", root);
+	chmod(p, 0);
+	snprintf(p, sizeof(p), "%s/locked/file", root);
+	write_host_file(p, "x");
+	snprintf(p, sizeof(p), "%s/locked", root);
+	chmod(p, 0);
+}
+
+Test(jobdir, remove_handles_mode_000_dirs)
+{
+	struct jobdir d;
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	plant_locked_tree(d.path);
+	cr_expect_eq(chmod(d.path, 0), 0);
+	cr_expect_eq(jobdir_remove(&d), 0);
+	cr_expect_not(exists(d.path));
+}
+
+/*
+ * Root ignores modes, so as root the case above passes whatever the code
+ * does: repeat it as an unprivileged owner, the way the sandbox uid sees it.
+ */
+Test(jobdir, remove_handles_mode_000_dirs_unprivileged)
+{
+	char top[128];
+	pid_t pid;
+	int status;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to switch to an unprivileged uid");
+	snprintf(top, sizeof(top), "%s/tree", parent);
+	cr_assert_eq(mkdir(top, 0755), 0);
+	cr_assert_eq(chown(top, SANDBOX_ID, SANDBOX_ID), 0);
+	chmod(parent, 0777);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int pfd;
+
+		if (setresgid(SANDBOX_ID, SANDBOX_ID, SANDBOX_ID) < 0 ||
+		    setresuid(SANDBOX_ID, SANDBOX_ID, SANDBOX_ID) < 0)
+			_exit(2);
+		plant_locked_tree(top);
+		pfd = open(parent, O_RDONLY | O_DIRECTORY);
+		_exit(rm_tree_at(pfd, "tree") == 0 ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	cr_expect_not(exists(top));
+}
+
+Test(jobdir, remove_deep_tree)
+{
+	struct jobdir d;
+	char rel[16];
+	int fd;
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	fd = dup(d.fd);
+	/* far deeper than the removal's own depth bound, with files at each level */
+	for (int i = 0; i < 300; i++) {
+		int nfd, f;
+
+		snprintf(rel, sizeof(rel), "d%d", i);
+		cr_assert_eq(mkdirat(fd, rel, 0700), 0);
+		f = openat(fd, "file", O_CREAT | O_WRONLY, 0600);
+		cr_assert_geq(f, 0);
+		close(f);
+		nfd = openat(fd, rel, O_RDONLY | O_DIRECTORY);
+		cr_assert_geq(nfd, 0);
+		close(fd);
+		fd = nfd;
+	}
+	close(fd);
+	cr_expect_eq(jobdir_remove(&d), 0);
+	cr_expect_not(exists(d.path));
+}
+
+Test(jobdir, rm_tree_at_file_and_missing)
+{
+	char p[128];
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY);
+
+	snprintf(p, sizeof(p), "%s/plain", parent);
+	write_host_file(p, "x");
+	cr_expect_eq(rm_tree_at(pfd, "plain"), 0);
+	cr_expect_not(exists(p));
+	cr_expect_eq(rm_tree_at(pfd, "plain"), -ENOENT);
+	close(pfd);
+}
+
+static void make_old(const char *path, time_t age)
+{
+	struct timespec ts[2];
+
+	ts[0].tv_sec = ts[1].tv_sec = time(NULL) - age;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	cr_assert_eq(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), 0, "%s", path);
+}
+
+Test(jobdir, sweep)
+{
+	struct jobdir live, crashed, young;
+	char other[128], link[128], tdir[128], keep[160], p[4300];
+	unsigned removed = 99;
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &live), 0);
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &crashed), 0);
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &young), 0);
+	cr_assert_eq(jobdir_write(&crashed, "a.out", "x", 1, 0755), 0);
+	plant_locked_tree(crashed.path);
+	/* a crashed worker's lock died with it */
+	close(crashed.fd);
+	close(young.fd);
+
+	snprintf(other, sizeof(other), "%s/not-a-job", parent);
+	cr_assert_eq(mkdir(other, 0755), 0);
+	snprintf(tdir, sizeof(tdir), "%s/victim", outside);
+	cr_assert_eq(mkdir(tdir, 0755), 0);
+	snprintf(keep, sizeof(keep), "%s/keep", tdir);
+	write_host_file(keep, "keep");
+	snprintf(link, sizeof(link), "%s/" JOBDIR_PREFIX "link", parent);
+	cr_assert_eq(symlink(tdir, link), 0);
+
+	make_old(live.path, 3600);
+	make_old(crashed.path, 3600);
+	make_old(other, 3600);
+	make_old(tdir, 3600);
+	make_old(link, 3600);
+
+	cr_expect_eq(jobdir_sweep(parent, 600, &removed), 0);
+	cr_expect_eq(removed, 1);
+	cr_expect_not(exists(crashed.path));
+	cr_expect(exists(live.path), "locked by a live job");
+	cr_expect(exists(young.path), "younger than the age limit");
+	cr_expect(exists(other), "not a job dir");
+	cr_expect(exists(link), "symlinks are not job dirs");
+	cr_expect(host_file_is(keep, "keep"));
+
+	/* with age 0 the unlocked young one goes too, the live one stays */
+	cr_expect_eq(jobdir_sweep(parent, 0, &removed), 0);
+	cr_expect_eq(removed, 1);
+	cr_expect_not(exists(young.path));
+	cr_expect(exists(live.path));
+
+	snprintf(p, sizeof(p), "%s", live.path);
+	cr_expect_eq(jobdir_remove(&live), 0);
+	cr_expect_not(exists(p));
+}
+
+Test(jobdir, sweep_missing_parent)
+{
+	unsigned removed = 7;
+	char p[128];
+
+	snprintf(p, sizeof(p), "%s/missing", parent);
+	cr_expect_eq(jobdir_sweep(p, 0, &removed), -ENOENT);
+	cr_expect_eq(removed, 7);
+}
