@@ -1,0 +1,815 @@
+#include "autoconf.h"
+
+#include "master/master.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "common/channel.h"
+#include "common/jobdir.h"
+#include "common/log.h"
+#include "common/stats.h"
+#include "common/util.h"
+#include "master/queue.h"
+#include "worker/cgroup.h"
+#include "worker/probe.h"
+#include "worker/worker.h"
+
+#define TICK_MS 100
+#define PROBE_PERIOD_MS (5 * 60 * 1000)
+#define RESPAWN_MAX_DELAY_MS 30000
+
+struct wslot {
+	pid_t pid;
+	int chan;            /* master's end of the socketpair */
+	uint32_t gen;
+	bool idle;           /* may receive a dispatch */
+	bool busy;           /* has a dispatched job (counts in m->running) */
+	bool quitting;       /* told to finish and exit */
+	bool config_fail;    /* exited with WORKER_EXIT_CONFIG */
+	uint64_t started_ms;
+	unsigned fails;      /* quick deaths in a row, for backoff */
+	uint64_t respawn_at; /* 0: no respawn pending */
+};
+
+struct master {
+	struct config cfg;
+	struct langtab *lt;
+	uint32_t gen;
+	int argc;
+	char **argv;
+	char **envp;
+	int listen_fd;
+	int epfd;
+	int sigfd;
+	struct stats *stats;
+	struct probe_table *probes;
+	struct wslot slots[STATS_MAX_WORKERS];
+	struct queue q;
+	unsigned running;
+	unsigned rr;          /* round-robin start for dispatch */
+	pid_t prober;
+	uint64_t next_probe_ms;
+	uint64_t next_sweep_ms;
+	bool stopping;
+	bool fast;
+	uint64_t stop_deadline_ms;
+};
+
+static char tag_sig;
+
+/* ---- socket -------------------------------------------------------- */
+
+int master_listen(const struct config *cfg, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *res = NULL;
+	char port[8];
+	int n = sd_listen_fds(1);
+	int fd = -1, rc;
+	int one = 1;
+
+	if (n > 1) {
+		snprintf(err, errlen, "systemd passed %d sockets; goboxd takes exactly one", n);
+		return -1;
+	}
+	if (n == 1) {
+		if (sd_is_socket(SD_LISTEN_FDS_START, AF_UNSPEC, SOCK_STREAM, 1) <= 0) {
+			snprintf(err, errlen, "the socket from systemd is not a listening stream");
+			return -1;
+		}
+		set_cloexec(SD_LISTEN_FDS_START, true);
+		log_info("using the listening socket passed by systemd");
+		return SD_LISTEN_FDS_START;
+	}
+	snprintf(port, sizeof(port), "%u", cfg->port);
+	rc = getaddrinfo(cfg->listen, port, &hints, &res);
+	if (rc != 0) {
+		snprintf(err, errlen, "listen address %s: %s", cfg->listen, gai_strerror(rc));
+		return -1;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
+		snprintf(err, errlen, "bind %s:%s: %s", cfg->listen, port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+static unsigned bound_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
+/* ---- workers ------------------------------------------------------- */
+
+static unsigned live_workers(const struct master *m, uint32_t gen)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		if (m->slots[i].pid > 0 && m->slots[i].gen == gen)
+			n++;
+	return n;
+}
+
+static int spawn_worker(struct master *m, size_t idx)
+{
+	struct wslot *s = &m->slots[idx];
+	int sv[2];
+	pid_t pid;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		log_error("socketpair: %s", strerror(errno));
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		log_error("fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		struct worker_ctx ctx = {
+			.index = (unsigned)idx, .generation = m->gen, .cfg = &m->cfg, .lt = m->lt,
+			.stats = m->stats, .probes = m->probes, .listen_fd = m->listen_fd,
+			.chan_fd = sv[1],
+		};
+		sigset_t none;
+
+		close(sv[0]);
+		/* Other workers' channels are the master's business only. */
+		for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+			if (m->slots[i].pid > 0 && m->slots[i].chan >= 0)
+				close(m->slots[i].chan);
+		close(m->epfd);
+		close(m->sigfd);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		_exit(worker_main(&ctx));
+	}
+	close(sv[1]);
+	set_nonblock(sv[0], true);
+	s->pid = pid;
+	s->chan = sv[0];
+	s->gen = m->gen;
+	s->idle = false;
+	s->busy = false;
+	s->quitting = false;
+	s->config_fail = false;
+	s->started_ms = now_ms();
+	s->respawn_at = 0;
+	epoll_ctl(m->epfd, EPOLL_CTL_ADD, s->chan, &ev);
+	log_info("worker %zu started (pid %d, generation %u)", idx, pid, m->gen);
+	return 0;
+}
+
+static int free_slot(const struct master *m)
+{
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		if (m->slots[i].pid == 0 && m->slots[i].respawn_at == 0)
+			return (int)i;
+	return -1;
+}
+
+static void spawn_generation(struct master *m)
+{
+	for (unsigned i = 0; i < m->cfg.workers; i++) {
+		int idx = free_slot(m);
+
+		if (idx < 0) {
+			log_error("no free worker slot (max %d)", STATS_MAX_WORKERS);
+			return;
+		}
+		spawn_worker(m, (size_t)idx);
+	}
+}
+
+static void tell(struct master *m, struct wslot *s, enum chan_type t, const int *fds,
+		 size_t nfds, uint64_t arg)
+{
+	struct chan_msg msg = { .magic = CHAN_MAGIC, .type = t, .generation = s->gen, .arg = arg };
+	int rc = chan_send(s->chan, &msg, fds, nfds);
+
+	if (rc < 0)
+		log_warn("chan_send to worker pid %d: %s", s->pid, strerror(-rc));
+}
+
+static void quit_generation(struct master *m, uint32_t gen)
+{
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
+		struct wslot *s = &m->slots[i];
+
+		if (s->pid > 0 && s->gen == gen && !s->quitting) {
+			s->quitting = true;
+			s->idle = false;
+			tell(m, s, CHAN_QUIT, NULL, 0, 0);
+		}
+		if (s->pid == 0 && s->gen == gen)
+			s->respawn_at = 0;
+	}
+}
+
+/* ---- queue --------------------------------------------------------- */
+
+static void reply_503(int fd, const char *code, const char *msg, unsigned retry_after)
+{
+	char body[256], resp[512];
+	int blen = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}",
+			    code, msg);
+	int rlen = snprintf(resp, sizeof(resp),
+			    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+			    "Content-Length: %d\r\nRetry-After: %u\r\nConnection: close\r\n\r\n%s",
+			    blen, retry_after, body);
+
+	/* Best effort on a non-blocking socket: the answer is tiny. */
+	if (send(fd, resp, (size_t)rlen, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("send(503): %s", strerror(errno));
+}
+
+static void refuse(struct master *m, struct queue_entry *e, const char *code, const char *msg)
+{
+	unsigned retry = m->cfg.queue_timeout_ms / 2000 + 1;
+
+	reply_503(e->fd, code, msg, retry);
+	close(e->fd);
+	close(e->memfd);
+}
+
+static struct wslot *idle_worker(struct master *m)
+{
+	for (size_t k = 0; k < STATS_MAX_WORKERS; k++) {
+		size_t i = (m->rr + k) % STATS_MAX_WORKERS;
+		struct wslot *s = &m->slots[i];
+
+		if (s->pid > 0 && s->idle && !s->quitting && s->gen == m->gen) {
+			m->rr = (unsigned)(i + 1);
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static void publish_queue(struct master *m)
+{
+	atomic_store(&m->stats->queued, (int64_t)m->q.len);
+}
+
+static void send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
+{
+	int fds[2] = { e->fd, e->memfd };
+
+	tell(m, s, CHAN_DISPATCH, fds, 2, now_ms() - e->enq_ms);
+	close(e->fd);
+	close(e->memfd);
+	s->idle = false;
+	s->busy = true;
+	m->running++;
+}
+
+static void dispatch(struct master *m)
+{
+	struct queue_entry e;
+
+	while (m->q.len > 0 && m->running < m->cfg.max_concurrent_jobs) {
+		struct wslot *s = idle_worker(m);
+
+		if (!s)
+			break;
+		queue_pop(&m->q, &e);
+		send_job(m, s, &e);
+	}
+	publish_queue(m);
+}
+
+static void expire_queue(struct master *m)
+{
+	uint64_t now = now_ms();
+	struct queue_entry e;
+
+	while (m->q.len > 0 && now - queue_oldest_ms(&m->q) > m->cfg.queue_timeout_ms) {
+		queue_pop(&m->q, &e);
+		refuse(m, &e, "queue_timeout", "no sandbox became free in time; retry later");
+		atomic_fetch_add(&m->stats->queue_rejected_timeout, 1);
+	}
+	publish_queue(m);
+}
+
+static void enqueue(struct master *m, int fd, int memfd)
+{
+	struct queue_entry e = { .fd = fd, .memfd = memfd, .enq_ms = now_ms() };
+
+	if (m->stopping) {
+		refuse(m, &e, "shutting_down", "the server is stopping; retry later");
+		return;
+	}
+	/* A free slot and nobody ahead: no queueing at all. */
+	if (m->q.len == 0 && m->running < m->cfg.max_concurrent_jobs) {
+		struct wslot *s = idle_worker(m);
+
+		if (s) {
+			send_job(m, s, &e);
+			return;
+		}
+	}
+	if (queue_push(&m->q, &e) < 0) {
+		refuse(m, &e, "queue_full", "too many jobs waiting; retry later");
+		atomic_fetch_add(&m->stats->queue_rejected_full, 1);
+		return;
+	}
+	dispatch(m);
+}
+
+/* ---- channel ------------------------------------------------------- */
+
+static void slot_job_done(struct master *m, struct wslot *s)
+{
+	if (s->busy) {
+		s->busy = false;
+		if (m->running > 0)
+			m->running--;
+	}
+}
+
+static void chan_readable(struct master *m, struct wslot *s)
+{
+	for (;;) {
+		struct chan_msg msg;
+		int fds[2];
+		size_t nfds = 0;
+		int rc = chan_recv(s->chan, &msg, fds, &nfds);
+
+		if (rc == -EAGAIN || rc == 0)
+			return;
+		if (rc < 0) {
+			log_warn("bad message from worker pid %d: %s", s->pid, strerror(-rc));
+			continue;
+		}
+		switch (msg.type) {
+		case CHAN_ENQUEUE:
+			if (nfds != 2) {
+				for (size_t i = 0; i < nfds; i++)
+					close(fds[i]);
+				log_warn("worker pid %d sent a job without its fds", s->pid);
+				break;
+			}
+			enqueue(m, fds[0], fds[1]);
+			break;
+		case CHAN_IDLE:
+		case CHAN_DONE:
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			slot_job_done(m, s);
+			if (!s->quitting)
+				s->idle = true;
+			dispatch(m);
+			break;
+		default:
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			log_warn("worker pid %d sent message type %u", s->pid, msg.type);
+			break;
+		}
+	}
+}
+
+/* ---- children ------------------------------------------------------ */
+
+static void start_prober(struct master *m)
+{
+	pid_t pid;
+
+	if (m->prober > 0) {
+		kill(m->prober, SIGKILL);
+		/* reaped by reap_children like any child */
+	}
+	pid = fork();
+	if (pid < 0) {
+		log_error("fork (prober): %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		log_set_role("prober");
+		prctl(PR_SET_NAME, "goboxd-prober", 0, 0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		close(m->epfd);
+		close(m->sigfd);
+		close(m->listen_fd);
+		for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+			if (m->slots[i].pid > 0)
+				close(m->slots[i].chan);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		_exit(probe_run_all(&m->cfg, m->lt, m->gen, m->probes) == 0 ? 0 : 1);
+	}
+	m->prober = pid;
+	m->next_probe_ms = now_ms() + PROBE_PERIOD_MS;
+}
+
+static void worker_exited(struct master *m, struct wslot *s, int status)
+{
+	bool current = s->gen == m->gen && !s->quitting && !m->stopping;
+	bool config_fail = WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_CONFIG;
+	uint64_t lived = now_ms() - s->started_ms;
+
+	if (WIFSIGNALED(status))
+		log_warn("worker pid %d killed by signal %d", s->pid, WTERMSIG(status));
+	else if (WEXITSTATUS(status) != 0 || current)
+		log_info("worker pid %d exited with %d", s->pid, WEXITSTATUS(status));
+	slot_job_done(m, s);
+	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->chan, NULL);
+	close(s->chan);
+	s->chan = -1;
+	s->pid = 0;
+	s->idle = false;
+	atomic_store(&m->stats->workers[s - m->slots].state, WS_EMPTY);
+	atomic_store(&m->stats->workers[s - m->slots].pid, 0);
+	if (!current)
+		return;
+	if (config_fail) {
+		/* Respawning cannot help: the configuration is wrong. */
+		s->config_fail = true;
+		log_error("worker %td cannot start for a configuration reason; not respawning",
+			  s - m->slots);
+		return;
+	}
+	s->fails = lived < 2000 ? s->fails + 1 : 0;
+	{
+		uint64_t delay = s->fails ? 100ull << (s->fails < 9 ? s->fails : 9) : 0;
+
+		if (delay > RESPAWN_MAX_DELAY_MS)
+			delay = RESPAWN_MAX_DELAY_MS;
+		s->respawn_at = now_ms() + delay;
+	}
+}
+
+static void reap_children(struct master *m)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == m->prober) {
+			m->prober = 0;
+			continue;
+		}
+		for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
+			if (m->slots[i].pid == pid) {
+				worker_exited(m, &m->slots[i], status);
+				break;
+			}
+		}
+	}
+}
+
+static void respawn_due(struct master *m)
+{
+	uint64_t now = now_ms();
+
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
+		struct wslot *s = &m->slots[i];
+
+		if (s->pid == 0 && s->respawn_at && now >= s->respawn_at) {
+			s->respawn_at = 0;
+			if (s->gen == m->gen && !m->stopping && spawn_worker(m, i) == 0)
+				atomic_fetch_add(&m->stats->workers_respawned, 1);
+		}
+	}
+}
+
+/* ---- reload, sweep, stop ------------------------------------------- */
+
+static void reload(struct master *m)
+{
+	struct config nc;
+	struct langtab *nlt = NULL;
+	bool exit_now;
+	char err[512];
+	uint32_t old = m->gen;
+
+	sd_notify(0, "RELOADING=1");
+	log_info("reloading configuration and languages");
+	if (config_build(&nc, m->argc, m->argv, m->envp, &exit_now, err, sizeof(err)) < 0 ||
+	    langtab_load(nc.languages_dir, &nc.limits_max, &nlt, err, sizeof(err)) < 0) {
+		log_error("reload refused, the previous configuration stays in force: %s", err);
+		config_free(&nc);
+		sd_notify(0, "READY=1\nSTATUS=reload refused");
+		return;
+	}
+	if (strcmp(nc.listen, m->cfg.listen) != 0 || nc.port != m->cfg.port)
+		log_warn("listen address changes take effect on restart only");
+	config_free(&m->cfg);
+	m->cfg = nc;
+	langtab_free(m->lt);
+	m->lt = nlt;
+	queue_resize(&m->q, m->cfg.max_queue);
+	m->gen++;
+	atomic_store(&m->stats->generation, m->gen);
+	atomic_fetch_add(&m->stats->reloads, 1);
+	spawn_generation(m);
+	quit_generation(m, old);
+	start_prober(m);
+	log_info("reloaded: generation %u, %zu languages", m->gen, langtab_count(m->lt));
+	sd_notify(0, "READY=1\nSTATUS=reloaded");
+}
+
+static void sweep(struct master *m)
+{
+	unsigned removed = 0;
+	int rc = jobdir_sweep(m->cfg.jail_dir, m->cfg.sweep_age_s, &removed);
+
+	if (rc < 0)
+		log_warn("sweeping %s: %s", m->cfg.jail_dir, strerror(-rc));
+	else if (removed)
+		log_info("swept %u stale job directories from %s", removed, m->cfg.jail_dir);
+	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
+}
+
+static void begin_stop(struct master *m, bool fast)
+{
+	struct queue_entry e;
+
+	if (m->stopping && !fast)
+		return;
+	sd_notify(0, "STOPPING=1");
+	log_info("%s stop requested", fast ? "fast" : "graceful");
+	m->stopping = true;
+	m->fast = fast;
+	m->stop_deadline_ms = now_ms() + (fast ? 2000 : (uint64_t)m->cfg.shutdown_timeout_s * 1000);
+	while (queue_pop(&m->q, &e) == 0)
+		refuse(m, &e, "shutting_down", "the server is stopping; retry later");
+	publish_queue(m);
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
+		struct wslot *s = &m->slots[i];
+
+		s->respawn_at = 0;
+		if (s->pid <= 0)
+			continue;
+		if (fast)
+			kill(s->pid, SIGQUIT);
+		else if (!s->quitting) {
+			s->quitting = true;
+			tell(m, s, CHAN_QUIT, NULL, 0, 0);
+		}
+	}
+	if (m->prober > 0)
+		kill(m->prober, SIGKILL);
+}
+
+static bool any_children(const struct master *m)
+{
+	if (m->prober > 0)
+		return true;
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		if (m->slots[i].pid > 0)
+			return true;
+	return false;
+}
+
+static void kill_all(struct master *m)
+{
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		if (m->slots[i].pid > 0) {
+			log_warn("worker pid %d did not stop in time; killing it", m->slots[i].pid);
+			kill(m->slots[i].pid, SIGKILL);
+		}
+	if (m->prober > 0)
+		kill(m->prober, SIGKILL);
+}
+
+static void signal_readable(struct master *m)
+{
+	struct signalfd_siginfo si;
+
+	while (read(m->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap_children(m);
+			break;
+		case SIGHUP:
+			if (!m->stopping)
+				reload(m);
+			break;
+		case SIGTERM:
+		case SIGINT:
+			begin_stop(m, false);
+			break;
+		case SIGQUIT:
+			begin_stop(m, true);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ---- set-up and loop ----------------------------------------------- */
+
+static int prepare_dirs(struct master *m, char *err, size_t errlen)
+{
+	unsigned removed = 0;
+	char path[4096];
+	int rc;
+
+	/* Each level traversable (not readable) by the sandbox uids. */
+	snprintf(path, sizeof(path), "%s", m->cfg.jail_dir);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "mkdir(%.300s): %s", path, strerror(errno));
+			return -1;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0711) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "mkdir(%.300s): %s", path, strerror(errno));
+		return -1;
+	}
+	chmod(path, 0711);
+	rc = jobdir_sweep(m->cfg.jail_dir, m->cfg.sweep_age_s, &removed);
+	if (rc < 0)
+		log_warn("start-up sweep of %s: %s", m->cfg.jail_dir, strerror(-rc));
+	else if (removed)
+		log_info("start-up sweep removed %u stale job directories", removed);
+	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
+	return 0;
+}
+
+static void prepare_cgroups(struct master *m)
+{
+	char err[512];
+	unsigned removed = 0;
+
+	if (cg_v2_prepare(m->cfg.cgroup_root, err, sizeof(err)) < 0)
+		log_error("cgroup set-up: %s", err);
+	if (cg_sweep(m->cfg.cgroup_root, &removed) == 0 && removed)
+		log_info("removed %u stale step cgroups", removed);
+}
+
+static int setup(struct master *m, char *err, size_t errlen)
+{
+	sigset_t mask;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_sig };
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	m->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	m->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (m->sigfd < 0 || m->epfd < 0 ||
+	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->sigfd, &ev) < 0) {
+		snprintf(err, errlen, "signalfd/epoll: %s", strerror(errno));
+		return -1;
+	}
+	m->stats = stats_map();
+	m->probes = probe_table_map();
+	if (!m->stats || !m->probes) {
+		snprintf(err, errlen, "mmap(shared stats): %s", strerror(errno));
+		return -1;
+	}
+	if (queue_init(&m->q, m->cfg.max_queue) < 0) {
+		snprintf(err, errlen, "queue: out of memory");
+		return -1;
+	}
+	if (prepare_dirs(m, err, errlen) < 0)
+		return -1;
+	prepare_cgroups(m);
+	m->listen_fd = master_listen(&m->cfg, err, errlen);
+	if (m->listen_fd < 0)
+		return -1;
+	return 0;
+}
+
+static int loop(struct master *m)
+{
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int n = epoll_wait(m->epfd, evs, 64, TICK_MS);
+
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.ptr == &tag_sig)
+				signal_readable(m);
+			else
+				chan_readable(m, evs[i].data.ptr);
+		}
+		if (m->stopping) {
+			if (!any_children(m))
+				return 0;
+			if (now_ms() >= m->stop_deadline_ms) {
+				kill_all(m);
+				m->stop_deadline_ms = now_ms() + 5000;
+			}
+			continue;
+		}
+		respawn_due(m);
+		expire_queue(m);
+		dispatch(m);
+		if (now_ms() >= m->next_sweep_ms)
+			sweep(m);
+		if (now_ms() >= m->next_probe_ms && m->prober == 0)
+			start_prober(m);
+		if (live_workers(m, m->gen) == 0) {
+			bool all_config = true;
+
+			for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+				if (m->slots[i].gen == m->gen &&
+				    (m->slots[i].respawn_at || !m->slots[i].config_fail))
+					all_config = false;
+			if (all_config) {
+				log_error("every worker failed for a configuration reason; exiting");
+				return 1;
+			}
+		}
+	}
+}
+
+int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, char **envp)
+{
+	struct master *m = xcalloc(1, sizeof(*m));
+	char err[512];
+	int rc = 1;
+
+	m->cfg = *cfg;
+	memset(cfg, 0, sizeof(*cfg));
+	m->lt = lt;
+	m->argc = argc;
+	m->argv = argv;
+	m->envp = envp;
+	m->gen = 1;
+	m->listen_fd = -1;
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		m->slots[i].chan = -1;
+	log_set_role("master");
+	prctl(PR_SET_NAME, "goboxd-master", 0, 0, 0);
+	if (setup(m, err, sizeof(err)) < 0) {
+		log_error("start-up failed: %s", err);
+		goto out;
+	}
+	atomic_store(&m->stats->generation, m->gen);
+	spawn_generation(m);
+	start_prober(m);
+	{
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "msg", "listening");
+		cJSON_AddStringToObject(o, "address", m->cfg.listen);
+		cJSON_AddNumberToObject(o, "port", bound_port(m->listen_fd));
+		cJSON_AddNumberToObject(o, "workers", m->cfg.workers);
+		cJSON_AddStringToObject(o, "jail", config_jail_name(m->cfg.jail));
+		cJSON_AddNumberToObject(o, "languages", (double)langtab_count(m->lt));
+		log_json(LOG_INFO, o);
+	}
+	sd_notify(0, "READY=1");
+	rc = loop(m);
+	log_info("stopped");
+out:
+	if (m->listen_fd >= 0)
+		close(m->listen_fd);
+	queue_free(&m->q);
+	stats_unmap(m->stats);
+	probe_table_unmap(m->probes);
+	langtab_free(m->lt);
+	config_free(&m->cfg);
+	free(m);
+	return rc;
+}

@@ -1,0 +1,18 @@
+/* The privileged master: socket, workers, queue, reload, sweeping. */
+#ifndef GOBOXD_MASTER_H
+#define GOBOXD_MASTER_H
+
+#include "common/config.h"
+#include "common/langtab.h"
+
+/*
+ * Run the daemon with a built configuration and language table (both are
+ * taken over). argv/envp are kept to rebuild the configuration on SIGHUP.
+ * Returns the process exit code.
+ */
+int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, char **envp);
+
+/* Open the listening socket: systemd's, or bind cfg->listen:cfg->port. */
+int master_listen(const struct config *cfg, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,86 @@
+#include "autoconf.h"
+
+#include "master/queue.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int queue_init(struct queue *q, size_t cap)
+{
+	memset(q, 0, sizeof(*q));
+	return queue_resize(q, cap);
+}
+
+void queue_free(struct queue *q)
+{
+	struct queue_entry e;
+
+	while (queue_pop(q, &e) == 0) {
+		close(e.fd);
+		close(e.memfd);
+	}
+	free(q->v);
+	memset(q, 0, sizeof(*q));
+}
+
+/* Storage is a ring of max(cap, len) slots, re-laid out on resize. */
+int queue_resize(struct queue *q, size_t cap)
+{
+	size_t slots = cap > q->len ? cap : q->len;
+	struct queue_entry *v;
+
+	if (slots == 0) {
+		free(q->v);
+		q->v = NULL;
+		q->cap = 0;
+		q->head = 0;
+		return 0;
+	}
+	v = calloc(slots, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < q->len; i++)
+		v[i] = q->v[(q->head + i) % q->cap];
+	free(q->v);
+	q->v = v;
+	q->head = 0;
+	q->cap = slots;
+	q->bound = cap;
+	return 0;
+}
+
+int queue_push(struct queue *q, const struct queue_entry *e)
+{
+	if (q->len >= q->bound || q->len >= q->cap)
+		return -ENOSPC;
+	q->v[(q->head + q->len) % q->cap] = *e;
+	q->len++;
+	return 0;
+}
+
+int queue_pop(struct queue *q, struct queue_entry *out)
+{
+	if (q->len == 0)
+		return -ENOENT;
+	*out = q->v[q->head];
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
+	return 0;
+}
+
+int queue_unpop(struct queue *q, const struct queue_entry *e)
+{
+	if (q->len >= q->cap)
+		return -ENOSPC;
+	q->head = (q->head + q->cap - 1) % q->cap;
+	q->v[q->head] = *e;
+	q->len++;
+	return 0;
+}
+
+uint64_t queue_oldest_ms(const struct queue *q)
+{
+	return q->len ? q->v[q->head].enq_ms : 0;
+}

@@ -1,0 +1,20 @@
+/* Response bodies of the two wire formats, built from one job result. */
+#ifndef GOBOXD_API_H
+#define GOBOXD_API_H
+
+#include <stddef.h>
+
+#include "common/request.h"
+#include "worker/job.h"
+
+/* Native /run: 200 body (JSON). NULL on ENOMEM. */
+char *api_run_response(const struct job_request *req, const struct job_result *res);
+/* Native /run: 400/413 error body {"error":{"code","message","path"}}. */
+char *api_run_error(const struct req_error *e);
+
+/* Codize /v1/run: 200 body {"compile":..,"run":..}. */
+char *api_codize_response(const struct job_request *req, const struct job_result *res);
+/* Codize error body {"code","message","errors":[{"path":[..],"message"}]}. */
+char *api_codize_error(const struct req_error *errs, size_t n);
+
+#endif

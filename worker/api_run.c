@@ -1,0 +1,176 @@
+#include "autoconf.h"
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "worker/api.h"
+
+/*
+ * Program output is bytes; JSON strings are UTF-8 without NULs. Invalid
+ * sequences and NUL become U+FFFD so the response always parses.
+ */
+char *api_utf8_clean(const char *s, size_t n);
+
+char *api_utf8_clean(const char *s, size_t n)
+{
+	char *out = xcalloc(n * 3 + 1, 1);
+	size_t o = 0;
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = 0;
+		uint32_t cp = 0;
+
+		if (c >= 0x01 && c < 0x80)
+			len = 1, cp = c;
+		else if (c >= 0xC2 && c <= 0xDF)
+			len = 2, cp = c & 0x1F;
+		else if (c >= 0xE0 && c <= 0xEF)
+			len = 3, cp = c & 0x0F;
+		else if (c >= 0xF0 && c <= 0xF4)
+			len = 4, cp = c & 0x07;
+		if (len && i + len <= n) {
+			bool ok = true;
+
+			for (size_t k = 1; k < len; k++) {
+				unsigned char cc = (unsigned char)s[i + k];
+
+				ok &= (cc & 0xC0) == 0x80;
+				cp = (cp << 6) | (cc & 0x3F);
+			}
+			/* overlong, surrogate, out of range */
+			if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+				   (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))))
+				ok = false;
+			if (ok) {
+				memcpy(out + o, s + i, len);
+				o += len;
+				i += len;
+				continue;
+			}
+		}
+		memcpy(out + o, "\xEF\xBF\xBD", 3);
+		o += 3;
+		i++;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static void add_text(cJSON *o, const char *key, const struct buf *b)
+{
+	char *clean = api_utf8_clean(b->data ? b->data : "", b->len);
+
+	cJSON_AddStringToObject(o, key, clean);
+	free(clean);
+}
+
+static const char *signal_name(int sig, char *buf, size_t n)
+{
+	const char *abbr = sigabbrev_np(sig);
+
+	if (abbr)
+		snprintf(buf, n, "SIG%s", abbr);
+	else
+		snprintf(buf, n, "SIG%d", sig);
+	return buf;
+}
+
+static void add_exit(cJSON *o, const struct run_outcome *oc)
+{
+	char sig[32];
+
+	if (oc->exited)
+		cJSON_AddNumberToObject(o, "exit_code", oc->exit_code);
+	else
+		cJSON_AddNullToObject(o, "exit_code");
+	if (oc->term_signal)
+		cJSON_AddStringToObject(o, "signal", signal_name(oc->term_signal, sig, sizeof(sig)));
+	else
+		cJSON_AddNullToObject(o, "signal");
+}
+
+static cJSON *build_json(const struct job_result *res)
+{
+	cJSON *b = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(b, "status", build_status_name(res->build_status));
+	if (!res->has_build) {
+		cJSON_AddStringToObject(b, "stdout", "");
+		cJSON_AddStringToObject(b, "stderr", "");
+		cJSON_AddNumberToObject(b, "duration_ms", 0);
+		cJSON_AddBoolToObject(b, "skipped", true);
+		return b;
+	}
+	add_text(b, "stdout", &res->build.out);
+	add_text(b, "stderr", &res->build.err);
+	cJSON_AddNumberToObject(b, "duration_ms", (double)res->build.wall_ms);
+	cJSON_AddNumberToObject(b, "cpu_time_ms", (double)res->build.cpu_ms);
+	cJSON_AddNumberToObject(b, "memory_peak_kb", (double)res->build.memory_peak_kb);
+	add_exit(b, &res->build.outcome);
+	cJSON_AddBoolToObject(b, "timed_out", res->build.outcome.timed_out);
+	return b;
+}
+
+static cJSON *test_json(const struct test_result *t)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "status", test_status_name(t->status));
+	if (!t->ran) {
+		cJSON_AddStringToObject(o, "stdout", "");
+		cJSON_AddStringToObject(o, "stderr", "");
+		cJSON_AddNumberToObject(o, "duration_ms", 0);
+		cJSON_AddNumberToObject(o, "memory_peak_kb", 0);
+		return o;
+	}
+	add_text(o, "stdout", &t->r.out);
+	add_text(o, "stderr", &t->r.err);
+	cJSON_AddNumberToObject(o, "duration_ms", (double)t->r.wall_ms);
+	cJSON_AddNumberToObject(o, "cpu_time_ms", (double)t->r.cpu_ms);
+	cJSON_AddNumberToObject(o, "memory_peak_kb", (double)t->r.memory_peak_kb);
+	add_exit(o, &t->r.outcome);
+	cJSON_AddBoolToObject(o, "stdout_truncated", t->r.out_truncated);
+	cJSON_AddBoolToObject(o, "stderr_truncated", t->r.err_truncated);
+	return o;
+}
+
+char *api_run_response(const struct job_request *req, const struct job_result *res)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *tests;
+	char *s;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "status", test_status_name(res->top));
+	cJSON_AddStringToObject(o, "language", req->lang->id);
+	cJSON_AddItemToObject(o, "build", build_json(res));
+	tests = cJSON_AddArrayToObject(o, "tests");
+	for (size_t i = 0; i < res->ntests; i++)
+		cJSON_AddItemToArray(tests, test_json(&res->tests[i]));
+	if (res->internal_error)
+		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+char *api_run_error(const struct req_error *e)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *err = cJSON_AddObjectToObject(o, "error");
+	char *s;
+
+	cJSON_AddStringToObject(err, "code", e->code[0] ? e->code : "invalid_request");
+	cJSON_AddStringToObject(err, "message", e->message);
+	if (e->path[0])
+		cJSON_AddStringToObject(err, "path", e->path);
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}

@@ -1,0 +1,269 @@
+#include "autoconf.h"
+
+#include "worker/job.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jobdir.h"
+#include "common/log.h"
+#include "common/placeholder.h"
+#include "common/util.h"
+
+#define JAIL_BOX "/box"
+#define JAIL_TMP "/tmp"
+
+/* Every step starts from this; the language's env is applied on top. */
+static const char *const base_env[] = {
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"HOME=" JAIL_TMP,
+	"TMPDIR=" JAIL_TMP,
+	"LANG=C.UTF-8",
+	NULL,
+};
+
+/* Base env with the language's entries replacing same-named ones. */
+static char **merge_env(char **lang_env)
+{
+	size_t nb = ARRAY_SIZE(base_env) - 1, nl = 0, k = 0;
+	char **out;
+
+	while (lang_env && lang_env[nl])
+		nl++;
+	out = xcalloc(nb + nl + 1, sizeof(*out));
+	for (size_t i = 0; i < nb; i++) {
+		size_t klen = strcspn(base_env[i], "=") + 1;
+		bool overridden = false;
+
+		for (size_t j = 0; j < nl; j++)
+			overridden |= strncmp(lang_env[j], base_env[i], klen) == 0;
+		if (!overridden)
+			out[k++] = xstrdup(base_env[i]);
+	}
+	for (size_t j = 0; j < nl; j++)
+		out[k++] = xstrdup(lang_env[j]);
+	out[k] = NULL;
+	return out;
+}
+
+struct step_plan {
+	char **argv;
+	char **envp;
+};
+
+static void plan_free(struct step_plan *p)
+{
+	strv_free_array(p->argv);
+	strv_free_array(p->envp);
+	p->argv = p->envp = NULL;
+}
+
+static int plan_step(const struct job_request *req, const struct lang_step *step,
+		     char **flags, const struct limits *lim, struct step_plan *p)
+{
+	const char **names = xcalloc(req->nfiles + 1, sizeof(*names));
+	struct expand_ctx ctx = {
+		.source = req->files[0].name,
+		.artifact = req->artifact,
+		.sources = names,
+		.flags = (const char *const *)flags,
+		.box = JAIL_BOX,
+		.tmp = JAIL_TMP,
+		.memory_mb = (unsigned long)(lim->memory_kb / 1024),
+	};
+	static const char *const none[] = { NULL };
+	char **lang_env = NULL;
+	int rc;
+
+	if (!flags)
+		ctx.flags = none;
+	for (size_t i = 0; i < req->nfiles; i++)
+		names[i] = req->files[i].name;
+	rc = placeholder_expand_argv(step, &ctx, &p->argv);
+	if (rc == 0)
+		rc = placeholder_expand_env(step, &ctx, &lang_env);
+	if (rc == 0)
+		p->envp = merge_env(lang_env);
+	strv_free_array(lang_env);
+	free(names);
+	if (rc < 0)
+		plan_free(p);
+	return rc;
+}
+
+static void spec_fill(struct step_spec *s, const struct job_request *req, const struct jobdir *d,
+		      const struct step_plan *p, const struct limits *lim, const struct config *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	s->argv = (const char *const *)p->argv;
+	s->envp = (const char *const *)p->envp;
+	s->box_dir = d->path;
+	s->ro_mounts = (const char *const *)req->lang->ro_mounts.v;
+	s->mount_proc = req->lang->mount_proc;
+	s->limits = *lim;
+	if (req->format == REQ_CODIZE) {
+		s->combined_cap = cfg->output_limit_bytes;
+		s->stdout_cap = cfg->output_limit_bytes;
+		s->stderr_cap = cfg->output_limit_bytes;
+		s->want_interleaved = true;
+	}
+}
+
+static void set_internal(struct job_result *res, const char *what, int err)
+{
+	if (res->internal_error)
+		return;
+	res->internal_error = true;
+	snprintf(res->internal_msg, sizeof(res->internal_msg), "%.180s: %s", what, strerror(err));
+	log_error("%s", res->internal_msg);
+}
+
+static void account(struct job_result *res, const struct step_result *r, bool build)
+{
+	if (build)
+		res->build_ms += r->wall_ms;
+	else
+		res->run_ms += r->wall_ms;
+	res->cpu_ms += r->cpu_ms;
+	if (r->memory_peak_kb > res->memory_peak_kb)
+		res->memory_peak_kb = r->memory_peak_kb;
+}
+
+static void run_build(const struct job_env *env, const struct job_request *req,
+		      const struct jobdir *d, struct job_result *res)
+{
+	const struct run_outcome *o = &res->build.outcome;
+	struct step_plan p = { 0 };
+	struct step_spec s;
+	int rc;
+
+	res->has_build = true;
+	rc = plan_step(req, &req->lang->build, req->build_flags, &req->build_limits, &p);
+	if (rc < 0) {
+		res->build_status = BS_INTERNAL_ERROR;
+		set_internal(res, "expanding the build command", -rc);
+		return;
+	}
+	spec_fill(&s, req, d, &p, &req->build_limits, env->cfg);
+	rc = sandbox_run(env->sb, &s, &res->build);
+	account(res, &res->build, true);
+	plan_free(&p);
+	if (rc < 0 || o->internal_error) {
+		res->build_status = BS_INTERNAL_ERROR;
+		if (!res->internal_error) {
+			res->internal_error = true;
+			snprintf(res->internal_msg, sizeof(res->internal_msg), "build sandbox: %.200s",
+				 res->build.internal_msg);
+		}
+		return;
+	}
+	/* Warnings on stderr do not fail a build; a non-zero exit does. */
+	res->build_status = o->exited && o->exit_code == 0 && !o->timed_out && !o->oom &&
+					    !o->output_limited ?
+				    BS_OK : BS_FAILED;
+}
+
+static void run_test(const struct job_env *env, const struct job_request *req,
+		     const struct jobdir *d, size_t i, struct job_result *res)
+{
+	const struct req_test *t = &req->tests[i];
+	struct test_result *tr = &res->tests[i];
+	struct step_plan p = { 0 };
+	struct step_spec s;
+	enum compare_result cmp = CMP_EQUAL;
+	int rc;
+
+	rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
+	if (rc < 0) {
+		tr->status = TS_INTERNAL_ERROR;
+		set_internal(res, "expanding the run command", -rc);
+		return;
+	}
+	spec_fill(&s, req, d, &p, &req->run_limits, env->cfg);
+	s.stdin_data = t->stdin_data;
+	s.stdin_len = t->stdin_len;
+	rc = sandbox_run(env->sb, &s, &tr->r);
+	tr->ran = true;
+	account(res, &tr->r, false);
+	plan_free(&p);
+	if (rc < 0 || tr->r.outcome.internal_error) {
+		tr->status = TS_INTERNAL_ERROR;
+		if (!res->internal_error) {
+			res->internal_error = true;
+			snprintf(res->internal_msg, sizeof(res->internal_msg), "test %zu sandbox: %.200s",
+				 i + 1, tr->r.internal_msg);
+		}
+		return;
+	}
+	if (t->expected)
+		cmp = output_compare(tr->r.out.data ? tr->r.out.data : "", tr->r.out.len,
+				     t->expected, t->expected_len);
+	tr->status = verdict_for_test(&tr->r.outcome, t->expected != NULL, cmp);
+}
+
+int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
+{
+	enum test_status *sts;
+	struct jobdir d;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	step_result_init(&res->build);
+	res->ntests = req->ntests;
+	res->tests = xcalloc(req->ntests, sizeof(*res->tests));
+	for (size_t i = 0; i < req->ntests; i++) {
+		step_result_init(&res->tests[i].r);
+		res->tests[i].status = TS_NOT_EXECUTED;
+	}
+	res->build_status = BS_OK;
+
+	rc = jobdir_create(env->cfg->jail_dir, env->uid, env->gid, &d);
+	if (rc < 0) {
+		set_internal(res, "creating the job directory", -rc);
+		res->build_status = req->lang->has_build ? BS_INTERNAL_ERROR : BS_OK;
+		for (size_t i = 0; i < req->ntests; i++)
+			res->tests[i].status = TS_INTERNAL_ERROR;
+		res->top = TS_INTERNAL_ERROR;
+		return 0;
+	}
+	for (size_t i = 0; i < req->nfiles && rc == 0; i++) {
+		rc = jobdir_write(&d, req->files[i].name, req->files[i].data, req->files[i].len,
+				  0644);
+		if (rc < 0)
+			set_internal(res, "writing a source file", -rc);
+	}
+	if (rc == 0 && req->lang->has_build)
+		run_build(env, req, &d, res);
+	if (rc == 0 && res->build_status == BS_OK) {
+		for (size_t i = 0; i < req->ntests; i++)
+			run_test(env, req, &d, i, res);
+	} else if (rc < 0) {
+		for (size_t i = 0; i < req->ntests; i++)
+			res->tests[i].status = TS_INTERNAL_ERROR;
+	}
+	rc = jobdir_remove(&d);
+	if (rc < 0)
+		log_warn("removing job directory %s: %s (the sweeper will retry)", d.path,
+			 strerror(-rc));
+
+	sts = xcalloc(req->ntests, sizeof(*sts));
+	for (size_t i = 0; i < req->ntests; i++)
+		sts[i] = res->tests[i].status;
+	res->top = verdict_top_level(res->build_status, sts, req->ntests);
+	free(sts);
+	return 0;
+}
+
+void job_result_free(struct job_result *res)
+{
+	if (!res)
+		return;
+	step_result_free(&res->build);
+	for (size_t i = 0; i < res->ntests && res->tests; i++)
+		step_result_free(&res->tests[i].r);
+	free(res->tests);
+	res->tests = NULL;
+	res->ntests = 0;
+}

@@ -1,0 +1,203 @@
+#include "autoconf.h"
+
+#include "worker/probe.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/jobdir.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "worker/sandbox.h"
+
+/* Probes are small: a version banner needs little time or memory. */
+#define PROBE_WALL_MS 20000
+#define PROBE_MEMORY_KB (1024 * 1024)
+
+struct probe_table *probe_table_map(void)
+{
+	void *p = mmap(NULL, sizeof(struct probe_table), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void probe_table_unmap(struct probe_table *t)
+{
+	if (t)
+		munmap(t, sizeof(*t));
+}
+
+void probe_table_read(const struct probe_table *t, struct probe_snapshot *out)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		uint64_t s1 = atomic_load(&t->seq), s2;
+
+		if (s1 & 1) {
+			usleep(100);
+			continue;
+		}
+		memcpy(out, &t->snap, sizeof(*out));
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load(&t->seq);
+		if (s1 == s2)
+			return;
+	}
+	/* A prober died mid-write: report nothing rather than garbage. */
+	memset(out, 0, sizeof(*out));
+}
+
+static void publish(struct probe_table *t, const struct probe_snapshot *s)
+{
+	atomic_fetch_add(&t->seq, 1);
+	atomic_thread_fence(memory_order_release);
+	memcpy(&t->snap, s, sizeof(*s));
+	atomic_thread_fence(memory_order_release);
+	atomic_fetch_add(&t->seq, 1);
+}
+
+/* First non-empty line of a or else b, trimmed, into out. */
+static void first_line(const struct buf *a, const struct buf *b, char *out, size_t n)
+{
+	const struct buf *src[2] = { a, b };
+
+	out[0] = '\0';
+	for (int k = 0; k < 2; k++) {
+		const char *p = src[k]->data;
+		size_t len = src[k]->len;
+
+		while (p && len) {
+			const char *nl = memchr(p, '\n', len);
+			size_t l = nl ? (size_t)(nl - p) : len;
+			size_t s = 0;
+
+			while (s < l && (p[s] == ' ' || p[s] == '\t' || p[s] == '\r'))
+				s++;
+			while (l > s && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\r'))
+				l--;
+			if (l > s) {
+				snprintf(out, n, "%.*s", (int)(l - s), p + s);
+				return;
+			}
+			if (!nl)
+				break;
+			len -= (size_t)(nl - p) + 1;
+			p = nl + 1;
+		}
+	}
+}
+
+static void probe_one(struct sandbox *sb, const struct config *cfg, const struct lang *l,
+		      uid_t uid, struct probe_entry *e)
+{
+	static const char *const envp[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", NULL,
+	};
+	struct jobdir d;
+	struct step_result r;
+	struct step_spec s = { 0 };
+	int rc;
+
+	snprintf(e->id, sizeof(e->id), "%s", l->id);
+	e->state = PROBE_FAILED;
+	if (l->probe.n == 0) {
+		snprintf(e->error, sizeof(e->error), "no probe configured");
+		return;
+	}
+	if (access(l->probe.v[0], X_OK) < 0 && l->probe.v[0][0] == '/') {
+		snprintf(e->error, sizeof(e->error), "%s not found or not executable: %s",
+			 l->probe.v[0], strerror(errno));
+		return;
+	}
+	rc = jobdir_create(cfg->jail_dir, uid, uid, &d);
+	if (rc < 0) {
+		snprintf(e->error, sizeof(e->error), "job directory: %s", strerror(-rc));
+		return;
+	}
+	step_result_init(&r);
+	s.argv = (const char *const *)l->probe.v;
+	s.envp = envp;
+	s.box_dir = d.path;
+	s.ro_mounts = (const char *const *)l->ro_mounts.v;
+	s.mount_proc = l->mount_proc;
+	s.limits = l->run.limits;
+	s.limits.wall_ms = PROBE_WALL_MS;
+	s.limits.cpu_ms = PROBE_WALL_MS;
+	if (s.limits.memory_kb < PROBE_MEMORY_KB)
+		s.limits.memory_kb = PROBE_MEMORY_KB;
+	if (s.limits.max_processes < 64)
+		s.limits.max_processes = 64;
+	rc = sandbox_run(sb, &s, &r);
+	if (rc < 0 || r.outcome.internal_error) {
+		snprintf(e->error, sizeof(e->error), "sandbox: %.170s", r.internal_msg);
+	} else if (!r.outcome.exited || r.outcome.exit_code != 0) {
+		char line[128];
+
+		first_line(&r.err, &r.out, line, sizeof(line));
+		snprintf(e->error, sizeof(e->error), "probe %s failed (%s %d)%s%s", l->probe.v[0],
+			 r.outcome.timed_out ? "timed out," :
+			 r.outcome.exited ? "exit code" : "signal",
+			 r.outcome.exited ? r.outcome.exit_code : r.outcome.term_signal,
+			 line[0] ? ": " : "", line);
+	} else {
+		first_line(&r.out, &r.err, e->version, sizeof(e->version));
+		e->state = PROBE_OK;
+	}
+	step_result_free(&r);
+	jobdir_remove(&d);
+}
+
+int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t generation,
+		  struct probe_table *t)
+{
+	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
+	struct sandbox *sb = NULL;
+	/* Above every worker's uid: never shared with a running job. */
+	uid_t uid = cfg->sandbox_uid_base + STATS_MAX_WORKERS;
+	struct sandbox_opts o = {
+		.jail = cfg->jail, .nsjail_path = cfg->nsjail_path, .bwrap_path = cfg->bwrap_path,
+		.cgroup_root = cfg->cgroup_root, .cgroup_name = "probe", .uid = uid, .gid = uid,
+		.tmpfs_kb = cfg->tmpfs_kb,
+	};
+	int failed = 0;
+
+	snap->generation = generation;
+	if (sandbox_open(&o, &sb, snap->jail_error, sizeof(snap->jail_error)) < 0) {
+		snap->jail_state = PROBE_FAILED;
+		sb = NULL;
+	} else {
+		snap->jail_state = PROBE_OK;
+		snprintf(snap->jail_name, sizeof(snap->jail_name), "%s", sandbox_driver_name(sb));
+		snprintf(snap->jail_path, sizeof(snap->jail_path), "%s", sandbox_driver_path(sb));
+		snprintf(snap->jail_version, sizeof(snap->jail_version), "%s",
+			 sandbox_driver_version(sb));
+	}
+	for (size_t i = 0; i < langtab_count(lt) && i < STATS_MAX_LANGS; i++) {
+		const struct lang *l = langtab_at(lt, i);
+		struct probe_entry *e = &snap->e[i];
+
+		if (sb) {
+			probe_one(sb, cfg, l, uid, e);
+		} else {
+			snprintf(e->id, sizeof(e->id), "%s", l->id);
+			e->state = PROBE_FAILED;
+			snprintf(e->error, sizeof(e->error), "no sandbox: %.170s", snap->jail_error);
+		}
+		if (e->state != PROBE_OK) {
+			failed++;
+			log_warn("probe %s: %s", l->id, e->error);
+		}
+		snap->n = (uint32_t)(i + 1);
+	}
+	snap->done_wall_ms = wall_ms();
+	publish(t, snap);
+	log_info("probes done: %zu languages, %d failed", langtab_count(lt), failed);
+	sandbox_close(sb);
+	free(snap);
+	return failed || !sb ? -1 : 0;
+}

@@ -1,0 +1,351 @@
+#include "autoconf.h"
+
+#include "worker/routes.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "common/verdict.h"
+#include "worker/probe.h"
+
+#define RECENT_MAX 1024
+
+enum route_kind routes_classify(const struct http_request *r)
+{
+	if (strcmp(r->method, "POST") != 0)
+		return ROUTE_SIMPLE;
+	if (strcmp(r->path, "/run") == 0)
+		return ROUTE_JOB_NATIVE;
+	if (strcmp(r->path, "/v1/run") == 0)
+		return ROUTE_JOB_CODIZE;
+	return ROUTE_SIMPLE;
+}
+
+static int send_json(struct buf *out, int status, cJSON *o, bool ka, const char *hdr)
+{
+	char *body = o ? cJSON_PrintUnformatted(o) : NULL;
+
+	cJSON_Delete(o);
+	if (!body)
+		return http_format_error(out, 500, "out_of_memory", "no memory", ka, hdr), 500;
+	http_format_response(out, status, "application/json", body, strlen(body), ka, hdr);
+	free(body);
+	return status;
+}
+
+static void iso_time(uint64_t ms, char *out, size_t n)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static cJSON *limits_json(const struct limits *l)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "wall_time_s", l->wall_ms / 1000.0);
+	cJSON_AddNumberToObject(o, "cpu_time_s", l->cpu_ms / 1000.0);
+	cJSON_AddNumberToObject(o, "memory_kb", (double)l->memory_kb);
+	cJSON_AddNumberToObject(o, "max_processes", l->max_processes);
+	cJSON_AddNumberToObject(o, "file_size_kb", (double)l->fsize_kb);
+	cJSON_AddNumberToObject(o, "output_kb", (double)l->output_kb);
+	return o;
+}
+
+static const struct probe_entry *probe_find(const struct probe_snapshot *s, const char *id)
+{
+	for (uint32_t i = 0; i < s->n && i < STATS_MAX_LANGS; i++)
+		if (strcmp(s->e[i].id, id) == 0)
+			return &s->e[i];
+	return NULL;
+}
+
+static int do_readyz(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
+{
+	const struct worker_ctx *w = rc->w;
+	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
+	cJSON *o = cJSON_CreateObject();
+	cJSON *jail = cJSON_AddObjectToObject(o, "nsjail");
+	cJSON *langs = cJSON_AddObjectToObject(o, "languages");
+	bool ready;
+	bool fresh;
+
+	probe_table_read(w->probes, snap);
+	fresh = snap->done_wall_ms != 0 && snap->generation == w->generation;
+	ready = fresh && snap->jail_state == PROBE_OK && !rc->sandbox_error;
+	cJSON_AddBoolToObject(jail, "ok", snap->jail_state == PROBE_OK && !rc->sandbox_error);
+	cJSON_AddStringToObject(jail, "driver", rc->jail_name[0] ? rc->jail_name : snap->jail_name);
+	cJSON_AddStringToObject(jail, "path", rc->jail_path[0] ? rc->jail_path : snap->jail_path);
+	cJSON_AddStringToObject(jail, "version", snap->jail_version);
+	if (rc->sandbox_error)
+		cJSON_AddStringToObject(jail, "error", rc->sandbox_error);
+	else if (snap->jail_error[0])
+		cJSON_AddStringToObject(jail, "error", snap->jail_error);
+	for (size_t i = 0; i < langtab_count(w->lt); i++) {
+		const struct lang *l = langtab_at(w->lt, i);
+		const struct probe_entry *e = fresh ? probe_find(snap, l->id) : NULL;
+		cJSON *lo = cJSON_AddObjectToObject(langs, l->id);
+
+		if (e && e->state == PROBE_OK) {
+			cJSON_AddBoolToObject(lo, "ok", true);
+			cJSON_AddStringToObject(lo, "version", e->version);
+		} else {
+			cJSON_AddBoolToObject(lo, "ok", false);
+			cJSON_AddStringToObject(lo, "error", e ? e->error :
+					fresh ? "not probed" : "probes are running");
+			ready = false;
+		}
+	}
+	cJSON_AddStringToObject(o, "status", ready ? "ok" : "degraded");
+	free(snap);
+	return send_json(out, ready ? 200 : 503, o, ka, hdr);
+}
+
+static cJSON *stats_json(const struct worker_ctx *w)
+{
+	const struct stats *s = w->stats;
+	struct job_record *recs = xcalloc(RECENT_MAX, sizeof(*recs));
+	size_t n = stats_recent(s, recs, RECENT_MAX);
+	cJSON *o = cJSON_CreateObject();
+	cJSON *lat = cJSON_CreateObject();
+	cJSON *ws = cJSON_CreateArray();
+	uint64_t last = atomic_load(&s->last_internal_error_ms);
+	struct statvfs vfs;
+	char when[40];
+
+	cJSON_AddNumberToObject(o, "in_flight_jobs", (double)atomic_load(&s->in_flight));
+	cJSON_AddNumberToObject(o, "queued_jobs", (double)atomic_load(&s->queued));
+	cJSON_AddNumberToObject(o, "jobs_total", (double)atomic_load(&s->jobs_total));
+	cJSON_AddNumberToObject(o, "jobs_failed_internal",
+				(double)atomic_load(&s->jobs_failed_internal));
+	if (last) {
+		iso_time(last, when, sizeof(when));
+		cJSON_AddStringToObject(o, "last_internal_error_at", when);
+	} else {
+		cJSON_AddNullToObject(o, "last_internal_error_at");
+	}
+	cJSON_AddNumberToObject(o, "requests_total", (double)atomic_load(&s->requests_total));
+	cJSON_AddNumberToObject(o, "queue_rejected_full",
+				(double)atomic_load(&s->queue_rejected_full));
+	cJSON_AddNumberToObject(o, "queue_rejected_timeout",
+				(double)atomic_load(&s->queue_rejected_timeout));
+	cJSON_AddNumberToObject(o, "workers_respawned", (double)atomic_load(&s->workers_respawned));
+	cJSON_AddNumberToObject(o, "reloads", (double)atomic_load(&s->reloads));
+	if (statvfs(w->cfg->jail_dir, &vfs) == 0)
+		cJSON_AddNumberToObject(o, "disk_free_bytes_jail_dir",
+					(double)vfs.f_bavail * (double)vfs.f_frsize);
+	else
+		cJSON_AddNullToObject(o, "disk_free_bytes_jail_dir");
+	cJSON_AddNumberToObject(lat, "samples", (double)n);
+	cJSON_AddNumberToObject(lat, "p50", stats_percentile(recs, n, 50));
+	cJSON_AddNumberToObject(lat, "p95", stats_percentile(recs, n, 95));
+	cJSON_AddNumberToObject(lat, "p99", stats_percentile(recs, n, 99));
+	cJSON_AddItemToObject(o, "latency_ms", lat);
+	cJSON_AddNumberToObject(o, "uptime_s",
+				(double)(wall_ms() - atomic_load(&s->started_wall_ms)) / 1000.0);
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
+		const struct worker_slot *ws_i = &s->workers[i];
+		int32_t state = atomic_load(&ws_i->state);
+		static const char *const names[] = { "empty", "idle", "busy", "draining" };
+		cJSON *wo;
+
+		if (state == WS_EMPTY || atomic_load(&ws_i->pid) == 0)
+			continue;
+		wo = cJSON_CreateObject();
+		cJSON_AddNumberToObject(wo, "slot", (double)i);
+		cJSON_AddNumberToObject(wo, "pid", atomic_load(&ws_i->pid));
+		cJSON_AddNumberToObject(wo, "generation", atomic_load(&ws_i->generation));
+		cJSON_AddStringToObject(wo, "state", names[state & 3]);
+		cJSON_AddNumberToObject(wo, "jobs_done", (double)atomic_load(&ws_i->jobs_done));
+		cJSON_AddItemToArray(ws, wo);
+	}
+	cJSON_AddItemToObject(o, "workers", ws);
+	free(recs);
+	return o;
+}
+
+static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
+{
+	const struct worker_ctx *w = rc->w;
+	const struct config *cfg = w->cfg;
+	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
+	cJSON *o = cJSON_CreateObject();
+	cJSON *bi = cJSON_AddObjectToObject(o, "build_info");
+	cJSON *jail = cJSON_AddObjectToObject(o, "nsjail");
+	cJSON *langs = cJSON_AddArrayToObject(o, "languages");
+	cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+
+	probe_table_read(w->probes, snap);
+	cJSON_AddStringToObject(bi, "version", PACKAGE_VERSION);
+	cJSON_AddStringToObject(bi, "commit", GOBOXD_GIT_COMMIT);
+	cJSON_AddStringToObject(bi, "compiler", "gcc " __VERSION__);
+	cJSON_AddStringToObject(jail, "driver", rc->jail_name);
+	cJSON_AddStringToObject(jail, "path", rc->jail_path);
+	cJSON_AddStringToObject(jail, "version", rc->jail_version);
+	if (rc->sandbox_error)
+		cJSON_AddStringToObject(jail, "error", rc->sandbox_error);
+	for (size_t i = 0; i < langtab_count(w->lt); i++) {
+		const struct lang *l = langtab_at(w->lt, i);
+		const struct probe_entry *e =
+			snap->generation == w->generation ? probe_find(snap, l->id) : NULL;
+		cJSON *lo = cJSON_CreateObject();
+		cJSON *al = cJSON_AddArrayToObject(lo, "aliases");
+
+		cJSON_AddStringToObject(lo, "id", l->id);
+		cJSON_AddStringToObject(lo, "name", l->name);
+		if (e && e->state == PROBE_OK)
+			cJSON_AddStringToObject(lo, "version", e->version);
+		else if (l->version_hint)
+			cJSON_AddStringToObject(lo, "version", l->version_hint);
+		else
+			cJSON_AddNullToObject(lo, "version");
+		for (size_t k = 0; k < l->aliases.n; k++)
+			cJSON_AddItemToArray(al, cJSON_CreateString(l->aliases.v[k]));
+		cJSON_AddBoolToObject(lo, "compiled", l->has_build);
+		if (l->has_build)
+			cJSON_AddItemToObject(lo, "build_limits", limits_json(&l->build.limits));
+		cJSON_AddItemToObject(lo, "run_limits", limits_json(&l->run.limits));
+		cJSON_AddItemToArray(langs, lo);
+	}
+	cJSON_AddNumberToObject(lim, "max_source_bytes", (double)cfg->max_source_bytes);
+	cJSON_AddNumberToObject(lim, "max_tests", cfg->max_tests);
+	cJSON_AddNumberToObject(lim, "max_concurrent_jobs", cfg->max_concurrent_jobs);
+	cJSON_AddNumberToObject(lim, "max_queue", cfg->max_queue);
+	cJSON_AddNumberToObject(lim, "queue_timeout_ms", cfg->queue_timeout_ms);
+	cJSON_AddNumberToObject(lim, "max_body_bytes", (double)cfg->max_body_bytes);
+	cJSON_AddNumberToObject(lim, "max_stdin_bytes", (double)cfg->max_stdin_bytes);
+	cJSON_AddNumberToObject(lim, "max_expected_bytes", (double)cfg->max_expected_bytes);
+	cJSON_AddNumberToObject(lim, "max_files", cfg->max_files);
+	cJSON_AddNumberToObject(lim, "max_file_bytes", (double)cfg->max_file_bytes);
+	cJSON_AddNumberToObject(lim, "workers", cfg->workers);
+	cJSON_AddItemToObject(lim, "step_max", limits_json(&cfg->limits_max));
+	cJSON_AddItemToObject(o, "stats", stats_json(w));
+	free(snap);
+	return send_json(out, 200, o, ka, hdr);
+}
+
+static void metric(struct buf *b, const char *name, const char *type, const char *help,
+		   double v)
+{
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.0f\n", name, help, name, type, name, v);
+}
+
+static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
+{
+	const struct worker_ctx *w = rc->w;
+	const struct stats *s = w->stats;
+	struct buf b;
+
+	buf_init(&b, 0);
+	metric(&b, "goboxd_active_jobs", "gauge", "Jobs running now.",
+	       (double)atomic_load(&s->in_flight));
+	metric(&b, "goboxd_max_active_jobs", "gauge", "Configured maximum of running jobs.",
+	       w->cfg->max_concurrent_jobs);
+	metric(&b, "goboxd_queue_length", "gauge", "Jobs waiting in the queue.",
+	       (double)atomic_load(&s->queued));
+	metric(&b, "goboxd_max_queue_length", "gauge", "Configured maximum of waiting jobs.",
+	       w->cfg->max_queue);
+	metric(&b, "goboxd_requests_total", "counter", "HTTP requests parsed.",
+	       (double)atomic_load(&s->requests_total));
+	metric(&b, "goboxd_jobs_failed_internal_total", "counter",
+	       "Jobs that failed because of the sandbox.",
+	       (double)atomic_load(&s->jobs_failed_internal));
+	metric(&b, "goboxd_queue_rejected_total", "counter",
+	       "Jobs refused because the queue was full or the wait too long.",
+	       (double)(atomic_load(&s->queue_rejected_full) +
+			atomic_load(&s->queue_rejected_timeout)));
+	buf_puts(&b, "# HELP goboxd_jobs_total Finished jobs by language and status.\n"
+		     "# TYPE goboxd_jobs_total counter\n");
+	for (size_t i = 0; i < STATS_MAX_LANGS; i++) {
+		const struct lang_stats *l = &s->langs[i];
+
+		if (atomic_load(&l->used) != 2)
+			continue;
+		for (int st = 0; st < STATS_NSTATUS; st++) {
+			uint64_t v = atomic_load(&l->by_status[st]);
+
+			if (v)
+				buf_printf(&b, "goboxd_jobs_total{language=\"%s\",status=\"%s\"} %llu\n",
+					   l->id, test_status_name((enum test_status)st),
+					   (unsigned long long)v);
+		}
+	}
+	buf_puts(&b, "# HELP goboxd_job_duration_seconds Queue, build and run time of a job.\n"
+		     "# TYPE goboxd_job_duration_seconds histogram\n");
+	for (size_t i = 0; i < STATS_MAX_LANGS; i++) {
+		const struct lang_stats *l = &s->langs[i];
+		uint64_t cum = 0;
+
+		if (atomic_load(&l->used) != 2)
+			continue;
+		for (size_t k = 0; k < STATS_NBUCKETS; k++) {
+			cum += atomic_load(&l->buckets[k]);
+			if (k < STATS_NBUCKETS - 1)
+				buf_printf(&b, "goboxd_job_duration_seconds_bucket{language=\"%s\",le=\"%g\"} %llu\n",
+					   l->id, stats_bucket_ms[k] / 1000.0,
+					   (unsigned long long)cum);
+			else
+				buf_printf(&b, "goboxd_job_duration_seconds_bucket{language=\"%s\",le=\"+Inf\"} %llu\n",
+					   l->id, (unsigned long long)cum);
+		}
+		buf_printf(&b, "goboxd_job_duration_seconds_sum{language=\"%s\"} %.3f\n", l->id,
+			   atomic_load(&l->duration_sum_ms) / 1000.0);
+		buf_printf(&b, "goboxd_job_duration_seconds_count{language=\"%s\"} %llu\n", l->id,
+			   (unsigned long long)atomic_load(&l->count));
+	}
+	http_format_response(out, 200, "text/plain; version=0.0.4", b.data ? b.data : "",
+			     b.len, ka, hdr);
+	buf_free(&b);
+	return 200;
+}
+
+int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool ka,
+		  const char *hdr, struct buf *out)
+{
+	static const char *const known[] = { "/healthz", "/readyz", "/info", "/metrics",
+					     "/run", "/v1/run" };
+	bool is_get = !strcmp(r->method, "GET");
+	bool is_known = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		is_known |= !strcmp(r->path, known[i]);
+	if (!strcmp(r->path, "/metrics") && !rc->w->cfg->metrics)
+		is_known = false;
+	if (!is_known) {
+		http_format_error(out, 404, "not_found", "no such endpoint", ka, hdr);
+		return 404;
+	}
+	if (!strcmp(r->path, "/run") || !strcmp(r->path, "/v1/run")) {
+		char allow[160];
+
+		snprintf(allow, sizeof(allow), "%sAllow: POST\r\n", hdr);
+		http_format_error(out, 405, "method_not_allowed", "use POST", ka, allow);
+		return 405;
+	}
+	if (!is_get) {
+		char allow[160];
+
+		snprintf(allow, sizeof(allow), "%sAllow: GET\r\n", hdr);
+		http_format_error(out, 405, "method_not_allowed", "use GET", ka, allow);
+		return 405;
+	}
+	if (!strcmp(r->path, "/healthz")) {
+		static const char ok[] = "{\"status\":\"ok\"}";
+
+		http_format_response(out, 200, "application/json", ok, sizeof(ok) - 1, ka, hdr);
+		return 200;
+	}
+	if (!strcmp(r->path, "/readyz"))
+		return do_readyz(rc, ka, hdr, out);
+	if (!strcmp(r->path, "/info"))
+		return do_info(rc, ka, hdr, out);
+	return do_metrics(rc, ka, hdr, out);
+}

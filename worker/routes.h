@@ -1,0 +1,32 @@
+/* The endpoints answered at once by any worker: health, readiness, info,
+ * metrics. Each builds a complete response into out. */
+#ifndef GOBOXD_ROUTES_H
+#define GOBOXD_ROUTES_H
+
+#include <stdbool.h>
+
+#include "common/buf.h"
+#include "worker/http.h"
+#include "worker/worker.h"
+
+struct route_ctx {
+	const struct worker_ctx *w;
+	const char *jail_name;     /* the worker's sandbox driver, "" if none */
+	const char *jail_version;
+	const char *jail_path;
+	const char *sandbox_error; /* non-NULL when the sandbox failed to open */
+};
+
+/* Kinds of request the event loop must treat differently. */
+enum route_kind { ROUTE_SIMPLE, ROUTE_JOB_NATIVE, ROUTE_JOB_CODIZE };
+
+/* Which kind this request is (by method and path). */
+enum route_kind routes_classify(const struct http_request *r);
+/*
+ * Answer a simple request (health, info, 404, 405...). Returns the HTTP
+ * status written into out.
+ */
+int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool keep_alive,
+		  const char *extra_headers, struct buf *out);
+
+#endif

@@ -1,0 +1,921 @@
+#include "autoconf.h"
+
+#include "worker/worker.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/channel.h"
+#include "common/log.h"
+#include "common/request.h"
+#include "common/util.h"
+#include "worker/api.h"
+#include "worker/http.h"
+#include "worker/job.h"
+#include "worker/routes.h"
+#include "worker/sandbox.h"
+
+#define READ_CHUNK 65536
+#define MAX_EVENTS 64
+#define TICK_MS 200
+
+enum conn_state {
+	C_READING,   /* parsing requests, answering simple ones */
+	C_JOB,       /* its job runs in the job thread */
+	C_HANDOFF,   /* a job request waits for the output to drain, then moves */
+	C_CLOSING,   /* write what is left, then close */
+};
+
+struct conn {
+	int fd;
+	enum conn_state state;
+	struct buf in;        /* read, not yet fed to the parser */
+	struct buf raw;       /* bytes of the request being parsed (for handoff) */
+	struct buf out;
+	struct http_parser hp;
+	uint64_t last_active_ms;
+	uint64_t req_start_ms; /* first byte of the current request, 0 if none */
+	uint64_t queued_ms;    /* time the job waited in the master's queue */
+	bool job_token;        /* dispatched by the master: may run one job */
+	bool peer_closed;
+	bool want_out;         /* EPOLLOUT armed */
+	char reqid[33];
+	struct conn *prev, *next;
+};
+
+struct job_slot {
+	bool active;
+	pthread_t thread;
+	struct conn *conn;
+	struct job_request *req;
+	struct job_result res;
+	int rc;
+	uint64_t started_ms;
+	char method[16];
+	char path[64];
+};
+
+struct worker {
+	const struct worker_ctx *ctx;
+	const struct config *cfg;
+	int epfd, sigfd, evfd;
+	bool listening;
+	bool draining;
+	bool stop_now;
+	struct conn *conns;
+	size_t nconns;
+	struct sandbox *sb;
+	char sb_error[256];
+	struct route_ctx rctx;
+	struct job_slot job;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Tags for epoll data: pointers to these identify the fd. */
+static char tag_listen, tag_chan, tag_sig, tag_ev;
+
+static void conn_free(struct worker *w, struct conn *c);
+static void conn_process(struct worker *w, struct conn *c);
+
+static void ep_mod(struct worker *w, struct conn *c, bool want_out)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0),
+		.data.ptr = c,
+	};
+
+	if (c->want_out == want_out)
+		return;
+	c->want_out = want_out;
+	epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static struct conn *conn_new(struct worker *w, int fd)
+{
+	struct conn *c = xcalloc(1, sizeof(*c));
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+
+	c->fd = fd;
+	buf_init(&c->in, 0);
+	buf_init(&c->raw, 0);
+	buf_init(&c->out, 0);
+	http_parser_init(&c->hp, w->cfg->max_header_bytes, w->cfg->max_body_bytes);
+	c->last_active_ms = now_ms();
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		log_error("epoll_ctl(ADD, %d): %s", fd, strerror(errno));
+		http_parser_free(&c->hp);
+		free(c);
+		close(fd);
+		return NULL;
+	}
+	c->next = w->conns;
+	if (w->conns)
+		w->conns->prev = c;
+	w->conns = c;
+	w->nconns++;
+	return c;
+}
+
+static void chan_tell(struct worker *w, enum chan_type type, const int *fds, size_t nfds)
+{
+	struct chan_msg m = {
+		.magic = CHAN_MAGIC, .type = type, .worker = w->ctx->index,
+		.generation = w->ctx->generation,
+	};
+	int rc = chan_send(w->ctx->chan_fd, &m, fds, nfds);
+
+	if (rc < 0)
+		log_error("chan_send(type %d): %s", type, strerror(-rc));
+}
+
+/* The master counts a dispatched connection as a running job until told. */
+static void conn_drop_token(struct worker *w, struct conn *c)
+{
+	if (!c->job_token)
+		return;
+	c->job_token = false;
+	chan_tell(w, CHAN_DONE, NULL, 0);
+}
+
+static void conn_free(struct worker *w, struct conn *c)
+{
+	if (w->job.active && w->job.conn == c) {
+		/* The job thread still works for it: detach, answer nobody. */
+		w->job.conn = NULL;
+	}
+	conn_drop_token(w, c);
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		w->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	w->nconns--;
+	buf_free(&c->in);
+	buf_free(&c->raw);
+	buf_free(&c->out);
+	http_parser_free(&c->hp);
+	free(c);
+}
+
+static void set_reqid(struct conn *c, const struct http_request *r)
+{
+	const char *id = http_header_get(r, "x-request-id");
+	size_t n = id ? strlen(id) : 0;
+	bool ok = n > 0 && n < sizeof(c->reqid);
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'z') ||
+		     (id[i] >= 'A' && id[i] <= 'Z') || id[i] == '-' || id[i] == '_';
+	if (ok)
+		memcpy(c->reqid, id, n + 1);
+	else
+		random_hex(c->reqid, 8);
+}
+
+static void log_request(struct conn *c, const char *method, const char *path, int status,
+			uint64_t started_ms, cJSON *extra)
+{
+	cJSON *o = extra ? extra : cJSON_CreateObject();
+
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "msg", "request");
+	cJSON_AddStringToObject(o, "request_id", c->reqid);
+	cJSON_AddStringToObject(o, "method", method);
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddNumberToObject(o, "status", status);
+	cJSON_AddNumberToObject(o, "duration_ms", (double)(now_ms() - started_ms));
+	log_json(LOG_INFO, o);
+}
+
+static bool conn_keep_alive(const struct worker *w, const struct conn *c)
+{
+	return c->hp.req.keep_alive && !w->draining && !c->peer_closed;
+}
+
+static void extra_headers(const struct conn *c, char *out, size_t n, const char *more)
+{
+	snprintf(out, n, "X-Request-Id: %s\r\n%s", c->reqid, more ? more : "");
+}
+
+/* Finish the current request: forget its bytes, ready the parser. */
+static void conn_next_request(struct conn *c, bool keep_alive)
+{
+	http_parser_next(&c->hp);
+	buf_reset(&c->raw);
+	c->req_start_ms = 0;
+	if (!keep_alive)
+		c->state = C_CLOSING;
+}
+
+static void respond_error(struct worker *w, struct conn *c, int status, const char *code,
+			  const char *msg, bool keep_alive)
+{
+	char hdr[128];
+
+	extra_headers(c, hdr, sizeof(hdr), NULL);
+	http_format_error(&c->out, status, code, msg, keep_alive, hdr);
+}
+
+/* ---- jobs ---------------------------------------------------------- */
+
+static void *job_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct job_env env = { .sb = w->sb, .cfg = w->cfg, .uid = w->uid, .gid = w->gid };
+	uint64_t one = 1;
+
+	w->job.rc = job_run(&env, w->job.req, &w->job.res);
+	if (write(w->evfd, &one, sizeof(one)) < 0)
+		log_error("write(eventfd): %s", strerror(errno));
+	return NULL;
+}
+
+static int job_start(struct worker *w, struct conn *c, struct job_request *req)
+{
+	struct job_slot *j = &w->job;
+	sigset_t all, old;
+	int rc;
+
+	memset(&j->res, 0, sizeof(j->res));
+	j->conn = c;
+	j->req = req;
+	j->started_ms = now_ms();
+	snprintf(j->method, sizeof(j->method), "%s", c->hp.req.method);
+	snprintf(j->path, sizeof(j->path), "%s", c->hp.req.path);
+	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
+	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
+	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
+	/* The job thread must never take a signal meant for the loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&j->thread, NULL, job_thread, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		atomic_fetch_sub(&w->ctx->stats->in_flight, 1);
+		j->req = NULL;
+		j->conn = NULL;
+		return -rc;
+	}
+	j->active = true;
+	c->state = C_JOB;
+	return 0;
+}
+
+static void job_record(struct worker *w, const struct job_slot *j, const struct conn *c)
+{
+	struct job_record rec = { 0 };
+	const struct job_result *res = &j->res;
+
+	rec.end_wall_ms = wall_ms();
+	snprintf(rec.lang, sizeof(rec.lang), "%s", j->req->lang->id);
+	rec.status = (uint8_t)res->top;
+	rec.api = j->req->format == REQ_CODIZE;
+	rec.queue_ms = c ? (uint32_t)c->queued_ms : 0;
+	rec.build_ms = (uint32_t)res->build_ms;
+	rec.run_ms = (uint32_t)res->run_ms;
+	rec.cpu_ms = (uint32_t)res->cpu_ms;
+	rec.memory_peak_kb = res->memory_peak_kb;
+	stats_push(w->ctx->stats, &rec, res->internal_error);
+}
+
+static void job_finish(struct worker *w)
+{
+	struct job_slot *j = &w->job;
+	struct conn *c = j->conn;
+	char *body = NULL;
+	int status = 200;
+	cJSON *extra = cJSON_CreateObject();
+
+	pthread_join(j->thread, NULL);
+	j->active = false;
+	atomic_fetch_sub(&w->ctx->stats->in_flight, 1);
+	atomic_store(&w->ctx->stats->workers[w->ctx->index].state,
+		     w->draining ? WS_DRAINING : WS_IDLE);
+	atomic_fetch_add(&w->ctx->stats->workers[w->ctx->index].jobs_done, 1);
+	job_record(w, j, c);
+
+	if (j->rc < 0 || j->res.internal_error) {
+		status = 500;
+		if (extra)
+			cJSON_AddStringToObject(extra, "error", j->res.internal_msg);
+	}
+	if (extra) {
+		cJSON_AddStringToObject(extra, "language", j->req->lang->id);
+		cJSON_AddStringToObject(extra, "job_status", test_status_name(j->res.top));
+		cJSON_AddNumberToObject(extra, "queue_ms", c ? (double)c->queued_ms : 0);
+		cJSON_AddNumberToObject(extra, "build_ms", (double)j->res.build_ms);
+		cJSON_AddNumberToObject(extra, "run_ms", (double)j->res.run_ms);
+		cJSON_AddNumberToObject(extra, "cpu_ms", (double)j->res.cpu_ms);
+		cJSON_AddNumberToObject(extra, "memory_peak_kb", (double)j->res.memory_peak_kb);
+	}
+	if (c) {
+		bool ka = conn_keep_alive(w, c);
+		char hdr[128];
+
+		extra_headers(c, hdr, sizeof(hdr), NULL);
+		if (status == 500) {
+			http_format_error(&c->out, 500, "internal_error",
+					  j->res.internal_msg[0] ? j->res.internal_msg :
+					  "the sandbox failed", ka, hdr);
+		} else {
+			body = j->req->format == REQ_CODIZE ?
+				       api_codize_response(j->req, &j->res) :
+				       api_run_response(j->req, &j->res);
+			if (body)
+				http_format_response(&c->out, 200, "application/json", body,
+						     strlen(body), ka, hdr);
+			else
+				http_format_error(&c->out, status = 500, "out_of_memory",
+						  "could not build the response", ka, hdr);
+		}
+		log_request(c, j->method, j->path, status, j->started_ms - c->queued_ms, extra);
+		extra = NULL;
+		conn_drop_token(w, c);
+		c->state = C_READING;
+		conn_next_request(c, ka);
+	} else {
+		/* The client left; the master still counted this job. */
+		chan_tell(w, CHAN_DONE, NULL, 0);
+	}
+	cJSON_Delete(extra);
+	free(body);
+	job_result_free(&j->res);
+	request_free(j->req);
+	j->req = NULL;
+	j->conn = NULL;
+	if (c)
+		conn_process(w, c);
+}
+
+/* ---- requests ------------------------------------------------------ */
+
+/* A job request: validate now (bad ones never queue), then run or move. */
+static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
+{
+	const struct http_request *r = &c->hp.req;
+	struct job_request *jr = NULL;
+	struct req_error errs[16];
+	size_t nerr = 0;
+	bool ka = conn_keep_alive(w, c);
+	int rc;
+
+	memset(errs, 0, sizeof(errs));
+	if (kind == ROUTE_JOB_CODIZE)
+		rc = request_parse_codize(r->body.data ? r->body.data : "", r->body.len,
+					  w->ctx->lt, w->cfg, &jr, errs, ARRAY_SIZE(errs),
+					  &nerr);
+	else
+		rc = request_parse_native(r->body.data ? r->body.data : "", r->body.len,
+					  w->ctx->lt, w->cfg, &jr, &errs[0]);
+	if (rc < 0) {
+		char *body = kind == ROUTE_JOB_CODIZE ? api_codize_error(errs, nerr ? nerr : 1) :
+							 api_run_error(&errs[0]);
+		int status = errs[0].http_status ? errs[0].http_status : 400;
+		char hdr[128];
+		cJSON *extra = cJSON_CreateObject();
+
+		extra_headers(c, hdr, sizeof(hdr), NULL);
+		if (body)
+			http_format_response(&c->out, status, "application/json", body,
+					     strlen(body), ka, hdr);
+		else
+			http_format_error(&c->out, 500, "out_of_memory", "no memory", ka, hdr);
+		free(body);
+		if (extra)
+			cJSON_AddStringToObject(extra, "error_code", errs[0].code);
+		log_request(c, r->method, r->path, status, c->req_start_ms, extra);
+		conn_drop_token(w, c);
+		conn_next_request(c, ka);
+		return;
+	}
+	if (!c->job_token) {
+		request_free(jr);
+		c->state = C_HANDOFF;
+		return;
+	}
+	if (!w->sb) {
+		char hdr[160];
+
+		extra_headers(c, hdr, sizeof(hdr), "Retry-After: 5\r\n");
+		http_format_error(&c->out, 503, "sandbox_unavailable", w->sb_error, ka, hdr);
+		log_request(c, r->method, r->path, 503, c->req_start_ms, NULL);
+		request_free(jr);
+		conn_drop_token(w, c);
+		conn_next_request(c, ka);
+		return;
+	}
+	c->job_token = false; /* spent: the job's end reports CHAN_DONE */
+	rc = job_start(w, c, jr);
+	if (rc < 0) {
+		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
+		log_request(c, r->method, r->path, 500, c->req_start_ms, NULL);
+		request_free(jr);
+		chan_tell(w, CHAN_DONE, NULL, 0);
+		conn_next_request(c, ka);
+	}
+}
+
+static void handle_request(struct worker *w, struct conn *c)
+{
+	const struct http_request *r = &c->hp.req;
+	enum route_kind kind = routes_classify(r);
+	bool ka = conn_keep_alive(w, c);
+	char hdr[128];
+	int status;
+
+	set_reqid(c, r);
+	atomic_fetch_add(&w->ctx->stats->requests_total, 1);
+	if (kind != ROUTE_SIMPLE) {
+		handle_job(w, c, kind);
+		return;
+	}
+	extra_headers(c, hdr, sizeof(hdr), NULL);
+	status = routes_simple(&w->rctx, r, ka, hdr, &c->out);
+	log_request(c, r->method, r->path, status, c->req_start_ms, NULL);
+	conn_next_request(c, ka);
+}
+
+/* Move the connection to the master's queue: fd plus unparsed bytes. */
+static void conn_handoff(struct worker *w, struct conn *c)
+{
+	int fds[2];
+	int mfd;
+
+	/* What the parser consumed for this request, then what it has not seen. */
+	if (c->in.len && buf_append(&c->raw, c->in.data, c->in.len) < 0) {
+		conn_free(w, c);
+		return;
+	}
+	mfd = chan_memfd_from(c->raw.data ? c->raw.data : "", c->raw.len);
+	if (mfd < 0) {
+		log_error("memfd_create: %s", strerror(-mfd));
+		respond_error(w, c, 503, "overloaded", "could not queue the job", false);
+		c->state = C_CLOSING;
+		return;
+	}
+	fds[0] = c->fd;
+	fds[1] = mfd;
+	chan_tell(w, CHAN_ENQUEUE, fds, 2);
+	close(mfd);
+	conn_free(w, c);
+}
+
+static void conn_flush(struct worker *w, struct conn *c)
+{
+	while (c->out.len > 0) {
+		ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				ep_mod(w, c, true);
+				return;
+			}
+			c->state = C_CLOSING;
+			buf_reset(&c->out);
+			c->peer_closed = true;
+			break;
+		}
+		buf_consume(&c->out, (size_t)n);
+		c->last_active_ms = now_ms();
+	}
+	ep_mod(w, c, false);
+}
+
+/* Parse and answer as much as the input allows, in order. */
+static void conn_process(struct worker *w, struct conn *c)
+{
+	while (c->state == C_READING && c->in.len > 0) {
+		size_t used = 0;
+		enum http_feed f = http_parser_feed(&c->hp, c->in.data, c->in.len, &used);
+
+		if (used) {
+			if (!c->req_start_ms)
+				c->req_start_ms = now_ms();
+			if (buf_append(&c->raw, c->in.data, used) < 0) {
+				c->state = C_CLOSING;
+				break;
+			}
+			buf_consume(&c->in, used);
+		}
+		if (f == HTTP_NEED_MORE)
+			break;
+		if (f == HTTP_HEADERS_DONE) {
+			if (c->hp.req.expect_continue)
+				buf_puts(&c->out, "HTTP/1.1 100 Continue\r\n\r\n");
+			continue;
+		}
+		if (f == HTTP_ERROR) {
+			random_hex(c->reqid, 8);
+			respond_error(w, c, c->hp.err_status, c->hp.err_code, c->hp.err_msg, false);
+			log_request(c, "-", "-", c->hp.err_status,
+				    c->req_start_ms ? c->req_start_ms : now_ms(), NULL);
+			conn_drop_token(w, c);
+			c->state = C_CLOSING;
+			break;
+		}
+		handle_request(w, c);
+	}
+	conn_flush(w, c);
+	if (c->state == C_HANDOFF && c->out.len == 0) {
+		conn_handoff(w, c);
+		return;
+	}
+	if ((c->state == C_CLOSING || (c->peer_closed && c->state == C_READING)) &&
+	    c->out.len == 0)
+		conn_free(w, c);
+}
+
+static void conn_readable(struct worker *w, struct conn *c)
+{
+	char tmp[READ_CHUNK];
+
+	if (c->state != C_READING) {
+		/* Hold input back until the current job or handoff is done. */
+		return;
+	}
+	for (;;) {
+		ssize_t n = recv(c->fd, tmp, sizeof(tmp), 0);
+
+		if (n > 0) {
+			c->last_active_ms = now_ms();
+			if (buf_append(&c->in, tmp, (size_t)n) < 0) {
+				conn_free(w, c);
+				return;
+			}
+			/* Do not read far ahead of the parser: it caps sizes. */
+			if (c->in.len > w->cfg->max_body_bytes + w->cfg->max_header_bytes)
+				break;
+			continue;
+		}
+		if (n == 0) {
+			c->peer_closed = true;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			c->peer_closed = true;
+		break;
+	}
+	conn_process(w, c);
+}
+
+static void accept_all(struct worker *w)
+{
+	for (;;) {
+		int fd = accept4(w->ctx->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN)
+				log_warn("accept4: %s", strerror(errno));
+			return;
+		}
+		conn_new(w, fd);
+	}
+}
+
+static void chan_readable(struct worker *w)
+{
+	for (;;) {
+		struct chan_msg m;
+		int fds[2];
+		size_t nfds = 0;
+		int rc = chan_recv(w->ctx->chan_fd, &m, fds, &nfds);
+
+		if (rc == -EAGAIN)
+			return;
+		if (rc == 0) {
+			/* The master is gone: finish up and leave. */
+			w->draining = true;
+			w->stop_now = true;
+			return;
+		}
+		if (rc < 0) {
+			log_warn("bad message from the master: %s", strerror(-rc));
+			continue;
+		}
+		if (m.type == CHAN_QUIT) {
+			w->draining = true;
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			continue;
+		}
+		if (m.type == CHAN_DISPATCH && nfds == 2) {
+			char *data = NULL;
+			size_t len = 0;
+			struct conn *c;
+
+			if (chan_memfd_read(fds[1], &data, &len,
+					    w->cfg->max_body_bytes + 2 * w->cfg->max_header_bytes) <
+			    0) {
+				close(fds[0]);
+				close(fds[1]);
+				chan_tell(w, CHAN_DONE, NULL, 0);
+				continue;
+			}
+			close(fds[1]);
+			set_nonblock(fds[0], true);
+			c = conn_new(w, fds[0]);
+			if (!c) {
+				free(data);
+				chan_tell(w, CHAN_DONE, NULL, 0);
+				continue;
+			}
+			c->job_token = true;
+			c->queued_ms = m.arg;
+			buf_append(&c->in, data, len);
+			free(data);
+			conn_process(w, c);
+			continue;
+		}
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+	}
+}
+
+static void signal_readable(struct worker *w)
+{
+	struct signalfd_siginfo si;
+
+	while (read(w->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGTERM:
+		case SIGINT:
+		case SIGHUP:
+			w->draining = true;
+			break;
+		case SIGQUIT:
+			w->stop_now = true;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Slow clients and idle keep-alive connections. */
+static void sweep_conns(struct worker *w)
+{
+	uint64_t now = now_ms();
+	struct conn *c = w->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->state == C_JOB)
+			continue;
+		if (c->state == C_READING && http_parser_in_request(&c->hp) && c->req_start_ms &&
+		    now - c->req_start_ms > w->cfg->read_timeout_ms) {
+			random_hex(c->reqid, 8);
+			respond_error(w, c, 408, "request_timeout",
+				      "the request was not received in time", false);
+			log_request(c, "-", "-", 408, c->req_start_ms, NULL);
+			c->state = C_CLOSING;
+			conn_flush(w, c);
+			if (c->out.len == 0 || now - c->last_active_ms > 1000)
+				conn_free(w, c);
+			continue;
+		}
+		if (c->state == C_READING && !http_parser_in_request(&c->hp) &&
+		    c->out.len == 0 &&
+		    (w->draining || now - c->last_active_ms > w->cfg->keepalive_timeout_ms)) {
+			conn_free(w, c);
+			continue;
+		}
+		if (c->out.len > 0 && now - c->last_active_ms > w->cfg->read_timeout_ms)
+			conn_free(w, c); /* a client that does not read its answer */
+	}
+}
+
+static void start_draining(struct worker *w)
+{
+	if (!w->listening)
+		return;
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->ctx->listen_fd, NULL);
+	w->listening = false;
+	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_DRAINING);
+}
+
+/* ---- set-up -------------------------------------------------------- */
+
+/*
+ * The worker stays uid 0 but keeps only the capabilities that launching a
+ * jail needs; see docs/architecture.md for why each one is kept.
+ */
+static int drop_capabilities(void)
+{
+	static const cap_value_t keep[] = {
+		CAP_CHOWN,        /* job directory and files to the sandbox uid */
+		CAP_DAC_OVERRIDE, /* remove what the sandbox wrote; cgroupfs */
+		CAP_FOWNER,       /* chmod/unlink files owned by the sandbox uid */
+		CAP_KILL,         /* kill jailed processes running as the sandbox uid */
+		CAP_SETUID,       /* the jail child drops to the sandbox uid */
+		CAP_SETGID,
+	};
+	cap_t caps = cap_init();
+	int rc = -1;
+
+	if (!caps)
+		return -1;
+	for (cap_value_t v = 0; v <= CAP_LAST_CAP; v++) {
+		bool kept = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+			kept |= keep[i] == v;
+		if (!kept && prctl(PR_CAPBSET_DROP, v, 0, 0, 0) < 0 && errno != EINVAL)
+			goto out;
+	}
+	if (cap_set_flag(caps, CAP_PERMITTED, ARRAY_SIZE(keep), keep, CAP_SET) < 0 ||
+	    cap_set_flag(caps, CAP_EFFECTIVE, ARRAY_SIZE(keep), keep, CAP_SET) < 0 ||
+	    cap_set_proc(caps) < 0)
+		goto out;
+	/* Dropped for good: nothing exec'd later can regain them. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		goto out;
+	rc = 0;
+out:
+	cap_free(caps);
+	return rc;
+}
+
+static int setup_fds(struct worker *w)
+{
+	sigset_t mask;
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	w->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->sigfd < 0 || w->epfd < 0 || w->evfd < 0)
+		return -errno;
+	set_nonblock(w->ctx->listen_fd, true);
+	ev.data.ptr = &tag_listen;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->listen_fd, &ev) < 0)
+		return -errno;
+	w->listening = true;
+	ev.data.ptr = &tag_chan;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->chan_fd, &ev) < 0)
+		return -errno;
+	ev.data.ptr = &tag_sig;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sigfd, &ev) < 0)
+		return -errno;
+	ev.data.ptr = &tag_ev;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static void setup_sandbox(struct worker *w)
+{
+	const struct config *cfg = w->cfg;
+	char name[32];
+	struct sandbox_opts o = {
+		.jail = cfg->jail,
+		.nsjail_path = cfg->nsjail_path,
+		.bwrap_path = cfg->bwrap_path,
+		.cgroup_root = cfg->cgroup_root,
+		.cgroup_name = name,
+		.uid = w->uid,
+		.gid = w->gid,
+		.tmpfs_kb = cfg->tmpfs_kb,
+	};
+	int rc;
+
+	snprintf(name, sizeof(name), "w%u", w->ctx->index);
+	rc = sandbox_open(&o, &w->sb, w->sb_error, sizeof(w->sb_error));
+	if (rc < 0) {
+		w->sb = NULL;
+		log_error("sandbox unavailable: %s", w->sb_error);
+		w->rctx.sandbox_error = w->sb_error;
+		return;
+	}
+	w->rctx.jail_name = sandbox_driver_name(w->sb);
+	w->rctx.jail_version = sandbox_driver_version(w->sb);
+	w->rctx.jail_path = sandbox_driver_path(w->sb);
+}
+
+static void loop(struct worker *w)
+{
+	struct epoll_event evs[MAX_EVENTS];
+	uint64_t last_sweep = now_ms();
+
+	while (!w->stop_now) {
+		int n = epoll_wait(w->epfd, evs, MAX_EVENTS, TICK_MS);
+
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+
+			if (p == &tag_listen) {
+				accept_all(w);
+			} else if (p == &tag_chan) {
+				chan_readable(w);
+			} else if (p == &tag_sig) {
+				signal_readable(w);
+			} else if (p == &tag_ev) {
+				uint64_t v;
+
+				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.active)
+					job_finish(w);
+			} else {
+				struct conn *c = p;
+
+				if (evs[i].events & EPOLLOUT)
+					conn_flush(w, c);
+				if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+					conn_readable(w, c);
+				else
+					conn_process(w, c);
+			}
+		}
+		if (w->draining)
+			start_draining(w);
+		if (now_ms() - last_sweep >= TICK_MS || w->draining) {
+			sweep_conns(w);
+			last_sweep = now_ms();
+		}
+		if (w->draining && !w->job.active && w->nconns == 0)
+			break;
+	}
+}
+
+int worker_main(const struct worker_ctx *ctx)
+{
+	struct worker w;
+	char role[32];
+
+	memset(&w, 0, sizeof(w));
+	w.ctx = ctx;
+	w.cfg = ctx->cfg;
+	w.uid = ctx->cfg->sandbox_uid_base + ctx->index;
+	w.gid = w.uid;
+	w.rctx.w = ctx;
+	w.rctx.jail_name = "";
+	w.rctx.jail_version = "";
+	w.rctx.jail_path = "";
+	snprintf(role, sizeof(role), "worker-%u", ctx->index);
+	log_set_role(role);
+	prctl(PR_SET_NAME, role, 0, 0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+	if (getppid() == 1)
+		return 0; /* the master died before we got here */
+
+	if (setup_fds(&w) < 0) {
+		log_error("worker set-up failed: %s", strerror(errno));
+		return 1;
+	}
+	setup_sandbox(&w);
+	if (geteuid() == 0 && drop_capabilities() < 0) {
+		log_error("dropping capabilities failed: %s", strerror(errno));
+		return WORKER_EXIT_CONFIG;
+	}
+	atomic_store(&ctx->stats->workers[ctx->index].pid, getpid());
+	atomic_store(&ctx->stats->workers[ctx->index].generation, ctx->generation);
+	atomic_store(&ctx->stats->workers[ctx->index].state, WS_IDLE);
+	chan_tell(&w, CHAN_IDLE, NULL, 0);
+
+	loop(&w);
+
+	if (w.job.active) {
+		/*
+		 * Fast stop (SIGQUIT, or the master vanished): leave at once. The
+		 * jail child dies with us (PR_SET_PDEATHSIG) and the master's
+		 * sweeper removes the job directory and cgroup.
+		 */
+		return 0;
+	}
+	while (w.conns)
+		conn_free(&w, w.conns);
+	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
+	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
+	sandbox_close(w.sb);
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* A worker process: the HTTP event loop and its one job at a time. */
+#ifndef GOBOXD_WORKER_H
+#define GOBOXD_WORKER_H
+
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/langtab.h"
+#include "common/stats.h"
+#include "worker/probe.h"
+
+/* Exit code of a worker that cannot start for a config reason: the master
+ * does not respawn it in a loop. */
+#define WORKER_EXIT_CONFIG 78
+
+/* What the master hands to a freshly forked worker. */
+struct worker_ctx {
+	unsigned index;           /* slot in the master's table, and uid offset */
+	uint32_t generation;      /* language-table generation */
+	const struct config *cfg;
+	const struct langtab *lt;
+	struct stats *stats;
+	struct probe_table *probes;
+	int listen_fd;
+	int chan_fd;
+};
+
+/* Never returns to the caller's loop: the result is the exit code. */
+int worker_main(const struct worker_ctx *ctx);
+
+#endif
