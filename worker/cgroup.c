@@ -445,39 +445,32 @@ static int kill_until_empty(char (*dirs)[PATH_MAX], unsigned n)
 	}
 }
 
+/* A child cgroup of dir? cgroupfs fills d_type; anything else is asked. */
+static bool is_subdir(const char *dir, const struct dirent *de, char *path, size_t len)
+{
+	struct stat st;
+
+	if (de->d_name[0] == '.' || join(path, len, dir, de->d_name) < 0)
+		return false;
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /*
  * Remove a cgroup directory and everything below it, killing what runs
  * there. rmdir can still see EBUSY for a moment after the last task
  * exited, hence the retries. Counts removed directories in *count.
  */
+static int rm_children(const char *dir, unsigned *count);
+
 static int rm_cgroup(const char *path, unsigned *count)
 {
 	char dirs[1][PATH_MAX];
-	DIR *d;
-	struct dirent *de;
-	int rc = 0;
+	int rc;
 
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)) != NULL) {
-		char sub[PATH_MAX];
-		struct stat st;
-
-		if (de->d_name[0] == '.')
-			continue;
-		if (join(sub, sizeof(sub), path, de->d_name) < 0)
-			continue;
-		if (de->d_type != DT_DIR &&
-		    (de->d_type != DT_UNKNOWN || lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode)))
-			continue;
-		if ((rc = rm_cgroup(sub, count)) < 0)
-			break;
-	}
-	closedir(d);
-	if (rc < 0)
+	if ((rc = rm_children(path, count)) < 0)
 		return rc;
-
 	if (strlen(path) >= sizeof(dirs[0]))
 		return -ENAMETOOLONG;
 	strcpy(dirs[0], path);
@@ -498,6 +491,32 @@ static int rm_cgroup(const char *path, unsigned *count)
 			return rc;
 		sleep_us(2000);
 	}
+	return rc;
+}
+
+/* Remove every child cgroup of dir (not dir itself); the last error. */
+static int rm_children(const char *dir, unsigned *count)
+{
+	struct dirent *de;
+	int rc = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) != NULL) {
+		char sub[PATH_MAX];
+		int r;
+
+		if (!is_subdir(dir, de, sub, sizeof(sub)))
+			continue;
+		r = rm_cgroup(sub, count);
+		if (r < 0) {
+			log_warn("remove cgroup %s: %s", sub, strerror(-r));
+			rc = r;
+		}
+	}
+	closedir(d);
 	return rc;
 }
 
@@ -638,8 +657,10 @@ static int discover(const char *root_override, struct cg_layout *lay, char *err,
 		goto out;
 	}
 	rc = set_err(err, errlen, -ENOTSUP,
-		     "no usable cgroups: %s%s lacks memory/pids and v1 has%s%s%s mounted",
-		     f->v2 ? "cgroup2 at " : "no cgroup2", f->v2 ? v2base : "",
+		     "no usable cgroups: %s%s%s and v1 has%s%s%s mounted",
+		     f->v2 ? "cgroup2 at " : "no cgroup2 mount",
+		     f->v2 ? (v2base[0] ? v2base : f->v2m.mount_point) : "",
+		     f->v2 ? " offers no memory+pids" : "",
 		     f->v1[CG_MEM] ? "" : " no memory", f->v1[CG_PIDS] ? "" : " no pids",
 		     f->v1[CG_CPU] ? "" : " no cpuacct");
 out:
@@ -755,6 +776,8 @@ static int tree_open_v2(struct cg_tree *t, const char *base, const char *name, c
 		return rc;
 	if ((rc = mkdir_ok(t->dir[0])) < 0)
 		return set_err(err, errlen, rc, "mkdir(%s): %s", t->dir[0], strerror(-rc));
+	if ((rc = rm_children(t->dir[0], NULL)) < 0)
+		return set_err(err, errlen, rc, "clear %s: %s", t->dir[0], strerror(-rc));
 	return v2_enable(t->dir[0], err, errlen);
 }
 
@@ -770,6 +793,9 @@ static int tree_open_v1(struct cg_tree *t, char (*base)[PATH_MAX], const char *n
 			return set_err(err, errlen, rc, "cgroup path too long");
 		if ((rc = mkdir_ok(top)) < 0 || (rc = mkdir_ok(t->dir[i])) < 0)
 			return set_err(err, errlen, rc, "mkdir(%s): %s", t->dir[i],
+				       strerror(-rc));
+		if ((rc = rm_children(t->dir[i], NULL)) < 0)
+			return set_err(err, errlen, rc, "clear %s: %s", t->dir[i],
 				       strerror(-rc));
 	}
 	return 0;
@@ -845,34 +871,14 @@ int cg_sweep(const char *root_override, unsigned *removed)
 	}
 	for (unsigned i = 0; i < lay->ndirs; i++) {
 		char top[PATH_MAX];
-		struct dirent *de;
-		DIR *d;
+		int r;
 
 		if (dup_dir(lay->base, i))
 			continue;
 		if ((rc = join(top, sizeof(top), lay->base[i], CG_TOP)) < 0)
 			goto out;
-		d = opendir(top);
-		if (!d) {
-			if (errno == ENOENT)
-				continue;
-			rc = -errno;
-			goto out;
-		}
-		while ((de = readdir(d)) != NULL) {
-			char sub[PATH_MAX];
-			int r;
-
-			if (de->d_name[0] == '.' || de->d_type != DT_DIR ||
-			    join(sub, sizeof(sub), top, de->d_name) < 0)
-				continue;
-			r = rm_cgroup(sub, &count);
-			if (r < 0) {
-				log_warn("cgroup sweep: remove %s: %s", sub, strerror(-r));
-				rc = r;
-			}
-		}
-		closedir(d);
+		if ((r = rm_children(top, &count)) < 0)
+			rc = r;
 	}
 out:
 	free(lay);

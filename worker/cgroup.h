@@ -32,6 +32,8 @@ struct cg_stats {
 /*
  * Discover the hierarchy (or use root_override: a v2 mount point or a v1
  * parent containing memory/, pids/, cpuacct/) and create goboxd/<name>.
+ * A goboxd/<name> already there (a crashed predecessor of the same name)
+ * is emptied first: its step cgroups are killed and removed.
  * 0 and *out, or negative errno with a reason in err.
  */
 int cg_tree_open(const char *root_override, const char *name, struct cg_tree **out,

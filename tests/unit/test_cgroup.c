@@ -201,6 +201,10 @@ static struct cg_tree *open_test_tree(char *name, size_t len)
 	rc = cg_tree_open(NULL, name, &t, err, sizeof(err));
 	if (rc == -ENOTSUP || rc == -EROFS || rc == -EACCES || rc == -EPERM)
 		cr_skip_test("no writable cgroup hierarchy: %s", err);
+	/* v2 with our own cgroup holding processes: only the daemon's master
+	 * may evacuate it (cg_v2_prepare), not a test run from a shell */
+	if (rc == -EBUSY)
+		cr_skip_test("%s", err);
 	cr_assert_eq(rc, 0, "cg_tree_open: %s", err);
 	return t;
 }
@@ -410,6 +414,28 @@ Test(cgroup_real, tree_close_kills_leftovers)
 	cg_tree_close(t);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	cr_assert_not(tree_left(name));
+}
+
+Test(cgroup_real, reopening_a_name_clears_the_predecessor)
+{
+	char name[64], err[256] = "";
+	struct cg_tree *t = open_test_tree(name, sizeof(name));
+	struct cg_tree *again = NULL;
+	struct cg_step *s = make_step(t, 0, 4);
+	int status;
+	pid_t pid = spawn_in(s, idle);
+
+	while (cg_step_nprocs(s) < 1)
+		usleep(1000);
+	/* as if the worker crashed: its tree and step are never closed */
+	cr_assert_eq(cg_tree_open(NULL, name, &again, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	cr_assert_eq(cg_step_nprocs(s), -ENOENT);
+	cg_step_destroy(s);
+	free(t);
+	cg_tree_close(again);
 	cr_assert_not(tree_left(name));
 }
 
