@@ -1,0 +1,821 @@
+#include "autoconf.h"
+
+#include "common/langtab.h"
+
+#include "common/placeholder.h"
+#include "common/util.h"
+#include "common/validate.h"
+#include "common/yamlutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define LANG_ID_MAX 32
+/* A directory with more files than this is a mistake, not a language set. */
+#define LANG_MAX_FILES 1024
+
+struct langtab {
+	struct lang *langs;
+	size_t n;
+};
+
+/* Where we are while parsing one file. */
+struct lctx {
+	const char *file;
+	const struct limits *max;
+	char *err;
+	size_t errlen;
+};
+
+static int lfail(struct lctx *c, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int lfail(struct lctx *c, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int off;
+
+	off = snprintf(c->err, c->errlen, "%s:%d: ", c->file, line);
+	if (off < 0 || (size_t)off >= c->errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(c->err + off, c->errlen - (size_t)off, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void strv_clear(struct strv *s)
+{
+	strv_free_array(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+static void step_clear(struct lang_step *s)
+{
+	free(s->cmd);
+	strv_clear(&s->args);
+	strv_clear(&s->env);
+	strv_clear(&s->flag_allow);
+	strv_clear(&s->default_flags);
+	memset(s, 0, sizeof(*s));
+}
+
+static void lang_clear(struct lang *l)
+{
+	free(l->id);
+	free(l->name);
+	free(l->version_hint);
+	free(l->source_filename);
+	free(l->artifact);
+	step_clear(&l->build);
+	step_clear(&l->run);
+	strv_clear(&l->aliases);
+	strv_clear(&l->probe);
+	strv_clear(&l->ro_mounts);
+	strv_clear(&l->debian_packages);
+	strv_clear(&l->npm_packages);
+	free(l->file);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Reject keys the schema does not know, so that typos fail loudly. */
+static int check_keys(struct lctx *c, const struct ynode *map, const char *const *allowed,
+		      const char *where)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		size_t k;
+
+		for (k = 0; allowed[k]; k++)
+			if (!strcmp(map->keys[i], allowed[k]))
+				break;
+		if (allowed[k])
+			continue;
+		if (!where && !strcmp(map->keys[i], "languages"))
+			return lfail(c, map->key_lines[i],
+				     "unknown key 'languages': a file holds one language, "
+				     "whose keys are the top level of the file");
+		return lfail(c, map->key_lines[i], "unknown key '%s'%s%s", map->keys[i],
+			     where ? " in " : "", where ? where : "");
+	}
+	return 0;
+}
+
+/* "key:" with nothing after it, "~" or "null". */
+static bool is_empty_value(const struct ynode *n)
+{
+	return n && n->type == Y_SCALAR && !n->quoted &&
+	       (!n->scalar[0] || !strcmp(n->scalar, "~") || !strcasecmp(n->scalar, "null"));
+}
+
+static int want_map(struct lctx *c, const struct ynode *n, const char *key)
+{
+	if (n->type == Y_MAP)
+		return 0;
+	return lfail(c, n->line, "%s: expected a mapping", key);
+}
+
+static int get_str(struct lctx *c, const struct ynode *n, const char *key, char **out)
+{
+	return ynode_str(n, c->file, key, out, c->err, c->errlen);
+}
+
+static int get_strv(struct lctx *c, const struct ynode *n, const char *key, struct strv *out)
+{
+	char **v;
+	size_t count;
+
+	if (ynode_strv(n, c->file, key, &v, &count, c->err, c->errlen) < 0)
+		return -1;
+	out->v = v;
+	out->n = count;
+	return 0;
+}
+
+/* Line of item i of a list node; a null node (empty list) has no items. */
+static int item_line(const struct ynode *n, size_t i)
+{
+	return n->type == Y_SEQ && i < n->n ? n->items[i]->line : n->line;
+}
+
+static bool valid_id(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > LANG_ID_MAX)
+		return false;
+	if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      strchr("_+.-", s[i])))
+			return false;
+	return true;
+}
+
+/* Same rule as a client file name, so that what a language names itself
+ * could also have come from a request. */
+static bool valid_filename(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > FILENAME_MAX_LEN || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || strchr("_.+-", s[i])))
+			return false;
+	return true;
+}
+
+static bool valid_env_name(const char *s)
+{
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+/*
+ * Mounts end up on the jail's command line, where ':' and ',' separate
+ * fields: only plain, normalised absolute paths pass.
+ */
+static const char *mount_problem(const char *p)
+{
+	if (p[0] != '/')
+		return "must be an absolute path";
+	if (!strcmp(p, "/"))
+		return "must not be the host's root";
+	if (strlen(p) > 1024)
+		return "is too long";
+	for (const char *q = p; *q; q++) {
+		if (*q == ':' || *q == ',' || (unsigned char)*q <= ' ' || *q == 0x7f)
+			return "must not contain ':', ',', blanks or control characters";
+	}
+	if (strstr(p, "//") || p[strlen(p) - 1] == '/')
+		return "must not contain '//' or end with '/'";
+	if (strstr(p, "/../") || strstr(p, "/./") || !strcmp(p + strlen(p) - 3, "/..") ||
+	    !strcmp(p + strlen(p) - 2, "/."))
+		return "must not contain '.' or '..' components";
+	return NULL;
+}
+
+/* Package names reach the set-up script's apt-get and npm command lines. */
+static bool valid_package(const char *s, bool npm)
+{
+	const char *ok = npm ? "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@/._~^=<>-"
+			     : "abcdefghijklmnopqrstuvwxyz0123456789+.-=:~ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+	if (!*s || *s == '-' || strlen(s) > 214)
+		return false;
+	if (!npm && !((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
+		return false;
+	return strspn(s, ok) == strlen(s);
+}
+
+static int parse_time(struct lctx *c, const struct ynode *n, const char *key, uint32_t cap,
+		      uint32_t *out)
+{
+	uint64_t v;
+
+	if (ynode_seconds_ms(n, c->file, key, cap ? cap : UINT32_MAX, &v, c->err,
+			     c->errlen) < 0)
+		return -1;
+	if (v == 0)
+		return lfail(c, n->line, "%s: must be above 0", key);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_num(struct lctx *c, const struct ynode *n, const char *key, uint64_t cap,
+		     uint64_t type_max, uint64_t *out)
+{
+	return ynode_u64(n, c->file, key, 1, cap && cap < type_max ? cap : type_max, out, c->err,
+			 c->errlen);
+}
+
+static uint64_t clamp(uint64_t v, uint64_t max)
+{
+	return max && v > max ? max : v;
+}
+
+static void limits_defaults(struct limits *l, const struct limits *max)
+{
+	static const struct limits none;
+
+	if (!max)
+		max = &none;
+	l->wall_ms = (uint32_t)clamp(LANG_DEFAULT_WALL_MS, max->wall_ms);
+	l->cpu_ms = 0;
+	l->memory_kb = clamp(LANG_DEFAULT_MEMORY_KB, max->memory_kb);
+	l->max_processes = (uint32_t)clamp(LANG_DEFAULT_MAX_PROCESSES, max->max_processes);
+	l->fsize_kb = clamp(LANG_DEFAULT_FSIZE_KB, max->fsize_kb);
+	l->output_kb = clamp(LANG_DEFAULT_OUTPUT_KB, max->output_kb);
+}
+
+static int parse_limits(struct lctx *c, const struct ynode *n, const char *step,
+			struct limits *out)
+{
+	static const char *const keys[] = { "wall_time_s", "cpu_time_s", "memory_kb",
+					    "max_processes", "file_size_kb", "output_kb", NULL };
+	static const struct limits none;
+	const struct limits *max = c->max ? c->max : &none;
+	const struct ynode *v;
+	struct limits l;
+	char where[32], key[64];
+	uint64_t u;
+
+	limits_defaults(&l, c->max);
+	snprintf(where, sizeof(where), "%s.limits", step);
+	if (n) {
+		if (want_map(c, n, where) < 0 || check_keys(c, n, keys, where) < 0)
+			return -1;
+#define KEY(k) (snprintf(key, sizeof(key), "%s.%s", where, k), key)
+		if ((v = ynode_get(n, "wall_time_s")) &&
+		    parse_time(c, v, KEY("wall_time_s"), max->wall_ms, &l.wall_ms) < 0)
+			return -1;
+		if ((v = ynode_get(n, "cpu_time_s")) &&
+		    parse_time(c, v, KEY("cpu_time_s"), max->cpu_ms, &l.cpu_ms) < 0)
+			return -1;
+		if ((v = ynode_get(n, "memory_kb"))) {
+			if (parse_num(c, v, KEY("memory_kb"), max->memory_kb, UINT64_MAX, &u) < 0)
+				return -1;
+			l.memory_kb = u;
+		}
+		if ((v = ynode_get(n, "max_processes"))) {
+			if (parse_num(c, v, KEY("max_processes"), max->max_processes, UINT32_MAX,
+				      &u) < 0)
+				return -1;
+			l.max_processes = (uint32_t)u;
+		}
+		if ((v = ynode_get(n, "file_size_kb"))) {
+			if (parse_num(c, v, KEY("file_size_kb"), max->fsize_kb, UINT64_MAX, &u) < 0)
+				return -1;
+			l.fsize_kb = u;
+		}
+		if ((v = ynode_get(n, "output_kb"))) {
+			if (parse_num(c, v, KEY("output_kb"), max->output_kb, UINT64_MAX, &u) < 0)
+				return -1;
+			l.output_kb = u;
+		}
+#undef KEY
+	}
+	/* CPU time can only exceed wall time with threads; the wall limit is
+	 * the natural default. */
+	if (!l.cpu_ms)
+		l.cpu_ms = (uint32_t)clamp(l.wall_ms, max->cpu_ms);
+	*out = l;
+	return 0;
+}
+
+static int parse_env(struct lctx *c, const struct ynode *n, const char *step,
+		     struct strv *out)
+{
+	char where[32];
+	char **v;
+
+	snprintf(where, sizeof(where), "%s.env", step);
+	if (is_empty_value(n))
+		n = NULL;
+	if (n && want_map(c, n, where) < 0)
+		return -1;
+	v = calloc((n ? n->n : 0) + 1, sizeof(*v));
+	if (!v)
+		return lfail(c, n ? n->line : 0, "out of memory");
+	out->v = v;
+	out->n = 0;
+	for (size_t i = 0; n && i < n->n; i++) {
+		char why[256], *val = NULL;
+
+		if (!valid_env_name(n->keys[i]))
+			return lfail(c, n->key_lines[i], "%s: '%s' is not a valid variable name",
+				     where, n->keys[i]);
+		if (get_str(c, n->items[i], where, &val) < 0)
+			return -1;
+		if (placeholder_check(val, PH_IN_ENV, why, sizeof(why)) < 0) {
+			free(val);
+			return lfail(c, n->items[i]->line, "%s.%s: %s", where, n->keys[i], why);
+		}
+		if (asprintf(&v[i], "%s=%s", n->keys[i], val) < 0) {
+			v[i] = NULL;
+			free(val);
+			return lfail(c, n->items[i]->line, "out of memory");
+		}
+		free(val);
+		out->n++;
+	}
+	return 0;
+}
+
+/* A relative cmd would be looked up by the jail's exec in its own cwd or
+ * PATH, which differ between nsjail and bubblewrap: insist on a definite
+ * location. */
+static bool cmd_located(const char *cmd)
+{
+	return cmd[0] == '/' || !strncmp(cmd, "./", 2) || !strncmp(cmd, "{{box}}/", 8) ||
+	       !strncmp(cmd, "{{tmp}}/", 8);
+}
+
+static int check_step_templates(struct lctx *c, const struct ynode *n, const struct lang *l,
+				const char *step, struct lang_step *s)
+{
+	const struct ynode *args = ynode_get(n, "args"), *env = ynode_get(n, "env");
+	const struct ynode *cmdn = ynode_get(n, "cmd");
+	bool has_flags = false;
+	char why[256];
+
+	if (!s->cmd[0])
+		return lfail(c, cmdn->line, "%s.cmd: must not be empty", step);
+	if (placeholder_check(s->cmd, PH_IN_CMD, why, sizeof(why)) < 0)
+		return lfail(c, cmdn->line, "%s.cmd: %s", step, why);
+	if (!cmd_located(s->cmd))
+		return lfail(c, cmdn->line,
+			     "%s.cmd: '%s' must be an absolute path or start with ./ (the job directory)",
+			     step, s->cmd);
+	if (!l->artifact && placeholder_uses(s->cmd, "artifact"))
+		return lfail(c, cmdn->line, "%s.cmd: {{artifact}} used but the language has no artifact",
+			     step);
+	for (size_t i = 0; i < s->args.n; i++) {
+		const char *a = s->args.v[i];
+
+		if (placeholder_check(a, PH_IN_ARG, why, sizeof(why)) < 0)
+			return lfail(c, item_line(args, i), "%s.args: %s", step, why);
+		if (!l->artifact && placeholder_uses(a, "artifact"))
+			return lfail(c, item_line(args, i),
+				     "%s.args: {{artifact}} used but the language has no artifact", step);
+		if (!strcmp(a, "{{flags}}"))
+			has_flags = true;
+	}
+	for (size_t i = 0; i < s->env.n; i++) {
+		if (!l->artifact && placeholder_uses(s->env.v[i], "artifact"))
+			return lfail(c, env->items[i]->line,
+				     "%s.env: {{artifact}} used but the language has no artifact", step);
+	}
+	if (!has_flags && (s->flag_allow.n || s->default_flags.n)) {
+		const struct ynode *f = ynode_get(n, s->flag_allow.n ? "flag_allowlist" : "default_flags");
+
+		return lfail(c, f->line, "%s.%s: given, but %s.args has no \"{{flags}}\" argument",
+			     step, s->flag_allow.n ? "flag_allowlist" : "default_flags", step);
+	}
+	return 0;
+}
+
+/* The line of "key:" in map, for errors about what its value lacks (a
+ * block mapping's own line is that of its first key, one line lower). */
+static int key_line(const struct ynode *map, const char *key)
+{
+	for (size_t i = 0; i < map->n; i++)
+		if (!strcmp(map->keys[i], key))
+			return map->key_lines[i];
+	return map->line;
+}
+
+static int parse_step(struct lctx *c, const struct ynode *root, const struct lang *l,
+		      const char *step, struct lang_step *s)
+{
+	const struct ynode *n = ynode_get(root, step);
+	static const char *const keys[] = { "cmd", "args", "env", "limits", "flag_allowlist",
+					    "default_flags", NULL };
+	const struct ynode *v;
+	char key[48];
+
+	if (want_map(c, n, step) < 0 || check_keys(c, n, keys, step) < 0)
+		return -1;
+	if (!(v = ynode_get(n, "cmd")))
+		return lfail(c, key_line(root, step), "%s: missing required key 'cmd'", step);
+	snprintf(key, sizeof(key), "%s.cmd", step);
+	if (get_str(c, v, key, &s->cmd) < 0)
+		return -1;
+	snprintf(key, sizeof(key), "%s.args", step);
+	if ((v = ynode_get(n, "args")) && get_strv(c, v, key, &s->args) < 0)
+		return -1;
+	if (parse_env(c, ynode_get(n, "env"), step, &s->env) < 0)
+		return -1;
+	if (parse_limits(c, ynode_get(n, "limits"), step, &s->limits) < 0)
+		return -1;
+	snprintf(key, sizeof(key), "%s.flag_allowlist", step);
+	if ((v = ynode_get(n, "flag_allowlist")) && get_strv(c, v, key, &s->flag_allow) < 0)
+		return -1;
+	for (size_t i = 0; i < s->flag_allow.n; i++)
+		if (!s->flag_allow.v[i][0])
+			return lfail(c, item_line(v, i), "%s: empty pattern", key);
+	snprintf(key, sizeof(key), "%s.default_flags", step);
+	if ((v = ynode_get(n, "default_flags")) && get_strv(c, v, key, &s->default_flags) < 0)
+		return -1;
+	return check_step_templates(c, n, l, step, s);
+}
+
+/* Fill empty vectors so that every strv of a loaded language is non-NULL. */
+static int strv_ensure(struct strv *s)
+{
+	if (s->v)
+		return 0;
+	s->v = calloc(1, sizeof(*s->v));
+	s->n = 0;
+	return s->v ? 0 : -ENOMEM;
+}
+
+static int parse_name_fields(struct lctx *c, const struct ynode *root, struct lang *l)
+{
+	const struct ynode *v;
+
+	if (!(v = ynode_get(root, "id")))
+		return lfail(c, root->line, "missing required key 'id'");
+	if (get_str(c, v, "id", &l->id) < 0)
+		return -1;
+	if (!valid_id(l->id))
+		return lfail(c, v->line, "id: '%s' is not a valid id ([a-z0-9][a-z0-9_+.-]*, at most %d characters)",
+			     l->id, LANG_ID_MAX);
+	if (!(v = ynode_get(root, "name")))
+		return lfail(c, root->line, "missing required key 'name'");
+	if (get_str(c, v, "name", &l->name) < 0)
+		return -1;
+	if (!l->name[0])
+		return lfail(c, v->line, "name: must not be empty");
+	if ((v = ynode_get(root, "version")) && get_str(c, v, "version", &l->version_hint) < 0)
+		return -1;
+	if ((v = ynode_get(root, "aliases"))) {
+		if (get_strv(c, v, "aliases", &l->aliases) < 0)
+			return -1;
+		for (size_t i = 0; i < l->aliases.n; i++)
+			if (!valid_id(l->aliases.v[i]))
+				return lfail(c, item_line(v, i), "aliases: '%s' is not a valid id",
+					     l->aliases.v[i]);
+	}
+	return 0;
+}
+
+static int parse_file_fields(struct lctx *c, const struct ynode *root, struct lang *l)
+{
+	const struct ynode *v;
+
+	if (!(v = ynode_get(root, "source_filename")))
+		return lfail(c, root->line, "missing required key 'source_filename'");
+	if (get_str(c, v, "source_filename", &l->source_filename) < 0)
+		return -1;
+	if (!strcmp(l->source_filename, LANG_FROM_REQUEST)) {
+		free(l->source_filename);
+		l->source_filename = NULL;
+		l->source_from_request = true;
+	} else if (!valid_filename(l->source_filename)) {
+		return lfail(c, v->line,
+			     "source_filename: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+			     l->source_filename);
+	}
+	if ((v = ynode_get(root, "artifact"))) {
+		if (get_str(c, v, "artifact", &l->artifact) < 0)
+			return -1;
+		if (!strcmp(l->artifact, LANG_FROM_REQUEST))
+			l->artifact_from_request = true;
+		else if (!valid_filename(l->artifact))
+			return lfail(c, v->line,
+				     "artifact: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+				     l->artifact);
+	}
+	return 0;
+}
+
+static int parse_host_fields(struct lctx *c, const struct ynode *root, struct lang *l)
+{
+	static const char *const ikeys[] = { "debian", "npm", NULL };
+	const struct ynode *v, *p;
+
+	l->mount_proc = true;
+	if ((v = ynode_get(root, "proc")) &&
+	    ynode_bool(v, c->file, "proc", &l->mount_proc, c->err, c->errlen) < 0)
+		return -1;
+	if ((v = ynode_get(root, "mounts"))) {
+		if (get_strv(c, v, "mounts", &l->ro_mounts) < 0)
+			return -1;
+		for (size_t i = 0; i < l->ro_mounts.n; i++) {
+			const char *why = mount_problem(l->ro_mounts.v[i]);
+
+			if (why)
+				return lfail(c, item_line(v, i), "mounts: '%s' %s", l->ro_mounts.v[i],
+					     why);
+		}
+	}
+	if ((v = ynode_get(root, "install")) && !is_empty_value(v)) {
+		if (want_map(c, v, "install") < 0 || check_keys(c, v, ikeys, "install") < 0)
+			return -1;
+		if ((p = ynode_get(v, "debian")) &&
+		    get_strv(c, p, "install.debian", &l->debian_packages) < 0)
+			return -1;
+		for (size_t i = 0; i < l->debian_packages.n; i++)
+			if (!valid_package(l->debian_packages.v[i], false))
+				return lfail(c, item_line(p, i), "install.debian: '%s' is not a Debian package name",
+					     l->debian_packages.v[i]);
+		if ((p = ynode_get(v, "npm")) && get_strv(c, p, "install.npm", &l->npm_packages) < 0)
+			return -1;
+		for (size_t i = 0; i < l->npm_packages.n; i++)
+			if (!valid_package(l->npm_packages.v[i], true))
+				return lfail(c, item_line(p, i), "install.npm: '%s' is not an npm package name",
+					     l->npm_packages.v[i]);
+	}
+	if (!(v = ynode_get(root, "probe")))
+		return lfail(c, root->line, "missing required key 'probe'");
+	if (get_strv(c, v, "probe", &l->probe) < 0)
+		return -1;
+	if (!l->probe.n)
+		return lfail(c, v->line, "probe: must name at least the command to run");
+	if (l->probe.v[0][0] != '/')
+		return lfail(c, item_line(v, 0), "probe: '%s' must be an absolute path", l->probe.v[0]);
+	for (size_t i = 0; i < l->probe.n; i++)
+		if (strstr(l->probe.v[i], "{{"))
+			return lfail(c, item_line(v, i), "probe: placeholders are not expanded here");
+	return 0;
+}
+
+static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
+{
+	static const char *const keys[] = { "id", "name", "version", "aliases",
+					    "source_filename", "artifact", "proc", "mounts",
+					    "install", "build", "run", "probe", NULL };
+
+	if (root->type != Y_MAP)
+		return lfail(c, root->line, "the top level must be a mapping (one language)");
+	if (!root->n)
+		return lfail(c, root->line, "empty file: no language defined");
+	if (check_keys(c, root, keys, NULL) < 0)
+		return -1;
+	l->line = root->line;
+	if (parse_name_fields(c, root, l) < 0 || parse_file_fields(c, root, l) < 0 ||
+	    parse_host_fields(c, root, l) < 0)
+		return -1;
+	if (ynode_get(root, "build")) {
+		if (parse_step(c, root, l, "build", &l->build) < 0)
+			return -1;
+		l->has_build = true;
+	}
+	if (!ynode_get(root, "run"))
+		return lfail(c, root->line, "missing required key 'run'");
+	if (parse_step(c, root, l, "run", &l->run) < 0)
+		return -1;
+	if (strv_ensure(&l->build.args) || strv_ensure(&l->build.env) ||
+	    strv_ensure(&l->build.flag_allow) || strv_ensure(&l->build.default_flags) ||
+	    strv_ensure(&l->run.args) || strv_ensure(&l->run.env) ||
+	    strv_ensure(&l->run.flag_allow) || strv_ensure(&l->run.default_flags) ||
+	    strv_ensure(&l->aliases) || strv_ensure(&l->ro_mounts) ||
+	    strv_ensure(&l->debian_packages) || strv_ensure(&l->npm_packages))
+		return lfail(c, root->line, "out of memory");
+	return 0;
+}
+
+/* The owner of name among the languages loaded so far, or NULL. */
+static const struct lang *name_owner(const struct langtab *t, const char *name)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct lang *o = &t->langs[i];
+
+		if (!strcmp(o->id, name))
+			return o;
+		for (size_t k = 0; k < o->aliases.n; k++)
+			if (!strcmp(o->aliases.v[k], name))
+				return o;
+	}
+	return NULL;
+}
+
+/* Ids and aliases share one name space: a request's "language" may be any. */
+static int check_unique(struct lctx *c, const struct langtab *t, const struct lang *l,
+			const struct ynode *root)
+{
+	const struct ynode *al = ynode_get(root, "aliases");
+	const struct lang *o = name_owner(t, l->id);
+
+	if (o)
+		return lfail(c, ynode_get(root, "id")->line,
+			     "id '%s' is already used by language '%s' (%s:%d)", l->id, o->id,
+			     o->file, o->line);
+	for (size_t i = 0; i < l->aliases.n; i++) {
+		const char *a = l->aliases.v[i];
+
+		o = name_owner(t, a);
+		if (o)
+			return lfail(c, item_line(al, i),
+				     "alias '%s' is already used by language '%s' (%s:%d)", a, o->id,
+				     o->file, o->line);
+		if (!strcmp(a, l->id))
+			return lfail(c, item_line(al, i), "alias '%s' repeats the id", a);
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(a, l->aliases.v[k]))
+				return lfail(c, item_line(al, i), "alias '%s' is listed twice", a);
+	}
+	return 0;
+}
+
+static int load_one(struct langtab *t, const char *path, const struct limits *max, char *err,
+		    size_t errlen)
+{
+	struct lctx c = { .file = path, .max = max, .err = err, .errlen = errlen };
+	struct ynode *root = NULL;
+	struct lang l = { 0 };
+	struct lang *grown;
+	int rc = -1;
+
+	if (yaml_load_file(path, &root, err, errlen) < 0)
+		return -1;
+	l.file = strdup(path);
+	if (!l.file) {
+		lfail(&c, 1, "out of memory");
+		goto out;
+	}
+	if (parse_lang(&c, root, &l) < 0 || check_unique(&c, t, &l, root) < 0)
+		goto out;
+	grown = realloc(t->langs, (t->n + 1) * sizeof(*grown));
+	if (!grown) {
+		lfail(&c, l.line, "out of memory");
+		goto out;
+	}
+	t->langs = grown;
+	t->langs[t->n++] = l;
+	memset(&l, 0, sizeof(l));
+	rc = 0;
+out:
+	lang_clear(&l);
+	ynode_free(root);
+	return rc;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_lang_file(const char *name)
+{
+	size_t len = strlen(name);
+
+	return name[0] != '.' && len > 5 && !strcmp(name + len - 5, ".yaml");
+}
+
+/* The language file names of dir, sorted byte-wise so that the order does
+ * not depend on the locale. */
+static int list_dir(const char *dir, char ***out, size_t *count, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	if (!d) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((errno = 0, de = readdir(d))) {
+		char **grown;
+
+		if (!is_lang_file(de->d_name))
+			continue;
+		if (n >= LANG_MAX_FILES) {
+			snprintf(err, errlen, "%s: more than %d language files", dir, LANG_MAX_FILES);
+			goto out;
+		}
+		grown = realloc(names, (n + 2) * sizeof(*names));
+		if (!grown)
+			goto oom;
+		names = grown;
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto oom;
+		names[++n] = NULL;
+	}
+	if (errno) {
+		snprintf(err, errlen, "%s: readdir: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (!n) {
+		snprintf(err, errlen, "%s: no language files (*.yaml)", dir);
+		goto out;
+	}
+	qsort(names, n, sizeof(*names), cmp_names);
+	*out = names;
+	*count = n;
+	names = NULL;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "%s: out of memory", dir);
+out:
+	strv_free_array(names);
+	closedir(d);
+	return rc;
+}
+
+int langtab_load(const char *dir, const struct limits *max, struct langtab **out, char *err,
+		 size_t errlen)
+{
+	struct langtab *t;
+	char **names = NULL, *path = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return -1;
+	}
+	if (list_dir(dir, &names, &n, err, errlen) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		free(path);
+		if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
+			path = NULL;
+			snprintf(err, errlen, "%s: out of memory", dir);
+			goto out;
+		}
+		if (load_one(t, path, max, err, errlen) < 0)
+			goto out;
+	}
+	*out = t;
+	t = NULL;
+	rc = 0;
+out:
+	free(path);
+	strv_free_array(names);
+	langtab_free(t);
+	return rc;
+}
+
+void langtab_free(struct langtab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		lang_clear(&t->langs[i]);
+	free(t->langs);
+	free(t);
+}
+
+size_t langtab_count(const struct langtab *t)
+{
+	return t ? t->n : 0;
+}
+
+const struct lang *langtab_at(const struct langtab *t, size_t i)
+{
+	return t && i < t->n ? &t->langs[i] : NULL;
+}
+
+const struct lang *langtab_find(const struct langtab *t, const char *id)
+{
+	if (!t || !id)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->langs[i].id, id))
+			return &t->langs[i];
+	for (size_t i = 0; i < t->n; i++)
+		for (size_t k = 0; k < t->langs[i].aliases.n; k++)
+			if (!strcmp(t->langs[i].aliases.v[k], id))
+				return &t->langs[i];
+	return NULL;
+}

@@ -1,6 +1,6 @@
 /*
- * The language table: languages/*.yaml loaded with libyaml into an
- * immutable table. docs/languages.md is the schema's reference.
+ * The language table: every languages/NAME.yaml loaded with libyaml into
+ * an immutable table. docs/languages.md is the schema's reference.
  */
 #ifndef GOBOXD_LANGTAB_H
 #define GOBOXD_LANGTAB_H
@@ -46,13 +46,29 @@ struct lang {
 	int line;
 };
 
+/*
+ * Built-in limits for the keys a step's "limits" leaves out (cpu_time_s
+ * defaults to the step's wall_time_s). A default above the server maximum
+ * is lowered to it; a value written in the file above it is an error.
+ */
+#define LANG_DEFAULT_WALL_MS 5000u
+#define LANG_DEFAULT_MEMORY_KB (256u * 1024u)
+#define LANG_DEFAULT_MAX_PROCESSES 64u
+#define LANG_DEFAULT_FSIZE_KB (64u * 1024u)
+#define LANG_DEFAULT_OUTPUT_KB 64u
+
+/* The literal that makes source_filename or artifact come from the request. */
+#define LANG_FROM_REQUEST "from_request"
+
 struct langtab;
 
 /*
- * Load every *.yaml under dir (sorted by name). Validates: unknown keys,
- * missing fields, bad ids, duplicate ids or aliases, unknown or misplaced
- * placeholders, limits above max. Returns 0 and *out, or -1 with
- * "file:line: reason" in err.
+ * Load every NAME.yaml under dir (byte order of names; names starting with
+ * "." and other files are skipped). Validates: unknown keys, missing fields,
+ * bad ids, duplicate ids or aliases, unknown or misplaced placeholders,
+ * limits above max (a zero field of max, or max NULL, means no maximum).
+ * Returns 0 and *out, or -1 with "file:line: reason" in err. A directory
+ * without any language is an error.
  */
 int langtab_load(const char *dir, const struct limits *max,
 		 struct langtab **out, char *err, size_t errlen);

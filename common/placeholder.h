@@ -11,12 +11,16 @@
  *   {{memory_mb}} the step's memory limit in MiB (for -Xmx and the like)
  *
  * A scalar placeholder may sit inside a larger argument ("-o{{artifact}}");
- * a list placeholder ({{sources}}, {{flags}}) must be the whole argument.
- * Expansion never goes through a shell and never splits on spaces.
+ * a list placeholder ({{sources}}, {{flags}}) must be the whole argument
+ * and is allowed in args only, never in cmd or env. Names are exact: no
+ * spaces inside the braces, no escape for a literal "{{". Expansion never
+ * goes through a shell and never splits on spaces. docs/languages.md is the
+ * reference.
  */
 #ifndef GOBOXD_PLACEHOLDER_H
 #define GOBOXD_PLACEHOLDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/langtab.h"
@@ -24,10 +28,12 @@
 struct expand_ctx {
 	const char *source;
 	const char *artifact;       /* may be NULL if the language has none */
-	const char *const *sources; /* NULL-terminated */
-	const char *const *flags;   /* NULL-terminated, may be empty */
-	const char *box;
-	const char *tmp;
+	const char *const *sources; /* NULL-terminated; NULL: just source */
+	/* The request's checked flags, NULL-terminated. NULL or empty: the
+	 * request gave none, and {{flags}} takes the step's default_flags. */
+	const char *const *flags;
+	const char *box;            /* NULL: "/box" */
+	const char *tmp;            /* NULL: "/tmp" */
 	unsigned long memory_mb;
 };
 
@@ -41,6 +47,9 @@ enum ph_where { PH_IN_CMD, PH_IN_ARG, PH_IN_ENV };
  */
 int placeholder_check(const char *tmpl, enum ph_where where, char *err, size_t errlen);
 
+/* Whether a template uses {{name}} (name without braces). */
+bool placeholder_uses(const char *tmpl, const char *name);
+
 /*
  * Build argv: cmd, then each arg expanded. Result is a NULL-terminated
  * malloc'd vector of malloc'd strings (free with strv_free_array).
@@ -51,9 +60,14 @@ int placeholder_expand_argv(const struct lang_step *step, const struct expand_ct
 /* Expand "KEY=VALUE" env entries the same way. */
 int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx *ctx,
 			   char ***out);
-/* Expand one scalar template. */
+/*
+ * Expand one template that holds scalar placeholders only. malloc'd string,
+ * or NULL with errno ENOMEM, or EINVAL (bad template, list placeholder,
+ * {{source}} or {{artifact}} asked for but NULL in ctx).
+ */
 char *placeholder_expand_one(const char *tmpl, const struct expand_ctx *ctx);
 
+/* Free a NULL-terminated vector of strings; NULL is fine. */
 void strv_free_array(char **v);
 
 #endif

@@ -1,0 +1,749 @@
+#include "autoconf.h"
+
+#include "common/langtab.h"
+#include "common/yamlutil.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Server maxima the tests load against (same order of size as the daemon's). */
+static const struct limits test_max = {
+	.wall_ms = 60000,
+	.cpu_ms = 60000,
+	.memory_kb = 4 * 1024 * 1024,
+	.max_processes = 256,
+	.fsize_kb = 256 * 1024,
+	.output_kb = 16 * 1024,
+};
+
+static char tdir[64];
+static char err[512];
+
+static void put(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tdir, name);
+	f = fopen(path, "w");
+	cr_assert(f, "fopen %s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void setup(void)
+{
+	strcpy(tdir, "/tmp/langtab-test-XXXXXX");
+	cr_assert(mkdtemp(tdir));
+	err[0] = '\0';
+}
+
+static void teardown(void)
+{
+	DIR *d = opendir(tdir);
+	struct dirent *de;
+	char path[512];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tdir, de->d_name);
+		if (unlink(path) < 0)
+			rmdir(path);
+	}
+	closedir(d);
+	rmdir(tdir);
+}
+
+TestSuite(langtab, .init = setup, .fini = teardown);
+
+static const char py_yaml[] =
+	"id: py3\n"
+	"name: Python 3\n"
+	"aliases: [python]\n"
+	"source_filename: solution.py\n"
+	"run:\n"
+	"  cmd: /usr/bin/python3\n"
+	"  args: [\"{{source}}\"]\n"
+	"probe: [/usr/bin/python3, --version]\n";
+
+static const char cpp_yaml[] =
+	"id: cpp\n"                                               /* 1 */
+	"name: C++\n"
+	"version: g++ 12\n"
+	"aliases: [c++]\n"
+	"source_filename: solution.cpp\n"                         /* 5 */
+	"artifact: solution\n"
+	"proc: false\n"
+	"mounts: [/usr/lib/gcc]\n"
+	"install: { debian: [g++], npm: [] }\n"
+	"build:\n"                                                /* 10 */
+	"  cmd: /usr/bin/g++\n"
+	"  args: [\"{{flags}}\", \"-o\", \"{{artifact}}\", \"{{source}}\"]\n"
+	"  env: { TMPDIR: \"{{tmp}}\" }\n"
+	"  limits: { wall_time_s: 10.5, memory_kb: 1048576, max_processes: 64 }\n"
+	"  flag_allowlist: [\"-O[0-3]\", \"-std=*\"]\n"           /* 15 */
+	"  default_flags: [-O2]\n"
+	"run:\n"
+	"  cmd: ./{{artifact}}\n"
+	"  limits: { wall_time_s: 2, cpu_time_s: 1.5 }\n"
+	"probe: [/usr/bin/g++, --version]\n";                     /* 20 */
+
+/* Load tdir; on failure, err holds the message. */
+static int load(struct langtab **t)
+{
+	return langtab_load(tdir, &test_max, t, err, sizeof(err));
+}
+
+/* The file must fail to load, and the message must name file:line and why. */
+static void expect_fail(const char *text, int line, const char *why)
+{
+	struct langtab *t = NULL;
+	char where[256];
+
+	put("bad.yaml", text);
+	cr_assert_eq(load(&t), -1, "loaded, but expected '%s' at line %d", why, line);
+	cr_assert_null(t);
+	snprintf(where, sizeof(where), "%s/bad.yaml:%d: ", tdir, line);
+	cr_assert(strstr(err, where) == err, "error '%s' does not start with '%s'", err, where);
+	cr_assert(strstr(err, why), "error '%s' does not say '%s'", err, why);
+}
+
+/* cpp_yaml with one line replaced (1-based), or removed when repl is NULL. */
+static char *cpp_with(int line, const char *repl)
+{
+	static char out[4096];
+	const char *p = cpp_yaml;
+	size_t o = 0;
+
+	for (int l = 1; *p; l++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = (size_t)(nl - p) + 1;
+
+		if (l != line) {
+			memcpy(out + o, p, len);
+			o += len;
+		} else if (repl) {
+			o += (size_t)sprintf(out + o, "%s\n", repl);
+		}
+		p += len;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+Test(langtab, good_table_loads)
+{
+	struct langtab *t = NULL;
+	const struct lang *cpp, *py;
+
+	put("cpp.yaml", cpp_yaml);
+	put("py3.yaml", py_yaml);
+	put("README", "not a language");
+	put("notes.yml", "not loaded either");
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_assert_eq(langtab_count(t), 2);
+	/* Name order: cpp.yaml before py3.yaml. */
+	cpp = langtab_at(t, 0);
+	py = langtab_at(t, 1);
+	cr_assert_null(langtab_at(t, 2));
+	cr_assert_str_eq(cpp->id, "cpp");
+	cr_assert_str_eq(py->id, "py3");
+
+	cr_assert_str_eq(cpp->name, "C++");
+	cr_assert_str_eq(cpp->version_hint, "g++ 12");
+	cr_assert_str_eq(cpp->source_filename, "solution.cpp");
+	cr_assert_not(cpp->source_from_request);
+	cr_assert_str_eq(cpp->artifact, "solution");
+	cr_assert_not(cpp->mount_proc);
+	cr_assert_eq(cpp->ro_mounts.n, 1);
+	cr_assert_str_eq(cpp->ro_mounts.v[0], "/usr/lib/gcc");
+	cr_assert_eq(cpp->debian_packages.n, 1);
+	cr_assert_str_eq(cpp->debian_packages.v[0], "g++");
+	cr_assert_eq(cpp->npm_packages.n, 0);
+	cr_assert_not_null(cpp->npm_packages.v);
+	cr_assert(cpp->has_build);
+	cr_assert_str_eq(cpp->build.cmd, "/usr/bin/g++");
+	cr_assert_eq(cpp->build.args.n, 4);
+	cr_assert_str_eq(cpp->build.args.v[0], "{{flags}}");
+	cr_assert_null(cpp->build.args.v[4]);
+	cr_assert_eq(cpp->build.env.n, 1);
+	cr_assert_str_eq(cpp->build.env.v[0], "TMPDIR={{tmp}}");
+	cr_assert_eq(cpp->build.limits.wall_ms, 10500);
+	cr_assert_eq(cpp->build.limits.cpu_ms, 10500, "cpu defaults to wall");
+	cr_assert_eq(cpp->build.limits.memory_kb, 1048576);
+	cr_assert_eq(cpp->build.limits.max_processes, 64);
+	cr_assert_eq(cpp->build.limits.fsize_kb, LANG_DEFAULT_FSIZE_KB);
+	cr_assert_eq(cpp->build.limits.output_kb, LANG_DEFAULT_OUTPUT_KB);
+	cr_assert_eq(cpp->build.flag_allow.n, 2);
+	cr_assert_str_eq(cpp->build.flag_allow.v[1], "-std=*");
+	cr_assert_eq(cpp->build.default_flags.n, 1);
+	cr_assert_str_eq(cpp->run.cmd, "./{{artifact}}");
+	cr_assert_eq(cpp->run.args.n, 0);
+	cr_assert_not_null(cpp->run.args.v);
+	cr_assert_eq(cpp->run.limits.wall_ms, 2000);
+	cr_assert_eq(cpp->run.limits.cpu_ms, 1500);
+	cr_assert_eq(cpp->probe.n, 2);
+	cr_assert_str_eq(cpp->probe.v[1], "--version");
+	cr_assert_eq(cpp->line, 1);
+	cr_assert(strstr(cpp->file, "/cpp.yaml"));
+
+	cr_assert_not(py->has_build);
+	cr_assert(py->mount_proc, "proc defaults to true");
+	cr_assert_null(py->artifact);
+	cr_assert_null(py->version_hint);
+	cr_assert_eq(py->run.limits.wall_ms, LANG_DEFAULT_WALL_MS);
+	cr_assert_eq(py->run.limits.cpu_ms, LANG_DEFAULT_WALL_MS);
+	cr_assert_eq(py->run.limits.memory_kb, LANG_DEFAULT_MEMORY_KB);
+	cr_assert_eq(py->run.limits.max_processes, LANG_DEFAULT_MAX_PROCESSES);
+	langtab_free(t);
+}
+
+Test(langtab, find_by_id_and_alias)
+{
+	struct langtab *t = NULL;
+
+	put("cpp.yaml", cpp_yaml);
+	put("py3.yaml", py_yaml);
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_assert_str_eq(langtab_find(t, "py3")->id, "py3");
+	cr_assert_str_eq(langtab_find(t, "python")->id, "py3");
+	cr_assert_str_eq(langtab_find(t, "c++")->id, "cpp");
+	cr_assert_null(langtab_find(t, "java"));
+	cr_assert_null(langtab_find(t, "Python"));
+	cr_assert_null(langtab_find(t, ""));
+	cr_assert_null(langtab_find(t, NULL));
+	langtab_free(t);
+}
+
+Test(langtab, from_request_names)
+{
+	struct langtab *t = NULL;
+	const struct lang *l;
+
+	put("java.yaml", "id: java\nname: Java\nsource_filename: from_request\n"
+			 "artifact: from_request\n"
+			 "build: { cmd: /usr/bin/javac, args: [\"{{source}}\"] }\n"
+			 "run: { cmd: /usr/bin/java, args: [\"-Xmx{{memory_mb}}m\", \"{{artifact}}\"] }\n"
+			 "probe: [/usr/bin/java, --version]\n");
+	cr_assert_eq(load(&t), 0, "%s", err);
+	l = langtab_find(t, "java");
+	cr_assert(l->source_from_request);
+	cr_assert_null(l->source_filename);
+	cr_assert(l->artifact_from_request);
+	cr_assert_str_eq(l->artifact, "from_request");
+	langtab_free(t);
+}
+
+Test(langtab, defaults_lowered_to_server_max)
+{
+	struct limits small = test_max;
+	struct langtab *t = NULL;
+
+	small.memory_kb = 65536;
+	small.cpu_ms = 1000;
+	put("py3.yaml", py_yaml);
+	cr_assert_eq(langtab_load(tdir, &small, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(langtab_at(t, 0)->run.limits.memory_kb, 65536);
+	cr_assert_eq(langtab_at(t, 0)->run.limits.cpu_ms, 1000);
+	langtab_free(t);
+}
+
+Test(langtab, no_max_means_no_cap)
+{
+	struct langtab *t = NULL;
+
+	put("cpp.yaml", cpp_with(14, "  limits: { wall_time_s: 7200, memory_kb: 999999999 }"));
+	cr_assert_eq(langtab_load(tdir, NULL, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(langtab_at(t, 0)->build.limits.wall_ms, 7200000);
+	langtab_free(t);
+}
+
+Test(langtab, shipped_languages_load)
+{
+	struct langtab *t = NULL;
+
+	cr_assert_eq(langtab_load(GOBOXD_SRCDIR "/languages", &test_max, &t, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_not_null(langtab_find(t, "py3"));
+	cr_assert_not_null(langtab_find(t, "cpp"));
+	cr_assert_not_null(langtab_find(t, "python"));
+	for (size_t i = 0; i < langtab_count(t); i++) {
+		const struct lang *l = langtab_at(t, i);
+
+		cr_assert(l->debian_packages.n || l->npm_packages.n,
+			  "%s: no install step", l->id);
+		cr_assert(l->probe.n > 0);
+	}
+	langtab_free(t);
+}
+
+/* Directory-level errors. */
+
+Test(langtab, missing_dir)
+{
+	struct langtab *t = NULL;
+
+	cr_assert_eq(langtab_load("/nonexistent/langs", &test_max, &t, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "/nonexistent/langs: "), "%s", err);
+}
+
+Test(langtab, empty_dir)
+{
+	struct langtab *t = NULL;
+
+	put("README.md", "nothing here");
+	put(".hidden.yaml", py_yaml);
+	cr_assert_eq(load(&t), -1);
+	cr_assert(strstr(err, "no language files"), "%s", err);
+}
+
+Test(langtab, yaml_dir_is_not_a_file)
+{
+	struct langtab *t = NULL;
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/x.yaml", tdir);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	cr_assert_eq(load(&t), -1);
+	cr_assert(strstr(err, "x.yaml: not a regular file"), "%s", err);
+}
+
+/* YAML-level errors. */
+
+Test(langtab, syntax_error_has_line)
+{
+	expect_fail("id: py3\nname: Python\nrun:\n  cmd: [unclosed\nprobe: [/bin/true]\n", 5,
+		    "YAML syntax error");
+}
+
+Test(langtab, bad_indentation_has_line)
+{
+	expect_fail("id: py3\nname: x\n  bad: indentation\n", 3, "YAML syntax error");
+}
+
+Test(langtab, anchors_refused)
+{
+	expect_fail(cpp_with(16, "  default_flags: &f [-O2]"), 16, "anchors");
+}
+
+Test(langtab, aliases_refused)
+{
+	expect_fail("a: &x [1]\nb: *x\n", 1, "anchors");
+	expect_fail("a: [1]\nb: *x\n", 2, "aliases (*x)");
+}
+
+Test(langtab, tags_refused)
+{
+	expect_fail(cpp_with(2, "name: !!binary QysrCg=="), 2, "tags");
+}
+
+Test(langtab, duplicate_key)
+{
+	expect_fail(cpp_with(3, "name: again"), 3, "duplicate key 'name' (first at line 2)");
+}
+
+Test(langtab, two_documents)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text), "%s---\n%s", py_yaml, py_yaml);
+	expect_fail(text, 9, "only one YAML document");
+}
+
+Test(langtab, file_too_large)
+{
+	static char big[70 * 1024];
+
+	memset(big, '#', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	put("big.yaml", big);
+	{
+		struct langtab *t = NULL;
+
+		cr_assert_eq(load(&t), -1);
+		cr_assert(strstr(err, "big.yaml: larger than"), "%s", err);
+	}
+}
+
+Test(langtab, empty_file)
+{
+	expect_fail("# nothing\n", 1, "no language defined");
+}
+
+Test(langtab, top_level_list)
+{
+	expect_fail("- id: py3\n", 1, "top level must be a mapping");
+}
+
+Test(langtab, languages_wrapper_explained)
+{
+	expect_fail("languages:\n  - id: py3\n", 1, "a file holds one language");
+}
+
+/* Schema errors: unknown keys, missing fields, bad values. */
+
+Test(langtab, unknown_top_key)
+{
+	expect_fail(cpp_with(3, "versoin: 12"), 3, "unknown key 'versoin'");
+}
+
+Test(langtab, unknown_step_key)
+{
+	expect_fail(cpp_with(19, "  timeout: 3"), 19, "unknown key 'timeout' in run");
+}
+
+Test(langtab, unknown_limits_key)
+{
+	expect_fail(cpp_with(14, "  limits: { wall_time_s: 1,\n     memory_mb: 5 }"), 15,
+		    "unknown key 'memory_mb' in build.limits");
+}
+
+Test(langtab, unknown_install_key)
+{
+	expect_fail(cpp_with(9, "install: { debian: [g++], pip: [x] }"), 9,
+		    "unknown key 'pip' in install");
+}
+
+Test(langtab, missing_id)
+{
+	expect_fail(cpp_with(1, "# no id"), 2, "missing required key 'id'");
+}
+
+Test(langtab, missing_name)
+{
+	expect_fail(cpp_with(2, NULL), 1, "missing required key 'name'");
+}
+
+Test(langtab, missing_source_filename)
+{
+	expect_fail(cpp_with(5, NULL), 1, "missing required key 'source_filename'");
+}
+
+Test(langtab, missing_run)
+{
+	expect_fail("id: x\nname: X\nsource_filename: a.x\nprobe: [/bin/true]\n", 1,
+		    "missing required key 'run'");
+}
+
+Test(langtab, missing_cmd)
+{
+	expect_fail(cpp_with(18, "  args: []"), 17, "run: missing required key 'cmd'");
+}
+
+Test(langtab, missing_probe)
+{
+	expect_fail(cpp_with(20, NULL), 1, "missing required key 'probe'");
+}
+
+Test(langtab, probe_relative)
+{
+	expect_fail(cpp_with(20, "probe: [g++, --version]"), 20, "must be an absolute path");
+}
+
+Test(langtab, probe_empty)
+{
+	expect_fail(cpp_with(20, "probe: []"), 20, "at least the command");
+}
+
+Test(langtab, probe_placeholder)
+{
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++, \"{{tmp}}\"]"), 20, "placeholders");
+}
+
+Test(langtab, bad_id)
+{
+	expect_fail(cpp_with(1, "id: Cpp"), 1, "'Cpp' is not a valid id");
+	expect_fail(cpp_with(1, "id: -cpp"), 1, "not a valid id");
+	expect_fail(cpp_with(1, "id: abcdefghijklmnopqrstuvwxyz0123456"), 1, "not a valid id");
+	expect_fail(cpp_with(1, "id: [cpp]"), 1, "id: expected a string");
+}
+
+Test(langtab, bad_alias)
+{
+	expect_fail(cpp_with(4, "aliases: [\"c plus plus\"]"), 4, "'c plus plus' is not a valid id");
+}
+
+Test(langtab, empty_name)
+{
+	expect_fail(cpp_with(2, "name: \"\""), 2, "name: must not be empty");
+	expect_fail(cpp_with(2, "name:"), 2, "name: expected a string");
+}
+
+Test(langtab, bad_source_filename)
+{
+	expect_fail(cpp_with(5, "source_filename: ../x.cpp"), 5, "not a plain file name");
+	expect_fail(cpp_with(5, "source_filename: .hidden"), 5, "not a plain file name");
+	expect_fail(cpp_with(5, "source_filename: a/b.cpp"), 5, "not a plain file name");
+}
+
+Test(langtab, bad_artifact)
+{
+	expect_fail(cpp_with(6, "artifact: /tmp/x"), 6, "artifact: '/tmp/x' is not a plain");
+}
+
+Test(langtab, bad_proc)
+{
+	expect_fail(cpp_with(7, "proc: maybe"), 7, "proc: 'maybe' is not true or false");
+}
+
+Test(langtab, bad_mounts)
+{
+	expect_fail(cpp_with(8, "mounts: [usr/lib]"), 8, "must be an absolute path");
+	expect_fail(cpp_with(8, "mounts: [/usr/../etc]"), 8, "'..' components");
+	expect_fail(cpp_with(8, "mounts: [/]"), 8, "host's root");
+	expect_fail(cpp_with(8, "mounts: [\"/a:/b\"]"), 8, "':'");
+	expect_fail(cpp_with(8, "mounts: [/usr/lib/]"), 8, "end with '/'");
+}
+
+Test(langtab, bad_packages)
+{
+	expect_fail(cpp_with(9, "install: { debian: [\"g++; rm -rf /\"] }"), 9,
+		    "not a Debian package name");
+	expect_fail(cpp_with(9, "install: { npm: [\"--global\"] }"), 9, "not an npm package name");
+}
+
+Test(langtab, step_not_a_map)
+{
+	expect_fail("id: x\nname: X\nsource_filename: a.x\nrun: /bin/true\nprobe: [/bin/true]\n", 4,
+		    "run: expected a mapping");
+}
+
+Test(langtab, relative_cmd)
+{
+	expect_fail(cpp_with(11, "  cmd: g++"), 11, "must be an absolute path or start with ./");
+	expect_fail(cpp_with(11, "  cmd: \"\""), 11, "build.cmd: must not be empty");
+}
+
+Test(langtab, bad_env)
+{
+	expect_fail(cpp_with(13, "  env: { \"BAD-NAME\": x }"), 13, "not a valid variable name");
+	expect_fail(cpp_with(13, "  env: { A: [x] }"), 13, "expected a string");
+	expect_fail(cpp_with(13, "  env: [A=b]"), 13, "build.env: expected a mapping");
+}
+
+/* Limits. */
+
+Test(langtab, limit_over_server_max)
+{
+	expect_fail(cpp_with(14, "  limits: { memory_kb: 8388608 }"), 14,
+		    "build.limits.memory_kb: 8388608 is above the maximum 4194304");
+	expect_fail(cpp_with(14, "  limits:\n    max_processes: 1000"), 15,
+		    "build.limits.max_processes: 1000 is above the maximum 256");
+	expect_fail(cpp_with(19, "  limits: { wall_time_s: 61 }"), 19,
+		    "run.limits.wall_time_s: 61s is above the maximum 60.000s");
+	expect_fail(cpp_with(19, "  limits: { cpu_time_s: 60.001 }"), 19, "above the maximum");
+	expect_fail(cpp_with(19, "  limits: { file_size_kb: 262145 }"), 19, "above the maximum");
+	expect_fail(cpp_with(19, "  limits: { output_kb: 16385 }"), 19, "above the maximum");
+}
+
+Test(langtab, limit_bad_values)
+{
+	expect_fail(cpp_with(19, "  limits: { memory_kb: 0 }"), 19, "below the minimum 1");
+	expect_fail(cpp_with(19, "  limits: { memory_kb: -5 }"), 19, "not a whole number");
+	expect_fail(cpp_with(19, "  limits: { memory_kb: 1.5 }"), 19, "not a whole number");
+	expect_fail(cpp_with(19, "  limits: { wall_time_s: 0 }"), 19, "must be above 0");
+	expect_fail(cpp_with(19, "  limits: { wall_time_s: 1.2345 }"), 19, "at most 3 decimals");
+	expect_fail(cpp_with(19, "  limits: { wall_time_s: 1s }"), 19, "not a number of seconds");
+	expect_fail(cpp_with(19, "  limits: { wall_time_s: [1] }"), 19, "expected seconds");
+	expect_fail(cpp_with(19, "  limits: 5"), 19, "run.limits: expected a mapping");
+}
+
+/* Placeholders. */
+
+Test(langtab, unknown_placeholder)
+{
+	expect_fail(cpp_with(12, "  args: [\"{{flags}}\", \"{{output}}\"]"), 12,
+		    "unknown placeholder '{{output}}'");
+}
+
+Test(langtab, unclosed_placeholder)
+{
+	expect_fail(cpp_with(12, "  args: [\"{{flags}}\",\n    \"{{source\"]"), 13, "unclosed '{{'");
+}
+
+Test(langtab, list_placeholder_not_alone)
+{
+	expect_fail(cpp_with(12, "  args: [\"-f{{flags}}\"]"), 12, "must be a whole argument");
+}
+
+Test(langtab, list_placeholder_in_cmd)
+{
+	expect_fail(cpp_with(18, "  cmd: \"{{sources}}\""), 18, "not allowed in cmd");
+}
+
+Test(langtab, list_placeholder_in_env)
+{
+	expect_fail(cpp_with(13, "  env: { CFLAGS: \"{{flags}}\" }"), 13, "not allowed in env");
+}
+
+Test(langtab, placeholder_in_env_checked)
+{
+	expect_fail(cpp_with(13, "  env: { X: \"{{nope}}\" }"), 13, "build.env.X: unknown placeholder");
+}
+
+Test(langtab, artifact_without_artifact)
+{
+	expect_fail(cpp_with(6, NULL), 11, "{{artifact}} used but the language has no artifact");
+}
+
+Test(langtab, flags_without_allowlist_is_fine)
+{
+	struct langtab *t = NULL;
+
+	put("cpp.yaml", cpp_with(15, NULL));
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_assert_eq(langtab_at(t, 0)->build.flag_allow.n, 0);
+	langtab_free(t);
+}
+
+Test(langtab, allowlist_without_flags_placeholder)
+{
+	expect_fail(cpp_with(12, "  args: [\"-o\", \"{{artifact}}\", \"{{source}}\"]"), 15,
+		    "build.flag_allowlist: given, but build.args has no \"{{flags}}\"");
+}
+
+Test(langtab, empty_allowlist_pattern)
+{
+	expect_fail(cpp_with(15, "  flag_allowlist: [\"\"]"), 15, "empty pattern");
+}
+
+/* Uniqueness across files. */
+
+Test(langtab, duplicate_id_names_both_files)
+{
+	struct langtab *t = NULL;
+	char other[256];
+
+	put("a.yaml", py_yaml);
+	put("b.yaml", "# the same language again\n"
+		      "id: py3\nname: P\nsource_filename: a.py\n"
+		      "run: { cmd: /usr/bin/python3 }\nprobe: [/bin/true]\n");
+	cr_assert_eq(load(&t), -1);
+	snprintf(other, sizeof(other), "%s/b.yaml:2: id 'py3' is already used by language 'py3' (%s/a.yaml:1)",
+		 tdir, tdir);
+	cr_assert_str_eq(err, other);
+}
+
+Test(langtab, duplicate_alias_across_files)
+{
+	struct langtab *t = NULL;
+
+	put("a.yaml", py_yaml);
+	put("b.yaml", "id: pypy\nname: PyPy\naliases: [pypy3, python]\nsource_filename: a.py\n"
+		      "run: { cmd: /usr/bin/pypy3 }\nprobe: [/bin/true]\n");
+	cr_assert_eq(load(&t), -1);
+	cr_assert(strstr(err, "/b.yaml:3: alias 'python' is already used by language 'py3'"), "%s",
+		  err);
+	cr_assert(strstr(err, "/a.yaml:1)"), "%s", err);
+}
+
+Test(langtab, id_clashes_with_earlier_alias)
+{
+	struct langtab *t = NULL;
+
+	put("a.yaml", py_yaml);
+	put("b.yaml", "id: python\nname: P\nsource_filename: a.py\n"
+		      "run: { cmd: /usr/bin/python3 }\nprobe: [/bin/true]\n");
+	cr_assert_eq(load(&t), -1);
+	cr_assert(strstr(err, "/b.yaml:1: id 'python' is already used by language 'py3'"), "%s",
+		  err);
+}
+
+Test(langtab, alias_repeats_id)
+{
+	expect_fail(cpp_with(4, "aliases: [c++, cpp]"), 4, "alias 'cpp' repeats the id");
+	expect_fail(cpp_with(4, "aliases: [c++, c++]"), 4, "alias 'c++' is listed twice");
+}
+
+/* The generic YAML layer, as the config loader uses it. */
+
+Test(yamlutil, tree_and_typed_reads)
+{
+	const char text[] = "a: 1\nb: [x, \"y\"]\nc: { d: 2.25 }\ne: yes\nf:\n";
+	struct ynode *root = NULL;
+	char **v = NULL, *s = NULL;
+	uint64_t u = 0;
+	size_t n = 0;
+	bool b = false;
+
+	cr_assert_eq(yaml_load_string("t.yaml", text, strlen(text), &root, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(root->type, Y_MAP);
+	cr_assert_eq(root->n, 5);
+	cr_assert_eq(root->key_lines[2], 3);
+	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 0, 10, &u, err, sizeof(err)), 0);
+	cr_assert_eq(u, 1);
+	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 2, 10, &u, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "t.yaml:1: a: 1 is below the minimum 2");
+	cr_assert_eq(ynode_strv(ynode_get(root, "b"), "t.yaml", "b", &v, &n, err, sizeof(err)), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(v[1], "y");
+	cr_assert_null(v[2]);
+	cr_assert(ynode_get(root, "b")->items[1]->quoted);
+	cr_assert_not(ynode_get(root, "b")->items[0]->quoted);
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	cr_assert_eq(ynode_seconds_ms(ynode_get(ynode_get(root, "c"), "d"), "t.yaml", "d", 10000,
+				      &u, err, sizeof(err)), 0);
+	cr_assert_eq(u, 2250);
+	cr_assert_eq(ynode_bool(ynode_get(root, "e"), "t.yaml", "e", &b, err, sizeof(err)), 0);
+	cr_assert(b);
+	cr_assert_eq(ynode_str(ynode_get(root, "f"), "t.yaml", "f", &s, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "t.yaml:5: f: expected a string, found nothing");
+	cr_assert_eq(ynode_str(ynode_get(root, "b"), "t.yaml", "b", &s, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "t.yaml:2: b: expected a string, found a list");
+	cr_assert_null(ynode_get(root, "zz"));
+	cr_assert_null(ynode_get(ynode_get(root, "a"), "x"));
+	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 0, UINT64_MAX, &u, err,
+			       sizeof(err)), 0);
+	ynode_free(root);
+}
+
+Test(yamlutil, huge_number_and_empty_document)
+{
+	const char big[] = "n: 99999999999999999999999\n";
+	struct ynode *root = NULL;
+	uint64_t u;
+
+	cr_assert_eq(yaml_load_string("t", big, strlen(big), &root, err, sizeof(err)), 0);
+	cr_assert_eq(ynode_u64(ynode_get(root, "n"), "t", "n", 0, UINT64_MAX, &u, err, sizeof(err)),
+		     -1);
+	cr_assert(strstr(err, "above the maximum"), "%s", err);
+	ynode_free(root);
+	cr_assert_eq(yaml_load_string("t", "", 0, &root, err, sizeof(err)), 0);
+	cr_assert_eq(root->type, Y_MAP);
+	cr_assert_eq(root->n, 0);
+	ynode_free(root);
+	cr_assert_eq(yaml_load_string("t", "---\n", 4, &root, err, sizeof(err)), 0);
+	cr_assert_eq(root->type, Y_MAP);
+	ynode_free(root);
+}
+
+Test(yamlutil, deep_nesting_refused)
+{
+	char text[256];
+	struct ynode *root = NULL;
+
+	memset(text, '[', 100);
+	text[100] = '\0';
+	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "nesting deeper"), "%s", err);
+}
+
+Test(yamlutil, nul_in_scalar_refused)
+{
+	const char text[] = "a: \"x\\0y\"\n";
+	struct ynode *root = NULL;
+
+	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "t:1: a NUL character"), "%s", err);
+}
