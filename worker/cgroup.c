@@ -151,9 +151,10 @@ int cg_parse_proc_cgroup(const char *text, const char *controller, char *out, si
 		if (c2) {
 			char ctrls[512];
 			size_t cl = (size_t)(c2 - c1 - 1);
-			bool match;
 
 			if (cl < sizeof(ctrls)) {
+				bool match;
+
 				memcpy(ctrls, c1 + 1, cl);
 				ctrls[cl] = '\0';
 				if (controller)
@@ -281,9 +282,9 @@ static int set_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 
 static int set_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
-	va_list ap;
-
 	if (err && errlen) {
+		va_list ap;
+
 		va_start(ap, fmt);
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
@@ -673,10 +674,9 @@ out:
 /* Enable memory and pids (and cpu when offered; its stats need no more). */
 static int v2_enable(const char *dir, char *err, size_t errlen)
 {
-	int rc;
-
 	if (!v2_lists(dir, "cgroup.subtree_control", NULL)) {
-		rc = write_in(dir, "cgroup.subtree_control", "+memory +pids");
+		int rc = write_in(dir, "cgroup.subtree_control", "+memory +pids");
+
 		if (rc < 0)
 			return set_err(err, errlen, rc,
 				       "write(%s/cgroup.subtree_control, +memory +pids): %s",
@@ -784,10 +784,10 @@ static int tree_open_v2(struct cg_tree *t, const char *base, const char *name, c
 static int tree_open_v1(struct cg_tree *t, char (*base)[PATH_MAX], const char *name,
 			char *err, size_t errlen)
 {
-	char top[PATH_MAX];
-	int rc;
-
 	for (unsigned i = 0; i < CG_NCTRL; i++) {
+		char top[PATH_MAX];
+		int rc;
+
 		if ((rc = join(top, sizeof(top), base[i], CG_TOP)) < 0 ||
 		    (rc = join(t->dir[i], PATH_MAX, top, name)) < 0)
 			return set_err(err, errlen, rc, "cgroup path too long");
@@ -952,10 +952,10 @@ static int limits_v2(struct cg_step *s, const struct cg_limits *l, char *err, si
  * of an earlier worker with our pid, so the caller tries the next name. */
 static int step_mkdirs(struct cg_step *s, const struct cg_tree *t, const char *name)
 {
-	int rc;
-
 	for (unsigned i = 0; i < t->ndirs; i++) {
-		if ((rc = join(s->dir[i], PATH_MAX, t->dir[i], name)) < 0)
+		int rc = join(s->dir[i], PATH_MAX, t->dir[i], name);
+
+		if (rc < 0)
 			return rc;
 		if (dup_dir(s->dir, i))
 			continue;
