@@ -44,7 +44,7 @@ static cJSON *with_common(cJSON *o, enum log_level lvl)
 {
 	struct timespec ts;
 	struct tm tm;
-	char when[40];
+	char when[64];
 	cJSON *out = cJSON_CreateObject();
 
 	if (!out)

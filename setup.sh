@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# goboxd set-up on a Debian 12 host: install what is needed, build, and then
+# run the daemon or the whole test suite. Used by README.md, .ci/run and the
+# Dockerfile, so that all three take the same path.
+#
+#   ./setup.sh deps      install the build and runtime packages
+#   ./setup.sh build     configure and build into ./build
+#   ./setup.sh langs     install every language toolchain named in languages/
+#   ./setup.sh install   deps + build + langs
+#   ./setup.sh run       install, then start goboxd in the foreground
+#   ./setup.sh test      install, then run every test (unit, sandbox, end-to-end)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")" && pwd)
+build="$top/build"
+export DEBIAN_FRONTEND=noninteractive
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_install() {
+	# apt-get update once per run; the lists may be missing on a fresh host.
+	if [ -z "${GOBOXD_APT_UPDATED:-}" ]; then
+		as_root apt-get update -qq
+		export GOBOXD_APT_UPDATED=1
+	fi
+	as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+deps() {
+	apt_install \
+		build-essential autoconf automake libtool pkg-config git ca-certificates \
+		libcjson-dev libyaml-dev libcap-dev libsystemd-dev libseccomp-dev \
+		libcriterion-dev node-llhttp bubblewrap \
+		cppcheck clang-tidy curl python3 python3-pytest procps wrk
+}
+
+build() {
+	cd "$top"
+	autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+	mkdir -p "$build"
+	cd "$build"
+	if [ ! -f Makefile ]; then
+		"$top/configure" -q ${GOBOXD_CONFIGURE_FLAGS:-}
+	fi
+	make -j"$(nproc)" -s
+	make -s tests/sandbox/sandbox_tests
+}
+
+langs() {
+	local pkgs npm_pkgs
+	pkgs=$("$build/goboxd" --languages-dir "$top/languages" --list-packages=debian | sort -u)
+	if [ -n "$pkgs" ]; then
+		# shellcheck disable=SC2086
+		apt_install $pkgs
+	fi
+	npm_pkgs=$("$build/goboxd" --languages-dir "$top/languages" --list-packages=npm | sort -u)
+	if [ -n "$npm_pkgs" ]; then
+		command -v npm >/dev/null || apt_install npm
+		# Installed under /opt/goboxd/npm, which the languages mount read-only.
+		# shellcheck disable=SC2086
+		as_root npm install --silent --no-fund --no-audit -g --prefix /opt/goboxd/npm $npm_pkgs
+	fi
+}
+
+run() {
+	exec "$build/goboxd" --languages-dir "$top/languages" "$@"
+}
+
+run_tests() {
+	cd "$build"
+	make -s check || { cat tests/unit/*.log 2>/dev/null | tail -50; exit 1; }
+	"$top/tests/run-all" "$build/goboxd"
+}
+
+case "${1:-}" in
+deps) deps ;;
+build) build ;;
+langs) langs ;;
+install) deps; build; langs ;;
+run) shift; deps; build; langs; run "$@" ;;
+test) deps; build; langs; run_tests ;;
+*)
+	sed -n '2,12p' "$0"
+	exit 2
+	;;
+esac

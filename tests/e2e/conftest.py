@@ -1,0 +1,150 @@
+"""End-to-end tests: the real goboxd binary, real sandboxes, 127.0.0.1 only.
+
+GOBOXD_BIN names the binary, GOBOXD_TEST_JAIL the jail driver (bwrap or
+nsjail). Each test module gets its own daemon on a free port with its own
+jail directory, so tests cannot see each other's leftovers.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LANGUAGES = os.path.join(TOP, "languages")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Daemon:
+    """One goboxd master with its workers, started and stopped by a test."""
+
+    def __init__(self, args=(), languages=LANGUAGES, env=None, workers=2):
+        self.bin = os.environ.get("GOBOXD_BIN", os.path.join(TOP, "build", "goboxd"))
+        self.jail = os.environ.get("GOBOXD_TEST_JAIL", "bwrap")
+        self.tmp = tempfile.mkdtemp(prefix="goboxd-e2e-")
+        self.jail_dir = os.path.join(self.tmp, "jails")
+        self.languages = languages
+        self.port = free_port()
+        self.log_path = os.path.join(self.tmp, "goboxd.log")
+        cmd = [self.bin, "--listen", "127.0.0.1", "--port", str(self.port),
+               "--workers", str(workers), "--languages-dir", languages,
+               "--jail-dir", self.jail_dir, "--jail", self.jail,
+               "--nsjail-path", os.environ.get("GOBOXD_NSJAIL", "/usr/local/bin/nsjail")]
+        cmd += list(args)
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("GOBOXD_")}
+        full_env.update(env or {})
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=full_env)
+        self.wait_healthy()
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def wait_healthy(self, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("goboxd exited with %s:\n%s" % (self.proc.returncode,
+                                                                   self.read_log()))
+            try:
+                status, _ = self.get("/healthz", timeout=1)
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("goboxd did not become healthy:\n" + self.read_log())
+
+    def wait_ready(self, timeout=120):
+        deadline = time.time() + timeout
+        body = None
+        while time.time() < deadline:
+            status, body = self.get("/readyz")
+            if status == 200:
+                return body
+            time.sleep(0.2)
+        raise RuntimeError("goboxd not ready: %s" % json.dumps(body))
+
+    def read_log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def log_lines(self):
+        out = []
+        for line in self.read_log().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
+    def request(self, method, path, body=None, headers=None, timeout=120):
+        data = None
+        hdrs = dict(headers or {})
+        if body is not None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=hdrs)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                raw = r.read()
+                return r.status, decode(raw), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            return e.code, decode(raw), dict(e.headers)
+
+    def get(self, path, timeout=30):
+        status, body, _ = self.request("GET", path, timeout=timeout)
+        return status, body
+
+    def post(self, path, body, timeout=120):
+        status, body, _ = self.request("POST", path, body, timeout=timeout)
+        return status, body
+
+    def worker_pids(self):
+        status, info = self.get("/info")
+        assert status == 200
+        return [w["pid"] for w in info["stats"]["workers"]]
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+    def leftovers(self):
+        """Job directories and step cgroups left behind."""
+        jobs = os.listdir(self.jail_dir) if os.path.isdir(self.jail_dir) else []
+        return jobs
+
+
+def decode(raw):
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    d = Daemon()
+    yield d
+    d.stop()

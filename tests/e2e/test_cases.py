@@ -1,0 +1,132 @@
+"""Data-driven end-to-end cases: tests/e2e/cases/<language>/<case>.json.
+
+A case is a request and what the answer must hold; adding a case is adding
+a file. Format (docs/languages.md explains it for language authors):
+
+  {"api": "run" | "v1",                       default "run"
+   "request": {...},                          the JSON body as sent
+   "source_file": "prog.c",                   optional: fills request.source
+                                              (or files[0].content for v1)
+   "expect": {
+     "http_status": 200,                      default 200
+     "status": "accepted",                    /run top-level status
+     "build_status": "ok",
+     "error_code": "invalid_filename",        /run 4xx error.code, v1 code
+     "tests": [{"status": ..., "stdout": ..., "stdout_contains": ...,
+                "stderr_contains": ..., "stdout_max_len": N}],
+     "compile": null | {...step checks...},   v1: step checks as for run
+     "run": null | {"status": "OK", "exit_code": 0, "signal": null,
+                    "stdout": ..., "stdout_contains": ..., "output_contains": ...,
+                    "stderr_contains": ...}}}
+"""
+import base64
+import glob
+import json
+import os
+
+import pytest
+
+from conftest import Daemon
+
+CASES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "cases", "*", "*.json")))
+
+
+def case_id(path):
+    return "%s/%s" % (os.path.basename(os.path.dirname(path)),
+                      os.path.splitext(os.path.basename(path))[0])
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    d = Daemon(workers=2)
+    yield d
+    d.stop()
+
+
+def load_case(path):
+    with open(path) as f:
+        case = json.load(f)
+    req = case["request"]
+    if "source_file" in case:
+        with open(os.path.join(os.path.dirname(path), case["source_file"])) as f:
+            src = f.read()
+        if case.get("api", "run") == "v1":
+            req["files"][0]["content"] = src
+        else:
+            req["source"] = src
+    return case
+
+
+def check_text(where, got, exp):
+    if "stdout" in exp:
+        assert got["stdout"] == exp["stdout"], where
+    for stream in ("stdout", "stderr", "output"):
+        key = stream + "_contains"
+        if key in exp:
+            assert exp[key] in got[stream], "%s: %s lacks %r: %r" % (where, stream, exp[key],
+                                                                  got[stream][:2000])
+    if "stdout_max_len" in exp:
+        assert len(got["stdout"]) <= exp["stdout_max_len"], where
+
+
+def check_run(body, exp):
+    if "status" in exp:
+        assert body["status"] == exp["status"], json.dumps(body)[:3000]
+    if "build_status" in exp:
+        assert body["build"]["status"] == exp["build_status"], json.dumps(body["build"])[:3000]
+    if "build_stderr_contains" in exp:
+        assert exp["build_stderr_contains"] in body["build"]["stderr"]
+    if "tests" in exp:
+        assert len(body["tests"]) == len(exp["tests"])
+        for i, (got, want) in enumerate(zip(body["tests"], exp["tests"])):
+            where = "test %d: %s" % (i, json.dumps(got)[:2000])
+            if "status" in want:
+                assert got["status"] == want["status"], where
+            for k in ("exit_code", "signal"):
+                if k in want:
+                    assert got[k] == want[k], where
+            check_text(where, got, want)
+
+
+def b64(s):
+    return base64.b64decode(s).decode(errors="replace")
+
+
+def check_v1(body, exp):
+    for step in ("compile", "run"):
+        if step not in exp:
+            continue
+        want, got = exp[step], body[step]
+        if want is None:
+            assert got is None, json.dumps(body)[:3000]
+            continue
+        assert got is not None, json.dumps(body)[:3000]
+        dec = {k: b64(got[k]) for k in ("stdout", "stderr", "output")}
+        where = "%s: %s" % (step, json.dumps(dict(got, **dec))[:3000])
+        for k in ("status", "exit_code", "signal"):
+            if k in want:
+                assert got[k] == want[k], where
+        check_text(where, dec, want)
+
+
+@pytest.mark.parametrize("path", CASES, ids=[case_id(p) for p in CASES])
+def test_case(daemon, path):
+    case = load_case(path)
+    api = case.get("api", "run")
+    exp = case["expect"]
+    status, body = daemon.post("/run" if api == "run" else "/v1/run", case["request"])
+    assert status == exp.get("http_status", 200), json.dumps(body)[:3000]
+    if status != 200:
+        if "error_code" in exp:
+            code = body["error"]["code"] if api == "run" else body["code"]
+            assert code == exp["error_code"], json.dumps(body)
+        return
+    if api == "run":
+        check_run(body, exp)
+    else:
+        check_v1(body, exp)
+
+
+def test_nothing_left_behind(daemon):
+    # Runs after the cases of this module (pytest keeps file order).
+    assert daemon.leftovers() == []
