@@ -1,0 +1,215 @@
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config.h"
+
+static char err[512];
+
+static char *write_tmp(const char *text)
+{
+	char *path = strdup("/tmp/goboxd-config-XXXXXX");
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+Test(config, defaults_are_valid)
+{
+	struct config c;
+
+	config_defaults(&c);
+	cr_assert_eq(config_validate(&c, err, sizeof(err)), 0, "%s", err);
+	cr_assert(c.workers >= 1);
+	cr_assert_eq(c.workers, c.max_concurrent_jobs);
+	cr_assert_eq(c.port, 8080);
+	cr_assert_eq(c.max_tests, 50);
+	cr_assert_eq(c.max_source_bytes, 256 * 1024);
+	config_free(&c);
+}
+
+Test(config, file_sets_options_with_units)
+{
+	char *path = write_tmp("# comment\nport: 9000\nworkers: 3\nqueue_timeout: 2.5s\n"
+			       "max_body_size: 4M\ntmpfs_size: 64M\nmetrics: true\n"
+			       "jail: bwrap\nsweep_age: 2m\nmax_memory: 2G\n");
+	struct config c;
+
+	config_defaults(&c);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.port, 9000);
+	cr_assert_eq(c.workers, 3);
+	cr_assert_eq(c.queue_timeout_ms, 2500);
+	cr_assert_eq(c.max_body_bytes, 4 * 1024 * 1024);
+	cr_assert_eq(c.tmpfs_kb, 64 * 1024);
+	cr_assert(c.metrics);
+	cr_assert_eq(c.jail, JAIL_KIND_BWRAP);
+	cr_assert_eq(c.sweep_age_s, 120);
+	cr_assert_eq(c.limits_max.memory_kb, 2 * 1024 * 1024);
+	config_free(&c);
+	unlink(path);
+	free(path);
+}
+
+Test(config, file_errors_name_file_and_line)
+{
+	char *path = write_tmp("port: 9000\n\nbogus_option: 1\n");
+	struct config c;
+	char want[600];
+
+	config_defaults(&c);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s:3:", path);
+	cr_assert(strncmp(err, want, strlen(want)) == 0, "got: %s", err);
+	cr_assert(strstr(err, "bogus_option"), "got: %s", err);
+	config_free(&c);
+	unlink(path);
+	free(path);
+}
+
+Test(config, file_bad_value_names_line_and_reason)
+{
+	char *path = write_tmp("workers: 2\nport: 70000\n");
+	struct config c;
+
+	config_defaults(&c);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	cr_assert(strstr(err, ":2:"), "got: %s", err);
+	cr_assert(strstr(err, "out of range"), "got: %s", err);
+	config_free(&c);
+	unlink(path);
+	free(path);
+}
+
+Test(config, file_syntax_error_is_reported)
+{
+	char *path = write_tmp("port: [1, 2\n");
+	struct config c;
+
+	config_defaults(&c);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	cr_assert(strstr(err, path), "got: %s", err);
+	config_free(&c);
+	unlink(path);
+	free(path);
+}
+
+Test(config, env_reads_port_and_prefixed_names)
+{
+	char *envp[] = { "PORT=7000", "GOBOXD_MAX_TESTS=9", "GOBOXD_JAIL=nsjail",
+			 "UNRELATED=1", NULL };
+	struct config c;
+
+	config_defaults(&c);
+	cr_assert_eq(config_load_env(&c, envp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.port, 7000);
+	cr_assert_eq(c.max_tests, 9);
+	cr_assert_eq(c.jail, JAIL_KIND_NSJAIL);
+	config_free(&c);
+}
+
+Test(config, env_goboxd_port_beats_port)
+{
+	char *envp[] = { "GOBOXD_PORT=7001", "PORT=7000", NULL };
+	struct config c;
+
+	config_defaults(&c);
+	cr_assert_eq(config_load_env(&c, envp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.port, 7001);
+	config_free(&c);
+}
+
+Test(config, env_error_names_variable)
+{
+	char *envp[] = { "GOBOXD_WORKERS=many", NULL };
+	struct config c;
+
+	config_defaults(&c);
+	cr_assert_eq(config_load_env(&c, envp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "GOBOXD_WORKERS"), "got: %s", err);
+	config_free(&c);
+}
+
+Test(config, precedence_args_over_env_over_file)
+{
+	char *path = write_tmp("port: 1111\nmax_tests: 11\nworkers: 5\n");
+	char *envp[] = { "GOBOXD_MAX_TESTS=22", "GOBOXD_PORT=2222", NULL };
+	char *argv[] = { "goboxd", "--config", path, "--port", "3333", NULL };
+	struct config c;
+	bool exit_now;
+
+	cr_assert_eq(config_build(&c, 5, argv, envp, &exit_now, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_not(exit_now);
+	cr_assert_eq(c.port, 3333);     /* command line */
+	cr_assert_eq(c.max_tests, 22);  /* environment over file */
+	cr_assert_eq(c.workers, 5);     /* file over default */
+	config_free(&c);
+	unlink(path);
+	free(path);
+}
+
+Test(config, config_file_from_env)
+{
+	char *path = write_tmp("max_files: 7\n");
+	char envbuf[300];
+	char *envp[] = { envbuf, NULL };
+	char *argv[] = { "goboxd", NULL };
+	struct config c;
+	bool exit_now;
+
+	snprintf(envbuf, sizeof(envbuf), "GOBOXD_CONFIG=%s", path);
+	cr_assert_eq(config_build(&c, 1, argv, envp, &exit_now, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.max_files, 7);
+	config_free(&c);
+	unlink(path);
+	free(path);
+}
+
+Test(config, args_codize_flags_and_errors)
+{
+	char *argv[] = { "goboxd", "--run-timeout", "500ms", "--compile-timeout", "10",
+			 "--output-limit", "64k", "--max-concurrency", "3", "--metrics", NULL };
+	char *bad[] = { "goboxd", "--max-tests", "0", NULL };
+	char *unknown[] = { "goboxd", "--no-such-flag", NULL };
+	char *stray[] = { "goboxd", "stray", NULL };
+	struct config c;
+	bool exit_now;
+
+	config_defaults(&c);
+	cr_assert_eq(config_load_args(&c, 10, argv, &exit_now, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.run_timeout_ms, 500);
+	cr_assert_eq(c.compile_timeout_ms, 10000);
+	cr_assert_eq(c.output_limit_bytes, 64 * 1024);
+	cr_assert_eq(c.max_concurrent_jobs, 3);
+	cr_assert(c.metrics);
+	cr_assert_eq(config_load_args(&c, 3, bad, &exit_now, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--max-tests"), "got: %s", err);
+	cr_assert_eq(config_load_args(&c, 2, unknown, &exit_now, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--no-such-flag"), "got: %s", err);
+	cr_assert_eq(config_load_args(&c, 2, stray, &exit_now, err, sizeof(err)), -1);
+	config_free(&c);
+}
+
+Test(config, validate_rejects_relative_dirs_and_source_over_body)
+{
+	struct config c;
+
+	config_defaults(&c);
+	free(c.jail_dir);
+	c.jail_dir = strdup("relative/jails");
+	cr_assert_eq(config_validate(&c, err, sizeof(err)), -1);
+	free(c.jail_dir);
+	c.jail_dir = strdup("/var/lib/goboxd/jails");
+	c.max_source_bytes = c.max_body_bytes + 1;
+	cr_assert_eq(config_validate(&c, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "max-source-size"), "got: %s", err);
+	config_free(&c);
+}
