@@ -1,0 +1,82 @@
+/*
+ * The sandbox policy, as data: what the jailed program sees (mounts, user,
+ * hostname) and which system calls it may not make. Both jail drivers
+ * (worker/jail_nsjail.c, worker/jail_bwrap.c) and the seccomp builder
+ * (worker/seccomp.c) render these tables; nothing else decides policy.
+ */
+#ifndef GOBOXD_POLICY_H
+#define GOBOXD_POLICY_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+/* Identity and layout inside the jail. */
+#define POLICY_INSIDE_UID 65534
+#define POLICY_INSIDE_GID 65534
+#define POLICY_HOSTNAME "goboxd"
+#define POLICY_BOX_DIR "/box"
+#define POLICY_TMP_DIR "/tmp"
+
+enum policy_mount_kind {
+	/* A host path shown read-only at the same place: a directory or file
+	 * is bind-mounted, a symlink is recreated with the same target (so
+	 * /lib -> usr/lib stays a symlink on merged-/usr hosts). */
+	PM_HOST_RO,
+	/* A character device bound read-write (null, zero, ...). */
+	PM_DEVICE,
+	/* A symlink created inside the jail: path -> target. */
+	PM_SYMLINK,
+};
+
+struct policy_mount {
+	const char *path;
+	enum policy_mount_kind kind;
+	const char *target;   /* PM_SYMLINK only */
+	bool need_proc;       /* only meaningful when /proc is mounted */
+};
+
+/* Every entry is optional: a host path that does not exist is skipped. */
+extern const struct policy_mount policy_mounts[];
+extern const size_t policy_mounts_count;
+
+enum policy_sys_action {
+	PSA_EPERM,        /* fail with EPERM: runtimes probe and fall back */
+	PSA_ENOSYS,       /* pretend the call does not exist (clone3) */
+};
+
+struct policy_syscall {
+	const char *name;     /* kernel name, resolved with libseccomp */
+	enum policy_sys_action action;
+};
+
+/* Denied outright, whatever the arguments. */
+extern const struct policy_syscall policy_denied_syscalls[];
+extern const size_t policy_denied_syscalls_count;
+
+/*
+ * clone(2) with any of these flags fails with EPERM (new namespaces).
+ * CLONE_NEWTIME is absent on purpose: its bit (0x80) is part of the exit
+ * signal byte for clone(2) and only reachable through clone3/unshare.
+ */
+extern const unsigned long policy_clone_ns_flags[];
+extern const size_t policy_clone_ns_flags_count;
+
+/*
+ * socket(2) and socketpair(2) only for AF_UNIX. Every other family (INET,
+ * INET6, PACKET, NETLINK...) fails with this errno: bwrap always brings
+ * loopback up in its network namespace, so the filter is what keeps
+ * "no network" true for both drivers.
+ */
+#define POLICY_SOCKET_ALLOWED_FAMILY AF_UNIX
+#define POLICY_SOCKET_ERRNO EACCES
+
+/* Processes the jail keeps inside the step cgroup besides the program. */
+#define POLICY_NSJAIL_HELPERS 1 /* nsjail itself; the program is pid 1 */
+#define POLICY_BWRAP_HELPERS 2  /* bwrap, and bwrap's init as pid 1 */
+
+/* RLIMIT_NOFILE inside the jail. */
+#define POLICY_NOFILE 256
+
+#endif

@@ -1,0 +1,241 @@
+#include "autoconf.h"
+
+#include "worker/seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/util.h"
+#include "nsjail/policy.h"
+
+struct seccomp_set {
+	void *bpf;              /* denylist, for bwrap */
+	size_t bpf_len;
+	void *base;             /* baseline (ABI) filter, for the pre-exec child */
+	size_t base_len;
+	struct sock_fprog base_prog;
+	char *kafel;            /* denylist, for nsjail */
+};
+
+static uint32_t policy_action(enum policy_sys_action a)
+{
+	return a == PSA_ENOSYS ? SCMP_ACT_ERRNO(ENOSYS) : SCMP_ACT_ERRNO(EPERM);
+}
+
+static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < policy_denied_syscalls_count; i++) {
+		const struct policy_syscall *p = &policy_denied_syscalls[i];
+		int nr = seccomp_syscall_resolve_name(p->name);
+
+		/* An older libseccomp may not know a newer call; the kernel
+		 * then rejects it for lack of a number anyway. */
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		rc = seccomp_rule_add(ctx, policy_action(p->action), nr, 0);
+		if (rc < 0) {
+			snprintf(err, errlen, "seccomp_rule_add(%s): %s", p->name, strerror(-rc));
+			return rc;
+		}
+	}
+	for (size_t i = 0; i < policy_clone_ns_flags_count; i++) {
+		unsigned long f = policy_clone_ns_flags[i];
+
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, f, f));
+		if (rc < 0) {
+			snprintf(err, errlen, "seccomp_rule_add(clone): %s", strerror(-rc));
+			return rc;
+		}
+	}
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(POLICY_SOCKET_ERRNO), SCMP_SYS(socket), 1,
+			      SCMP_A0(SCMP_CMP_NE, POLICY_SOCKET_ALLOWED_FAMILY));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(POLICY_SOCKET_ERRNO),
+				      SCMP_SYS(socketpair), 1,
+				      SCMP_A0(SCMP_CMP_NE, POLICY_SOCKET_ALLOWED_FAMILY));
+	if (rc < 0)
+		snprintf(err, errlen, "seccomp_rule_add(socket): %s", strerror(-rc));
+	return rc;
+}
+
+/* libseccomp 2.5 only exports to a file descriptor: go through a memfd. */
+static int export_bpf(scmp_filter_ctx ctx, void **out, size_t *len, char *err, size_t errlen)
+{
+	int fd = memfd_create("goboxd-seccomp", MFD_CLOEXEC);
+	struct stat st;
+	void *mem = NULL;
+	int rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+		return rc;
+	}
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0) {
+		snprintf(err, errlen, "seccomp_export_bpf: %s", strerror(-rc));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 ||
+	    st.st_size % (off_t)sizeof(struct sock_filter) != 0) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "seccomp_export_bpf: bad program size");
+		goto out;
+	}
+	mem = xcalloc(1, (size_t)st.st_size);
+	if (pread(fd, mem, (size_t)st.st_size, 0) != st.st_size) {
+		rc = -EIO;
+		snprintf(err, errlen, "pread(seccomp memfd): short read");
+		free(mem);
+		goto out;
+	}
+	*out = mem;
+	*len = (size_t)st.st_size;
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+static int build_bpf(bool denylist, void **out, size_t *len, char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc;
+
+	if (!ctx) {
+		snprintf(err, errlen, "seccomp_init failed");
+		return -ENOMEM;
+	}
+	/* Other ABIs are not added to the filter: libseccomp makes their
+	 * calls (and x32 numbers) hit the bad-arch action, a kill. */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (rc < 0) {
+		snprintf(err, errlen, "seccomp_attr_set(BADARCH): %s", strerror(-rc));
+		goto out;
+	}
+	if (denylist) {
+		rc = add_denylist(ctx, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
+	rc = export_bpf(ctx, out, len, err, errlen);
+out:
+	seccomp_release(ctx);
+	return rc;
+}
+
+static const char *kafel_action(enum policy_sys_action a)
+{
+	return a == PSA_ENOSYS ? "ERRNO(38)" : "ERRNO(1)";
+}
+
+/*
+ * Calls are written by number (SYSCALL[n], resolved by libseccomp for the
+ * native ABI): nsjail 3.4's kafel lacks names for clone3, io_uring_* and
+ * the new mount API. clone and socket keep their names to filter on
+ * arguments.
+ */
+static int build_kafel(char **out, char *err, size_t errlen)
+{
+	enum policy_sys_action acts[] = { PSA_EPERM, PSA_ENOSYS };
+	struct buf b;
+	unsigned long mask = 0;
+	int rc = 0;
+
+	buf_init(&b, 0);
+	rc |= buf_puts(&b, "POLICY goboxd {\n");
+	for (size_t a = 0; a < ARRAY_SIZE(acts); a++) {
+		bool first = true;
+
+		for (size_t i = 0; i < policy_denied_syscalls_count; i++) {
+			const struct policy_syscall *p = &policy_denied_syscalls[i];
+			int nr = seccomp_syscall_resolve_name(p->name);
+
+			if (p->action != acts[a] || nr < 0)
+				continue;
+			if (first)
+				rc |= buf_printf(&b, "  %s {\n", kafel_action(acts[a]));
+			rc |= buf_printf(&b, "%s    SYSCALL[%d]", first ? "" : ",\n", nr);
+			first = false;
+		}
+		if (!first)
+			rc |= buf_puts(&b, "\n  },\n");
+	}
+	for (size_t i = 0; i < policy_clone_ns_flags_count; i++)
+		mask |= policy_clone_ns_flags[i];
+	rc |= buf_printf(&b, "  ERRNO(1) {\n    clone { (clone_flags & 0x%lx) != 0 }\n  },\n", mask);
+	rc |= buf_printf(&b, "  ERRNO(%d) {\n    socket { family != %d },\n"
+			 "    socketpair { family != %d }\n  }\n}\n",
+			 POLICY_SOCKET_ERRNO, POLICY_SOCKET_ALLOWED_FAMILY,
+			 POLICY_SOCKET_ALLOWED_FAMILY);
+	rc |= buf_puts(&b, "USE goboxd DEFAULT ALLOW\n");
+	if (rc < 0) {
+		buf_free(&b);
+		snprintf(err, errlen, "kafel policy: out of memory");
+		return -ENOMEM;
+	}
+	*out = buf_steal(&b, NULL);
+	return 0;
+}
+
+int seccomp_set_build(struct seccomp_set **out, char *err, size_t errlen)
+{
+	struct seccomp_set *s = xcalloc(1, sizeof(*s));
+	int rc;
+
+	rc = build_bpf(true, &s->bpf, &s->bpf_len, err, errlen);
+	if (rc == 0)
+		rc = build_bpf(false, &s->base, &s->base_len, err, errlen);
+	if (rc == 0)
+		rc = build_kafel(&s->kafel, err, errlen);
+	if (rc < 0) {
+		seccomp_set_free(s);
+		return rc;
+	}
+	s->base_prog.len = (unsigned short)(s->base_len / sizeof(struct sock_filter));
+	s->base_prog.filter = s->base;
+	*out = s;
+	return 0;
+}
+
+void seccomp_set_free(struct seccomp_set *s)
+{
+	if (!s)
+		return;
+	free(s->bpf);
+	free(s->base);
+	free(s->kafel);
+	free(s);
+}
+
+const void *seccomp_set_bpf(const struct seccomp_set *s, size_t *len)
+{
+	*len = s->bpf_len;
+	return s->bpf;
+}
+
+const char *seccomp_set_kafel(const struct seccomp_set *s)
+{
+	return s->kafel;
+}
+
+int seccomp_set_apply_baseline(const struct seccomp_set *s)
+{
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &s->base_prog, 0, 0) < 0)
+		return -errno;
+	return 0;
+}

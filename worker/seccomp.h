@@ -1,0 +1,33 @@
+/*
+ * The seccomp side of nsjail/policy.h, compiled once per worker into the
+ * forms the jail drivers take: a BPF program (bwrap --seccomp FD), a kafel
+ * policy string (nsjail --seccomp_string), and a small baseline filter the
+ * pre-exec child installs on itself before it runs either jail.
+ */
+#ifndef GOBOXD_SECCOMP_H
+#define GOBOXD_SECCOMP_H
+
+#include <stddef.h>
+
+struct seccomp_set;
+
+/* 0 and *out, or negative errno with a reason in err. */
+int seccomp_set_build(struct seccomp_set **out, char *err, size_t errlen);
+void seccomp_set_free(struct seccomp_set *s);
+
+/* The full denylist as raw BPF instructions (struct sock_filter array). */
+const void *seccomp_set_bpf(const struct seccomp_set *s, size_t *len);
+/* The same denylist in kafel syntax. */
+const char *seccomp_set_kafel(const struct seccomp_set *s);
+
+/*
+ * Install the baseline filter on the calling process: system calls of any
+ * other ABI (i386 through int 0x80, x32) kill the process. kafel filters
+ * by number and does not know about x32, so without this a number with
+ * the x32 bit set would slip past nsjail's policy. The jail binaries only
+ * use the native ABI. Requires PR_SET_NO_NEW_PRIVS. Async-signal-safe.
+ * 0 or negative errno.
+ */
+int seccomp_set_apply_baseline(const struct seccomp_set *s);
+
+#endif

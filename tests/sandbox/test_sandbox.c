@@ -1,0 +1,658 @@
+/*
+ * The sandbox against a real jail. Needs root (cgroups, the per-worker
+ * uid). The driver comes from GOBOXD_TEST_JAIL: nsjail, bwrap or auto.
+ * Probes are small C programs compiled into each test's job directory.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "worker/sandbox.h"
+
+#define TEST_UID 60990
+#define TEST_GID 60990
+
+static struct sandbox *sb;
+static char box[64];
+static char tree[32];
+
+static enum jail_kind test_jail(void)
+{
+	const char *j = getenv("GOBOXD_TEST_JAIL");
+
+	if (j && strcmp(j, "nsjail") == 0)
+		return JAIL_KIND_NSJAIL;
+	if (j && strcmp(j, "bwrap") == 0)
+		return JAIL_KIND_BWRAP;
+	return JAIL_KIND_AUTO;
+}
+
+static void setup(void)
+{
+	struct sandbox_opts o = {
+		.jail = test_jail(),
+		.nsjail_path = "/usr/local/bin/nsjail",
+		.bwrap_path = "/usr/bin/bwrap",
+		.uid = TEST_UID,
+		.gid = TEST_GID,
+		.tmpfs_kb = 16384,
+	};
+	char err[256];
+	int rc;
+
+	cr_assert_eq(geteuid(), 0, "the sandbox tests need root");
+	snprintf(tree, sizeof(tree), "t%d", (int)getpid());
+	o.cgroup_name = tree;
+	rc = sandbox_open(&o, &sb, err, sizeof(err));
+	cr_assert_eq(rc, 0, "sandbox_open: %s", err);
+	snprintf(box, sizeof(box), "/tmp/goboxd-sbtest-XXXXXX");
+	cr_assert_not_null(mkdtemp(box));
+	cr_assert_eq(chown(box, TEST_UID, TEST_GID), 0);
+	cr_assert_eq(chmod(box, 0755), 0);
+}
+
+static void rm_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[512];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_DIR)
+			rm_tree(p);
+		else
+			unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static void teardown(void)
+{
+	sandbox_close(sb);
+	rm_tree(box);
+}
+
+TestSuite(sandbox, .init = setup, .fini = teardown, .timeout = 120);
+
+/* Compile a probe into the job directory as /box/<name>. */
+static void probe(const char *name, const char *src)
+{
+	char c[256], cmd[1024];
+	FILE *f;
+
+	snprintf(c, sizeof(c), "%s/%s.c", box, name);
+	f = fopen(c, "w");
+	cr_assert_not_null(f);
+	fputs(src, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "gcc -O1 -w -o %s/%s %s", box, name, c);
+	cr_assert_eq(system(cmd), 0, "compiling probe %s", name);
+}
+
+static struct limits default_limits(void)
+{
+	return (struct limits){
+		.wall_ms = 10000,
+		.cpu_ms = 5000,
+		.memory_kb = 256 * 1024,
+		.max_processes = 64,
+		.fsize_kb = 64 * 1024,
+		.output_kb = 1024,
+	};
+}
+
+static const char *const test_env[] = {
+	"PATH=/usr/bin:/bin", "HOME=/box", "TMPDIR=/tmp", "LANG=C.UTF-8", NULL,
+};
+
+static int run_full(struct step_result *r, const char *const *argv, const struct limits *l,
+		    const char *in, size_t inlen, bool proc)
+{
+	struct step_spec s = {
+		.argv = argv,
+		.envp = test_env,
+		.box_dir = box,
+		.mount_proc = proc,
+		.limits = *l,
+		.stdin_data = in,
+		.stdin_len = inlen,
+	};
+
+	step_result_init(r);
+	return sandbox_run(sb, &s, r);
+}
+
+static int run_sh(struct step_result *r, const char *script, const struct limits *l)
+{
+	const char *argv[] = { "/usr/bin/sh", "-c", script, NULL };
+
+	return run_full(r, argv, l, NULL, 0, true);
+}
+
+static void assert_ran(int rc, const struct step_result *r)
+{
+	cr_assert_eq(rc, 0, "sandbox_run: %d (%s)", rc, r->internal_msg);
+	cr_assert_not(r->outcome.internal_error);
+}
+
+Test(sandbox, driver_is_known)
+{
+	const char *n = sandbox_driver_name(sb);
+
+	cr_assert(strcmp(n, "nsjail") == 0 || strcmp(n, "bwrap") == 0);
+	cr_assert_not_null(sandbox_driver_version(sb));
+	cr_log_info("driver %s (%s) version \"%s\"", n, sandbox_driver_path(sb),
+		    sandbox_driver_version(sb));
+}
+
+Test(sandbox, echo_exit_zero)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "echo hello; echo oops >&2", &l);
+
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.exited);
+	cr_assert_eq(r.outcome.exit_code, 0);
+	cr_assert_str_eq(r.out.data, "hello\n");
+	cr_assert_str_eq(r.err.data, "oops\n");
+	cr_assert_not(r.outcome.timed_out || r.outcome.oom || r.outcome.output_limited);
+	step_result_free(&r);
+}
+
+Test(sandbox, exit_code_three)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "exit 3", &l);
+
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.exited);
+	cr_assert_eq(r.outcome.exit_code, 3);
+	step_result_free(&r);
+}
+
+Test(sandbox, exit_code_255_is_the_programs)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "exit 255", &l);
+
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.exited);
+	cr_assert_eq(r.outcome.exit_code, 255);
+	step_result_free(&r);
+}
+
+Test(sandbox, segfault_is_a_signal)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "segv", NULL };
+	int rc;
+
+	probe("segv", "int main(void) { volatile int *p = 0; *p = 1; return 0; }\n");
+	rc = run_full(&r, argv, &l, NULL, 0, false);
+	assert_ran(rc, &r);
+	cr_assert_not(r.outcome.exited);
+	cr_assert_eq(r.outcome.term_signal, SIGSEGV);
+	step_result_free(&r);
+}
+
+Test(sandbox, stdin_is_fed)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "/usr/bin/cat", NULL };
+	int rc = run_full(&r, argv, &l, "one\ntwo\n", 8, false);
+
+	assert_ran(rc, &r);
+	cr_assert_eq(r.outcome.exit_code, 0);
+	cr_assert_str_eq(r.out.data, "one\ntwo\n");
+	step_result_free(&r);
+}
+
+Test(sandbox, large_stdin_round_trip)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "/usr/bin/wc", "-c", NULL };
+	size_t n = 3 * 1024 * 1024;
+	char *in = malloc(n);
+	int rc;
+
+	memset(in, 'x', n);
+	rc = run_full(&r, argv, &l, in, n, false);
+	assert_ran(rc, &r);
+	cr_assert_eq(strtoul(r.out.data, NULL, 10), n);
+	free(in);
+	step_result_free(&r);
+}
+
+Test(sandbox, large_stdin_not_read_does_not_hang)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "/usr/bin/true", NULL };
+	size_t n = 2 * 1024 * 1024;
+	char *in = malloc(n);
+	int rc;
+
+	memset(in, 'y', n);
+	rc = run_full(&r, argv, &l, in, n, false);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.exited);
+	cr_assert_eq(r.outcome.exit_code, 0);
+	cr_assert_not(r.outcome.timed_out);
+	free(in);
+	step_result_free(&r);
+}
+
+Test(sandbox, busy_loop_times_out_on_cpu)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "busy", NULL };
+	int rc;
+
+	probe("busy", "int main(void) { for (;;) ; }\n");
+	l.cpu_ms = 500;
+	l.wall_ms = 10000;
+	rc = run_full(&r, argv, &l, NULL, 0, false);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.timed_out);
+	cr_assert_not(r.outcome.exited);
+	cr_assert_geq(r.cpu_ms, 500);
+	cr_assert_lt(r.wall_ms, 5000, "wall %llu ms", (unsigned long long)r.wall_ms);
+	step_result_free(&r);
+}
+
+Test(sandbox, sleep_times_out_on_wall)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc;
+
+	l.wall_ms = 500;
+	rc = run_sh(&r, "sleep 30", &l);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.timed_out);
+	cr_assert_not(r.outcome.exited);
+	cr_assert_geq(r.wall_ms, 500);
+	cr_assert_lt(r.wall_ms, 5000, "wall %llu ms", (unsigned long long)r.wall_ms);
+	step_result_free(&r);
+}
+
+Test(sandbox, memory_hog_is_oom)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "hog", NULL };
+	int rc;
+
+	probe("hog", "#include <stdlib.h>\n#include <string.h>\n"
+		     "int main(void) { for (;;) { char *p = malloc(1 << 20);"
+		     " if (!p) return 7; memset(p, 1, 1 << 20); } }\n");
+	l.memory_kb = 64 * 1024;
+	rc = run_full(&r, argv, &l, NULL, 0, false);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.oom);
+	cr_assert_not(r.outcome.exited && r.outcome.exit_code == 0);
+	cr_assert_leq(r.memory_peak_kb, 64 * 1024 + 1024);
+	step_result_free(&r);
+}
+
+Test(sandbox, fork_bomb_is_contained)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "bomb", NULL };
+	int rc;
+
+	probe("bomb", "#include <stdio.h>\n#include <unistd.h>\n"
+		      "int main(void) { int n = 0; for (int i = 0; i < 10000; i++) {"
+		      " pid_t p = fork(); if (p == 0) { pause(); _exit(0); }"
+		      " if (p < 0) break; n++; } printf(\"%d\\n\", n); return 0; }\n");
+	l.max_processes = 16;
+	l.wall_ms = 5000;
+	rc = run_full(&r, argv, &l, NULL, 0, false);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.exited, "the bomb's parent should finish");
+	cr_assert_leq(atoi(r.out.data), 16, "forked %s", r.out.data);
+	cr_assert_geq(atoi(r.out.data), 8, "forked %s", r.out.data);
+	cr_assert_not(r.outcome.timed_out);
+	step_result_free(&r);
+}
+
+Test(sandbox, file_size_limit)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	char path[128];
+	struct stat st;
+	int rc;
+
+	l.fsize_kb = 1024;
+	rc = run_sh(&r, "head -c 10000000 /dev/zero > /box/big", &l);
+	assert_ran(rc, &r);
+	cr_assert_not(r.outcome.exited && r.outcome.exit_code == 0);
+	snprintf(path, sizeof(path), "%s/big", box);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_leq(st.st_size, 1024 * 1024);
+	step_result_free(&r);
+}
+
+Test(sandbox, stdout_flood_is_capped)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "/usr/bin/yes", NULL };
+	size_t mlen = strlen(TRUNCATION_MARKER);
+	int rc;
+
+	l.output_kb = 64;
+	rc = run_full(&r, argv, &l, NULL, 0, false);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.output_limited);
+	cr_assert(r.out_truncated);
+	cr_assert_eq(r.out.len, 64 * 1024 + mlen);
+	cr_assert_eq(memcmp(r.out.data + 64 * 1024, TRUNCATION_MARKER, mlen), 0);
+	cr_assert_lt(r.wall_ms, 5000);
+	step_result_free(&r);
+}
+
+Test(sandbox, combined_cap_and_interleaving)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "/usr/bin/sh", "-c", "echo a; sleep 0.1; echo b >&2; sleep 0.1; echo c", NULL };
+	struct step_spec s = {
+		.argv = argv, .envp = test_env, .box_dir = box, .limits = l,
+		.want_interleaved = true,
+	};
+	int rc;
+
+	step_result_init(&r);
+	rc = sandbox_run(sb, &s, &r);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.interleaved.data, "a\nb\nc\n");
+	s.argv = (const char *const[]){ "/usr/bin/yes", NULL };
+	s.combined_cap = 1000;
+	rc = sandbox_run(sb, &s, &r);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.output_limited);
+	cr_assert_eq(r.out.len, 1000 + strlen(TRUNCATION_MARKER));
+	step_result_free(&r);
+}
+
+Test(sandbox, no_network)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "net", NULL };
+	int rc;
+
+	probe("net", "#include <stdio.h>\n#include <errno.h>\n#include <sys/socket.h>\n"
+		     "int main(void) { int a = socket(AF_INET, SOCK_STREAM, 0); int ea = errno;"
+		     " int b = socket(AF_INET6, SOCK_DGRAM, 0); int eb = errno;"
+		     " int c = socket(AF_NETLINK, SOCK_RAW, 0); int ec = errno;"
+		     " int u = socket(AF_UNIX, SOCK_STREAM, 0);"
+		     " printf(\"%d %d %d %d %d %d %d\\n\", a, ea, b, eb, c, ec, u >= 0);"
+		     " return 0; }\n");
+	rc = run_full(&r, argv, &l, NULL, 0, false);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "-1 13 -1 13 -1 13 1\n");
+	step_result_free(&r);
+}
+
+Test(sandbox, runs_as_nobody_not_root)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "id -u; id -g; hostname", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "65534\n65534\ngoboxd\n");
+	step_result_free(&r);
+}
+
+Test(sandbox, host_uid_is_the_sandbox_uid)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	char path[128];
+	struct stat st;
+	int rc = run_sh(&r, "echo x > /box/owned", &l);
+
+	assert_ran(rc, &r);
+	snprintf(path, sizeof(path), "%s/owned", box);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_uid, TEST_UID);
+	step_result_free(&r);
+}
+
+Test(sandbox, filesystem_is_read_only_but_tmp_and_box)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r,
+			"touch /usr/x 2>/dev/null && echo usr-writable;"
+			"echo x >> /etc/passwd 2>/dev/null && echo etc-writable;"
+			"touch /usr/bin/x 2>/dev/null && echo usrbin-writable;"
+			"touch /dev/x 2>/dev/null || echo dev-ro;"
+			"echo t > /tmp/x && echo tmp-ok;"
+			"echo b > /box/x && echo box-ok;"
+			"test -e /etc/shadow && echo shadow-visible;"
+			"echo z > /dev/null && echo null-ok", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_eq(strstr(r.out.data, "writable"), NULL, "%s", r.out.data);
+	cr_assert_eq(strstr(r.out.data, "shadow"), NULL, "%s", r.out.data);
+	cr_assert_neq(strstr(r.out.data, "tmp-ok"), NULL, "%s", r.out.data);
+	cr_assert_neq(strstr(r.out.data, "box-ok"), NULL, "%s", r.out.data);
+	cr_assert_neq(strstr(r.out.data, "null-ok"), NULL, "%s", r.out.data);
+	step_result_free(&r);
+}
+
+/* bwrap's root is remounted read-only; nsjail 3.4 keeps its own 16 MB root
+ * tmpfs writable (see nsjail/README.md), so this is bwrap's alone. */
+Test(sandbox, bwrap_root_is_read_only)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc;
+
+	if (strcmp(sandbox_driver_name(sb), "bwrap") != 0)
+		cr_skip_test("driver is %s", sandbox_driver_name(sb));
+	rc = run_sh(&r, "touch /x 2>/dev/null && echo root-writable;"
+		    "touch /etc/x 2>/dev/null && echo etc-writable; echo done", &l);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "done\n");
+	step_result_free(&r);
+}
+
+Test(sandbox, tmp_is_size_capped)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "head -c 40000000 /dev/zero > /tmp/big; echo $?; "
+			"wc -c < /tmp/big", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_leq(strtoul(strchr(r.out.data, '\n') + 1, NULL, 10), 16384 * 1024);
+	step_result_free(&r);
+}
+
+Test(sandbox, host_processes_are_invisible)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "ls /proc | grep -c '^[0-9]'", &l);
+
+	assert_ran(rc, &r);
+	/* the shell, ls, grep and the jail's init at most */
+	cr_assert_leq(atoi(r.out.data), 5, "%s", r.out.data);
+	cr_assert_geq(atoi(r.out.data), 1, "%s", r.out.data);
+	step_result_free(&r);
+}
+
+Test(sandbox, no_proc_unless_asked)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "/usr/bin/sh", "-c", "test -e /proc/self && echo proc", NULL };
+	int rc = run_full(&r, argv, &l, NULL, 0, false);
+
+	assert_ran(rc, &r);
+	cr_assert_eq(r.out.len, 0);
+	step_result_free(&r);
+}
+
+Test(sandbox, denied_syscalls_fail_with_eperm)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "deny", NULL };
+	int rc;
+
+	probe("deny", "#define _GNU_SOURCE\n#include <stdio.h>\n#include <errno.h>\n"
+		      "#include <sched.h>\n#include <signal.h>\n#include <unistd.h>\n"
+		      "#include <sys/mount.h>\n#include <sys/ptrace.h>\n#include <sys/syscall.h>\n"
+		      "int main(void) {"
+		      " int a = unshare(CLONE_NEWUSER); int ea = errno;"
+		      " int b = mount(\"none\", \"/tmp\", \"tmpfs\", 0, 0); int eb = errno;"
+		      " long c = syscall(SYS_clone3, 0, 0); int ec = errno;"
+		      " long d = syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0); int ed = errno;"
+		      " long e = ptrace(PTRACE_TRACEME, 0, 0, 0); int ee = errno;"
+		      " printf(\"%d %d %d %d %ld %d %ld %d %ld %d\\n\", a, ea, b, eb, c, ec,"
+		      " d, ed, e, ee); return 0; }\n");
+	rc = run_full(&r, argv, &l, NULL, 0, false);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "-1 1 -1 1 -1 38 -1 1 -1 1\n");
+	step_result_free(&r);
+}
+
+Test(sandbox, threads_and_plain_fork_still_work)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "(echo child) ; echo $(echo sub)", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "child\nsub\n");
+	step_result_free(&r);
+}
+
+Test(sandbox, only_stdio_is_inherited)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "ls /proc/self/fd | sort -n | tr '\\n' ' '", &l);
+
+	assert_ran(rc, &r);
+	/* 0-2, plus the fd ls itself opened on the directory */
+	cr_assert_str_eq(r.out.data, "0 1 2 3 ", "%s", r.out.data);
+	step_result_free(&r);
+}
+
+Test(sandbox, missing_program_is_an_internal_error)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "/nonexistent/prog", NULL };
+	int rc = run_full(&r, argv, &l, NULL, 0, false);
+
+	cr_assert_lt(rc, 0);
+	cr_assert(r.outcome.internal_error);
+	cr_assert_neq(r.internal_msg[0], '\0');
+	step_result_free(&r);
+}
+
+static int count_subdirs(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+Test(sandbox, step_cgroup_is_removed)
+{
+	static const char *const roots[] = {
+		"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/cpuacct",
+		"/sys/fs/cgroup",
+	};
+	struct step_result r;
+	struct limits l = default_limits();
+	int seen = 0;
+	int rc = run_sh(&r, "sleep 0.1 & echo bg", &l);
+
+	assert_ran(rc, &r);
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
+		char dir[256];
+		int n;
+
+		snprintf(dir, sizeof(dir), "%s/goboxd/%s", roots[i], tree);
+		n = count_subdirs(dir);
+		if (n < 0)
+			continue;
+		seen++;
+		cr_assert_eq(n, 0, "%s still has step cgroups", dir);
+	}
+	cr_assert_gt(seen, 0, "no goboxd cgroup tree found");
+	step_result_free(&r);
+}
+
+/*
+ * nsjail -Mo could sleep up to its 1 s tick after a child's exit. Timing
+ * is a benchmark's business; this only looks for the stall's signature.
+ */
+Test(sandbox, no_one_second_stall, .timeout = 300)
+{
+	struct limits l = default_limits();
+	const char *argv[] = { "/usr/bin/true", NULL };
+	uint64_t max = 0, sum = 0;
+	int slow = 0;
+
+	for (int i = 0; i < 200; i++) {
+		struct step_result r;
+		int rc = run_full(&r, argv, &l, NULL, 0, false);
+
+		assert_ran(rc, &r);
+		cr_assert_eq(r.outcome.exit_code, 0);
+		sum += r.wall_ms;
+		if (r.wall_ms > max)
+			max = r.wall_ms;
+		if (r.wall_ms >= 900)
+			slow++;
+		step_result_free(&r);
+	}
+	cr_log_info("200 runs of true: mean %llu ms, max %llu ms",
+		    (unsigned long long)(sum / 200), (unsigned long long)max);
+	cr_assert_eq(slow, 0, "%d runs took >= 900 ms (max %llu)", slow,
+		     (unsigned long long)max);
+}
