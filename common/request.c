@@ -1,0 +1,1061 @@
+#include "autoconf.h"
+
+#include "common/request.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base64.h"
+#include "common/util.h"
+#include "common/validate.h"
+
+#define MAX_FLAGS 64
+
+/*
+ * cJSON decodes "\u0000" into a NUL that ends its C string, and it keeps no
+ * length. Before parsing, every such escape is rewritten into the escape of
+ * a private-use code point that the body does not otherwise contain; every
+ * string taken from the tree turns that code point back into a NUL byte,
+ * so values carry their exact bytes and lengths.
+ */
+struct nul_marker {
+	bool active;
+	char utf8[4];
+	char escape[13]; /* "\uDBFF\uDFFD" */
+};
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static long hex4(const char *p, const char *end)
+{
+	long v = 0;
+
+	if (end - p < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(p[i]);
+
+		if (h < 0)
+			return -1;
+		v = v << 4 | h;
+	}
+	return v;
+}
+
+#define MARKER_TOP 0x10FFFDL
+#define MARKER_CANDIDATES 16
+
+/*
+ * Walk the strings of a JSON text: note "\u0000" escapes and which marker
+ * candidates appear escaped (surrogate pairs). Malformed text is left for
+ * cJSON to refuse.
+ */
+static bool scan_escapes(const char *s, size_t len, unsigned *used)
+{
+	const char *p = s, *end = s + len;
+	bool in_str = false, has_nul = false;
+
+	while (p < end) {
+		long cp, lo;
+
+		if (!in_str) {
+			in_str = *p++ == '"';
+			continue;
+		}
+		if (*p == '"') {
+			in_str = false;
+			p++;
+			continue;
+		}
+		if (*p != '\\' || p + 1 >= end) {
+			p++;
+			continue;
+		}
+		if (p[1] != 'u') {
+			p += 2;
+			continue;
+		}
+		cp = hex4(p + 2, end);
+		p += 2;
+		if (cp < 0)
+			continue;
+		p += 4;
+		if (cp == 0)
+			has_nul = true;
+		if (cp >= 0xD800 && cp < 0xDC00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
+		    (lo = hex4(p + 2, end)) >= 0xDC00 && lo < 0xE000) {
+			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			p += 6;
+			if (cp > MARKER_TOP - MARKER_CANDIDATES && cp <= MARKER_TOP)
+				*used |= 1u << (MARKER_TOP - cp);
+		}
+	}
+	return has_nul;
+}
+
+static void marker_encode(struct nul_marker *m, long cp)
+{
+	long v = cp - 0x10000;
+
+	m->utf8[0] = (char)(0xF0 | (cp >> 18));
+	m->utf8[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	m->utf8[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	m->utf8[3] = (char)(0x80 | (cp & 0x3F));
+	snprintf(m->escape, sizeof(m->escape), "\\u%04lX\\u%04lX", 0xD800 + (v >> 10),
+		 0xDC00 + (v & 0x3FF));
+	m->active = true;
+}
+
+/* cJSON ignores what follows the value; a body is one value and nothing else. */
+static cJSON *json_parse_all(const char *s, size_t len)
+{
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(s, len, &end, false);
+
+	if (!root)
+		return NULL;
+	while (end < s + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+		end++;
+	if (end != s + len) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+/* Parse body into a cJSON tree, NUL escapes preserved as described above. */
+static cJSON *json_parse(const char *body, size_t len, struct nul_marker *m)
+{
+	unsigned used = 0;
+	const char *p, *end = body + len;
+	char *copy, *o;
+	bool in_str = false;
+	cJSON *root;
+	long cp = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (!scan_escapes(body, len, &used))
+		return json_parse_all(body, len);
+	for (int k = 0; k < MARKER_CANDIDATES && cp < 0; k++) {
+		struct nul_marker t;
+
+		if (used & (1u << k))
+			continue;
+		marker_encode(&t, MARKER_TOP - k);
+		if (!memmem(body, len, t.utf8, 4))
+			cp = MARKER_TOP - k;
+	}
+	if (cp < 0)
+		return NULL;
+	marker_encode(m, cp);
+	o = copy = xcalloc(len * 2 + 1, 1);
+	for (p = body; p < end;) {
+		if (in_str && *p == '\\' && end - p >= 6 && memcmp(p, "\\u0000", 6) == 0) {
+			memcpy(o, m->escape, 12);
+			o += 12;
+			p += 6;
+			continue;
+		}
+		if (in_str && *p == '\\' && p + 1 < end) {
+			*o++ = *p++;
+			*o++ = *p++;
+			continue;
+		}
+		if (*p == '"')
+			in_str = !in_str;
+		*o++ = *p++;
+	}
+	root = json_parse_all(copy, (size_t)(o - copy));
+	free(copy);
+	return root;
+}
+
+/* A malloc'd, NUL-terminated copy of a JSON string value with its length. */
+static char *json_bytes(const cJSON *item, const struct nul_marker *m, size_t *len)
+{
+	const char *s = item->valuestring;
+	size_t n = strlen(s), o = 0;
+	char *out = xcalloc(n + 1, 1);
+
+	for (size_t i = 0; i < n;) {
+		if (m->active && n - i >= 4 && memcmp(s + i, m->utf8, 4) == 0) {
+			out[o++] = '\0';
+			i += 4;
+		} else {
+			out[o++] = s[i++];
+		}
+	}
+	out[o] = '\0';
+	*len = o;
+	return out;
+}
+
+/* RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
+static bool utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		unsigned char lo = 0x80, hi = 0xBF;
+		size_t n;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF) {
+			n = 1;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			n = 2;
+			if (c == 0xE0)
+				lo = 0xA0;
+			else if (c == 0xED)
+				hi = 0x9F;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			n = 3;
+			if (c == 0xF0)
+				lo = 0x90;
+			else if (c == 0xF4)
+				hi = 0x8F;
+		} else {
+			return false;
+		}
+		if (len - i <= n)
+			return false;
+		if (s[i + 1] < lo || s[i + 1] > hi)
+			return false;
+		for (size_t k = 2; k <= n; k++)
+			if ((s[i + k] & 0xC0) != 0x80)
+				return false;
+		i += n + 1;
+	}
+	return true;
+}
+
+static void set_err(struct req_error *e, const char *code, const char *path,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void set_err(struct req_error *e, const char *code, const char *path,
+		    const char *fmt, ...)
+{
+	va_list ap;
+
+	e->http_status = 400;
+	snprintf(e->code, sizeof(e->code), "%s", code);
+	snprintf(e->path, sizeof(e->path), "%s", path ? path : "");
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+}
+
+static bool key_allowed(const char *key, const char *const *keys)
+{
+	for (size_t i = 0; keys[i]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The first key of obj that is not in keys, or a key given twice (cJSON
+ * keeps both, and which one wins must not be a guess). NULL if all is well.
+ */
+static const cJSON *bad_key(const cJSON *obj, const char *const *keys, bool *dup)
+{
+	const cJSON *a, *b;
+
+	*dup = false;
+	cJSON_ArrayForEach(a, obj) {
+		if (!key_allowed(a->string, keys))
+			return a;
+		for (b = a->next; b; b = b->next) {
+			if (strcmp(a->string, b->string) == 0) {
+				*dup = true;
+				return b;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Cap check where a zero cap in the config means "no cap". */
+static bool over(size_t n, size_t cap)
+{
+	return cap != 0 && n > cap;
+}
+
+static char **strv_copy(const struct strv *s)
+{
+	char **v = xcalloc(s->n + 1, sizeof(*v));
+
+	for (size_t i = 0; i < s->n; i++)
+		v[i] = xstrdup(s->v[i]);
+	return v;
+}
+
+static void strv_release(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* "Main.java" -> "Main": the artifact of languages that take it from the name. */
+static char *name_stem(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	size_t n = dot && dot != name ? (size_t)(dot - name) : strlen(name);
+	char *s = xcalloc(n + 1, 1);
+
+	memcpy(s, name, n);
+	return s;
+}
+
+void request_free(struct job_request *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		free(r->files[i].name);
+		free(r->files[i].data);
+	}
+	free(r->files);
+	free(r->artifact);
+	strv_release(r->build_flags);
+	strv_release(r->run_flags);
+	for (size_t i = 0; i < r->ntests; i++) {
+		free(r->tests[i].stdin_data);
+		free(r->tests[i].expected);
+	}
+	free(r->tests);
+	free(r);
+}
+
+/* ---- native POST /run ---- */
+
+struct native_ctx {
+	const struct config *cfg;
+	struct nul_marker m;
+	struct job_request *r;
+	struct req_error *e;
+};
+
+static int limit_time(const cJSON *v, uint32_t *ms)
+{
+	double x = v->valuedouble * 1000.0;
+
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))
+		return -1;
+	*ms = x >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(x + 0.5);
+	/* a positive limit never rounds down to "not given" */
+	if (*ms == 0 && v->valuedouble > 0)
+		*ms = 1;
+	return 0;
+}
+
+static int limit_count(const cJSON *v, uint64_t max, uint64_t *out)
+{
+	double x = v->valuedouble;
+
+	if (!cJSON_IsNumber(v) || !(x >= 0))
+		return -1;
+	if (x >= (double)max) {
+		*out = max;
+		return 0;
+	}
+	if (x != (double)(uint64_t)x)
+		return -1;
+	*out = (uint64_t)x;
+	return 0;
+}
+
+static int parse_limits(struct native_ctx *c, const cJSON *o, const char *step,
+			struct limits *out)
+{
+	static const char *const keys[] = { "wall_time_s", "cpu_time_s", "memory_kb",
+					    "max_processes", "output_kb", "file_size_kb", NULL };
+	struct limits l = { 0 };
+	const cJSON *v;
+	char path[96];
+	bool dup;
+
+	if (!cJSON_IsObject(o)) {
+		snprintf(path, sizeof(path), "%s.limits", step);
+		set_err(c->e, "invalid_limits", path, "%s must be an object", path);
+		return -1;
+	}
+	if ((v = bad_key(o, keys, &dup))) {
+		snprintf(path, sizeof(path), "%s.limits.%s", step, v->string);
+		set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
+			dup ? "duplicate key %s" : "unknown field %s", path);
+		return -1;
+	}
+	cJSON_ArrayForEach(v, o) {
+		uint64_t u = 0;
+		uint32_t ms = 0;
+		int rc;
+
+		if (strcmp(v->string, "wall_time_s") == 0) {
+			rc = limit_time(v, &ms);
+			l.wall_ms = ms;
+		} else if (strcmp(v->string, "cpu_time_s") == 0) {
+			rc = limit_time(v, &ms);
+			l.cpu_ms = ms;
+		} else if (strcmp(v->string, "max_processes") == 0) {
+			rc = limit_count(v, UINT32_MAX, &u);
+			l.max_processes = (uint32_t)u;
+		} else {
+			rc = limit_count(v, UINT64_MAX / 1024, &u);
+			if (strcmp(v->string, "memory_kb") == 0)
+				l.memory_kb = u;
+			else if (strcmp(v->string, "output_kb") == 0)
+				l.output_kb = u;
+			else
+				l.fsize_kb = u;
+		}
+		if (rc < 0) {
+			snprintf(path, sizeof(path), "%s.limits.%s", step, v->string);
+			set_err(c->e, "invalid_limits", path,
+				"%s must be a non-negative number%s", path,
+				strstr(v->string, "_s") ? "" : " (an integer)");
+			return -1;
+		}
+	}
+	*out = l;
+	return 0;
+}
+
+static int parse_flags(struct native_ctx *c, const cJSON *a, const char *step,
+		       const struct lang_step *ls, bool has_step, char ***out)
+{
+	char path[96], why[320];
+	const cJSON *v;
+	char **flags;
+	size_t n = 0, i = 0;
+
+	snprintf(path, sizeof(path), "%s.flags", step);
+	if (!cJSON_IsArray(a)) {
+		set_err(c->e, "invalid_type", path, "%s must be an array of strings", path);
+		return -1;
+	}
+	n = (size_t)cJSON_GetArraySize(a);
+	if (n > 0 && !has_step) {
+		set_err(c->e, "flag_not_allowed", path,
+			"this language has no build step, so it takes no build flags");
+		return -1;
+	}
+	if (n > MAX_FLAGS) {
+		set_err(c->e, "flag_not_allowed", path, "more than %d flags", MAX_FLAGS);
+		return -1;
+	}
+	flags = xcalloc(n + 1, sizeof(*flags));
+	cJSON_ArrayForEach(v, a) {
+		size_t len;
+		char *f;
+
+		snprintf(path, sizeof(path), "%s.flags[%zu]", step, i);
+		if (!cJSON_IsString(v)) {
+			set_err(c->e, "invalid_type", path, "%s must be a string", path);
+			goto fail;
+		}
+		f = json_bytes(v, &c->m, &len);
+		flags[i++] = f;
+		if (strlen(f) != len) {
+			set_err(c->e, "flag_not_allowed", path, "flag contains a NUL byte");
+			goto fail;
+		}
+		if (validate_flag((const char *const *)ls->flag_allow.v, ls->flag_allow.n, f, why,
+				  sizeof(why)) < 0) {
+			set_err(c->e, "flag_not_allowed", path, "%s", why);
+			goto fail;
+		}
+	}
+	*out = flags;
+	return 0;
+fail:
+	strv_release(flags);
+	return -1;
+}
+
+/* build / run: optional object with optional limits and flags. */
+static int parse_step(struct native_ctx *c, const cJSON *root, const char *step,
+		      const struct lang_step *ls, bool has_step, struct limits *lim,
+		      char ***flags)
+{
+	static const char *const keys[] = { "limits", "flags", NULL };
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, step);
+	const cJSON *v;
+	struct limits req = { 0 };
+	char path[96];
+	bool dup;
+
+	if (o && !cJSON_IsObject(o)) {
+		set_err(c->e, "invalid_type", step, "%s must be an object", step);
+		return -1;
+	}
+	if (o && (v = bad_key(o, keys, &dup))) {
+		snprintf(path, sizeof(path), "%s.%s", step, v->string);
+		set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
+			dup ? "duplicate key %s" : "unknown field %s", path);
+		return -1;
+	}
+	if (o && (v = cJSON_GetObjectItemCaseSensitive(o, "limits")) &&
+	    parse_limits(c, v, step, &req) < 0)
+		return -1;
+	if (o && (v = cJSON_GetObjectItemCaseSensitive(o, "flags"))) {
+		if (parse_flags(c, v, step, ls, has_step, flags) < 0)
+			return -1;
+	} else {
+		*flags = strv_copy(&ls->default_flags);
+	}
+	limits_merge(lim, &ls->limits, &req, &c->cfg->limits_max);
+	return 0;
+}
+
+/* An optional string field: 0 absent, 1 present (*s, *len set), -1 bad. */
+static int opt_string(struct native_ctx *c, const cJSON *o, const char *key,
+		      const char *path, char **s, size_t *len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v)
+		return 0;
+	if (!cJSON_IsString(v)) {
+		set_err(c->e, "invalid_type", path, "%s must be a string", path);
+		return -1;
+	}
+	*s = json_bytes(v, &c->m, len);
+	return 1;
+}
+
+static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req_test *t)
+{
+	static const char *const keys[] = { "stdin", "expected_stdout", NULL };
+	const struct config *cfg = c->cfg;
+	char path[96];
+	const cJSON *v;
+	bool dup;
+	int rc;
+
+	snprintf(path, sizeof(path), "tests[%zu]", i);
+	if (!cJSON_IsObject(o)) {
+		set_err(c->e, "invalid_type", path, "%s must be an object", path);
+		return -1;
+	}
+	if ((v = bad_key(o, keys, &dup))) {
+		snprintf(path, sizeof(path), "tests[%zu].%s", i, v->string);
+		set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
+			dup ? "duplicate key %s" : "unknown field %s", path);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "tests[%zu].stdin", i);
+	rc = opt_string(c, o, "stdin", path, &t->stdin_data, &t->stdin_len);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		t->stdin_data = xstrdup("");
+	if (over(t->stdin_len, cfg->max_stdin_bytes)) {
+		set_err(c->e, "stdin_too_large", path, "%s is larger than %zu bytes", path,
+			cfg->max_stdin_bytes);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "tests[%zu].expected_stdout", i);
+	if (opt_string(c, o, "expected_stdout", path, &t->expected, &t->expected_len) < 0)
+		return -1;
+	if (t->expected && over(t->expected_len, cfg->max_expected_bytes)) {
+		set_err(c->e, "expected_output_too_large", path, "%s is larger than %zu bytes",
+			path, cfg->max_expected_bytes);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_tests(struct native_ctx *c, const cJSON *root)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "tests");
+	struct job_request *r = c->r;
+	const cJSON *v;
+	size_t n;
+
+	if (!a) {
+		set_err(c->e, "missing_field", "tests", "tests is required");
+		return -1;
+	}
+	if (!cJSON_IsArray(a)) {
+		set_err(c->e, "invalid_type", "tests", "tests must be an array");
+		return -1;
+	}
+	n = (size_t)cJSON_GetArraySize(a);
+	if (n == 0) {
+		set_err(c->e, "no_tests", "tests", "at least one test is required");
+		return -1;
+	}
+	if (over(n, c->cfg->max_tests)) {
+		set_err(c->e, "too_many_tests", "tests", "at most %u tests are allowed",
+			c->cfg->max_tests);
+		return -1;
+	}
+	r->tests = xcalloc(n, sizeof(*r->tests));
+	cJSON_ArrayForEach(v, a) {
+		/* counted before parsing so request_free releases a half-done test */
+		r->ntests++;
+		if (parse_test(c, v, r->ntests - 1, &r->tests[r->ntests - 1]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A client file name field: 0 absent, 1 present and valid, -1 bad. */
+static int opt_filename(struct native_ctx *c, const cJSON *root, const char *key, char **out)
+{
+	char why[128];
+	size_t len;
+	char *s = NULL;
+	int rc = opt_string(c, root, key, key, &s, &len);
+
+	if (rc <= 0)
+		return rc;
+	if (validate_filename(s, len, why, sizeof(why)) < 0) {
+		set_err(c->e, "invalid_filename", key, "%s: %s", key, why);
+		free(s);
+		return -1;
+	}
+	*out = s;
+	return 1;
+}
+
+/* Source: required, valid UTF-8, capped. */
+static int parse_source(struct native_ctx *c, const cJSON *root, struct req_file *f)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "source");
+
+	if (!v) {
+		set_err(c->e, "missing_field", "source", "source is required");
+		return -1;
+	}
+	if (!cJSON_IsString(v)) {
+		set_err(c->e, "invalid_type", "source", "source must be a string");
+		return -1;
+	}
+	f->data = json_bytes(v, &c->m, &f->len);
+	if (over(f->len, c->cfg->max_source_bytes)) {
+		set_err(c->e, "source_too_large", "source", "source is larger than %zu bytes",
+			c->cfg->max_source_bytes);
+		return -1;
+	}
+	if (!utf8_valid(f->data, f->len)) {
+		set_err(c->e, "invalid_utf8", "source", "source is not valid UTF-8");
+		return -1;
+	}
+	return 0;
+}
+
+/* File names: given ones are always validated, then used only if the language says so. */
+static int resolve_names(struct native_ctx *c, const cJSON *root)
+{
+	const struct lang *lang = c->r->lang;
+	struct job_request *r = c->r;
+	char *src = NULL, *art = NULL;
+	int rc = -1;
+
+	if (opt_filename(c, root, "source_filename", &src) < 0 ||
+	    opt_filename(c, root, "artifact_filename", &art) < 0)
+		goto out;
+	if (lang->source_from_request) {
+		if (!src) {
+			set_err(c->e, "missing_field", "source_filename",
+				"language %s needs source_filename", lang->id);
+			goto out;
+		}
+		r->files[0].name = src;
+		src = NULL;
+	} else {
+		r->files[0].name = xstrdup(lang->source_filename);
+	}
+	if (lang->artifact_from_request) {
+		r->artifact = art ? art : name_stem(r->files[0].name);
+		art = NULL;
+	} else if (lang->artifact) {
+		r->artifact = xstrdup(lang->artifact);
+	}
+	rc = 0;
+out:
+	free(src);
+	free(art);
+	return rc;
+}
+
+static int native_language(struct native_ctx *c, const cJSON *root, const struct langtab *t)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "language");
+
+	if (!v) {
+		set_err(c->e, "missing_field", "language", "language is required");
+		return -1;
+	}
+	if (!cJSON_IsString(v)) {
+		set_err(c->e, "invalid_type", "language", "language must be a string");
+		return -1;
+	}
+	c->r->lang = langtab_find(t, v->valuestring);
+	if (!c->r->lang) {
+		set_err(c->e, "unknown_language", "language", "unknown language '%.64s'",
+			v->valuestring);
+		return -1;
+	}
+	return 0;
+}
+
+int request_parse_native(const char *body, size_t len, const struct langtab *t,
+			 const struct config *cfg, struct job_request **out,
+			 struct req_error *e)
+{
+	static const char *const keys[] = { "language", "source", "source_filename",
+					    "artifact_filename", "build", "run", "tests", NULL };
+	struct native_ctx c = { .cfg = cfg, .e = e };
+	struct job_request *r = NULL;
+	const cJSON *v;
+	cJSON *root;
+	bool dup;
+	int rc = -1;
+
+	root = json_parse(body, len, &c.m);
+	if (!root || !cJSON_IsObject(root)) {
+		set_err(e, "invalid_json", "", root ? "the body must be a JSON object" :
+						      "the body is not valid JSON");
+		goto out;
+	}
+	if ((v = bad_key(root, keys, &dup))) {
+		set_err(e, dup ? "invalid_json" : "unknown_field", v->string,
+			dup ? "duplicate key %s" : "unknown field %s", v->string);
+		goto out;
+	}
+	r = c.r = xcalloc(1, sizeof(*r));
+	r->format = REQ_NATIVE;
+	r->files = xcalloc(1, sizeof(*r->files));
+	r->nfiles = 1;
+	if (native_language(&c, root, t) < 0 || parse_source(&c, root, &r->files[0]) < 0 ||
+	    resolve_names(&c, root) < 0 ||
+	    parse_step(&c, root, "build", &r->lang->build, r->lang->has_build, &r->build_limits,
+		       &r->build_flags) < 0 ||
+	    parse_step(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
+	    parse_tests(&c, root) < 0)
+		goto out;
+	*out = r;
+	r = NULL;
+	rc = 0;
+out:
+	request_free(r);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* ---- Codize POST /v1/run ---- */
+
+struct codize_ctx {
+	const struct config *cfg;
+	struct nul_marker m;
+	struct req_error *errs;
+	size_t maxerrs;
+	size_t n;
+	bool unknown_rt; /* the runtime was given but is not in the table */
+};
+
+static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
+{
+	struct req_error *e;
+	va_list ap;
+
+	if (c->n >= c->maxerrs) {
+		/* the list is full; still remember that the request failed */
+		c->n = c->maxerrs + 1;
+		return;
+	}
+	e = &c->errs[c->n++];
+	e->http_status = 400;
+	snprintf(e->code, sizeof(e->code), "invalid_request");
+	snprintf(e->path, sizeof(e->path), "%s", path);
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+}
+
+static void cz_unknown_keys(struct codize_ctx *c, const cJSON *o, const char *const *keys,
+			    const char *prefix)
+{
+	const cJSON *a, *b;
+	char path[128];
+
+	cJSON_ArrayForEach(a, o) {
+		snprintf(path, sizeof(path), "%s%s", prefix, a->string);
+		if (!key_allowed(a->string, keys)) {
+			cz_err(c, path, "unknown field");
+			continue;
+		}
+		for (b = a->next; b; b = b->next)
+			if (strcmp(a->string, b->string) == 0)
+				cz_err(c, path, "duplicate field");
+	}
+}
+
+/*
+ * {content, base64_encoded?}: decoded bytes, or NULL after reporting.
+ * prefix is the path of the object, e.g. "files.0." or "stdin.".
+ */
+static char *cz_content(struct codize_ctx *c, const cJSON *o, const char *prefix,
+			size_t cap, const char *what, size_t *len)
+{
+	const cJSON *content = cJSON_GetObjectItemCaseSensitive(o, "content");
+	const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(o, "base64_encoded");
+	char path[128], *raw, *data = NULL;
+	size_t rlen, dlen = 0;
+
+	snprintf(path, sizeof(path), "%sbase64_encoded", prefix);
+	if (b64 && !cJSON_IsBool(b64)) {
+		cz_err(c, path, "expected a boolean");
+		b64 = NULL;
+	}
+	snprintf(path, sizeof(path), "%scontent", prefix);
+	if (!content) {
+		cz_err(c, path, "required");
+		return NULL;
+	}
+	if (!cJSON_IsString(content)) {
+		cz_err(c, path, "expected a string");
+		return NULL;
+	}
+	raw = json_bytes(content, &c->m, &rlen);
+	if (b64 && cJSON_IsTrue(b64)) {
+		int rc = base64_decode(raw, rlen, &data, &dlen);
+
+		free(raw);
+		if (rc < 0) {
+			cz_err(c, path, "invalid base64");
+			return NULL;
+		}
+	} else {
+		data = raw;
+		dlen = rlen;
+	}
+	if (over(dlen, cap)) {
+		cz_err(c, path, "%s is larger than %zu bytes", what, cap);
+		free(data);
+		return NULL;
+	}
+	*len = dlen;
+	return data;
+}
+
+static void cz_file(struct codize_ctx *c, const cJSON *o, size_t i, struct job_request *r)
+{
+	static const char *const keys[] = { "name", "content", "base64_encoded", NULL };
+	const cJSON *name;
+	char prefix[32], path[64], why[128];
+	char *nm = NULL, *data;
+	size_t nlen = 0, dlen = 0;
+	bool name_ok = false;
+
+	snprintf(prefix, sizeof(prefix), "files.%zu.", i);
+	snprintf(path, sizeof(path), "files.%zu", i);
+	if (!cJSON_IsObject(o)) {
+		cz_err(c, path, "expected an object");
+		return;
+	}
+	cz_unknown_keys(c, o, keys, prefix);
+	snprintf(path, sizeof(path), "files.%zu.name", i);
+	name = cJSON_GetObjectItemCaseSensitive(o, "name");
+	if (!name) {
+		cz_err(c, path, "required");
+	} else if (!cJSON_IsString(name)) {
+		cz_err(c, path, "expected a string");
+	} else {
+		nm = json_bytes(name, &c->m, &nlen);
+		if (validate_filename(nm, nlen, why, sizeof(why)) < 0) {
+			cz_err(c, path, "%s", why);
+		} else {
+			name_ok = true;
+			for (size_t k = 0; k < r->nfiles; k++)
+				if (strcmp(r->files[k].name, nm) == 0)
+					name_ok = false;
+			if (!name_ok)
+				cz_err(c, path, "duplicate file name '%s'", nm);
+		}
+	}
+	data = cz_content(c, o, prefix, c->cfg->max_file_bytes, "the file", &dlen);
+	if (!name_ok || !data) {
+		/* a valid name is still recorded so that later duplicates are seen */
+		if (name_ok) {
+			r->files[r->nfiles].name = nm;
+			r->files[r->nfiles++].data = xstrdup("");
+			nm = NULL;
+		}
+		free(nm);
+		free(data);
+		return;
+	}
+	r->files[r->nfiles].name = nm;
+	r->files[r->nfiles].data = data;
+	r->files[r->nfiles++].len = dlen;
+}
+
+static void cz_files(struct codize_ctx *c, const cJSON *root, struct job_request *r)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "files");
+	const cJSON *v;
+	size_t n, i = 0;
+
+	if (!a) {
+		cz_err(c, "files", "required");
+		return;
+	}
+	if (!cJSON_IsArray(a)) {
+		cz_err(c, "files", "expected an array");
+		return;
+	}
+	n = (size_t)cJSON_GetArraySize(a);
+	if (n == 0) {
+		cz_err(c, "files", "at least one file is required");
+		return;
+	}
+	if (over(n, c->cfg->max_files)) {
+		cz_err(c, "files", "at most %u files are allowed", c->cfg->max_files);
+		return;
+	}
+	r->files = xcalloc(n, sizeof(*r->files));
+	cJSON_ArrayForEach(v, a)
+		cz_file(c, v, i++, r);
+}
+
+static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t)
+{
+	static const char *const keys[] = { "content", "base64_encoded", NULL };
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "stdin");
+	size_t len = 0;
+	char *data;
+
+	t->stdin_data = xstrdup("");
+	t->stdin_len = 0;
+	if (!o)
+		return;
+	if (!cJSON_IsObject(o)) {
+		cz_err(c, "stdin", "expected an object");
+		return;
+	}
+	cz_unknown_keys(c, o, keys, "stdin.");
+	data = cz_content(c, o, "stdin.", c->cfg->max_stdin_bytes, "stdin", &len);
+	if (!data)
+		return;
+	free(t->stdin_data);
+	t->stdin_data = data;
+	t->stdin_len = len;
+}
+
+static const struct lang *cz_runtime(struct codize_ctx *c, const cJSON *root,
+				     const struct langtab *t)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "runtime");
+	const struct lang *lang;
+
+	if (!v) {
+		cz_err(c, "runtime", "required");
+		return NULL;
+	}
+	if (!cJSON_IsString(v)) {
+		cz_err(c, "runtime", "expected a string");
+		return NULL;
+	}
+	lang = langtab_find(t, v->valuestring);
+	if (!lang) {
+		cz_err(c, "runtime", "unknown runtime '%.64s'", v->valuestring);
+		c->unknown_rt = true;
+	}
+	return lang;
+}
+
+/* Language defaults, the server's Codize timeouts, then the server maxima. */
+static void cz_limits(struct limits *out, const struct limits *lang, uint32_t timeout_ms,
+		      const struct limits *max)
+{
+	struct limits l = *lang;
+
+	if (timeout_ms)
+		l.wall_ms = timeout_ms;
+	limits_merge(out, &l, NULL, max);
+}
+
+static void cz_finish(const struct config *cfg, struct job_request *r)
+{
+	const struct lang *lang = r->lang;
+
+	if (lang->artifact_from_request)
+		r->artifact = name_stem(r->files[0].name);
+	else if (lang->artifact)
+		r->artifact = xstrdup(lang->artifact);
+	r->build_flags = strv_copy(&lang->build.default_flags);
+	r->run_flags = strv_copy(&lang->run.default_flags);
+	cz_limits(&r->build_limits, &lang->build.limits, cfg->compile_timeout_ms,
+		  &cfg->limits_max);
+	cz_limits(&r->run_limits, &lang->run.limits, cfg->run_timeout_ms, &cfg->limits_max);
+}
+
+int request_parse_codize(const char *body, size_t len, const struct langtab *t,
+			 const struct config *cfg, struct job_request **out,
+			 struct req_error *errs, size_t maxerrs, size_t *nerrs)
+{
+	static const char *const keys[] = { "runtime", "files", "stdin", NULL };
+	struct codize_ctx c = { .cfg = cfg, .errs = errs, .maxerrs = maxerrs };
+	struct job_request *r = NULL;
+	cJSON *root;
+	int rc = -1;
+
+	root = json_parse(body, len, &c.m);
+	if (!root || !cJSON_IsObject(root)) {
+		cz_err(&c, "", root ? "the body must be a JSON object" :
+				      "the body is not valid JSON");
+		if (c.n > 0 && c.n <= maxerrs)
+			snprintf(errs[0].code, sizeof(errs[0].code), "invalid_json");
+		goto out;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->format = REQ_CODIZE;
+	cz_unknown_keys(&c, root, keys, "");
+	r->lang = cz_runtime(&c, root, t);
+	cz_files(&c, root, r);
+	r->tests = xcalloc(1, sizeof(*r->tests));
+	r->ntests = 1;
+	cz_stdin(&c, root, &r->tests[0]);
+	if (c.n > 0) {
+		if (c.n == 1 && c.unknown_rt && maxerrs > 0)
+			snprintf(errs[0].code, sizeof(errs[0].code), "unknown_runtime");
+		goto out;
+	}
+	cz_finish(cfg, r);
+	*out = r;
+	r = NULL;
+	rc = 0;
+out:
+	if (rc < 0 && nerrs)
+		*nerrs = c.n > maxerrs ? maxerrs : c.n;
+	request_free(r);
+	cJSON_Delete(root);
+	return rc;
+}

@@ -1,0 +1,589 @@
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/jobdir.h"
+#include "common/request.h"
+
+static char tdir[64];
+static struct langtab *tab;
+static struct config cfg;
+
+static const char py_yaml[] =
+	"id: py3\n"
+	"name: Python 3\n"
+	"aliases: [python]\n"
+	"source_filename: solution.py\n"
+	"run:\n"
+	"  cmd: /usr/bin/python3\n"
+	"  args: [\"{{source}}\"]\n"
+	"  limits: { wall_time_s: 3, memory_kb: 102400, max_processes: 16 }\n"
+	"probe: [/usr/bin/python3, --version]\n";
+
+static const char cpp_yaml[] =
+	"id: cpp\n"
+	"name: C++\n"
+	"source_filename: solution.cpp\n"
+	"artifact: solution\n"
+	"build:\n"
+	"  cmd: /usr/bin/g++\n"
+	"  args: [\"{{flags}}\", \"-o\", \"{{artifact}}\", \"{{source}}\"]\n"
+	"  limits: { wall_time_s: 10.5, memory_kb: 1048576, max_processes: 64 }\n"
+	"  flag_allowlist: [\"-O[0-3]\", \"-std=*\", \"-Wall\"]\n"
+	"  default_flags: [-O2]\n"
+	"run:\n"
+	"  cmd: ./{{artifact}}\n"
+	"  limits: { wall_time_s: 2, cpu_time_s: 1.5 }\n"
+	"probe: [/usr/bin/g++, --version]\n";
+
+static const char java_yaml[] =
+	"id: java\n"
+	"name: Java\n"
+	"source_filename: from_request\n"
+	"artifact: from_request\n"
+	"build: { cmd: /usr/bin/javac, args: [\"{{source}}\"] }\n"
+	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"
+	"probe: [/usr/bin/java, --version]\n";
+
+static void put(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tdir, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "fopen %s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void setup(void)
+{
+	char err[512] = "";
+
+	strcpy(tdir, "/tmp/goboxd-test-request-XXXXXX");
+	cr_assert_not_null(mkdtemp(tdir));
+	put("py3.yaml", py_yaml);
+	put("cpp.yaml", cpp_yaml);
+	put("java.yaml", java_yaml);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.max_source_bytes = 1000;
+	cfg.max_tests = 3;
+	cfg.max_stdin_bytes = 10;
+	cfg.max_expected_bytes = 10;
+	cfg.max_files = 4;
+	cfg.max_file_bytes = 16;
+	cfg.limits_max = (struct limits){
+		.wall_ms = 20000, .cpu_ms = 20000, .memory_kb = 2097152,
+		.max_processes = 128, .fsize_kb = 65536, .output_kb = 1024,
+	};
+	cr_assert_eq(langtab_load(tdir, &cfg.limits_max, &tab, err, sizeof(err)), 0, "%s", err);
+}
+
+static void teardown(void)
+{
+	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+
+	langtab_free(tab);
+	rm_tree_at(fd, tdir + 5);
+	close(fd);
+}
+
+TestSuite(native, .init = setup, .fini = teardown);
+TestSuite(codize, .init = setup, .fini = teardown);
+
+static struct req_error err;
+
+static struct job_request *parse_ok(const char *body)
+{
+	struct job_request *r = NULL;
+
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(request_parse_native(body, strlen(body), tab, &cfg, &r, &err), 0,
+		     "%s: %s (%s) for %s", err.code, err.message, err.path, body);
+	cr_assert_not_null(r);
+	return r;
+}
+
+static void parse_bad_len(const char *body, size_t len, const char *code, const char *path)
+{
+	struct job_request *r = (struct job_request *)0x1;
+
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(request_parse_native(body, len, tab, &cfg, &r, &err), -1,
+		     "accepted: %s", body);
+	cr_expect_eq(r, (struct job_request *)0x1, "out touched on failure");
+	cr_expect_eq(err.http_status, 400);
+	cr_expect_str_eq(err.code, code, "body %s: %s", body, err.message);
+	cr_expect_str_eq(err.path, path, "body %s", body);
+	cr_expect_neq(err.message[0], '\0');
+}
+
+static void parse_bad(const char *body, const char *code, const char *path)
+{
+	parse_bad_len(body, strlen(body), code, path);
+}
+
+#define T1 "\"tests\":[{}]"
+
+Test(native, cpp_full)
+{
+	struct job_request *r = parse_ok(
+		"{\"language\":\"cpp\",\"source\":\"int main(){}\","
+		"\"build\":{\"limits\":{\"wall_time_s\":2.5,\"memory_kb\":99999999}},"
+		"\"run\":{\"limits\":{\"max_processes\":1000,\"cpu_time_s\":0.25}},"
+		"\"tests\":[{\"stdin\":\"1\\n\",\"expected_stdout\":\"hi\"},{}]}");
+
+	cr_expect_eq(r->format, REQ_NATIVE);
+	cr_expect_str_eq(r->lang->id, "cpp");
+	cr_assert_eq(r->nfiles, 1);
+	cr_expect_str_eq(r->files[0].name, "solution.cpp");
+	cr_expect_eq(r->files[0].len, 12);
+	cr_expect_str_eq(r->files[0].data, "int main(){}");
+	cr_expect_str_eq(r->artifact, "solution");
+	cr_assert_not_null(r->build_flags);
+	cr_expect_str_eq(r->build_flags[0], "-O2", "default flags when none given");
+	cr_expect_null(r->build_flags[1]);
+	cr_assert_not_null(r->run_flags);
+	cr_expect_null(r->run_flags[0]);
+	cr_expect_eq(r->build_limits.wall_ms, 2500);
+	cr_expect_eq(r->build_limits.memory_kb, 2097152, "clamped to the maximum");
+	cr_expect_eq(r->build_limits.max_processes, 64);
+	cr_expect_eq(r->run_limits.wall_ms, 2000);
+	cr_expect_eq(r->run_limits.cpu_ms, 250);
+	cr_expect_eq(r->run_limits.max_processes, 128, "clamped to the maximum");
+	cr_assert_eq(r->ntests, 2);
+	cr_expect_eq(r->tests[0].stdin_len, 2);
+	cr_expect_str_eq(r->tests[0].stdin_data, "1\n");
+	cr_expect_eq(r->tests[0].expected_len, 2);
+	cr_expect_str_eq(r->tests[0].expected, "hi");
+	cr_expect_not_null(r->tests[1].stdin_data);
+	cr_expect_eq(r->tests[1].stdin_len, 0);
+	cr_expect_null(r->tests[1].expected, "no expected output given");
+	request_free(r);
+}
+
+Test(native, flags)
+{
+	struct job_request *r = parse_ok("{\"language\":\"cpp\",\"source\":\"x\","
+					 "\"build\":{\"flags\":[\"-O3\",\"-std=c++17\"]}," T1 "}");
+
+	cr_expect_str_eq(r->build_flags[0], "-O3");
+	cr_expect_str_eq(r->build_flags[1], "-std=c++17");
+	cr_expect_null(r->build_flags[2]);
+	request_free(r);
+
+	r = parse_ok("{\"language\":\"cpp\",\"source\":\"x\",\"build\":{\"flags\":[]}," T1 "}");
+	cr_expect_null(r->build_flags[0], "an explicit empty list means no flags");
+	request_free(r);
+
+	/* one argv element: -std=* lets it through, gcc sees a bad -std value */
+	r = parse_ok("{\"language\":\"cpp\",\"source\":\"x\","
+		     "\"build\":{\"flags\":[\"-std=c++17 -fplugin=x\"]}," T1 "}");
+	request_free(r);
+
+	parse_bad("{\"language\":\"cpp\",\"source\":\"x\",\"build\":{\"flags\":[\"-O2\",\"-O4\"]},"
+		  T1 "}", "flag_not_allowed", "build.flags[1]");
+	parse_bad("{\"language\":\"cpp\",\"source\":\"x\","
+		  "\"build\":{\"flags\":[\"-fplugin=/tmp/x.so\"]}," T1 "}",
+		  "flag_not_allowed", "build.flags[0]");
+	parse_bad("{\"language\":\"cpp\",\"source\":\"x\","
+		  "\"build\":{\"flags\":[\"-std=c11\\n-B/tmp\"]}," T1 "}",
+		  "flag_not_allowed", "build.flags[0]");
+	parse_bad("{\"language\":\"cpp\",\"source\":\"x\","
+		  "\"build\":{\"flags\":[\"-std=c\\u0000x\"]}," T1 "}",
+		  "flag_not_allowed", "build.flags[0]");
+	parse_bad("{\"language\":\"cpp\",\"source\":\"x\",\"run\":{\"flags\":[\"-O2\"]}," T1 "}",
+		  "flag_not_allowed", "run.flags[0]");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"build\":{\"flags\":[\"-O\"]}," T1 "}",
+		  "flag_not_allowed", "build.flags");
+	parse_bad("{\"language\":\"cpp\",\"source\":\"x\",\"build\":{\"flags\":\"-O2\"}," T1 "}",
+		  "invalid_type", "build.flags");
+	parse_bad("{\"language\":\"cpp\",\"source\":\"x\",\"build\":{\"flags\":[2]}," T1 "}",
+		  "invalid_type", "build.flags[0]");
+
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\",\"build\":{\"flags\":[]}," T1 "}");
+	request_free(r);
+}
+
+Test(native, language)
+{
+	struct job_request *r = parse_ok("{\"language\":\"python\",\"source\":\"print(1)\"," T1 "}");
+
+	cr_expect_str_eq(r->lang->id, "py3", "aliases resolve");
+	cr_expect_str_eq(r->files[0].name, "solution.py");
+	cr_expect_null(r->artifact);
+	cr_expect_null(r->build_flags[0]);
+	cr_expect_eq(r->run_limits.wall_ms, 3000);
+	cr_expect_eq(r->run_limits.memory_kb, 102400);
+	request_free(r);
+
+	parse_bad("{\"source\":\"x\"," T1 "}", "missing_field", "language");
+	parse_bad("{\"language\":\"cobol\",\"source\":\"x\"," T1 "}", "unknown_language",
+		  "language");
+	parse_bad("{\"language\":\"PY3\",\"source\":\"x\"," T1 "}", "unknown_language",
+		  "language");
+	parse_bad("{\"language\":3,\"source\":\"x\"," T1 "}", "invalid_type", "language");
+}
+
+Test(native, json_shape)
+{
+	parse_bad("", "invalid_json", "");
+	parse_bad("{", "invalid_json", "");
+	parse_bad("[]", "invalid_json", "");
+	parse_bad("\"x\"", "invalid_json", "");
+	parse_bad("{\"language\":\"py3\",\"language\":\"cpp\",\"source\":\"x\"," T1 "}",
+		  "invalid_json", "language");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"color\":1," T1 "}", "unknown_field",
+		  "color");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limit\":{}}," T1 "}",
+		  "unknown_field", "run.limit");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"run\":[]," T1 "}", "invalid_type",
+		  "run");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\","
+		  "\"tests\":[{},{\"stdin\":\"\",\"stdout\":\"x\"}]}", "unknown_field",
+		  "tests[1].stdout");
+	/* the declared length is what counts, not a NUL inside the buffer */
+	static const char ok[] = "{\"language\":\"py3\",\"source\":\"x\"," T1 "}";
+	static const char nul[] = "{\"language\":\"py3\",\"source\":\"x\"," T1 "}\0garbage";
+
+	parse_bad_len(nul, sizeof(nul) - 1, "invalid_json", "");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 "} {}", "invalid_json", "");
+	request_free(parse_ok(ok));
+	request_free(parse_ok("\n {\"language\":\"py3\",\"source\":\"x\"," T1 "}\r\n"));
+}
+
+Test(native, source)
+{
+	char big[1100];
+	char body[1300];
+
+	parse_bad("{\"language\":\"py3\"," T1 "}", "missing_field", "source");
+	parse_bad("{\"language\":\"py3\",\"source\":null," T1 "}", "invalid_type", "source");
+	memset(big, 'a', 1001);
+	big[1001] = '\0';
+	snprintf(body, sizeof(body), "{\"language\":\"py3\",\"source\":\"%s\"," T1 "}", big);
+	parse_bad(body, "source_too_large", "source");
+	big[1000] = '\0';
+	snprintf(body, sizeof(body), "{\"language\":\"py3\",\"source\":\"%s\"," T1 "}", big);
+	request_free(parse_ok(body));
+}
+
+Test(native, source_utf8)
+{
+	static const char *const bad[] = {
+		"\xc0\xaf",         /* overlong '/' */
+		"\xe0\x80\xaf",     /* overlong */
+		"\xed\xa0\x80",     /* surrogate */
+		"\xf4\x90\x80\x80", /* above U+10FFFF */
+		"\xff",
+		"\xe2\x82",         /* truncated */
+		"\x80",             /* lone continuation */
+	};
+	char body[256];
+	struct job_request *r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(body, sizeof(body), "{\"language\":\"py3\",\"source\":\"x%sy\"," T1 "}",
+			 bad[i]);
+		parse_bad(body, "invalid_utf8", "source");
+	}
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"caf\xc3\xa9 \xe2\x82\xac "
+		     "\xf0\x9f\x98\x80 \\u00e9\"," T1 "}");
+	cr_expect_str_eq(r->files[0].data, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc3\xa9");
+	request_free(r);
+}
+
+Test(native, filenames)
+{
+	static const char *const bad[] = {
+		"../../etc/passwd", "/etc/passwd", ".hidden", "a/b", "a\\u0000b", "..", ".",
+		"", "-o", "a b",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", /* 129 */
+	};
+	char body[512];
+
+	cr_assert_eq(strlen(bad[10]), 129);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(body, sizeof(body),
+			 "{\"language\":\"java\",\"source\":\"x\",\"source_filename\":\"%s\"," T1 "}",
+			 bad[i]);
+		parse_bad(body, "invalid_filename", "source_filename");
+		snprintf(body, sizeof(body),
+			 "{\"language\":\"py3\",\"source\":\"x\",\"artifact_filename\":\"%s\"," T1 "}",
+			 bad[i]);
+		parse_bad(body, "invalid_filename", "artifact_filename");
+	}
+	parse_bad("{\"language\":\"java\",\"source\":\"x\",\"source_filename\":7," T1 "}",
+		  "invalid_type", "source_filename");
+}
+
+Test(native, names_from_request)
+{
+	struct job_request *r;
+
+	parse_bad("{\"language\":\"java\",\"source\":\"x\"," T1 "}", "missing_field",
+		  "source_filename");
+	r = parse_ok("{\"language\":\"java\",\"source\":\"x\",\"source_filename\":\"Main.java\","
+		     T1 "}");
+	cr_expect_str_eq(r->files[0].name, "Main.java");
+	cr_expect_str_eq(r->artifact, "Main", "stem of the source name");
+	request_free(r);
+	r = parse_ok("{\"language\":\"java\",\"source\":\"x\",\"source_filename\":\"Main.java\","
+		     "\"artifact_filename\":\"Prog\"," T1 "}");
+	cr_expect_str_eq(r->artifact, "Prog");
+	request_free(r);
+	/* fixed names win over the request's, which is still validated */
+	r = parse_ok("{\"language\":\"cpp\",\"source\":\"x\",\"source_filename\":\"a.cpp\","
+		     "\"artifact_filename\":\"b\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "solution.cpp");
+	cr_expect_str_eq(r->artifact, "solution");
+	request_free(r);
+}
+
+Test(native, tests_array)
+{
+	char body[512];
+
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"}", "missing_field", "tests");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":{}}", "invalid_type", "tests");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[]}", "no_tests", "tests");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{},{},{},{}]}",
+		  "too_many_tests", "tests");
+	request_free(parse_ok("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{},{},{}]}"));
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{},1]}", "invalid_type",
+		  "tests[1]");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{},{},"
+		  "{\"stdin\":\"01234567890\"}]}", "stdin_too_large", "tests[2].stdin");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":["
+		  "{\"expected_stdout\":\"01234567890\"}]}", "expected_output_too_large",
+		  "tests[0].expected_stdout");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"stdin\":5}]}",
+		  "invalid_type", "tests[0].stdin");
+	snprintf(body, sizeof(body), "{\"language\":\"py3\",\"source\":\"x\",\"tests\":["
+		 "{\"stdin\":\"0123456789\",\"expected_stdout\":\"0123456789\"}]}");
+	request_free(parse_ok(body));
+}
+
+Test(native, limits)
+{
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":"
+		  "{\"wall_time_s\":-1}}," T1 "}", "invalid_limits", "run.limits.wall_time_s");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":"
+		  "{\"memory_kb\":\"1\"}}," T1 "}", "invalid_limits", "run.limits.memory_kb");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":"
+		  "{\"memory_kb\":1.5}}," T1 "}", "invalid_limits", "run.limits.memory_kb");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"build\":{\"limits\":"
+		  "{\"stack_kb\":1}}," T1 "}", "unknown_field", "build.limits.stack_kb");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":5}," T1 "}",
+		  "invalid_limits", "run.limits");
+
+	struct job_request *r = parse_ok(
+		"{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":{\"wall_time_s\":1e9,"
+		"\"output_kb\":4,\"file_size_kb\":8,\"memory_kb\":0,\"cpu_time_s\":0.0001}}," T1 "}");
+	cr_expect_eq(r->run_limits.wall_ms, 20000);
+	cr_expect_eq(r->run_limits.output_kb, 4);
+	cr_expect_eq(r->run_limits.fsize_kb, 8);
+	cr_expect_eq(r->run_limits.memory_kb, 102400, "zero means not given");
+	cr_expect_eq(r->run_limits.cpu_ms, 1, "a tiny positive limit stays positive");
+	request_free(r);
+}
+
+Test(native, nul_bytes_survive)
+{
+	struct job_request *r = parse_ok(
+		"{\"language\":\"py3\",\"source\":\"a\\u0000b\\\\u0000\","
+		"\"tests\":[{\"stdin\":\"x\\u0000y\",\"expected_stdout\":\"\\u0000\"}]}");
+
+	cr_expect_eq(r->files[0].len, 9);
+	cr_expect_eq(memcmp(r->files[0].data, "a\0b\\u0000", 9), 0);
+	cr_expect_eq(r->tests[0].stdin_len, 3);
+	cr_expect_eq(memcmp(r->tests[0].stdin_data, "x\0y", 3), 0);
+	cr_expect_eq(r->tests[0].expected_len, 1);
+	cr_expect_eq(r->tests[0].expected[0], '\0');
+	request_free(r);
+}
+
+Test(native, nul_marker_avoids_real_text)
+{
+	/* U+10FFFD, raw and escaped, next to a NUL: each keeps its own bytes */
+	struct job_request *r = parse_ok(
+		"{\"language\":\"py3\",\"source\":\"\xf4\x8f\xbf\xbd\\u0000\\uDBFF\\uDFFC\","
+		T1 "}");
+
+	cr_assert_eq(r->files[0].len, 9);
+	cr_expect_eq(memcmp(r->files[0].data, "\xf4\x8f\xbf\xbd\0\xf4\x8f\xbf\xbc", 9), 0);
+	request_free(r);
+}
+
+static struct req_error errs[8];
+static size_t nerrs;
+
+static struct job_request *cz_ok(const char *body)
+{
+	struct job_request *r = NULL;
+
+	nerrs = 0;
+	memset(errs, 0, sizeof(errs));
+	cr_assert_eq(request_parse_codize(body, strlen(body), tab, &cfg, &r, errs, 8, &nerrs), 0,
+		     "%s: %s (%s)", errs[0].code, errs[0].message, errs[0].path);
+	return r;
+}
+
+static void cz_bad(const char *body, size_t max, const char *code)
+{
+	struct job_request *r = (struct job_request *)0x1;
+
+	nerrs = 99;
+	memset(errs, 0, sizeof(errs));
+	cr_assert_eq(request_parse_codize(body, strlen(body), tab, &cfg, &r, errs, max, &nerrs),
+		     -1, "accepted: %s", body);
+	cr_expect_eq(r, (struct job_request *)0x1);
+	cr_assert_geq(nerrs, 1);
+	cr_expect_leq(nerrs, max);
+	cr_expect_str_eq(errs[0].code, code, "%s", body);
+	for (size_t i = 0; i < nerrs; i++) {
+		cr_expect_eq(errs[i].http_status, 400);
+		cr_expect_neq(errs[i].message[0], '\0');
+	}
+}
+
+static bool has_err(const char *path)
+{
+	for (size_t i = 0; i < nerrs; i++)
+		if (strcmp(errs[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+Test(codize, python_files_and_stdin)
+{
+	struct job_request *r;
+
+	cfg.run_timeout_ms = 1500;
+	cfg.compile_timeout_ms = 99999;
+	r = cz_ok("{\"runtime\":\"python\",\"files\":["
+		  "{\"name\":\"main.py\",\"content\":\"import util\"},"
+		  "{\"name\":\"util.py\",\"content\":\"eD0x\",\"base64_encoded\":true}],"
+		  "\"stdin\":{\"content\":\"AAE=\",\"base64_encoded\":true}}");
+	cr_expect_eq(r->format, REQ_CODIZE);
+	cr_expect_str_eq(r->lang->id, "py3");
+	cr_assert_eq(r->nfiles, 2);
+	cr_expect_str_eq(r->files[0].name, "main.py", "the entry point comes first");
+	cr_expect_str_eq(r->files[0].data, "import util");
+	cr_expect_str_eq(r->files[1].name, "util.py");
+	cr_expect_eq(r->files[1].len, 3);
+	cr_expect_str_eq(r->files[1].data, "x=1");
+	cr_assert_eq(r->ntests, 1);
+	cr_expect_eq(r->tests[0].stdin_len, 2);
+	cr_expect_eq(memcmp(r->tests[0].stdin_data, "\0\1", 2), 0);
+	cr_expect_null(r->tests[0].expected);
+	cr_expect_null(r->artifact);
+	cr_expect_eq(r->run_limits.wall_ms, 1500);
+	cr_expect_eq(r->run_limits.memory_kb, 102400);
+	cr_expect_eq(r->build_limits.wall_ms, 20000, "clamped to the maximum");
+	cr_assert_not_null(r->build_flags);
+	cr_assert_not_null(r->run_flags);
+	request_free(r);
+}
+
+Test(codize, artifacts_and_defaults)
+{
+	struct job_request *r;
+
+	r = cz_ok("{\"runtime\":\"cpp\",\"files\":[{\"name\":\"main.cpp\",\"content\":\"\"}]}");
+	cr_expect_str_eq(r->artifact, "solution");
+	cr_expect_str_eq(r->build_flags[0], "-O2");
+	cr_expect_eq(r->build_limits.wall_ms, 10500, "no timeout flag: language default");
+	cr_expect_eq(r->tests[0].stdin_len, 0);
+	cr_expect_not_null(r->tests[0].stdin_data);
+	request_free(r);
+	r = cz_ok("{\"runtime\":\"java\",\"files\":[{\"name\":\"Main.java\",\"content\":\"x\","
+		  "\"base64_encoded\":false}]}");
+	cr_expect_str_eq(r->artifact, "Main");
+	request_free(r);
+}
+
+Test(codize, collects_every_error)
+{
+	cz_bad("{\"runtime\":\"python\",\"extra\":1,\"files\":["
+	       "{\"name\":\"../x.py\",\"content\":\"\"},"
+	       "{\"name\":\"b.py\",\"content\":\"!!!!\",\"base64_encoded\":true},"
+	       "{\"name\":\"b.py\",\"content\":\"\",\"mode\":7}],"
+	       "\"stdin\":{\"content\":\"01234567890\"}}", 8, "invalid_request");
+	cr_expect_eq(nerrs, 6);
+	cr_expect(has_err("extra"));
+	cr_expect(has_err("files.0.name"));
+	cr_expect(has_err("files.1.content"));
+	cr_expect(has_err("files.2.name"), "duplicate name");
+	cr_expect(has_err("files.2.mode"));
+	cr_expect(has_err("stdin.content"));
+}
+
+Test(codize, error_list_is_capped)
+{
+	cz_bad("{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"runtime\":\"python\","
+	       "\"files\":[{\"name\":\"a.py\",\"content\":\"\"}]}", 2, "invalid_request");
+	cr_expect_eq(nerrs, 2);
+}
+
+Test(codize, unknown_runtime)
+{
+	cz_bad("{\"runtime\":\"brainfuck\",\"files\":[{\"name\":\"a.bf\",\"content\":\"\"}]}",
+	       8, "unknown_runtime");
+	cr_expect_eq(nerrs, 1);
+	cr_expect_str_eq(errs[0].path, "runtime");
+	cz_bad("{\"runtime\":\"brainfuck\",\"files\":[]}", 8, "invalid_request");
+	cr_expect_eq(nerrs, 2);
+	cz_bad("{\"files\":[{\"name\":\"a.py\",\"content\":\"\"}]}", 8, "invalid_request");
+	cr_expect(has_err("runtime"));
+}
+
+Test(codize, files_rules)
+{
+	cz_bad("{\"runtime\":\"python\"}", 8, "invalid_request");
+	cr_expect(has_err("files"));
+	cz_bad("{\"runtime\":\"python\",\"files\":{}}", 8, "invalid_request");
+	cz_bad("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"\"},"
+	       "{\"name\":\"b\",\"content\":\"\"},{\"name\":\"c\",\"content\":\"\"},"
+	       "{\"name\":\"d\",\"content\":\"\"},{\"name\":\"e\",\"content\":\"\"}]}", 8,
+	       "invalid_request");
+	cr_expect(has_err("files"));
+	/* 17 bytes once decoded, over the 16-byte cap; 16 is fine */
+	cz_bad("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\","
+	       "\"content\":\"MDEyMzQ1Njc4OWFiY2RlZmc=\",\"base64_encoded\":true}]}", 8,
+	       "invalid_request");
+	cr_expect(has_err("files.0.content"));
+	request_free(cz_ok("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\","
+			   "\"content\":\"MDEyMzQ1Njc4OWFiY2RlZg==\",\"base64_encoded\":true}]}"));
+	cz_bad("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\\u0000b\",\"content\":\"\"}]}",
+	       8, "invalid_request");
+	cr_expect(has_err("files.0.name"));
+	cz_bad("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\"}]}", 8, "invalid_request");
+	cr_expect(has_err("files.0.content"));
+	cz_bad("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"\","
+	       "\"base64_encoded\":\"yes\"}]}", 8, "invalid_request");
+	cr_expect(has_err("files.0.base64_encoded"));
+	cz_bad("{\"runtime\":\"python\",\"files\":[\"a.py\"]}", 8, "invalid_request");
+	cr_expect(has_err("files.0"));
+	cz_bad("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],"
+	       "\"stdin\":{\"content\":\"x\",\"encoding\":\"utf8\"}}", 8, "invalid_request");
+	cr_expect(has_err("stdin.encoding"));
+}
+
+Test(codize, invalid_json)
+{
+	cz_bad("{\"runtime\":", 8, "invalid_json");
+	cz_bad("[1]", 8, "invalid_json");
+}
+
+Test(request, free_null)
+{
+	request_free(NULL);
+}
