@@ -37,15 +37,13 @@ static int lfail(struct lctx *c, int line, const char *fmt, ...)
 
 static int lfail(struct lctx *c, int line, const char *fmt, ...)
 {
+	char why[400];
 	va_list ap;
-	int off;
 
-	off = snprintf(c->err, c->errlen, "%s:%d: ", c->file, line);
-	if (off < 0 || (size_t)off >= c->errlen)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(c->err + off, c->errlen - (size_t)off, fmt, ap);
+	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	snprintf(c->err, c->errlen, "%s:%d: %s", c->file, line, why);
 	return -1;
 }
 
@@ -140,6 +138,8 @@ static int get_strv(struct lctx *c, const struct ynode *n, const char *key, stru
 /* Line of item i of a list node; a null node (empty list) has no items. */
 static int item_line(const struct ynode *n, size_t i)
 {
+	if (!n)
+		return 0;
 	return n->type == Y_SEQ && i < n->n ? n->items[i]->line : n->line;
 }
 
