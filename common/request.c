@@ -941,8 +941,9 @@ static void cz_files(struct codize_ctx *c, const cJSON *root, struct job_request
 		return;
 	}
 	r->files = xcalloc(n, sizeof(*r->files));
-	cJSON_ArrayForEach(v, a)
+	cJSON_ArrayForEach(v, a) {
 		cz_file(c, v, i++, r);
+	}
 }
 
 static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t)
