@@ -9,7 +9,9 @@
 
 /*
  * A client file name must be one path component: [A-Za-z0-9_.+-] only,
- * no leading dot, no "/", no NUL, 1..FILENAME_MAX_LEN bytes.
+ * starting with a letter, digit or '_' (no leading dot, and no leading '-'
+ * or '+' that a tool would read as an option), no "/", no NUL,
+ * 1..FILENAME_MAX_LEN bytes.
  * Returns 0, or -1 with a reason in err.
  */
 int validate_filename(const char *name, size_t len, char *err, size_t errlen);
