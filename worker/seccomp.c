@@ -7,6 +7,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,39 @@ out:
 	return rc;
 }
 
-static int build_bpf(bool denylist, void **out, size_t *len, char *err, size_t errlen)
+/*
+ * Written by hand: libseccomp adds the x32 check only to filters that have
+ * rules, and this one must have none (the jail binaries run under it).
+ */
+static int build_baseline(void **out, size_t *len, char *err, size_t errlen)
+{
+	uint32_t arch = seccomp_arch_native();
+	bool x86_64 = arch == SCMP_ARCH_X86_64;
+	struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* x32 numbers carry bit 30 (__X32_SYSCALL_BIT) */
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	size_t skip = x86_64 ? 0 : 3;   /* other arches: the arch check only */
+	size_t n = ARRAY_SIZE(prog) - skip;
+
+	if (arch == 0) {
+		snprintf(err, errlen, "seccomp_arch_native: unknown architecture");
+		return -ENOTSUP;
+	}
+	*out = xcalloc(n, sizeof(struct sock_filter));
+	memcpy(*out, prog, 3 * sizeof(struct sock_filter));
+	memcpy((struct sock_filter *)*out + 3, prog + 3 + skip, (n - 3) * sizeof(struct sock_filter));
+	*len = n * sizeof(struct sock_filter);
+	return 0;
+}
+
+static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int rc;
@@ -127,11 +160,9 @@ static int build_bpf(bool denylist, void **out, size_t *len, char *err, size_t e
 		snprintf(err, errlen, "seccomp_attr_set(BADARCH): %s", strerror(-rc));
 		goto out;
 	}
-	if (denylist) {
-		rc = add_denylist(ctx, err, errlen);
-		if (rc < 0)
-			goto out;
-	}
+	rc = add_denylist(ctx, err, errlen);
+	if (rc < 0)
+		goto out;
 	rc = export_bpf(ctx, out, len, err, errlen);
 out:
 	seccomp_release(ctx);
@@ -197,9 +228,9 @@ int seccomp_set_build(struct seccomp_set **out, char *err, size_t errlen)
 	struct seccomp_set *s = xcalloc(1, sizeof(*s));
 	int rc;
 
-	rc = build_bpf(true, &s->bpf, &s->bpf_len, err, errlen);
+	rc = build_bpf(&s->bpf, &s->bpf_len, err, errlen);
 	if (rc == 0)
-		rc = build_bpf(false, &s->base, &s->base_len, err, errlen);
+		rc = build_baseline(&s->base, &s->base_len, err, errlen);
 	if (rc == 0)
 		rc = build_kafel(&s->kafel, err, errlen);
 	if (rc < 0) {

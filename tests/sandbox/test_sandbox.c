@@ -549,6 +549,25 @@ Test(sandbox, denied_syscalls_fail_with_eperm)
 	step_result_free(&r);
 }
 
+#ifdef __x86_64__
+/* kafel (nsjail) filters by number only: an x32 number must not slip by. */
+Test(sandbox, x32_syscalls_are_killed)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "x32", NULL };
+	int rc;
+
+	probe("x32", "#include <unistd.h>\n#include <sys/syscall.h>\n"
+		     "int main(void) { syscall(0x40000000 | SYS_getpid); return 0; }\n");
+	rc = run_full(&r, argv, &l, NULL, 0, false);
+	assert_ran(rc, &r);
+	cr_assert_not(r.outcome.exited);
+	cr_assert_eq(r.outcome.term_signal, SIGSYS);
+	step_result_free(&r);
+}
+#endif
+
 Test(sandbox, threads_and_plain_fork_still_work)
 {
 	struct step_result r;
