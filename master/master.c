@@ -637,6 +637,28 @@ static void signal_readable(struct master *m)
 
 /* ---- set-up and loop ----------------------------------------------- */
 
+/* Every directory on the way to path must be searchable by others. */
+static int check_searchable(const char *path, char *err, size_t errlen)
+{
+	char prefix[4096];
+	size_t n = strlen(path);
+
+	for (size_t i = 1; i <= n; i++) {
+		struct stat st;
+
+		if (i < n && path[i] != '/')
+			continue;
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)i, path);
+		if (stat(prefix, &st) == 0 && !(st.st_mode & S_IXOTH)) {
+			snprintf(err, errlen, "%.300s (mode %o) is not searchable by others: the "
+				 "sandbox uids could not reach the jail dir", prefix,
+				 st.st_mode & 07777);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int prepare_dirs(struct master *m, char *err, size_t errlen)
 {
 	unsigned removed = 0;
@@ -660,6 +682,9 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 		return -1;
 	}
 	chmod(path, 0711);
+	/* The jails run as unprivileged uids: they must reach their directory. */
+	if (check_searchable(m->cfg.jail_dir, err, errlen) < 0)
+		return -1;
 	rc = jobdir_sweep(m->cfg.jail_dir, m->cfg.sweep_age_s, &removed);
 	if (rc < 0)
 		log_warn("start-up sweep of %s: %s", m->cfg.jail_dir, strerror(-rc));

@@ -348,13 +348,11 @@ static void job_finish(struct worker *w)
 		}
 		log_request(c, j->method, j->path, status, j->started_ms - c->queued_ms, extra);
 		extra = NULL;
-		conn_drop_token(w, c);
 		c->state = C_READING;
 		conn_next_request(c, ka);
-	} else {
-		/* The client left; the master still counted this job. */
-		chan_tell(w, CHAN_DONE, NULL, 0);
 	}
+	/* The master counts this job as running until told, client or not. */
+	chan_tell(w, CHAN_DONE, NULL, 0);
 	cJSON_Delete(extra);
 	free(body);
 	job_result_free(&j->res);

@@ -17,7 +17,9 @@ import urllib.request
 import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LANGUAGES = os.path.join(TOP, "languages")
+# GOBOXD_TEST_LANGUAGES points the daemon at another languages directory
+# (for trying a new language file before it joins languages/).
+LANGUAGES = os.environ.get("GOBOXD_TEST_LANGUAGES", os.path.join(TOP, "languages"))
 
 
 def free_port():
@@ -33,6 +35,7 @@ class Daemon:
         self.bin = os.environ.get("GOBOXD_BIN", os.path.join(TOP, "build", "goboxd"))
         self.jail = os.environ.get("GOBOXD_TEST_JAIL", "bwrap")
         self.tmp = tempfile.mkdtemp(prefix="goboxd-e2e-")
+        os.chmod(self.tmp, 0o711)  # the sandbox uids must traverse it
         self.jail_dir = os.path.join(self.tmp, "jails")
         self.languages = languages
         self.port = free_port()
