@@ -856,6 +856,44 @@ enum cg_version cg_tree_version(const struct cg_tree *t)
 	return t->ver;
 }
 
+/*
+ * Subtrees are named "<master pid>-<role>": one whose master is still
+ * alive belongs to another goboxd on this host and is left alone.
+ */
+static bool owned_by_live_process(const char *name)
+{
+	char *end;
+	long pid = strtol(name, &end, 10);
+
+	if (end == name || *end != '-' || pid <= 0 || pid == (long)getpid())
+		return false;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+static int sweep_top(const char *top, unsigned *count)
+{
+	struct dirent *de;
+	int rc = 0;
+	DIR *d = opendir(top);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) != NULL) {
+		char sub[PATH_MAX];
+		int r;
+
+		if (!is_subdir(top, de, sub, sizeof(sub)) || owned_by_live_process(de->d_name))
+			continue;
+		r = rm_cgroup(sub, count);
+		if (r < 0) {
+			log_warn("remove cgroup %s: %s", sub, strerror(-r));
+			rc = r;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
 int cg_sweep(const char *root_override, unsigned *removed)
 {
 	struct cg_layout *lay = malloc(sizeof(*lay));
@@ -877,7 +915,7 @@ int cg_sweep(const char *root_override, unsigned *removed)
 			continue;
 		if ((rc = join(top, sizeof(top), lay->base[i], CG_TOP)) < 0)
 			goto out;
-		if ((r = rm_children(top, &count)) < 0)
+		if ((r = sweep_top(top, &count)) < 0)
 			rc = r;
 	}
 out:

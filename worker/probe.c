@@ -161,11 +161,14 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 	uid_t uid = cfg->sandbox_uid_base + STATS_MAX_WORKERS;
 	struct sandbox_opts o = {
 		.jail = cfg->jail, .nsjail_path = cfg->nsjail_path, .bwrap_path = cfg->bwrap_path,
-		.cgroup_root = cfg->cgroup_root, .cgroup_name = "probe", .uid = uid, .gid = uid,
+		.cgroup_root = cfg->cgroup_root, .uid = uid, .gid = uid,
 		.tmpfs_kb = cfg->tmpfs_kb,
 	};
+	char tree[32];
 	int failed = 0;
 
+	snprintf(tree, sizeof(tree), "%d-probe", (int)getppid());
+	o.cgroup_name = tree;
 	snap->generation = generation;
 	if (sandbox_open(&o, &sb, snap->jail_error, sizeof(snap->jail_error)) < 0) {
 		snap->jail_state = PROBE_FAILED;

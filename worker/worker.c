@@ -808,7 +808,8 @@ static void setup_sandbox(struct worker *w)
 	};
 	int rc;
 
-	snprintf(name, sizeof(name), "w%u", w->ctx->index);
+	/* Prefixed with the master pid: see cg_sweep. */
+	snprintf(name, sizeof(name), "%d-w%u", (int)getppid(), w->ctx->index);
 	rc = sandbox_open(&o, &w->sb, w->sb_error, sizeof(w->sb_error));
 	if (rc < 0) {
 		w->sb = NULL;

@@ -52,7 +52,7 @@ static void setup(void)
 	int rc;
 
 	cr_assert_eq(geteuid(), 0, "the sandbox tests need root");
-	snprintf(tree, sizeof(tree), "t%d", (int)getpid());
+	snprintf(tree, sizeof(tree), "%d-sandbox-test", (int)getpid());
 	o.cgroup_name = tree;
 	rc = sandbox_open(&o, &sb, err, sizeof(err));
 	cr_assert_eq(rc, 0, "sandbox_open: %s", err);

@@ -197,7 +197,7 @@ static struct cg_tree *open_test_tree(char *name, size_t len)
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root");
-	snprintf(name, len, "test-%d", (int)getpid());
+	snprintf(name, len, "%d-test", (int)getpid());
 	rc = cg_tree_open(NULL, name, &t, err, sizeof(err));
 	if (rc == -ENOTSUP || rc == -EROFS || rc == -EACCES || rc == -EPERM)
 		cr_skip_test("no writable cgroup hierarchy: %s", err);
