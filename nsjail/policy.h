@@ -73,7 +73,9 @@ extern const size_t policy_clone_ns_flags_count;
 #define POLICY_SOCKET_ERRNO EACCES
 
 /* Processes the jail keeps inside the step cgroup besides the program. */
-#define POLICY_NSJAIL_HELPERS 1 /* nsjail itself; the program is pid 1 */
+#define POLICY_NSJAIL_HELPERS 2 /* nsjail itself, and the pid-1 shim */
+/* Stands in as pid 1 under nsjail (coreutils, always installed). */
+#define POLICY_PID1_SHIM "/usr/bin/timeout"
 #define POLICY_BWRAP_HELPERS 2  /* bwrap, and bwrap's init as pid 1 */
 
 /* RLIMIT_NOFILE inside the jail. */

@@ -136,6 +136,15 @@ static int nsjail_build_argv(const struct jail_env *e, const struct step_spec *s
 	jail_args_add(a, "--seccomp_string");
 	jail_args_add(a, seccomp_set_kafel(e->seccomp));
 	jail_args_add(a, "--");
+	/*
+	 * nsjail makes the program PID 1 of its namespace, where signals it
+	 * sends itself (raise, abort, kill(getpid())) are ignored unless it
+	 * handles them. coreutils' timeout with no limit stands in as PID 1:
+	 * it forks the program, waits, and as PID 1 exits 128+N when the
+	 * program died of signal N, as bwrap's own init does.
+	 */
+	jail_args_add(a, POLICY_PID1_SHIM);
+	jail_args_add(a, "0");
 	jail_args_add_program(a, s->argv[0]);
 	for (size_t i = 1; s->argv[i]; i++)
 		jail_args_add(a, s->argv[i]);
@@ -154,7 +163,14 @@ static bool nsjail_own_failure(int exit_code, const struct buf *side, const stru
 {
 	const char *p, *line = NULL;
 
-	(void)err;
+	/* The pid-1 shim could not start the program (126: not executable,
+	 * 127: not found); it says so first thing on stderr. */
+	if ((exit_code == 126 || exit_code == 127) && err->data &&
+	    strncmp(err->data, POLICY_PID1_SHIM ": failed to run command",
+		    sizeof(POLICY_PID1_SHIM ": failed to run command") - 1) == 0) {
+		snprintf(msg, msglen, "%.*s", (int)strcspn(err->data, "\n"), err->data);
+		return true;
+	}
 	if (exit_code != 255 || !side->data)
 		return false;
 	for (p = side->data; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
