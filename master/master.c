@@ -63,6 +63,7 @@ struct master {
 	unsigned running;
 	unsigned rr;          /* round-robin start for dispatch */
 	pid_t prober;
+	bool reprobe;         /* start a prober when the running one has ended */
 	uint64_t next_probe_ms;
 	uint64_t next_sweep_ms;
 	bool stopping;
@@ -71,6 +72,13 @@ struct master {
 };
 
 static char tag_sig;
+static volatile sig_atomic_t prober_stop;
+
+static void on_prober_term(int sig)
+{
+	(void)sig;
+	prober_stop = 1;
+}
 
 /* ---- socket -------------------------------------------------------- */
 
@@ -363,7 +371,8 @@ static void slot_job_done(struct master *m, struct wslot *s)
 
 static void chan_readable(struct master *m, struct wslot *s)
 {
-	for (;;) {
+	/* The worker may have been reaped earlier in this same epoll batch. */
+	while (s->chan >= 0) {
 		struct chan_msg msg;
 		int fds[2];
 		size_t nfds = 0;
@@ -371,9 +380,13 @@ static void chan_readable(struct master *m, struct wslot *s)
 
 		if (rc == -EAGAIN || rc == 0)
 			return;
-		if (rc < 0) {
-			log_warn("bad message from worker pid %d: %s", s->pid, strerror(-rc));
+		if (rc == -EBADMSG) {
+			log_warn("bad message from worker pid %d", s->pid);
 			continue;
+		}
+		if (rc < 0) {
+			log_warn("recvmsg from worker pid %d: %s", s->pid, strerror(-rc));
+			return;
 		}
 		switch (msg.type) {
 		case CHAN_ENQUEUE:
@@ -410,9 +423,12 @@ static void start_prober(struct master *m)
 	pid_t pid;
 
 	if (m->prober > 0) {
-		kill(m->prober, SIGKILL);
-		/* reaped by reap_children like any child */
+		/* Let it finish its current probe; reap_children starts the next. */
+		kill(m->prober, SIGTERM);
+		m->reprobe = true;
+		return;
 	}
+	m->reprobe = false;
 	pid = fork();
 	if (pid < 0) {
 		log_error("fork (prober): %s", strerror(errno));
@@ -423,16 +439,19 @@ static void start_prober(struct master *m)
 
 		log_set_role("prober");
 		prctl(PR_SET_NAME, "goboxd-prober", 0, 0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		close(m->epfd);
 		close(m->sigfd);
 		close(m->listen_fd);
 		for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
 			if (m->slots[i].pid > 0)
 				close(m->slots[i].chan);
+		signal(SIGTERM, on_prober_term);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		_exit(probe_run_all(&m->cfg, m->lt, m->gen, m->probes) == 0 ? 0 : 1);
+		_exit(probe_run_all(&m->cfg, m->lt, m->gen, m->probes, &prober_stop) == 0 ? 0 : 1);
 	}
 	m->prober = pid;
 	m->next_probe_ms = now_ms() + PROBE_PERIOD_MS;
@@ -483,6 +502,8 @@ static void reap_children(struct master *m)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid == m->prober) {
 			m->prober = 0;
+			if (m->reprobe && !m->stopping)
+				start_prober(m);
 			continue;
 		}
 		for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
@@ -585,7 +606,7 @@ static void begin_stop(struct master *m, bool fast)
 		}
 	}
 	if (m->prober > 0)
-		kill(m->prober, SIGKILL);
+		kill(m->prober, fast ? SIGKILL : SIGTERM);
 }
 
 static bool any_children(const struct master *m)

@@ -153,7 +153,7 @@ static void probe_one(struct sandbox *sb, const struct config *cfg, const struct
 }
 
 int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t generation,
-		  struct probe_table *t)
+		  struct probe_table *t, volatile sig_atomic_t *stop)
 {
 	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
 	struct sandbox *sb = NULL;
@@ -184,6 +184,11 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 		const struct lang *l = langtab_at(lt, i);
 		struct probe_entry *e = &snap->e[i];
 
+		if (*stop) {
+			sandbox_close(sb);
+			free(snap);
+			return -1;
+		}
 		if (sb) {
 			probe_one(sb, cfg, l, uid, e);
 		} else {

@@ -7,6 +7,7 @@
 #ifndef GOBOXD_PROBE_H
 #define GOBOXD_PROBE_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,10 +49,12 @@ void probe_table_unmap(struct probe_table *t);
 void probe_table_read(const struct probe_table *t, struct probe_snapshot *out);
 
 /*
- * The prober's body: open a sandbox on cgroup subtree "probe", run each
- * language's probe, publish. Returns 0 when every probe passed.
+ * The prober's body: open a sandbox on cgroup subtree "<master>-probe", run
+ * each language's probe, publish. *stop set (by a signal) ends it between
+ * two probes, so that no job directory is left behind. Returns 0 when
+ * every probe passed.
  */
 int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t generation,
-		  struct probe_table *t);
+		  struct probe_table *t, volatile sig_atomic_t *stop);
 
 #endif

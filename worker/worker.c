@@ -49,8 +49,10 @@ struct conn {
 	uint64_t last_active_ms;
 	uint64_t req_start_ms; /* first byte of the current request, 0 if none */
 	uint64_t queued_ms;    /* time the job waited in the master's queue */
+	unsigned served;       /* requests answered on it */
 	bool job_token;        /* dispatched by the master: may run one job */
 	bool peer_closed;
+	bool dead;             /* closed; freed after the current epoll batch */
 	bool want_out;         /* EPOLLOUT armed */
 	char reqid[33];
 	struct conn *prev, *next;
@@ -76,6 +78,7 @@ struct worker {
 	bool draining;
 	bool stop_now;
 	struct conn *conns;
+	struct conn *dead;     /* closed this batch, freed after it */
 	size_t nconns;
 	struct sandbox *sb;
 	char sb_error[256];
@@ -167,11 +170,26 @@ static void conn_free(struct worker *w, struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	w->nconns--;
-	buf_free(&c->in);
-	buf_free(&c->raw);
-	buf_free(&c->out);
-	http_parser_free(&c->hp);
-	free(c);
+	/* Later events of this epoll batch may still name it: free it after. */
+	c->dead = true;
+	c->fd = -1;
+	c->prev = NULL;
+	c->next = w->dead;
+	w->dead = c;
+}
+
+static void free_dead(struct worker *w)
+{
+	while (w->dead) {
+		struct conn *c = w->dead;
+
+		w->dead = c->next;
+		buf_free(&c->in);
+		buf_free(&c->raw);
+		buf_free(&c->out);
+		http_parser_free(&c->hp);
+		free(c);
+	}
 }
 
 static void set_reqid(struct conn *c, const struct http_request *r)
@@ -220,6 +238,7 @@ static void conn_next_request(struct conn *c, bool keep_alive)
 {
 	http_parser_next(&c->hp);
 	buf_reset(&c->raw);
+	c->served++;
 	c->req_start_ms = 0;
 	if (!keep_alive)
 		c->state = C_CLOSING;
@@ -610,9 +629,15 @@ static void chan_readable(struct worker *w)
 			w->stop_now = true;
 			return;
 		}
-		if (rc < 0) {
-			log_warn("bad message from the master: %s", strerror(-rc));
+		if (rc == -EBADMSG) {
+			log_warn("bad message from the master");
 			continue;
+		}
+		if (rc < 0) {
+			log_error("recvmsg from the master: %s", strerror(-rc));
+			w->draining = true;
+			w->stop_now = true;
+			return;
 		}
 		if (m.type == CHAN_QUIT) {
 			w->draining = true;
@@ -695,9 +720,16 @@ static void sweep_conns(struct worker *w)
 				conn_free(w, c);
 			continue;
 		}
+		/*
+		 * Draining closes idle keep-alive connections, but not one that was
+		 * accepted and has not sent its first request yet: its client is
+		 * about to, and a reload must not make it fail.
+		 */
 		if (c->state == C_READING && !http_parser_in_request(&c->hp) &&
 		    c->out.len == 0 &&
-		    (w->draining || now - c->last_active_ms > w->cfg->keepalive_timeout_ms)) {
+		    ((w->draining && (c->served > 0 ||
+				      now - c->last_active_ms > w->cfg->read_timeout_ms)) ||
+		     now - c->last_active_ms > w->cfg->keepalive_timeout_ms)) {
 			conn_free(w, c);
 			continue;
 		}
@@ -847,14 +879,19 @@ static void loop(struct worker *w)
 			} else {
 				struct conn *c = p;
 
+				if (c->dead)
+					continue;
 				if (evs[i].events & EPOLLOUT)
 					conn_flush(w, c);
+				if (c->dead)
+					continue;
 				if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 					conn_readable(w, c);
 				else
 					conn_process(w, c);
 			}
 		}
+		free_dead(w);
 		if (w->draining)
 			start_draining(w);
 		if (now_ms() - last_sweep >= TICK_MS || w->draining) {
@@ -913,6 +950,7 @@ int worker_main(const struct worker_ctx *ctx)
 	}
 	while (w.conns)
 		conn_free(&w, w.conns);
+	free_dead(&w);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
 	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
 	sandbox_close(w.sb);

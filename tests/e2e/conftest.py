@@ -4,8 +4,10 @@ GOBOXD_BIN names the binary, GOBOXD_TEST_JAIL the jail driver (bwrap or
 nsjail). Each test module gets its own daemon on a free port with its own
 jail directory, so tests cannot see each other's leftovers.
 """
+import atexit
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,6 +37,8 @@ class Daemon:
         self.bin = os.environ.get("GOBOXD_BIN", os.path.join(TOP, "build", "goboxd"))
         self.jail = os.environ.get("GOBOXD_TEST_JAIL", "bwrap")
         self.tmp = tempfile.mkdtemp(prefix="goboxd-e2e-")
+        if not os.environ.get("GOBOXD_KEEP_TEST_DIRS"):
+            atexit.register(shutil.rmtree, self.tmp, True)
         os.chmod(self.tmp, 0o711)  # the sandbox uids must traverse it
         self.jail_dir = os.path.join(self.tmp, "jails")
         self.languages = languages

@@ -1,0 +1,438 @@
+"""The daemon's life: endpoints, HTTP handling, workers, reload, queue, stop."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+from conftest import LANGUAGES, Daemon, free_port
+
+HELLO = {"language": "py3", "source": "print(input())\n",
+         "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
+
+
+def slow(seconds):
+    return {"language": "py3", "source": "import time\ntime.sleep(%s)\nprint('done')\n" % seconds,
+            "tests": [{"stdin": "", "expected_stdout": "done\n"}]}
+
+
+def raw(port, data, timeout=10, until_closed=True):
+    """Send bytes on one connection and read what comes back."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+            if not until_closed and out.count(b"HTTP/1.1") >= until_closed:
+                break
+    except socket.timeout:
+        pass
+    s.close()
+    return out
+
+
+def responses(blob):
+    """Split a byte stream of HTTP responses into (status, headers, body)."""
+    out = []
+    while blob:
+        head, _, rest = blob.partition(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {l.split(":", 1)[0].lower(): l.split(":", 1)[1].strip() for l in lines[1:]}
+        n = int(headers.get("content-length", "0"))
+        out.append((status, headers, rest[:n]))
+        blob = rest[n:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    d = Daemon(args=["--metrics", "--read-timeout", "1s"])
+    yield d
+    d.stop()
+
+
+def test_healthz(daemon):
+    assert daemon.get("/healthz") == (200, {"status": "ok"})
+
+
+def test_readyz_lists_every_language(daemon):
+    body = daemon.wait_ready()
+    assert body["status"] == "ok"
+    assert body["nsjail"]["ok"] is True
+    names = sorted(f[:-5] for f in os.listdir(LANGUAGES) if f.endswith(".yaml"))
+    assert sorted(body["languages"]) == names
+    assert all(v["ok"] and v["version"] for v in body["languages"].values())
+
+
+def test_info_shape(daemon):
+    status, info = daemon.get("/info")
+    assert status == 200
+    assert info["build_info"]["version"] and info["build_info"]["commit"]
+    assert "gcc" in info["build_info"]["compiler"]
+    assert info["nsjail"]["driver"] == daemon.jail and info["nsjail"]["path"]
+    ids = [l["id"] for l in info["languages"]]
+    assert "py3" in ids and "cpp" in ids
+    py3 = [l for l in info["languages"] if l["id"] == "py3"][0]
+    assert py3["run_limits"]["wall_time_s"] > 0 and py3["run_limits"]["memory_kb"] > 0
+    for key in ("max_source_bytes", "max_tests", "max_concurrent_jobs", "max_queue"):
+        assert key in info["limits"]
+    for key in ("in_flight_jobs", "jobs_total", "jobs_failed_internal",
+                "last_internal_error_at", "disk_free_bytes_jail_dir", "queued_jobs",
+                "latency_ms"):
+        assert key in info["stats"]
+    assert len(info["stats"]["workers"]) == 2
+
+
+def test_run_is_counted_and_logged(daemon):
+    before = daemon.get("/info")[1]["stats"]["jobs_total"]
+    status, body, headers = daemon.request("POST", "/run", HELLO,
+                                           headers={"X-Request-Id": "abc-123"})
+    assert status == 200 and body["status"] == "accepted"
+    assert headers["X-Request-Id"] == "abc-123"
+    after = daemon.get("/info")[1]["stats"]
+    assert after["jobs_total"] == before + 1
+    assert after["latency_ms"]["samples"] >= 1
+    time.sleep(0.2)
+    line = [l for l in daemon.log_lines() if l.get("request_id") == "abc-123"][-1]
+    for key in ("method", "path", "status", "duration_ms", "language", "queue_ms",
+                "build_ms", "run_ms", "cpu_ms", "job_status"):
+        assert key in line, line
+    assert line["language"] == "py3" and line["status"] == 200
+
+
+def test_metrics(daemon):
+    daemon.post("/run", HELLO)
+    status, text = daemon.get("/metrics")
+    assert status == 200
+    for name in ("goboxd_active_jobs", "goboxd_max_active_jobs", "goboxd_queue_length",
+                 "goboxd_max_queue_length", "goboxd_jobs_total{language=\"py3\"",
+                 "goboxd_job_duration_seconds_bucket"):
+        assert name in text
+
+
+def test_not_found_and_method_not_allowed(daemon):
+    status, body = daemon.get("/nope")
+    assert status == 404 and body["error"]["code"] == "not_found"
+    status, body, headers = daemon.request("GET", "/run")
+    assert status == 405 and body["error"]["code"] == "method_not_allowed"
+    assert headers["Allow"] == "POST"
+    status, body, _ = daemon.request("POST", "/healthz", {})
+    assert status == 405
+
+
+def test_bad_json_and_unknown_language(daemon):
+    status, body = daemon.post("/run", b"{not json")
+    assert status == 400 and body["error"]["code"] == "invalid_json"
+    status, body = daemon.post("/run", dict(HELLO, language="cobol-85"))
+    assert status == 400 and body["error"]["code"] == "unknown_language"
+    status, body = daemon.post("/run", dict(HELLO, source_filename="../../etc/passwd"))
+    assert status == 400 and body["error"]["code"] == "invalid_filename"
+    status, body = daemon.post("/run", dict(HELLO, tests=[]))
+    assert status == 400
+
+
+def test_oversize_body_is_413(daemon):
+    head = (b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 999999999\r\n\r\n")
+    (status, _, body), = responses(raw(daemon.port, head))
+    assert status == 413
+    assert json.loads(body)["error"]["code"] == "body_too_large"
+
+
+def test_malformed_request_is_400(daemon):
+    (status, _, body), = responses(raw(daemon.port, b"GARBAGE\x01 / HTTP/1.1\r\n\r\n"))
+    assert status == 400
+    assert "error" in json.loads(body)
+
+
+def test_huge_headers_are_431(daemon):
+    req = b"GET /healthz HTTP/1.1\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"
+    (status, _, _), = responses(raw(daemon.port, req))
+    assert status == 431
+
+
+def test_pipelined_requests_answered_in_order(daemon):
+    job = json.dumps(HELLO).encode()
+    req = (b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+           b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+           b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+           b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") % (len(job), job)
+    got = responses(raw(daemon.port, req, timeout=60))
+    assert [r[0] for r in got] == [200, 200, 404, 200]
+    assert json.loads(got[1][2])["status"] == "accepted"
+
+
+def test_keep_alive_reuses_connection(daemon):
+    s = socket.create_connection(("127.0.0.1", daemon.port), timeout=30)
+    job = json.dumps(HELLO).encode()
+    for _ in range(3):
+        s.sendall(b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+                  % (len(job), job))
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            buf += s.recv(65536)
+        head, _, body = buf.partition(b"\r\n\r\n")
+        n = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0]
+                .split(b":")[1])
+        while len(body) < n:
+            body += s.recv(65536)
+        assert head.startswith(b"HTTP/1.1 200") and json.loads(body)["status"] == "accepted"
+    s.close()
+
+
+def test_slow_client_gets_408(daemon):
+    s = socket.create_connection(("127.0.0.1", daemon.port), timeout=10)
+    s.sendall(b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    start = time.time()
+    data = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    assert data.startswith(b"HTTP/1.1 408")
+    assert time.time() - start < 5
+
+
+def test_health_answers_while_jobs_run(daemon):
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(daemon.post("/run", slow(2))))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    start = time.time()
+    assert daemon.get("/healthz")[0] == 200
+    assert daemon.get("/info")[0] == 200
+    assert time.time() - start < 1.0
+    for t in threads:
+        t.join()
+    assert all(r[0] == 200 and r[1]["status"] == "accepted" for r in results)
+
+
+def test_killed_worker_is_replaced(daemon):
+    pids = daemon.worker_pids()
+    os.kill(pids[0], signal.SIGKILL)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        now = daemon.worker_pids()
+        if len(now) == 2 and pids[0] not in now:
+            break
+        time.sleep(0.1)
+    assert pids[0] not in daemon.worker_pids() and len(daemon.worker_pids()) == 2
+    for _ in range(4):
+        status, body = daemon.post("/run", HELLO)
+        assert status == 200 and body["status"] == "accepted"
+
+
+def test_sighup_reload_drops_no_request(daemon):
+    failures = []
+    done = threading.Event()
+
+    def client():
+        while not done.is_set():
+            status, body = daemon.post("/run", HELLO)
+            if status != 200 or body.get("status") != "accepted":
+                failures.append((status, body))
+            status, _ = daemon.get("/healthz")
+            if status != 200:
+                failures.append((status, "healthz"))
+
+    threads = [threading.Thread(target=client) for _ in range(3)]
+    for t in threads:
+        t.start()
+    before = set(daemon.worker_pids())
+    for _ in range(3):
+        time.sleep(0.7)
+        daemon.proc.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    done.set()
+    for t in threads:
+        t.join()
+    assert failures == []
+    after = set(daemon.worker_pids())
+    assert not (before & after), "the old generation should be gone"
+    assert daemon.proc.poll() is None
+
+
+def test_nothing_left_behind(daemon):
+    time.sleep(0.5)
+    assert daemon.leftovers() == []
+
+
+# ---- daemons of their own ---------------------------------------------
+
+
+def lang_dir():
+    d = tempfile.mkdtemp(prefix="goboxd-langs-")
+    shutil.copy(os.path.join(LANGUAGES, "py3.yaml"), d)
+    return d
+
+
+def test_sighup_adds_language_and_refuses_broken_table():
+    d = lang_dir()
+    daemon = Daemon(languages=d)
+    try:
+        status, body = daemon.post("/run", dict(HELLO, language="py3b"))
+        assert status == 400 and body["error"]["code"] == "unknown_language"
+        with open(os.path.join(d, "py3.yaml")) as f:
+            text = f.read()
+        text = text.replace("id: py3", "id: py3b").replace("aliases:", "# aliases:")
+        with open(os.path.join(d, "py3b.yaml"), "w") as f:
+            f.write(text)
+        daemon.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            ids = [l["id"] for l in daemon.get("/info")[1]["languages"]]
+            if "py3b" in ids:
+                break
+            time.sleep(0.1)
+        assert "py3b" in ids
+        status, body = daemon.post("/run", dict(HELLO, language="py3b"))
+        assert status == 200 and body["status"] == "accepted"
+        assert "py3b" in daemon.wait_ready()["languages"]
+
+        with open(os.path.join(d, "zz.yaml"), "w") as f:
+            f.write("id: zz\nname: Broken\nsource_filename: a.txt\nprobe: [/usr/bin/true]\n"
+                    "run:\n  cmd: /usr/bin/true\n  bogus: 1\n")
+        daemon.proc.send_signal(signal.SIGHUP)
+        time.sleep(1.5)
+        refused = [l for l in daemon.log_lines() if "reload refused" in l.get("msg", "")]
+        assert refused and "zz.yaml:7" in refused[-1]["msg"], refused
+        status, body = daemon.post("/run", dict(HELLO, language="py3b"))
+        assert status == 200 and body["status"] == "accepted"
+        assert "zz" not in [l["id"] for l in daemon.get("/info")[1]["languages"]]
+    finally:
+        daemon.stop()
+        shutil.rmtree(d)
+
+
+def test_broken_table_at_startup_fails_loudly():
+    d = lang_dir()
+    with open(os.path.join(d, "bad.yaml"), "w") as f:
+        f.write("id: bad\nname: Bad\nsource_filename: a.txt\nprobe: [/usr/bin/true]\n"
+                "run:\n  cmd: /usr/bin/true\n  limits: { memory_kb: -5 }\n")
+    bin_ = os.environ.get("GOBOXD_BIN")
+    p = subprocess.run([bin_, "--languages-dir", d, "--check"], capture_output=True, text=True)
+    shutil.rmtree(d)
+    assert p.returncode != 0
+    assert "bad.yaml:7" in p.stderr, p.stderr
+
+
+def test_graceful_stop_finishes_running_job():
+    daemon = Daemon(workers=1)
+    result = []
+    t = threading.Thread(target=lambda: result.append(daemon.post("/run", slow(1.5))))
+    t.start()
+    time.sleep(0.6)
+    rc = daemon.stop(signal.SIGTERM)
+    t.join()
+    assert rc == 0
+    assert result and result[0][0] == 200 and result[0][1]["status"] == "accepted"
+    assert daemon.leftovers() == []
+
+
+def test_queue_full_and_queue_timeout_are_503():
+    daemon = Daemon(workers=1, args=["--max-concurrency", "1", "--max-queue-size", "1",
+                                     "--queue-timeout", "30s"])
+    try:
+        results = []
+        lock = threading.Lock()
+
+        def go():
+            r = daemon.request("POST", "/run", slow(1.5))
+            with lock:
+                results.append(r)
+
+        threads = [threading.Thread(target=go) for _ in range(4)]
+        for t in threads:
+            t.start()
+            time.sleep(0.15)
+        for t in threads:
+            t.join()
+        codes = sorted(r[0] for r in results)
+        assert codes.count(200) == 2, codes
+        assert codes.count(503) == 2, codes
+        full = [r for r in results if r[0] == 503][0]
+        assert full[1]["error"]["code"] == "queue_full"
+        assert int(full[2]["Retry-After"]) >= 1
+        assert daemon.get("/info")[1]["stats"]["queue_rejected_full"] == 2
+    finally:
+        daemon.stop()
+
+    daemon = Daemon(workers=1, args=["--max-concurrency", "1", "--queue-timeout", "500ms"])
+    try:
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(
+            daemon.request("POST", "/run", slow(2)))) for _ in range(2)]
+        for t in threads:
+            t.start()
+            time.sleep(0.2)
+        for t in threads:
+            t.join()
+        codes = sorted(r[0] for r in results)
+        assert codes == [200, 503], codes
+        late = [r for r in results if r[0] == 503][0]
+        assert late[1]["error"]["code"] == "queue_timeout"
+    finally:
+        daemon.stop()
+
+
+def test_queued_jobs_run_in_order():
+    daemon = Daemon(workers=2, args=["--max-concurrency", "1"])
+    try:
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(daemon.post("/run", slow(0.5))))
+                   for _ in range(4)]
+        start = time.time()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(r[0] == 200 and r[1]["status"] == "accepted" for r in results)
+        # one at a time: four half-second jobs cannot overlap
+        assert time.time() - start >= 2.0
+    finally:
+        daemon.stop()
+
+
+@pytest.mark.skipif(not shutil.which("systemd-socket-activate"),
+                    reason="systemd-socket-activate not installed")
+def test_systemd_socket_activation():
+    port = free_port()
+    tmp = tempfile.mkdtemp(prefix="goboxd-sd-")
+    os.chmod(tmp, 0o711)
+    p = subprocess.Popen(["systemd-socket-activate", "-l", "127.0.0.1:%d" % port,
+                          os.environ["GOBOXD_BIN"], "--languages-dir", LANGUAGES,
+                          "--jail-dir", os.path.join(tmp, "jails"), "--workers", "1",
+                          "--jail", os.environ.get("GOBOXD_TEST_JAIL", "bwrap")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 10
+        got = b""
+        while time.time() < deadline:
+            try:
+                got = raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                          timeout=2)
+                if got:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        assert got.startswith(b"HTTP/1.1 200")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert b"systemd" in p.stderr.read()
