@@ -1,0 +1,5 @@
+	global _start
+	section .text
+_start:
+	mov eax, ebx, ecx
+	movq_not_an_instruction rax

@@ -1,0 +1,2 @@
+x : Int32 = "not a number"
+puts x

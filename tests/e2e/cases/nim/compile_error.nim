@@ -1,0 +1,2 @@
+let x: int = "not a number"
+echo x

@@ -1,0 +1,5 @@
+# -d:danger defines the symbol "danger" at compile time.
+when defined(danger):
+  echo "danger"
+else:
+  echo "release"
