@@ -1,0 +1,3 @@
+require_relative "helper"
+
+puts Helper.greet(STDIN.read.strip)

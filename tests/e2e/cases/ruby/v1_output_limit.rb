@@ -1,0 +1,3 @@
+loop do
+  puts "y" * 79
+end

@@ -1,0 +1,2 @@
+# Echoes stdin back unchanged.
+STDOUT.write(STDIN.read)
