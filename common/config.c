@@ -501,6 +501,7 @@ int config_load_args(struct config *c, int argc, char **argv, bool *exit_now, ch
 	while ((ch = getopt_long(argc, argv, "hVp:w:c:", lo, NULL)) != -1) {
 		const struct opt *o = NULL;
 		const char *val = optarg;
+		const char *arg = optarg ? optarg : "";
 
 		switch (ch) {
 		case 'h':
@@ -518,19 +519,19 @@ int config_load_args(struct config *c, int argc, char **argv, bool *exit_now, ch
 		case 'c':
 		case OPT_CONFIG:
 			free(c->config_file);
-			c->config_file = xstrdup(optarg);
+			c->config_file = xstrdup(arg);
 			continue;
 		case OPT_CHECK:
 			c->action = ACTION_CHECK;
 			continue;
 		case OPT_LIST:
-			if (!strcmp(optarg, "debian"))
+			if (!strcmp(arg, "debian"))
 				c->action = ACTION_LIST_DEBIAN;
-			else if (!strcmp(optarg, "npm"))
+			else if (!strcmp(arg, "npm"))
 				c->action = ACTION_LIST_NPM;
 			else {
 				snprintf(err, errlen, "--list-packages: '%s' is not debian or npm",
-					 optarg);
+					 arg);
 				goto out;
 			}
 			continue;
@@ -553,8 +554,8 @@ int config_load_args(struct config *c, int argc, char **argv, bool *exit_now, ch
 			snprintf(err, errlen, "unexpected option");
 			goto out;
 		}
-		if (o->type == OT_BOOL && !val)
-			val = "true";
+		if (!val)
+			val = o->type == OT_BOOL ? "true" : "";
 		if (opt_apply(c, o, val, why, sizeof(why)) < 0) {
 			snprintf(err, errlen, "--%s: %s", o->name, why);
 			goto out;

@@ -612,13 +612,15 @@ static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 /* The owner of name among the languages loaded so far, or NULL. */
 static const struct lang *name_owner(const struct langtab *t, const char *name)
 {
+	if (!name)
+		return NULL;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct lang *o = &t->langs[i];
 
-		if (!strcmp(o->id, name))
+		if (o->id && !strcmp(o->id, name))
 			return o;
 		for (size_t k = 0; k < o->aliases.n; k++)
-			if (!strcmp(o->aliases.v[k], name))
+			if (o->aliases.v[k] && !strcmp(o->aliases.v[k], name))
 				return o;
 	}
 	return NULL;

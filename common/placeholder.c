@@ -268,7 +268,8 @@ int placeholder_expand_argv(const struct lang_step *step, const struct expand_ct
 		rc = vec_finish(&vec, out);
 	if (rc < 0)
 		strv_free_array(vec.v);
-	return rc;
+	/* On success vec_finish handed vec.v to *out. */
+	return rc; // NOLINT(clang-analyzer-unix.Malloc)
 }
 
 int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx *ctx,
@@ -286,5 +287,6 @@ int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx
 		rc = vec_finish(&vec, out);
 	if (rc < 0)
 		strv_free_array(vec.v);
-	return rc;
+	/* On success vec_finish handed vec.v to *out. */
+	return rc; // NOLINT(clang-analyzer-unix.Malloc)
 }

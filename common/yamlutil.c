@@ -112,7 +112,7 @@ static int grow(struct ynode *n, size_t *cap, bool map)
 
 	if (n->n < *cap)
 		return 0;
-	items = realloc(n->items, ncap * sizeof(*items));
+	items = realloc(n->items, ncap * sizeof(struct ynode *));
 	if (!items)
 		return -ENOMEM;
 	n->items = items;

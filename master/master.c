@@ -125,7 +125,7 @@ int master_listen(const struct config *cfg, char *err, size_t errlen)
 
 static unsigned bound_port(int fd)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	socklen_t len = sizeof(ss);
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)

@@ -212,7 +212,7 @@ int cg_v2_base_rel(const char *cg_path, const char *mount_root, char *out, size_
 	if (len == 0) {
 		if (outlen < 2)
 			return -ENAMETOOLONG;
-		strcpy(out, "/");
+		memcpy(out, "/", 2);
 		return 0;
 	}
 	if (len + 1 > outlen)
@@ -474,7 +474,7 @@ static int rm_cgroup(const char *path, unsigned *count)
 		return rc;
 	if (strlen(path) >= sizeof(dirs[0]))
 		return -ENAMETOOLONG;
-	strcpy(dirs[0], path);
+	snprintf(dirs[0], sizeof(dirs[0]), "%s", path);
 	if (exists_in(path, "cgroup.kill"))
 		write_in(path, "cgroup.kill", "1");
 	for (int i = 0; i < CG_RMDIR_TRIES; i++) {
@@ -557,7 +557,7 @@ static int scan_mountinfo(struct cg_found *f)
 					continue;
 				if (strlen(m->mount_point) >= PATH_MAX)
 					continue;
-				strcpy(f->v1_mount[i], m->mount_point);
+				snprintf(f->v1_mount[i], sizeof(f->v1_mount[i]), "%s", m->mount_point);
 				f->v1[i] = true;
 			}
 		}
@@ -608,7 +608,7 @@ static int discover_override(const char *root, struct cg_layout *lay, char *err,
 		lay->ndirs = 1;
 		if (strlen(root) >= PATH_MAX)
 			return set_err(err, errlen, -ENAMETOOLONG, "cgroup root too long");
-		strcpy(lay->base[0], root);
+		snprintf(lay->base[0], sizeof(lay->base[0]), "%s", root);
 		return 0;
 	}
 	lay->ver = CG_V1;
@@ -634,7 +634,7 @@ static int discover(const char *root_override, struct cg_layout *lay, char *err,
 	if (root_override && *root_override)
 		return discover_override(root_override, lay, err, errlen);
 
-	f = malloc(sizeof(*f));
+	f = calloc(1, sizeof(*f));
 	if (!f)
 		return set_err(err, errlen, -ENOMEM, "out of memory");
 	if ((rc = scan_mountinfo(f)) < 0) {
@@ -645,7 +645,7 @@ static int discover(const char *root_override, struct cg_layout *lay, char *err,
 	    v2_lists(v2base, "cgroup.controllers", NULL)) {
 		lay->ver = CG_V2;
 		lay->ndirs = 1;
-		strcpy(lay->base[0], v2base);
+		snprintf(lay->base[0], sizeof(lay->base[0]), "%s", v2base);
 		rc = 0;
 		goto out;
 	}
@@ -653,7 +653,7 @@ static int discover(const char *root_override, struct cg_layout *lay, char *err,
 		lay->ver = CG_V1;
 		lay->ndirs = CG_NCTRL;
 		for (int i = 0; i < CG_NCTRL; i++)
-			strcpy(lay->base[i], f->v1_mount[i]);
+			snprintf(lay->base[i], sizeof(lay->base[i]), "%s", f->v1_mount[i]);
 		rc = 0;
 		goto out;
 	}
@@ -829,7 +829,7 @@ int cg_tree_open(const char *root_override, const char *name, struct cg_tree **o
 	*out = t;
 	t = NULL;
 out:
-	if (t && rc < 0)
+	if (t)
 		cg_tree_close(t);
 	free(lay);
 	return rc;
@@ -1020,7 +1020,8 @@ static int step_prepare_procs(struct cg_step *s)
 			continue;
 		if ((rc = join(path, sizeof(path), s->dir[i], "cgroup.procs")) < 0)
 			return rc;
-		strcpy(s->procs[s->nprocs_files++], path);
+		snprintf(s->procs[s->nprocs_files], sizeof(s->procs[0]), "%s", path);
+		s->nprocs_files++;
 	}
 	return 0;
 }
