@@ -85,6 +85,18 @@ class Daemon:
             time.sleep(0.2)
         raise RuntimeError("goboxd not ready: %s" % json.dumps(body))
 
+    def wait_probed(self, timeout=300):
+        """Until the readiness probes of the current table have finished."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            status, body = self.get("/readyz")
+            if status == 200 or (isinstance(body, dict) and not any(
+                    v.get("error") == "probes are running"
+                    for v in body.get("languages", {}).values())):
+                return body
+            time.sleep(0.2)
+        raise RuntimeError("probes did not finish")
+
     def read_log(self):
         with open(self.log_path) as f:
             return f.read()
@@ -138,7 +150,9 @@ class Daemon:
         return self.proc.returncode
 
     def leftovers(self):
-        """Job directories and step cgroups left behind."""
+        """Job directories left behind (the probes' own ones excluded)."""
+        if self.proc.poll() is None:
+            self.wait_probed()
         jobs = os.listdir(self.jail_dir) if os.path.isdir(self.jail_dir) else []
         return jobs
 
