@@ -436,3 +436,62 @@ def test_systemd_socket_activation():
         p.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
     assert b"systemd" in p.stderr.read()
+
+
+def test_concurrent_jobs_never_share_a_directory(daemon):
+    """Hole 5: each job has its own directory and sees only its own files."""
+    src = ("import os, sys, time\ntok = sys.stdin.read().strip()\n"
+           "open('/box/token', 'w').write(tok)\ntime.sleep(0.3)\n"
+           "print(open('/box/token').read(), sorted(os.listdir('/box')))\n")
+    results = []
+    lock = threading.Lock()
+
+    def go(tok):
+        r = daemon.post("/run", {"language": "py3", "source": src,
+                                 "tests": [{"stdin": tok}]})
+        with lock:
+            results.append((tok, r))
+
+    threads = [threading.Thread(target=go, args=("tok%d" % i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 6
+    for tok, (status, body) in results:
+        assert status == 200, body
+        assert body["tests"][0]["stdout"] == "%s ['solution.py', 'token']\n" % tok
+
+
+def test_stale_job_dirs_are_swept():
+    """Hole 7: what a crash left behind goes at start-up and periodically."""
+    tmp = tempfile.mkdtemp(prefix="goboxd-sweep-")
+    os.chmod(tmp, 0o711)
+    jails = os.path.join(tmp, "jails")
+    os.makedirs(os.path.join(jails, "job-stale1", "sub"))
+    with open(os.path.join(jails, "job-stale1", "sub", "f"), "w") as f:
+        f.write("x")
+    old = time.time() - 3600
+    os.utime(os.path.join(jails, "job-stale1"), (old, old))
+    os.makedirs(os.path.join(jails, "not-a-job"))
+    daemon = Daemon(workers=1, args=["--jail-dir", jails, "--sweep-age", "2s",
+                                     "--sweep-interval", "1s"])
+    try:
+        assert not os.path.exists(os.path.join(jails, "job-stale1"))
+        assert os.path.exists(os.path.join(jails, "not-a-job"))
+        # a worker killed in the middle of a job leaves its directory behind
+        t = threading.Thread(target=lambda: daemon.post("/run", slow(5)))
+        t.start()
+        deadline = time.time() + 10
+        while time.time() < deadline and not [d for d in os.listdir(jails)
+                                              if d.startswith("job-")]:
+            time.sleep(0.05)
+        os.kill(daemon.worker_pids()[0], signal.SIGKILL)
+        t.join()
+        deadline = time.time() + 15
+        while time.time() < deadline and [d for d in os.listdir(jails) if d.startswith("job-")]:
+            time.sleep(0.2)
+        assert [d for d in os.listdir(jails) if d.startswith("job-")] == []
+    finally:
+        daemon.stop()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -195,6 +195,33 @@ Test(jobdir, remove_leaves_symlink_targets_alone)
 	cr_expect(host_file_is(tdirfile, "keep"));
 }
 
+/*
+ * Hole 2: names a program can give its files are removed as plain names.
+ * A removal that went through a shell would run these (and create the
+ * witness file) or stop at the quoting.
+ */
+Test(jobdir, remove_takes_shell_syntax_in_names_literally)
+{
+	static const char *const names[] = {
+		"$(touch WITNESS)", "`touch WITNESS`", "; touch WITNESS", "a b\nc",
+		"'quote", "\"dq", "-rf", "*", "&& touch WITNESS", "new\nline",
+	};
+	struct jobdir d;
+	char witness[160], p[4300];
+
+	snprintf(witness, sizeof(witness), "%s/WITNESS", outside);
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", d.path, names[i]);
+		write_host_file(p, "x");
+	}
+	cr_assert_eq(chdir(outside), 0);
+	cr_expect_eq(jobdir_remove(&d), 0);
+	cr_expect_not(exists(d.path));
+	cr_expect_not(exists(witness));
+	cr_expect_not(exists("WITNESS"));
+}
+
 /* Build the tree a hostile program could leave: unreadable dirs and files. */
 static void plant_locked_tree(const char *root)
 {
