@@ -577,11 +577,6 @@ int config_validate(const struct config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "languages-dir and jail-dir must be absolute paths");
 		return -1;
 	}
-	if (c->max_source_bytes > c->max_body_bytes) {
-		snprintf(err, errlen, "max-source-size (%zu) is larger than max-body-size (%zu)",
-			 c->max_source_bytes, c->max_body_bytes);
-		return -1;
-	}
 	if (c->limits_max.cpu_ms == 0 || c->limits_max.wall_ms == 0) {
 		snprintf(err, errlen, "max-wall-time and max-cpu-time must be positive");
 		return -1;

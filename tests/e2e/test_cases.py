@@ -42,7 +42,8 @@ def case_id(path):
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(workers=2)
+    # Codize's --run-timeout keeps the v1 timeout cases short.
+    d = Daemon(workers=2, args=["--run-timeout", "3s"])
     yield d
     d.stop()
 
