@@ -12,7 +12,24 @@
 
 extern char **environ;
 
-/* The install step: every package the configured languages ask for. */
+/* Seen before in the languages up to and including (li, ki)? */
+static bool listed_before(const struct langtab *lt, bool npm, size_t li, size_t ki)
+{
+	const struct lang *l = langtab_at(lt, li);
+	const char *name = (npm ? &l->npm_packages : &l->debian_packages)->v[ki];
+
+	for (size_t i = 0; i <= li; i++) {
+		const struct lang *o = langtab_at(lt, i);
+		const struct strv *v = npm ? &o->npm_packages : &o->debian_packages;
+
+		for (size_t k = 0; k < v->n && (i < li || k < ki); k++)
+			if (strcmp(v->v[k], name) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* The install step: every package the configured languages ask for, once. */
 static void list_packages(const struct langtab *lt, bool npm)
 {
 	for (size_t i = 0; i < langtab_count(lt); i++) {
@@ -20,7 +37,8 @@ static void list_packages(const struct langtab *lt, bool npm)
 		const struct strv *v = npm ? &l->npm_packages : &l->debian_packages;
 
 		for (size_t k = 0; k < v->n; k++)
-			printf("%s\n", v->v[k]);
+			if (!listed_before(lt, npm, i, k))
+				printf("%s\n", v->v[k]);
 	}
 }
 
