@@ -5,6 +5,7 @@ nsjail). Each test module gets its own daemon on a free port with its own
 jail directory, so tests cannot see each other's leftovers.
 """
 import atexit
+import glob
 import json
 import os
 import shutil
@@ -148,6 +149,16 @@ class Daemon:
                 self.proc.wait()
         self.log.close()
         return self.proc.returncode
+
+    def step_cgroups(self):
+        """Step cgroups still present in this daemon's worker subtrees."""
+        found = []
+        for ctrl in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"):
+            for tree in glob.glob(os.path.join(ctrl, "**", "goboxd", "%d-w*" % self.proc.pid),
+                                  recursive=True):
+                found += [d for d in os.listdir(tree)
+                          if os.path.isdir(os.path.join(tree, d))]
+        return found
 
     def leftovers(self):
         """Job directories left behind (the probes' own ones excluded)."""

@@ -270,6 +270,31 @@ def test_sighup_reload_drops_no_request(daemon):
 def test_nothing_left_behind(daemon):
     time.sleep(0.5)
     assert daemon.leftovers() == []
+    assert daemon.step_cgroups() == []
+
+
+def test_readyz_is_503_with_the_failing_language():
+    d = lang_dir()
+    with open(os.path.join(d, "ghost.yaml"), "w") as f:
+        f.write("id: ghost\nname: Ghost\nsource_filename: a.gh\n"
+                "probe: [/usr/bin/ghost-lang, --version]\n"
+                "run:\n  cmd: /usr/bin/ghost-lang\n  args: [\"{{source}}\"]\n")
+    daemon = Daemon(languages=d)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            status, body = daemon.get("/readyz")
+            if body["languages"]["ghost"].get("error") != "probes are running":
+                break
+            time.sleep(0.1)
+        assert status == 503 and body["status"] == "degraded"
+        assert body["languages"]["py3"]["ok"] is True
+        assert body["languages"]["ghost"]["ok"] is False
+        assert "/usr/bin/ghost-lang" in body["languages"]["ghost"]["error"]
+        assert body["nsjail"]["ok"] is True
+    finally:
+        daemon.stop()
+        shutil.rmtree(d)
 
 
 # ---- daemons of their own ---------------------------------------------
