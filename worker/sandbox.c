@@ -482,6 +482,14 @@ static void child_creds(struct run *run)
 	uid_t uid = run->sb->uid;
 	gid_t gid = run->sb->gid;
 
+	/*
+	 * The pipes were made by the worker; handing them to the sandbox uid
+	 * lets the program reopen them by name (/dev/stdin is /proc/self/fd/0,
+	 * and opening that checks the pipe's owner).
+	 */
+	for (int fd = 0; fd <= 2; fd++)
+		if (fchown(fd, uid, gid) < 0)
+			child_fail(run, CS_CREDS);
 	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
 	    setresuid(uid, uid, uid) < 0)
 		child_fail(run, CS_CREDS);

@@ -229,6 +229,20 @@ Test(sandbox, stdin_is_fed)
 	step_result_free(&r);
 }
 
+/* Programs that open their streams by name (/dev/stdin, /dev/stdout). */
+Test(sandbox, stdio_can_be_reopened_by_name)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	const char *argv[] = { "/usr/bin/sh", "-c", "cat /dev/stdin > /dev/stdout", NULL };
+	int rc = run_full(&r, argv, &l, "by name\n", 8, true);
+
+	assert_ran(rc, &r);
+	cr_assert_eq(r.outcome.exit_code, 0, "stderr: %s", r.err.data ? r.err.data : "");
+	cr_assert_str_eq(r.out.data, "by name\n");
+	step_result_free(&r);
+}
+
 Test(sandbox, large_stdin_round_trip)
 {
 	struct step_result r;
