@@ -495,8 +495,11 @@ static int rm_cgroup(const char *path, unsigned *count)
 	return rc;
 }
 
-/* Remove every child cgroup of dir (not dir itself); the last error. */
-static int rm_children(const char *dir, unsigned *count)
+/*
+ * Remove every child cgroup of dir (not dir itself) for which skip, when
+ * given, says no; the last error.
+ */
+static int rm_children_unless(const char *dir, unsigned *count, bool (*skip)(const char *name))
 {
 	struct dirent *de;
 	int rc = 0;
@@ -509,7 +512,7 @@ static int rm_children(const char *dir, unsigned *count)
 		char sub[PATH_MAX];
 		int r;
 
-		if (!is_subdir(dir, de, sub, sizeof(sub)))
+		if (!is_subdir(dir, de, sub, sizeof(sub)) || (skip && skip(de->d_name)))
 			continue;
 		r = rm_cgroup(sub, count);
 		if (r < 0) {
@@ -519,6 +522,11 @@ static int rm_children(const char *dir, unsigned *count)
 	}
 	closedir(d);
 	return rc;
+}
+
+static int rm_children(const char *dir, unsigned *count)
+{
+	return rm_children_unless(dir, count, NULL);
 }
 
 /* ---- discovery ---- */
@@ -870,30 +878,6 @@ static bool owned_by_live_process(const char *name)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
-static int sweep_top(const char *top, unsigned *count)
-{
-	struct dirent *de;
-	int rc = 0;
-	DIR *d = opendir(top);
-
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)) != NULL) {
-		char sub[PATH_MAX];
-		int r;
-
-		if (!is_subdir(top, de, sub, sizeof(sub)) || owned_by_live_process(de->d_name))
-			continue;
-		r = rm_cgroup(sub, count);
-		if (r < 0) {
-			log_warn("remove cgroup %s: %s", sub, strerror(-r));
-			rc = r;
-		}
-	}
-	closedir(d);
-	return rc;
-}
-
 int cg_sweep(const char *root_override, unsigned *removed)
 {
 	struct cg_layout *lay = malloc(sizeof(*lay));
@@ -915,7 +899,7 @@ int cg_sweep(const char *root_override, unsigned *removed)
 			continue;
 		if ((rc = join(top, sizeof(top), lay->base[i], CG_TOP)) < 0)
 			goto out;
-		if ((r = sweep_top(top, &count)) < 0)
+		if ((r = rm_children_unless(top, &count, owned_by_live_process)) < 0)
 			rc = r;
 	}
 out:

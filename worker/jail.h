@@ -138,13 +138,18 @@ static inline void jail_args_addf(struct jail_args *a, const char *fmt, ...)
 	jail_args_take(a, s);
 }
 
-/* The program path as the jail must exec it: relative means under /box. */
-static inline void jail_args_add_program(struct jail_args *a, const char *argv0)
+/*
+ * The program's argv, last on the jail's command line; argv[0] as the jail
+ * must exec it (relative means under /box).
+ */
+static inline void jail_args_add_command(struct jail_args *a, const char *const *argv)
 {
-	if (argv0[0] == '/')
-		jail_args_add(a, argv0);
+	if (argv[0][0] == '/')
+		jail_args_add(a, argv[0]);
 	else
-		jail_args_addf(a, "%s/%s", POLICY_BOX_DIR, argv0);
+		jail_args_addf(a, "%s/%s", POLICY_BOX_DIR, argv[0]);
+	for (size_t i = 1; argv[i]; i++)
+		jail_args_add(a, argv[i]);
 }
 
 #endif

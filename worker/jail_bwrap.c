@@ -111,9 +111,7 @@ static int bwrap_build_argv(const struct jail_env *e, const struct step_spec *s,
 	jail_args_add(a, "--seccomp");
 	jail_args_addf(a, "%d", JAIL_SIDE_FD);
 	jail_args_add(a, "--");
-	jail_args_add_program(a, s->argv[0]);
-	for (size_t i = 1; s->argv[i]; i++)
-		jail_args_add(a, s->argv[i]);
+	jail_args_add_command(a, s->argv);
 	if (a->err)
 		snprintf(err, errlen, "building the bwrap command line: %s", strerror(-a->err));
 	return a->err;

@@ -145,9 +145,7 @@ static int nsjail_build_argv(const struct jail_env *e, const struct step_spec *s
 	 */
 	jail_args_add(a, POLICY_PID1_SHIM);
 	jail_args_add(a, "0");
-	jail_args_add_program(a, s->argv[0]);
-	for (size_t i = 1; s->argv[i]; i++)
-		jail_args_add(a, s->argv[i]);
+	jail_args_add_command(a, s->argv);
 	if (a->err)
 		snprintf(err, errlen, "building the nsjail command line: %s", strerror(-a->err));
 	return a->err;
