@@ -53,7 +53,7 @@ struct conn {
 	bool job_token;        /* dispatched by the master: may run one job */
 	bool peer_closed;
 	bool dead;             /* closed; freed after the current epoll batch */
-	bool want_out;         /* EPOLLOUT armed */
+	uint32_t events;       /* what epoll watches for it now; 0: not in epoll */
 	char reqid[33];
 	struct conn *prev, *next;
 };
@@ -94,17 +94,22 @@ static char tag_listen, tag_chan, tag_sig, tag_ev;
 static void conn_free(struct worker *w, struct conn *c);
 static void conn_process(struct worker *w, struct conn *c);
 
-static void ep_mod(struct worker *w, struct conn *c, bool want_out)
+/*
+ * Watch for input only while requests are being read: during a job or a
+ * handoff the input waits in the socket (level-triggered epoll would
+ * otherwise report it again and again). Watch for output while some is
+ * pending.
+ */
+static void ep_update(struct worker *w, struct conn *c)
 {
-	struct epoll_event ev = {
-		.events = EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0),
-		.data.ptr = c,
-	};
+	uint32_t want = (c->state == C_READING ? EPOLLIN | EPOLLRDHUP : 0) |
+			(c->out.len ? EPOLLOUT : 0);
+	struct epoll_event ev = { .events = want, .data.ptr = c };
 
-	if (c->want_out == want_out)
+	if (c->dead || want == c->events)
 		return;
-	c->want_out = want_out;
-	epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->events = want;
 }
 
 static struct conn *conn_new(struct worker *w, int fd)
@@ -113,6 +118,7 @@ static struct conn *conn_new(struct worker *w, int fd)
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
 
 	c->fd = fd;
+	c->events = ev.events;
 	buf_init(&c->in, 0);
 	buf_init(&c->raw, 0);
 	buf_init(&c->out, 0);
@@ -295,6 +301,7 @@ static int job_start(struct worker *w, struct conn *c, struct job_request *req)
 	}
 	j->active = true;
 	c->state = C_JOB;
+	ep_update(w, c);
 	return 0;
 }
 
@@ -504,7 +511,7 @@ static void conn_flush(struct worker *w, struct conn *c)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN) {
-				ep_mod(w, c, true);
+				ep_update(w, c);
 				return;
 			}
 			c->state = C_CLOSING;
@@ -515,7 +522,7 @@ static void conn_flush(struct worker *w, struct conn *c)
 		buf_consume(&c->out, (size_t)n);
 		c->last_active_ms = now_ms();
 	}
-	ep_mod(w, c, false);
+	ep_update(w, c);
 }
 
 /* Parse and answer as much as the input allows, in order. */
@@ -881,6 +888,14 @@ static void loop(struct worker *w)
 
 				if (c->dead)
 					continue;
+				if (c->state == C_JOB && (evs[i].events & (EPOLLHUP | EPOLLERR))) {
+					/* Reported whatever the mask: stop watching until the
+					 * job ends; its answer will find the socket gone. */
+					c->peer_closed = true;
+					epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+					c->events = 0;
+					continue;
+				}
 				if (evs[i].events & EPOLLOUT)
 					conn_flush(w, c);
 				if (c->dead)
