@@ -75,6 +75,7 @@ struct worker {
 	const struct config *cfg;
 	int epfd, sigfd, evfd;
 	bool listening;
+	uint64_t accept_resume_ms; /* accepting paused (out of fds) until then */
 	bool draining;
 	bool stop_now;
 	struct conn *conns;
@@ -612,8 +613,18 @@ static void accept_all(struct worker *w)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN)
+			if (errno == EMFILE || errno == ENFILE) {
+				/*
+				 * Out of fds: the pending connection stays readable, so
+				 * stop watching the socket for a moment rather than spin.
+				 */
+				log_warn("accept4: %s; pausing accepts for 100 ms", strerror(errno));
+				epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->ctx->listen_fd, NULL);
+				w->listening = false;
+				w->accept_resume_ms = now_ms() + 100;
+			} else if (errno != EAGAIN) {
 				log_warn("accept4: %s", strerror(errno));
+			}
 			return;
 		}
 		conn_new(w, fd);
@@ -747,11 +758,13 @@ static void sweep_conns(struct worker *w)
 
 static void start_draining(struct worker *w)
 {
-	if (!w->listening)
-		return;
-	epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->ctx->listen_fd, NULL);
-	w->listening = false;
-	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_DRAINING);
+	w->accept_resume_ms = 0;
+	if (w->listening) {
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->ctx->listen_fd, NULL);
+		w->listening = false;
+	}
+	if (!w->job.active)
+		atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_DRAINING);
 }
 
 /* ---- set-up -------------------------------------------------------- */
@@ -907,6 +920,13 @@ static void loop(struct worker *w)
 			}
 		}
 		free_dead(w);
+		if (w->accept_resume_ms && now_ms() >= w->accept_resume_ms && !w->draining) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
+
+			if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->listen_fd, &ev) == 0)
+				w->listening = true;
+			w->accept_resume_ms = 0;
+		}
 		if (w->draining)
 			start_draining(w);
 		if (now_ms() - last_sweep >= TICK_MS || w->draining) {
