@@ -59,6 +59,18 @@ static bool is_executable(const char *path)
 	       access(path, X_OK) == 0;
 }
 
+static int use_driver(struct sandbox *sb, const struct jail_driver *drv, const char *path,
+		      char *err, size_t errlen)
+{
+	if (!is_executable(path)) {
+		snprintf(err, errlen, "jail %s: %s is not an executable file", drv->name, path);
+		return -ENOENT;
+	}
+	sb->drv = drv;
+	sb->path = xstrdup(path);
+	return 0;
+}
+
 static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *err, size_t errlen)
 {
 	const char *nsj = o->nsjail_path ? o->nsjail_path : "/usr/local/bin/nsjail";
@@ -66,34 +78,16 @@ static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *e
 
 	switch (o->jail) {
 	case JAIL_KIND_AUTO:
-		if (is_executable(nsj)) {
-			sb->drv = &jail_nsjail;
-			sb->path = xstrdup(nsj);
-		} else if (is_executable(bw)) {
-			sb->drv = &jail_bwrap;
-			sb->path = xstrdup(bw);
-		} else {
-			snprintf(err, errlen, "no jail binary: neither %s nor %s is executable",
-				 nsj, bw);
-			return -ENOENT;
-		}
-		return 0;
+		if (is_executable(nsj))
+			return use_driver(sb, &jail_nsjail, nsj, err, errlen);
+		if (is_executable(bw))
+			return use_driver(sb, &jail_bwrap, bw, err, errlen);
+		snprintf(err, errlen, "no jail binary: neither %s nor %s is executable", nsj, bw);
+		return -ENOENT;
 	case JAIL_KIND_NSJAIL:
-		if (!is_executable(nsj)) {
-			snprintf(err, errlen, "jail nsjail: %s is not an executable file", nsj);
-			return -ENOENT;
-		}
-		sb->drv = &jail_nsjail;
-		sb->path = xstrdup(nsj);
-		return 0;
+		return use_driver(sb, &jail_nsjail, nsj, err, errlen);
 	case JAIL_KIND_BWRAP:
-		if (!is_executable(bw)) {
-			snprintf(err, errlen, "jail bwrap: %s is not an executable file", bw);
-			return -ENOENT;
-		}
-		sb->drv = &jail_bwrap;
-		sb->path = xstrdup(bw);
-		return 0;
+		return use_driver(sb, &jail_bwrap, bw, err, errlen);
 	}
 	snprintf(err, errlen, "unknown jail kind %d", (int)o->jail);
 	return -EINVAL;
