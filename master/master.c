@@ -68,6 +68,7 @@ struct master {
 	uint64_t next_sweep_ms;
 	bool stopping;
 	bool fast;
+	bool quit_sent;       /* graceful stop: workers told to finish */
 	uint64_t stop_deadline_ms;
 };
 
@@ -578,17 +579,11 @@ static void sweep(struct master *m)
 	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
 }
 
-static void begin_stop(struct master *m, bool fast)
+/* Refuse what still waits, tell every worker to finish (or quit now). */
+static void stop_workers(struct master *m, bool fast)
 {
 	struct queue_entry e;
 
-	if (m->stopping && !fast)
-		return;
-	sd_notify(0, "STOPPING=1");
-	log_info("%s stop requested", fast ? "fast" : "graceful");
-	m->stopping = true;
-	m->fast = fast;
-	m->stop_deadline_ms = now_ms() + (fast ? 2000 : (uint64_t)m->cfg.shutdown_timeout_s * 1000);
 	while (queue_pop(&m->q, &e) == 0)
 		refuse(m, &e, "shutting_down", "the server is stopping; retry later");
 	publish_queue(m);
@@ -605,6 +600,27 @@ static void begin_stop(struct master *m, bool fast)
 			tell(m, s, CHAN_QUIT, NULL, 0, 0);
 		}
 	}
+	m->quit_sent = true;
+}
+
+/*
+ * A graceful stop first lets the queue drain (new jobs are refused with
+ * 503 from now on), then tells the workers to finish; all within the
+ * deadline. A fast stop does both at once, with SIGQUIT.
+ */
+static void begin_stop(struct master *m, bool fast)
+{
+	if (m->stopping && !fast)
+		return;
+	sd_notify(0, "STOPPING=1");
+	log_info("%s stop requested", fast ? "fast" : "graceful");
+	m->stopping = true;
+	m->fast = fast;
+	m->stop_deadline_ms = now_ms() + (fast ? 2000 : (uint64_t)m->cfg.shutdown_timeout_s * 1000);
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		m->slots[i].respawn_at = 0;
+	if (fast || m->q.len == 0)
+		stop_workers(m, fast);
 	if (m->prober > 0)
 		kill(m->prober, fast ? SIGKILL : SIGTERM);
 }
@@ -779,6 +795,13 @@ static int loop(struct master *m)
 				chan_readable(m, evs[i].data.ptr);
 		}
 		if (m->stopping) {
+			if (!m->quit_sent) {
+				expire_queue(m);
+				dispatch(m);
+				if (m->q.len == 0 || now_ms() >= m->stop_deadline_ms)
+					stop_workers(m, false);
+				continue;
+			}
 			if (!any_children(m))
 				return 0;
 			if (now_ms() >= m->stop_deadline_ms) {

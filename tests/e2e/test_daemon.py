@@ -371,6 +371,32 @@ def test_graceful_stop_finishes_running_job():
     assert daemon.leftovers() == []
 
 
+def test_graceful_stop_runs_queued_jobs_and_refuses_new_ones():
+    daemon = Daemon(workers=1, args=["--max-concurrency", "1"])
+    results = []
+    lock = threading.Lock()
+
+    def go():
+        r = daemon.post("/run", slow(1))
+        with lock:
+            results.append(r)
+
+    threads = [threading.Thread(target=go) for _ in range(2)]
+    for t in threads:
+        t.start()
+        time.sleep(0.2)
+    daemon.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    late = daemon.request("POST", "/run", slow(0))
+    for t in threads:
+        t.join()
+    assert daemon.stop() == 0
+    assert [r[0] for r in results] == [200, 200], results
+    assert all(r[1]["status"] == "accepted" for r in results)
+    assert late[0] == 503 and late[1]["error"]["code"] == "shutting_down"
+    assert "Retry-After" in late[2]
+
+
 def test_queue_full_and_queue_timeout_are_503():
     daemon = Daemon(workers=1, args=["--max-concurrency", "1", "--max-queue-size", "1",
                                      "--queue-timeout", "30s"])
