@@ -211,7 +211,17 @@ static const struct deny_rule deny_rules[] = {
 	{ "-fprofile-dir*", "writes profile data to a path" },
 	{ "-fopt-info*=*", "writes optimisation reports to a path" },
 	{ "-aux-info*", "writes prototypes to a path" },
-	{ "-M*", "dependency output (-MF, -MD, -MT write or take paths)" },
+	/* gcc's dependency options exactly, so that other compilers' -M<word>
+	 * (Free Pascal's language modes) stay usable */
+	{ "-M", "dependency output instead of a build" },
+	{ "-MM", "dependency output instead of a build" },
+	{ "-MG", "dependency output instead of a build" },
+	{ "-MP", "dependency output" },
+	{ "-MD", "writes dependency files" },
+	{ "-MMD", "writes dependency files" },
+	{ "-MF*", "writes dependency output to a chosen path" },
+	{ "-MT*", "dependency target from the request" },
+	{ "-MQ*", "dependency target from the request" },
 	{ "-print-*", "prints tool paths instead of building" },
 	{ "--print*", "prints tool paths instead of building" },
 	{ "-c", "stops before linking: there would be no artifact" },

@@ -178,7 +178,8 @@ Test(flags, deny_list_beats_allow_list)
 		"-save-temps=obj", "-dumpdir", "-dumpbase", "-fdump-tree-all",
 		"-fprofile-generate=/tmp/p", "-print-prog-name=cc1", "-print-file-name=libc.so",
 		"-Xlinker", "-Xassembler", "-Xpreprocessor", "-Xclang", "-T", "-Tscript.ld",
-		"-M", "-MF", "-MFdeps", "-MD", "--sysroot=/tmp", "--sysroot", "-isysroot/x",
+		"-M", "-MM", "-MF", "-MFdeps", "-MD", "-MMD", "-MG", "-MP", "-MT", "-MTx",
+		"-MQx", "--sysroot=/tmp", "--sysroot", "-isysroot/x",
 		"-iprefix", "-fuse-ld=/tmp/ld", "-I", "-L", "-l", "-isystem", "-I/etc",
 		"-I../..", "-I/box/../etc", "-L/usr/lib", "-isystem/usr/include/x",
 		"-iquote/etc", "-idirafter/etc",
@@ -226,6 +227,8 @@ Test(flags, legitimate_flags_pass_a_wide_allow_list)
 		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-ea",
 		"-encoding", "UTF-8", "--stack-size=65500", "--max-old-space-size=256",
 		"--no-warnings", "--std=c11", "-W",
+		/* other compilers' -M<word>: Free Pascal language modes */
+		"-Mobjfpc", "-Mdelphi", "-Mtp", "-Miso",
 	};
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
