@@ -19,8 +19,14 @@
  * One table drives the three sources: "--max-tests" on the command line,
  * GOBOXD_MAX_TESTS in the environment and max_tests in the YAML file.
  */
+/*
+ * Durations are read as OT_MS (stored in uint32_t ms) or OT_SEC (uint32_t s);
+ * sizes as OT_SIZE (size_t bytes), OT_BYTES64 (uint64_t bytes) or OT_KB
+ * (uint64_t KiB). Ranges are always in ms or bytes, as written.
+ */
 enum opt_type {
-	OT_STR, OT_UINT, OT_U16, OT_U32, OT_U64, OT_SIZE, OT_MS, OT_BOOL, OT_JAIL, OT_LEVEL,
+	OT_STR, OT_UINT, OT_U16, OT_U32, OT_MS, OT_SEC, OT_SIZE, OT_BYTES64, OT_KB,
+	OT_BOOL, OT_JAIL, OT_LEVEL,
 };
 
 struct opt {
@@ -47,7 +53,7 @@ static const struct opt opts[] = {
 	{ "cgroup-root", OT_STR, F(cgroup_root), 0, 0, "cgroup base path (default: discover)" },
 	{ "sandbox-uid-base", OT_U32, F(sandbox_uid_base), 1000, 4000000000u,
 	  "worker i runs jails as this uid + i" },
-	{ "tmpfs-size", OT_SIZE, F(tmpfs_kb), 64 * 1024, 16 * GiB, "size of the jail's /tmp" },
+	{ "tmpfs-size", OT_KB, F(tmpfs_kb), 64 * 1024, 16 * GiB, "size of the jail's /tmp" },
 	{ "max-concurrency", OT_UINT, F(max_concurrent_jobs), 1, 1024,
 	  "jobs running at once (default: CPUs)" },
 	{ "max-queue-size", OT_UINT, F(max_queue), 0, 100000, "jobs waiting at most" },
@@ -66,41 +72,27 @@ static const struct opt opts[] = {
 	  "idle keep-alive connection lifetime" },
 	{ "max-wall-time", OT_MS, F(limits_max.wall_ms), 100, HOUR_MS, "wall time cap of a step" },
 	{ "max-cpu-time", OT_MS, F(limits_max.cpu_ms), 100, HOUR_MS, "CPU time cap of a step" },
-	{ "max-memory", OT_SIZE, F(limits_max.memory_kb), 1024 * 1024, 256 * GiB,
+	{ "max-memory", OT_KB, F(limits_max.memory_kb), 1024 * 1024, 256 * GiB,
 	  "memory cap of a step" },
 	{ "max-processes", OT_U32, F(limits_max.max_processes), 1, 65536,
 	  "process cap of a step" },
-	{ "max-write-size", OT_SIZE, F(limits_max.fsize_kb), 1024, 256 * GiB,
+	{ "max-write-size", OT_KB, F(limits_max.fsize_kb), 1024, 256 * GiB,
 	  "largest file a step may write" },
-	{ "max-output-size", OT_SIZE, F(limits_max.output_kb), 1024, GiB,
+	{ "max-output-size", OT_KB, F(limits_max.output_kb), 1024, GiB,
 	  "captured stdout/stderr cap of a step" },
 	{ "run-timeout", OT_MS, F(run_timeout_ms), 0, HOUR_MS, "/v1/run: run step wall time" },
 	{ "compile-timeout", OT_MS, F(compile_timeout_ms), 0, HOUR_MS,
 	  "/v1/run: compile step wall time" },
-	{ "output-limit", OT_SIZE, F(output_limit_bytes), 1024, GiB,
+	{ "output-limit", OT_BYTES64, F(output_limit_bytes), 1024, GiB,
 	  "/v1/run: stdout+stderr cap" },
-	{ "sweep-age", OT_MS, F(sweep_age_s), 1000, 7 * 24 * HOUR_MS,
+	{ "sweep-age", OT_SEC, F(sweep_age_s), 1000, 7 * 24 * HOUR_MS,
 	  "job directories older than this are orphans" },
-	{ "sweep-interval", OT_MS, F(sweep_interval_s), 1000, 24 * HOUR_MS, "sweep period" },
-	{ "shutdown-timeout", OT_MS, F(shutdown_timeout_s), 0, HOUR_MS,
+	{ "sweep-interval", OT_SEC, F(sweep_interval_s), 1000, 24 * HOUR_MS, "sweep period" },
+	{ "shutdown-timeout", OT_SEC, F(shutdown_timeout_s), 0, HOUR_MS,
 	  "graceful stop deadline" },
 	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics" },
 	{ "log-level", OT_LEVEL, F(log_level), 0, 0, "debug, info, warn or error" },
 };
-
-/* Fields stored in seconds although read as durations. */
-static bool stored_in_seconds(size_t off)
-{
-	return off == F(sweep_age_s) || off == F(sweep_interval_s) ||
-	       off == F(shutdown_timeout_s);
-}
-
-/* Fields stored in KiB although read as sizes. */
-static bool stored_in_kb(size_t off)
-{
-	return off == F(tmpfs_kb) || off == F(limits_max.memory_kb) ||
-	       off == F(limits_max.fsize_kb) || off == F(limits_max.output_kb);
-}
 
 void config_defaults(struct config *c)
 {
@@ -249,6 +241,7 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 		     size_t whylen)
 {
 	void *field = (char *)c + o->off;
+	bool duration = false, size = false;
 	uint64_t v = 0;
 	int rc = 0;
 
@@ -290,9 +283,14 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 		return 0;
 	}
 	case OT_MS:
+	case OT_SEC:
+		duration = true;
 		rc = parse_duration_ms(val, &v);
 		break;
 	case OT_SIZE:
+	case OT_BYTES64:
+	case OT_KB:
+		size = true;
 		rc = parse_size(val, &v);
 		break;
 	default:
@@ -301,20 +299,16 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 	}
 	if (rc < 0) {
 		snprintf(why, whylen, "'%s' is not a valid %s", val,
-			 o->type == OT_MS ? "duration (e.g. 10, 2.5s, 500ms)" :
-			 o->type == OT_SIZE ? "size (e.g. 65536, 64k, 16M)" : "number");
+			 duration ? "duration (e.g. 10, 2.5s, 500ms)" :
+			 size ? "size (e.g. 65536, 64k, 16M)" : "number");
 		return -1;
 	}
 	if (v < o->min || v > o->max) {
 		snprintf(why, whylen, "%s is out of range [%llu, %llu]%s", val,
 			 (unsigned long long)o->min, (unsigned long long)o->max,
-			 o->type == OT_MS ? " ms" : o->type == OT_SIZE ? " bytes" : "");
+			 duration ? " ms" : size ? " bytes" : "");
 		return -1;
 	}
-	if (o->type == OT_MS && stored_in_seconds(o->off))
-		v = (v + 999) / 1000;
-	if (o->type == OT_SIZE && stored_in_kb(o->off))
-		v = (v + 1023) / 1024;
 	switch (o->type) {
 	case OT_U16:
 		*(uint16_t *)field = (uint16_t)v;
@@ -324,20 +318,21 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 		break;
 	case OT_U32:
 	case OT_MS:
-		if (o->type == OT_MS && o->off == F(tmpfs_kb))
-			break;
 		*(uint32_t *)field = (uint32_t)v;
 		break;
+	case OT_SEC:
+		*(uint32_t *)field = (uint32_t)((v + 999) / 1000);
+		break;
 	case OT_SIZE:
-		if (o->off == F(tmpfs_kb) || o->off == F(limits_max.memory_kb) ||
-		    o->off == F(limits_max.fsize_kb) || o->off == F(limits_max.output_kb) ||
-		    o->off == F(output_limit_bytes))
-			*(uint64_t *)field = v;
-		else
-			*(size_t *)field = (size_t)v;
+		*(size_t *)field = (size_t)v;
+		break;
+	case OT_BYTES64:
+		*(uint64_t *)field = v;
+		break;
+	case OT_KB:
+		*(uint64_t *)field = (v + 1023) / 1024;
 		break;
 	default:
-		*(uint64_t *)field = v;
 		break;
 	}
 	return 0;

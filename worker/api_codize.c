@@ -50,10 +50,7 @@ static cJSON *step_json(const struct step_result *r)
 	cJSON_AddNumberToObject(s, "exit_code", sig ? 128 + sig : o->exit_code);
 	cJSON_AddStringToObject(s, "status", status);
 	if (sig) {
-		const char *abbr = sigabbrev_np(sig);
-
-		snprintf(name, sizeof(name), "SIG%s", abbr ? abbr : "UNKNOWN");
-		cJSON_AddStringToObject(s, "signal", name);
+		cJSON_AddStringToObject(s, "signal", api_signal_name(sig, name, sizeof(name)));
 	} else {
 		cJSON_AddNullToObject(s, "signal");
 	}

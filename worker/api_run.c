@@ -13,9 +13,7 @@
  * Program output is bytes; JSON strings are UTF-8 without NULs. Invalid
  * sequences and NUL become U+FFFD so the response always parses.
  */
-char *api_utf8_clean(const char *s, size_t n);
-
-char *api_utf8_clean(const char *s, size_t n)
+static char *utf8_clean(const char *s, size_t n)
 {
 	char *out = xcalloc(n * 3 + 1, 1);
 	size_t o = 0;
@@ -63,13 +61,13 @@ char *api_utf8_clean(const char *s, size_t n)
 
 static void add_text(cJSON *o, const char *key, const struct buf *b)
 {
-	char *clean = api_utf8_clean(b->data ? b->data : "", b->len);
+	char *clean = utf8_clean(b->data ? b->data : "", b->len);
 
 	cJSON_AddStringToObject(o, key, clean);
 	free(clean);
 }
 
-static const char *signal_name(int sig, char *buf, size_t n)
+const char *api_signal_name(int sig, char *buf, size_t n)
 {
 	const char *abbr = sigabbrev_np(sig);
 
@@ -89,7 +87,7 @@ static void add_exit(cJSON *o, const struct run_outcome *oc)
 	else
 		cJSON_AddNullToObject(o, "exit_code");
 	if (oc->term_signal)
-		cJSON_AddStringToObject(o, "signal", signal_name(oc->term_signal, sig, sizeof(sig)));
+		cJSON_AddStringToObject(o, "signal", api_signal_name(oc->term_signal, sig, sizeof(sig)));
 	else
 		cJSON_AddNullToObject(o, "signal");
 }

@@ -68,7 +68,11 @@ struct jail_driver {
 	enum jail_side side;
 	/* Argument that prints a version line, or NULL if there is none. */
 	const char *version_arg;
-	/* 0, or negative errno with a reason in err. */
+	/*
+	 * The jail's command line for a spec sandbox_run has checked (argv
+	 * non-empty, env entries "NAME=value"). 0, or negative errno with a
+	 * reason in err.
+	 */
 	int (*build_argv)(const struct jail_env *e, const struct step_spec *s,
 			  struct jail_args *out, char *err, size_t errlen);
 	/*

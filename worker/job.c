@@ -16,7 +16,7 @@
 #define JAIL_TMP "/tmp"
 
 /* Every step starts from this; the language's env is applied on top. */
-static const char *const base_env[] = {
+const char *const job_base_env[5] = {
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 	"HOME=" JAIL_TMP,
 	"TMPDIR=" JAIL_TMP,
@@ -27,20 +27,20 @@ static const char *const base_env[] = {
 /* Base env with the language's entries replacing same-named ones. */
 static char **merge_env(char **lang_env)
 {
-	size_t nb = ARRAY_SIZE(base_env) - 1, nl = 0, k = 0;
+	size_t nb = ARRAY_SIZE(job_base_env) - 1, nl = 0, k = 0;
 	char **out;
 
 	while (lang_env && lang_env[nl])
 		nl++;
 	out = xcalloc(nb + nl + 1, sizeof(*out));
 	for (size_t i = 0; i < nb; i++) {
-		size_t klen = strcspn(base_env[i], "=") + 1;
+		size_t klen = strcspn(job_base_env[i], "=") + 1;
 		bool overridden = false;
 
 		for (size_t j = 0; j < nl; j++)
-			overridden |= strncmp(lang_env[j], base_env[i], klen) == 0;
+			overridden |= strncmp(lang_env[j], job_base_env[i], klen) == 0;
 		if (!overridden)
-			out[k++] = xstrdup(base_env[i]);
+			out[k++] = xstrdup(job_base_env[i]);
 	}
 	for (size_t j = 0; j < nl; j++)
 		out[k++] = xstrdup(lang_env[j]);
@@ -165,29 +165,23 @@ static void run_build(const struct job_env *env, const struct job_request *req,
 				    BS_OK : BS_FAILED;
 }
 
+/* One test in a fresh sandbox; the run command is the same for all. */
 static void run_test(const struct job_env *env, const struct job_request *req,
-		     const struct jobdir *d, size_t i, struct job_result *res)
+		     const struct jobdir *d, const struct step_plan *p, size_t i,
+		     struct job_result *res)
 {
 	const struct req_test *t = &req->tests[i];
 	struct test_result *tr = &res->tests[i];
-	struct step_plan p = { 0 };
 	struct step_spec s;
 	enum compare_result cmp = CMP_EQUAL;
 	int rc;
 
-	rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
-	if (rc < 0) {
-		tr->status = TS_INTERNAL_ERROR;
-		set_internal(res, "expanding the run command", -rc);
-		return;
-	}
-	spec_fill(&s, req, d, &p, &req->run_limits, env->cfg);
+	spec_fill(&s, req, d, p, &req->run_limits, env->cfg);
 	s.stdin_data = t->stdin_data;
 	s.stdin_len = t->stdin_len;
 	rc = sandbox_run(env->sb, &s, &tr->r);
 	tr->ran = true;
 	account(res, &tr->r, false);
-	plan_free(&p);
 	if (rc < 0 || tr->r.outcome.internal_error) {
 		tr->status = TS_INTERNAL_ERROR;
 		if (!res->internal_error) {
@@ -201,6 +195,23 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		cmp = output_compare(tr->r.out.data ? tr->r.out.data : "", tr->r.out.len,
 				     t->expected, t->expected_len);
 	tr->status = verdict_for_test(&tr->r.outcome, t->expected != NULL, cmp);
+}
+
+static void run_tests(const struct job_env *env, const struct job_request *req,
+		      const struct jobdir *d, struct job_result *res)
+{
+	struct step_plan p = { 0 };
+	int rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
+
+	if (rc < 0) {
+		for (size_t i = 0; i < req->ntests; i++)
+			res->tests[i].status = TS_INTERNAL_ERROR;
+		set_internal(res, "expanding the run command", -rc);
+		return;
+	}
+	for (size_t i = 0; i < req->ntests; i++)
+		run_test(env, req, d, &p, i, res);
+	plan_free(&p);
 }
 
 int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
@@ -237,8 +248,7 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	if (rc == 0 && req->lang->has_build)
 		run_build(env, req, &d, res);
 	if (rc == 0 && res->build_status == BS_OK) {
-		for (size_t i = 0; i < req->ntests; i++)
-			run_test(env, req, &d, i, res);
+		run_tests(env, req, &d, res);
 	} else if (rc < 0) {
 		for (size_t i = 0; i < req->ntests; i++)
 			res->tests[i].status = TS_INTERNAL_ERROR;

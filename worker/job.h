@@ -34,6 +34,9 @@ struct job_result {
 	uint64_t build_ms, run_ms, cpu_ms, memory_peak_kb;
 };
 
+/* The environment every step starts from (NULL-terminated). */
+extern const char *const job_base_env[5];
+
 struct job_env {
 	struct sandbox *sb;
 	const struct config *cfg;

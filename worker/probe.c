@@ -12,6 +12,7 @@
 #include "common/jobdir.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "worker/job.h"
 #include "worker/sandbox.h"
 
 /* Probes are small: a version banner needs little time or memory. */
@@ -94,10 +95,6 @@ static void first_line(const struct buf *a, const struct buf *b, char *out, size
 static void probe_one(struct sandbox *sb, const struct config *cfg, const struct lang *l,
 		      uid_t uid, struct probe_entry *e)
 {
-	static const char *const envp[] = {
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", NULL,
-	};
 	struct jobdir d;
 	struct step_result r;
 	struct step_spec s = { 0 };
@@ -121,7 +118,7 @@ static void probe_one(struct sandbox *sb, const struct config *cfg, const struct
 	}
 	step_result_init(&r);
 	s.argv = (const char *const *)l->probe.v;
-	s.envp = envp;
+	s.envp = job_base_env;
 	s.box_dir = d.path;
 	s.ro_mounts = (const char *const *)l->ro_mounts.v;
 	s.mount_proc = l->mount_proc;

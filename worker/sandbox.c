@@ -399,6 +399,11 @@ static int prepare(struct run *run)
 
 	if (!s->box_dir || s->box_dir[0] != '/')
 		return internal(run, -EINVAL, "box_dir must be an absolute path");
+	if (!s->argv || !s->argv[0])
+		return internal(run, -EINVAL, "empty argv");
+	for (const char *const *p = s->envp; p && *p; p++)
+		if (!strchr(*p, '=') || **p == '=')
+			return internal(run, -EINVAL, "bad environment entry \"%.100s\"", *p);
 	rc = run->sb->drv->build_argv(&env, s, &run->args, err, sizeof(err));
 	if (rc < 0)
 		return internal(run, rc, "%s", err);
@@ -932,17 +937,14 @@ int sandbox_run(struct sandbox *sb, const struct step_spec *s, struct step_resul
 	}
 	if (run.cg)
 		cg_step_destroy(run.cg);
-	close_fd(&run.in_w);
-	close_fd(&run.out_r);
-	close_fd(&run.err_r);
-	close_fd(&run.side_fd);
-	close_fd(&run.exec_r);
-	close_fd(&run.in_r);
-	close_fd(&run.out_w);
-	close_fd(&run.err_w);
-	close_fd(&run.side_child);
-	close_fd(&run.exec_w);
-	close_fd(&run.pidfd);
+	{
+		int *fds[] = { &run.in_w, &run.out_r, &run.err_r, &run.side_fd, &run.exec_r,
+			       &run.in_r, &run.out_w, &run.err_w, &run.side_child, &run.exec_w,
+			       &run.pidfd };
+
+		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+			close_fd(fds[i]);
+	}
 	buf_free(&run.side);
 	jail_args_free(&run.args);
 	{

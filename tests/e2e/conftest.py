@@ -150,15 +150,16 @@ class Daemon:
         self.log.close()
         return self.proc.returncode
 
+    def cgroup_trees(self):
+        """This daemon's worker subtrees (v1: one per controller; v2: one)."""
+        return glob.glob(os.path.join("/sys/fs/cgroup", "**", "goboxd",
+                                      "%d-w*" % self.proc.pid), recursive=True)
+
     def step_cgroups(self):
         """Step cgroups still present in this daemon's worker subtrees."""
-        found = []
-        for ctrl in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"):
-            for tree in glob.glob(os.path.join(ctrl, "**", "goboxd", "%d-w*" % self.proc.pid),
-                                  recursive=True):
-                found += [d for d in os.listdir(tree)
-                          if os.path.isdir(os.path.join(tree, d))]
-        return found
+        trees = self.cgroup_trees()
+        assert trees, "no worker cgroup subtree found: the check would see nothing"
+        return [d for t in trees for d in os.listdir(t) if os.path.isdir(os.path.join(t, d))]
 
     def leftovers(self):
         """Job directories left behind (the probes' own ones excluded)."""
