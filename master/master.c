@@ -468,6 +468,12 @@ static void worker_exited(struct master *m, struct wslot *s, int status)
 		log_warn("worker pid %d killed by signal %d", s->pid, WTERMSIG(status));
 	else if (WEXITSTATUS(status) != 0 || current)
 		log_info("worker pid %d exited with %d", s->pid, WEXITSTATUS(status));
+	/*
+	 * A worker that hands over a connection may exit right after: its
+	 * message (and the client's fd) can still wait in the channel, and
+	 * closing the channel unread would drop that client.
+	 */
+	chan_readable(m, s);
 	slot_job_done(m, s);
 	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->chan, NULL);
 	close(s->chan);
