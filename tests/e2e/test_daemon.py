@@ -221,6 +221,7 @@ def test_health_answers_while_jobs_run(daemon):
     assert time.time() - start < 1.4
     for t in threads:
         t.join()
+    assert len(results) == 2
     assert all(r[0] == 200 and r[1]["status"] == "accepted" for r in results)
 
 
@@ -460,6 +461,7 @@ def test_max_concurrency_one_never_overlaps_jobs():
             t.start()
         for t in threads:
             t.join()
+        assert len(results) == 4
         assert all(r[0] == 200 and r[1]["status"] == "accepted" for r in results)
         spans = sorted(tuple(map(float, r[1]["tests"][0]["stdout"].split())) for r in results)
         for (_, end), (start, _) in zip(spans, spans[1:]):
