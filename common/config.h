@@ -31,9 +31,10 @@ struct config {
 	enum jail_kind jail;
 	char *nsjail_path;
 	char *bwrap_path;
+	char *init_path;        /* NULL: next to goboxd, then installed */
 	char *cgroup_root;      /* NULL: discover (v1 or v2) */
 	uint32_t sandbox_uid_base; /* worker i runs jails as uid base+i */
-	uint64_t tmpfs_kb;      /* size of the jail's writable /tmp */
+	uint64_t tmpfs_kb;      /* size of each program's fresh /tmp */
 
 	/* concurrency */
 	unsigned max_concurrent_jobs;

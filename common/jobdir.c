@@ -49,6 +49,7 @@ int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out)
 		rc = -errno;
 		goto fail;
 	}
+	d.base_fd = -1;
 	*out = d;
 	return 0;
 fail:
@@ -237,12 +238,191 @@ int rm_tree_at(int dirfd, const char *name)
 	return rc;
 }
 
+/* ---- snapshot and restore --------------------------------------------- */
+
+#define SNAP_MAX_DEPTH 64
+
+/* Readable by all, executable by all when its owner could execute it. */
+static mode_t frozen_mode(mode_t m)
+{
+	return 0444 | ((m & 0111) ? 0111 : 0);
+}
+
+static int snap_level(int src, int dst, int depth)
+{
+	struct dirent *de;
+	DIR *dir;
+	int dfd, rc = 0;
+
+	if (depth >= SNAP_MAX_DEPTH)
+		return -ELOOP;
+	dfd = fcntl(src, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		return -errno;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return -errno;
+	}
+	rewinddir(dir);
+	while (rc == 0 && (de = readdir(dir))) {
+		const char *name = de->d_name;
+		char target[4096];
+		struct stat st;
+		ssize_t n;
+		int s2, d2;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = -errno;
+		} else if (S_ISREG(st.st_mode)) {
+			if (fchownat(src, name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    fchmodat(src, name, frozen_mode(st.st_mode), 0) < 0 ||
+			    linkat(src, name, dst, name, 0) < 0)
+				rc = -errno;
+		} else if (S_ISLNK(st.st_mode)) {
+			n = readlinkat(src, name, target, sizeof(target) - 1);
+			if (n < 0)
+				rc = -errno;
+			else if (target[n] = '\0', symlinkat(target, dst, name) < 0)
+				rc = -errno;
+		} else if (S_ISDIR(st.st_mode)) {
+			if (mkdirat(dst, name, st.st_mode & 07777) < 0 ||
+			    fchmodat(dst, name, st.st_mode & 07777, 0) < 0) {
+				rc = -errno;
+				continue;
+			}
+			s2 = open_dir_at(src, name);
+			d2 = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			rc = s2 < 0 ? s2 : d2 < 0 ? -errno : snap_level(s2, d2, depth + 1);
+			/* open_dir_at gave it an owner-only mode: give its own back */
+			if (s2 >= 0 && fchmod(s2, st.st_mode & 07777) < 0 && rc == 0)
+				rc = -errno;
+			if (s2 >= 0)
+				close(s2);
+			if (d2 >= 0)
+				close(d2);
+		}
+	}
+	closedir(dir);
+	return rc;
+}
+
+int jobdir_snapshot(struct jobdir *d)
+{
+	char base[sizeof(d->path) + 8];
+	int fd, rc;
+
+	if (d->base_fd >= 0)
+		return -EEXIST;
+	if ((size_t)snprintf(base, sizeof(base), "%s.base", d->path) >= sizeof(base))
+		return -ENAMETOOLONG;
+	if (mkdir(base, 0700) < 0)
+		return -errno;
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		rmdir(base);
+		return rc;
+	}
+	d->base_fd = fd;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return -errno;
+	return snap_level(d->fd, fd, 0);
+}
+
+static int restore_level(int src, int dst, uid_t uid, gid_t gid, int depth)
+{
+	struct dirent *de;
+	DIR *dir;
+	int dfd, rc = 0;
+
+	if (depth >= SNAP_MAX_DEPTH)
+		return -ELOOP;
+	dfd = fcntl(src, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		return -errno;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return -errno;
+	}
+	rewinddir(dir);
+	while (rc == 0 && (de = readdir(dir))) {
+		const char *name = de->d_name;
+		char target[4096];
+		struct stat st;
+		ssize_t n;
+		int s2, d2;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = -errno;
+		} else if (S_ISREG(st.st_mode)) {
+			if (linkat(src, name, dst, name, 0) < 0)
+				rc = -errno;
+		} else if (S_ISLNK(st.st_mode)) {
+			n = readlinkat(src, name, target, sizeof(target) - 1);
+			if (n < 0 || (target[n] = '\0', symlinkat(target, dst, name) < 0) ||
+			    fchownat(dst, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+				rc = -errno;
+		} else if (S_ISDIR(st.st_mode)) {
+			if (mkdirat(dst, name, 0700) < 0) {
+				rc = -errno;
+				continue;
+			}
+			s2 = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			d2 = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			rc = s2 < 0 || d2 < 0 ? -errno : restore_level(s2, d2, uid, gid, depth + 1);
+			if (rc == 0 && (fchown(d2, uid, gid) < 0 || fchmod(d2, st.st_mode & 07777) < 0))
+				rc = -errno;
+			if (s2 >= 0)
+				close(s2);
+			if (d2 >= 0)
+				close(d2);
+		}
+	}
+	closedir(dir);
+	return rc;
+}
+
+int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid)
+{
+	struct stat st;
+	int rc;
+
+	if (d->base_fd < 0)
+		return -ENOENT;
+	/* The program owned the directory and may have taken its modes away. */
+	if (fchmod(d->fd, 0700) < 0 || fstat(d->fd, &st) < 0)
+		return -errno;
+	rc = rm_contents(d->fd);
+	if (rc == 0)
+		rc = restore_level(d->base_fd, d->fd, uid, gid, 0);
+	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
+		rc = -errno;
+	return rc;
+}
+
 int jobdir_remove(struct jobdir *d)
 {
+	char base[sizeof(d->path) + 8];
 	int rc;
 
 	if (!d || d->fd < 0)
 		return 0;
+	if (d->base_fd >= 0) {
+		snprintf(base, sizeof(base), "%s.base", d->path);
+		rc = rm_contents(d->base_fd);
+		if (rc == 0 && rmdir(base) < 0)
+			rc = -errno;
+		if (rc < 0)
+			log_warn("removing %s: %s (the sweeper will retry)", base, strerror(-rc));
+		close(d->base_fd);
+		d->base_fd = -1;
+	}
 	/* the sandbox owns the directory and may have taken its modes away */
 	fchmod(d->fd, 0700);
 	rc = rm_contents(d->fd);

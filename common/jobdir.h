@@ -13,6 +13,7 @@
 
 struct jobdir {
 	int fd;          /* O_DIRECTORY fd, also holds a flock while alive */
+	int base_fd;     /* the snapshot "<path>.base" (locked too), or -1 */
 	char path[4096]; /* host path */
 };
 
@@ -29,7 +30,23 @@ int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out);
  */
 int jobdir_write(const struct jobdir *d, const char *name, const void *data, size_t len,
 		 mode_t mode);
-/* Remove the whole tree (unlinkat, never following symlinks) and close. */
+/*
+ * Every test must start from the job directory as the build left it. This
+ * keeps that state: each regular file becomes root's and read-only (a
+ * program may replace it in its own directory, never change it), and the
+ * tree is mirrored into "<path>.base" with hard links, out of the jail's
+ * sight and locked like the job directory. Directories, regular files and
+ * symlinks are kept; anything else is dropped. 0 or negative errno.
+ */
+int jobdir_snapshot(struct jobdir *d);
+/*
+ * Make the job directory the snapshot again: remove everything in it, then
+ * recreate the directories (owned by uid:gid) and link the files back.
+ * Costs one link per file, whatever their size. 0 or negative errno.
+ */
+int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid);
+/* Remove the whole tree (unlinkat, never following symlinks), its
+ * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);
 /*
  * Remove every "job-*" directory under parent older than age_s seconds that

@@ -803,6 +803,23 @@ size_t langtab_count(const struct langtab *t)
 	return t ? t->n : 0;
 }
 
+const char **langtab_mounts(const struct langtab *t)
+{
+	size_t n = 0, k = 0;
+	const char **v;
+
+	for (size_t i = 0; i < langtab_count(t); i++)
+		n += langtab_at(t, i)->ro_mounts.n;
+	v = xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < langtab_count(t); i++) {
+		const struct strv *m = &langtab_at(t, i)->ro_mounts;
+
+		for (size_t j = 0; j < m->n; j++)
+			v[k++] = m->v[j];
+	}
+	return v;
+}
+
 const struct lang *langtab_at(const struct langtab *t, size_t i)
 {
 	return t && i < t->n ? &t->langs[i] : NULL;

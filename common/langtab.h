@@ -75,6 +75,12 @@ int langtab_load(const char *dir, const struct limits *max,
 void langtab_free(struct langtab *t);
 
 size_t langtab_count(const struct langtab *t);
+/*
+ * Every language's extra read-only mounts, in one NULL-terminated array
+ * of borrowed strings (duplicates kept): a jail is made before its job's
+ * language is known. Free the array, not the strings.
+ */
+const char **langtab_mounts(const struct langtab *t);
 const struct lang *langtab_at(const struct langtab *t, size_t i);
 /* By id, then by alias. NULL when unknown. */
 const struct lang *langtab_find(const struct langtab *t, const char *id);

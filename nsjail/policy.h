@@ -18,6 +18,8 @@
 #define POLICY_HOSTNAME "goboxd"
 #define POLICY_BOX_DIR "/box"
 #define POLICY_TMP_DIR "/tmp"
+/* goboxd-init is bound here read-only; it unmounts it once running. */
+#define POLICY_INIT_PATH "/.goboxd-init"
 
 enum policy_mount_kind {
 	/* A host path shown read-only at the same place: a directory or file
@@ -34,7 +36,6 @@ struct policy_mount {
 	const char *path;
 	enum policy_mount_kind kind;
 	const char *target;   /* PM_SYMLINK only */
-	bool need_proc;       /* only meaningful when /proc is mounted */
 };
 
 /* Every entry is optional: a host path that does not exist is skipped. */
@@ -71,12 +72,6 @@ extern const size_t policy_clone_ns_flags_count;
  */
 #define POLICY_SOCKET_ALLOWED_FAMILY AF_UNIX
 #define POLICY_SOCKET_ERRNO EACCES
-
-/* Processes the jail keeps inside the step cgroup besides the program. */
-#define POLICY_NSJAIL_HELPERS 2 /* nsjail itself, and the pid-1 shim */
-/* Stands in as pid 1 under nsjail (coreutils, always installed). */
-#define POLICY_PID1_SHIM "/usr/bin/timeout"
-#define POLICY_BWRAP_HELPERS 2  /* bwrap, and bwrap's init as pid 1 */
 
 /* RLIMIT_NOFILE inside the jail. */
 #define POLICY_NOFILE 256

@@ -1077,6 +1077,25 @@ int cg_step_enter(const struct cg_step *s)
 	return 0;
 }
 
+int cg_step_open_procs(const struct cg_step *s, int *fds, size_t max)
+{
+	size_t n = 0;
+
+	if (s->nprocs_files > max)
+		return -E2BIG;
+	for (; n < s->nprocs_files; n++) {
+		fds[n] = open(s->procs[n], O_WRONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			int e = errno;
+
+			while (n > 0)
+				close(fds[--n]);
+			return -e;
+		}
+	}
+	return (int)n;
+}
+
 int cg_step_kill(struct cg_step *s)
 {
 	/* cgroup.kill takes the whole group at once, forks in flight included;

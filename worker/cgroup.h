@@ -61,6 +61,13 @@ int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step 
  * prepared by cg_step_create). 0 or negative errno.
  */
 int cg_step_enter(const struct cg_step *s);
+/*
+ * Open the step's cgroup.procs files (one per hierarchy) for writing, for a
+ * process that joins from inside a jail by writing "0" into each: the
+ * kernel checks the opener's credentials and cgroup namespace, not the
+ * writer's. Returns how many (<= max, CLOEXEC) or negative errno.
+ */
+int cg_step_open_procs(const struct cg_step *s, int *fds, size_t max);
 /* Kill every process in the step cgroup and wait until it is empty
  * (bounded). 0, or -EBUSY if processes remain. */
 int cg_step_kill(struct cg_step *s);

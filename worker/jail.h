@@ -1,7 +1,14 @@
 /*
- * Jail drivers: how one step of nsjail/policy.h is expressed as an nsjail
- * or a bwrap command line, and how each jail reports its own failures.
- * sandbox.c picks a driver, builds the argv before fork, and execs it.
+ * Jails. A jail is built once per job: namespaces, the policy's mounts, the
+ * job directory at the box, and goboxd-init as pid 1 (worker/init.c). The
+ * build step and every test then run inside it as separate programs
+ * (sandbox_run). A worker starts its next jail ahead of time, so that the
+ * jail's creation is off the request's path, and never uses one for two
+ * jobs.
+ *
+ * The drivers (jail_bwrap.c, jail_nsjail.c) express one jail of
+ * nsjail/policy.h as a command line; jail.c starts it, waits for the
+ * init's hello, and tears it down.
  */
 #ifndef GOBOXD_JAIL_H
 #define GOBOXD_JAIL_H
@@ -20,9 +27,7 @@
 #include "nsjail/policy.h"
 #include "worker/sandbox.h"
 #include "worker/seccomp.h"
-
-/* The fd number the jail's side channel is given in the child. */
-#define JAIL_SIDE_FD 3
+#include "worker/initmsg.h"
 
 /* A policy mount resolved against the host at sandbox_open time. */
 enum jail_mount_kind { JM_RO_BIND, JM_DEV_BIND, JM_SYMLINK };
@@ -31,24 +36,18 @@ struct jail_mount {
 	enum jail_mount_kind kind;
 	char *path;             /* inside the jail (== host path for binds) */
 	char *target;           /* JM_SYMLINK */
-	bool need_proc;
 };
 
-/* Everything a driver needs besides the step itself. */
+/* Everything a driver needs to express one jail as a command line. */
 struct jail_env {
 	const char *path;       /* jail binary */
+	const char *init_path;  /* goboxd-init on the host */
 	uid_t uid;              /* host ids the jail runs as */
 	gid_t gid;
-	uint64_t tmpfs_kb;
 	const struct jail_mount *mounts;
 	size_t nmounts;
-	const struct seccomp_set *seccomp;
-};
-
-/* What the driver's side channel at JAIL_SIDE_FD carries. */
-enum jail_side {
-	JAIL_SIDE_SECCOMP_IN,   /* the jail reads the BPF program from it */
-	JAIL_SIDE_LOG_OUT,      /* the jail writes its own log to it */
+	const char *const *ro_mounts; /* the languages' extra read-only paths */
+	const char *box_dir;    /* host directory bound read-write at the box */
 };
 
 /* A NULL-terminated argv whose strings it owns; errors are sticky. */
@@ -60,28 +59,15 @@ struct jail_args {
 
 struct jail_driver {
 	const char *name;
-	/* Processes the jail keeps in the step cgroup besides the program. */
-	unsigned helpers;
-	/* The jail may sleep after its child is gone (nsjail -Mo pause()
-	 * race): wake it with SIGCHLD once only it is left in the cgroup. */
-	bool needs_wake;
-	enum jail_side side;
 	/* Argument that prints a version line, or NULL if there is none. */
 	const char *version_arg;
 	/*
-	 * The jail's command line for a spec sandbox_run has checked (argv
-	 * non-empty, env entries "NAME=value"). 0, or negative errno with a
-	 * reason in err.
+	 * The jail's command line: namespaces, mounts, the init's capability,
+	 * and goboxd-init (bound at POLICY_INIT_PATH) as its command with the
+	 * init's socket at INITMSG_FD. 0, or negative errno with a reason.
 	 */
-	int (*build_argv)(const struct jail_env *e, const struct step_spec *s,
-			  struct jail_args *out, char *err, size_t errlen);
-	/*
-	 * Did the jail itself fail (bad mount, exec of the program failed)
-	 * rather than the program? side: what the jail wrote on its log
-	 * channel; err: the captured stderr. On true, a reason in msg.
-	 */
-	bool (*own_failure)(int exit_code, const struct buf *side, const struct buf *err,
-			    char *msg, size_t msglen);
+	int (*build_argv)(const struct jail_env *e, struct jail_args *out, char *err,
+			  size_t errlen);
 };
 
 extern const struct jail_driver jail_nsjail;
@@ -142,18 +128,57 @@ static inline void jail_args_addf(struct jail_args *a, const char *fmt, ...)
 	jail_args_take(a, s);
 }
 
+/* ---- one jail ---------------------------------------------------------- */
+
+struct jail;
+struct jobdir;
+struct cg_tree;
+
+/* The worker's sandbox context (sandbox_open); shared by sandbox.c and
+ * jail.c only. */
+struct sandbox {
+	const struct jail_driver *drv;
+	char *path;             /* jail binary */
+	char *init_path;        /* goboxd-init */
+	char *jail_dir;         /* where job directories are made */
+	char version[256];
+	struct cg_tree *cg;
+	struct seccomp_set *sc;
+	struct jail_mount *mounts;
+	size_t nmounts;
+	char **ro_mounts;       /* NULL-terminated */
+	uid_t uid;
+	gid_t gid;
+	uint64_t tmpfs_kb;
+};
+
 /*
- * The program's argv, last on the jail's command line; argv[0] as the jail
- * must exec it (relative means under /box).
+ * Start a jail: make its job directory (or bind box_dir when not NULL),
+ * its cgroup and its socket, and fork the jail binary. Does not wait for
+ * it: jail_ready does. 0 and *out, or negative errno with a reason.
  */
-static inline void jail_args_add_command(struct jail_args *a, const char *const *argv)
-{
-	if (argv[0][0] == '/')
-		jail_args_add(a, argv[0]);
-	else
-		jail_args_addf(a, "%s/%s", POLICY_BOX_DIR, argv[0]);
-	for (size_t i = 1; argv[i]; i++)
-		jail_args_add(a, argv[i]);
-}
+int jail_start(struct sandbox *sb, const char *box_dir, struct jail **out, char *err,
+	       size_t errlen);
+/*
+ * Wait (up to timeout_ms) for the init's hello and hand it the seccomp
+ * filter. 0 once ready (at once when it already is), or negative errno with
+ * what the jail binary said.
+ */
+int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen);
+/* Kill everything in it, reap it, remove its cgroup and its directory. */
+void jail_destroy(struct jail *j);
+
+/* Host path of the box (the job directory, or box_dir). */
+const char *jail_box_dir(const struct jail *j);
+/* The job directory this jail made, or NULL when it was given box_dir. */
+struct jobdir *jail_jobdir(struct jail *j);
+struct sandbox *jail_sandbox(const struct jail *j);
+/* The socket to the init, for sandbox.c's step loop. */
+int jail_sock(const struct jail *j);
+/* A new id for a RUN message. */
+uint32_t jail_next_id(struct jail *j);
+/* Mark a jail unusable (its init died or broke the protocol). */
+void jail_break(struct jail *j);
+bool jail_broken(const struct jail *j);
 
 #endif

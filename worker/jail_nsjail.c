@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "nsjail/policy.h"
@@ -19,16 +20,19 @@ static int check_path(const char *p, char *err, size_t errlen)
 	return 0;
 }
 
-static int add_mounts(const struct jail_env *e, const struct step_spec *s, struct jail_args *a,
-		      char *err, size_t errlen)
+static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, size_t errlen)
 {
+	const char *const fixed[] = { e->box_dir, e->init_path };
 	int rc;
 
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
+		rc = check_path(fixed[i], err, errlen);
+		if (rc < 0)
+			return rc;
+	}
 	for (size_t i = 0; i < e->nmounts; i++) {
 		const struct jail_mount *m = &e->mounts[i];
 
-		if (m->need_proc && !s->mount_proc)
-			continue;
 		switch (m->kind) {
 		case JM_RO_BIND:
 			jail_args_add(a, "-R");
@@ -44,36 +48,32 @@ static int add_mounts(const struct jail_env *e, const struct step_spec *s, struc
 			break;
 		}
 	}
-	if (!s->mount_proc)
-		jail_args_add(a, "--disable_proc");
-	/* -T would use nsjail's fixed tmpfs size; -m takes ours. */
+	/* A placeholder: the init mounts a fresh, capped /tmp for each program. */
 	jail_args_add(a, "-m");
-	jail_args_addf(a, "none:%s:tmpfs:size=%llu", POLICY_TMP_DIR,
-		       (unsigned long long)e->tmpfs_kb * 1024);
-	for (const char *const *p = s->ro_mounts; p && *p; p++) {
-		rc = check_path(*p, err, errlen);
-		if (rc < 0)
-			return rc;
+	jail_args_addf(a, "none:%s:tmpfs:size=4096", POLICY_TMP_DIR);
+	for (const char *const *p = e->ro_mounts; p && *p; p++) {
+		if (check_path(*p, err, errlen) < 0 || access(*p, F_OK) < 0)
+			continue;
 		jail_args_add(a, "-R");
 		jail_args_add(a, *p);
 	}
-	rc = check_path(s->box_dir, err, errlen);
-	if (rc < 0)
-		return rc;
 	jail_args_add(a, "-B");
-	jail_args_addf(a, "%s:%s", s->box_dir, POLICY_BOX_DIR);
+	jail_args_addf(a, "%s:%s", e->box_dir, POLICY_BOX_DIR);
+	jail_args_add(a, "-R");
+	jail_args_addf(a, "%s:%s", e->init_path, POLICY_INIT_PATH);
 	return 0;
 }
 
 /*
  * nsjail replaces every rlimit with its own small defaults (1 MB files,
- * 32 fds, 4 GB address space). "soft" keeps what the pre-exec child set
- * from the step's limits, so both drivers run under the same values; the
- * address space stays unlimited because memory is the cgroup's job.
+ * 32 fds, 4 GB address space). "max" keeps the hard limits the jail was
+ * started with, so that the init can set each program's own limits below
+ * them; the address space stays unlimited because memory is the cgroup's
+ * job.
  */
 static void add_rlimits(struct jail_args *a)
 {
-	static const char *const keep_soft[] = {
+	static const char *const keep_max[] = {
 		"--rlimit_cpu", "--rlimit_fsize", "--rlimit_nofile", "--rlimit_nproc",
 		"--rlimit_stack", "--rlimit_memlock", "--rlimit_rtprio", "--rlimit_msgqueue",
 	};
@@ -82,24 +82,21 @@ static void add_rlimits(struct jail_args *a)
 	jail_args_add(a, "inf");
 	jail_args_add(a, "--rlimit_core");
 	jail_args_add(a, "0");
-	for (size_t i = 0; i < ARRAY_SIZE(keep_soft); i++) {
-		jail_args_add(a, keep_soft[i]);
-		jail_args_add(a, "soft");
+	for (size_t i = 0; i < ARRAY_SIZE(keep_max); i++) {
+		jail_args_add(a, keep_max[i]);
+		jail_args_add(a, "max");
 	}
 }
 
-static int nsjail_build_argv(const struct jail_env *e, const struct step_spec *s,
-			     struct jail_args *a, char *err, size_t errlen)
+static int nsjail_build_argv(const struct jail_env *e, struct jail_args *a, char *err,
+			     size_t errlen)
 {
 	int rc;
 
 	jail_args_add(a, e->path);
 	jail_args_add(a, "-Mo");
-	/* Warnings and errors only, on the side channel: the program's
-	 * stderr stays the program's. */
+	/* Warnings and errors only, on stderr (the worker's log pipe). */
 	jail_args_add(a, "--quiet");
-	jail_args_add(a, "--log_fd");
-	jail_args_addf(a, "%d", JAIL_SIDE_FD);
 	/* Unprivileged, like bwrap: the pre-exec child is already on the
 	 * worker's sandbox uid, which nsjail maps to 65534 inside. */
 	jail_args_add(a, "-u");
@@ -115,72 +112,27 @@ static int nsjail_build_argv(const struct jail_env *e, const struct step_spec *s
 	jail_args_add(a, "--nice_level");
 	jail_args_add(a, "0");
 	jail_args_add(a, "--iface_no_lo");
+	/* The init's socket; nsjail closes every other fd. */
+	jail_args_add(a, "--pass_fd");
+	jail_args_addf(a, "%d", INITMSG_FD);
+	/* The init's one capability, for mounting each program's /tmp. */
+	jail_args_add(a, "--cap");
+	jail_args_add(a, "CAP_SYS_ADMIN");
 	add_rlimits(a);
-	rc = add_mounts(e, s, a, err, errlen);
+	rc = add_mounts(e, a, err, errlen);
 	if (rc < 0)
 		return rc;
 	jail_args_add(a, "--cwd");
 	jail_args_add(a, POLICY_BOX_DIR);
-	for (const char *const *p = s->envp; p && *p; p++) {
-		jail_args_add(a, "-E");
-		jail_args_add(a, *p);
-	}
-	jail_args_add(a, "--seccomp_string");
-	jail_args_add(a, seccomp_set_kafel(e->seccomp));
 	jail_args_add(a, "--");
-	/*
-	 * nsjail makes the program PID 1 of its namespace, where signals it
-	 * sends itself (raise, abort, kill(getpid())) are ignored unless it
-	 * handles them. coreutils' timeout with no limit stands in as PID 1:
-	 * it forks the program, waits, and as PID 1 exits 128+N when the
-	 * program died of signal N, as bwrap's own init does.
-	 */
-	jail_args_add(a, POLICY_PID1_SHIM);
-	jail_args_add(a, "0");
-	jail_args_add_command(a, s->argv);
+	jail_args_add(a, POLICY_INIT_PATH);
 	if (a->err)
 		snprintf(err, errlen, "building the nsjail command line: %s", strerror(-a->err));
 	return a->err;
 }
 
-/*
- * nsjail exits 255 when it could not set the jail up or exec the program,
- * after logging "[E]"/"[F]" lines. A program exiting 255 by itself leaves
- * the log empty (--quiet hides the informational lines).
- */
-static bool nsjail_own_failure(int exit_code, const struct buf *side, const struct buf *err,
-			       char *msg, size_t msglen)
-{
-	const char *p, *line = NULL;
-
-	/* The pid-1 shim could not start the program (126: not executable,
-	 * 127: not found); it says so first thing on stderr. */
-	if ((exit_code == 126 || exit_code == 127) && err->data &&
-	    strncmp(err->data, POLICY_PID1_SHIM ": failed to run command",
-		    sizeof(POLICY_PID1_SHIM ": failed to run command") - 1) == 0) {
-		snprintf(msg, msglen, "%.*s", (int)strcspn(err->data, "\n"), err->data);
-		return true;
-	}
-	if (exit_code != 255 || !side->data)
-		return false;
-	for (p = side->data; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (strncmp(p, "[E]", 3) == 0 || strncmp(p, "[F]", 3) == 0) {
-			line = p;
-			break;
-		}
-	}
-	if (!line)
-		return false;
-	snprintf(msg, msglen, "nsjail: %.*s", (int)strcspn(line, "\n"), line);
-	return true;
-}
-
 const struct jail_driver jail_nsjail = {
 	.name = "nsjail",
-	.helpers = POLICY_NSJAIL_HELPERS,
-	.needs_wake = true,
-	.side = JAIL_SIDE_LOG_OUT,
 	.version_arg = NULL,
 	.build_argv = nsjail_build_argv,
-	.own_failure = nsjail_own_failure,
 };

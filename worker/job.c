@@ -11,9 +11,11 @@
 #include "common/log.h"
 #include "common/placeholder.h"
 #include "common/util.h"
+#include "nsjail/policy.h"
+#include "worker/jail.h"
 
-#define JAIL_BOX "/box"
-#define JAIL_TMP "/tmp"
+#define JAIL_BOX POLICY_BOX_DIR
+#define JAIL_TMP POLICY_TMP_DIR
 
 /* Every step starts from this; the language's env is applied on top. */
 const char *const job_base_env[5] = {
@@ -93,15 +95,12 @@ static int plan_step(const struct job_request *req, const struct lang_step *step
 	return rc;
 }
 
-static void spec_fill(struct step_spec *s, const struct job_request *req, const struct jobdir *d,
+static void spec_fill(struct step_spec *s, const struct job_request *req,
 		      const struct step_plan *p, const struct limits *lim, const struct config *cfg)
 {
 	memset(s, 0, sizeof(*s));
 	s->argv = (const char *const *)p->argv;
 	s->envp = (const char *const *)p->envp;
-	s->box_dir = d->path;
-	s->ro_mounts = (const char *const *)req->lang->ro_mounts.v;
-	s->mount_proc = req->lang->mount_proc;
 	s->limits = *lim;
 	if (req->format == REQ_CODIZE) {
 		s->combined_cap = cfg->output_limit_bytes;
@@ -132,7 +131,7 @@ static void account(struct job_result *res, const struct step_result *r, bool bu
 }
 
 static void run_build(const struct job_env *env, const struct job_request *req,
-		      const struct jobdir *d, struct job_result *res)
+		      struct job_result *res)
 {
 	const struct run_outcome *o = &res->build.outcome;
 	struct step_plan p = { 0 };
@@ -146,8 +145,8 @@ static void run_build(const struct job_env *env, const struct job_request *req,
 		set_internal(res, "expanding the build command", -rc);
 		return;
 	}
-	spec_fill(&s, req, d, &p, &req->build_limits, env->cfg);
-	rc = sandbox_run(env->sb, &s, &res->build);
+	spec_fill(&s, req, &p, &req->build_limits, env->cfg);
+	rc = sandbox_run(env->jail, &s, &res->build);
 	account(res, &res->build, true);
 	plan_free(&p);
 	if (rc < 0 || o->internal_error) {
@@ -165,21 +164,32 @@ static void run_build(const struct job_env *env, const struct job_request *req,
 				    BS_OK : BS_FAILED;
 }
 
-/* One test in a fresh sandbox; the run command is the same for all. */
+/*
+ * One test, from the state the build left: the job directory restored from
+ * its snapshot (the first test finds it untouched), a fresh /tmp, and
+ * nothing of an earlier test alive. The run command is the same for all.
+ */
 static void run_test(const struct job_env *env, const struct job_request *req,
-		     const struct jobdir *d, const struct step_plan *p, size_t i,
-		     struct job_result *res)
+		     const struct step_plan *p, size_t i, struct job_result *res)
 {
 	const struct req_test *t = &req->tests[i];
 	struct test_result *tr = &res->tests[i];
 	struct step_spec s;
 	enum compare_result cmp = CMP_EQUAL;
-	int rc;
+	int rc = 0;
 
-	spec_fill(&s, req, d, p, &req->run_limits, env->cfg);
+	spec_fill(&s, req, p, &req->run_limits, env->cfg);
 	s.stdin_data = t->stdin_data;
 	s.stdin_len = t->stdin_len;
-	rc = sandbox_run(env->sb, &s, &tr->r);
+	if (i > 0)
+		rc = jobdir_restore(jail_jobdir(env->jail), env->uid, env->gid);
+	if (rc < 0) {
+		tr->r.outcome.internal_error = true;
+		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
+			 "restoring the job directory: %s", strerror(-rc));
+	} else {
+		rc = sandbox_run(env->jail, &s, &tr->r);
+	}
 	tr->ran = true;
 	account(res, &tr->r, false);
 	if (rc < 0 || tr->r.outcome.internal_error) {
@@ -198,7 +208,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 }
 
 static void run_tests(const struct job_env *env, const struct job_request *req,
-		      const struct jobdir *d, struct job_result *res)
+		      struct job_result *res)
 {
 	struct step_plan p = { 0 };
 	int rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
@@ -210,15 +220,21 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 		return;
 	}
 	for (size_t i = 0; i < req->ntests; i++)
-		run_test(env, req, d, &p, i, res);
+		run_test(env, req, &p, i, res);
 	plan_free(&p);
+}
+
+static void all_tests(struct job_result *res, enum test_status st)
+{
+	for (size_t i = 0; i < res->ntests; i++)
+		res->tests[i].status = st;
 }
 
 int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
 {
+	struct jobdir *d = jail_jobdir(env->jail);
 	enum test_status *sts;
-	struct jobdir d;
-	int rc;
+	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
 	step_result_init(&res->build);
@@ -230,33 +246,24 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	}
 	res->build_status = BS_OK;
 
-	rc = jobdir_create(env->cfg->jail_dir, env->uid, env->gid, &d);
-	if (rc < 0) {
-		set_internal(res, "creating the job directory", -rc);
-		res->build_status = req->lang->has_build ? BS_INTERNAL_ERROR : BS_OK;
-		for (size_t i = 0; i < req->ntests; i++)
-			res->tests[i].status = TS_INTERNAL_ERROR;
-		res->top = TS_INTERNAL_ERROR;
-		return 0;
-	}
-	for (size_t i = 0; i < req->nfiles && rc == 0; i++) {
-		rc = jobdir_write(&d, req->files[i].name, req->files[i].data, req->files[i].len,
+	if (!d)
+		rc = -EINVAL;
+	for (size_t i = 0; i < req->nfiles && rc == 0; i++)
+		rc = jobdir_write(d, req->files[i].name, req->files[i].data, req->files[i].len,
 				  0644);
-		if (rc < 0)
-			set_internal(res, "writing a source file", -rc);
-	}
-	if (rc == 0 && req->lang->has_build)
-		run_build(env, req, &d, res);
-	if (rc == 0 && res->build_status == BS_OK) {
-		run_tests(env, req, &d, res);
-	} else if (rc < 0) {
-		for (size_t i = 0; i < req->ntests; i++)
-			res->tests[i].status = TS_INTERNAL_ERROR;
-	}
-	rc = jobdir_remove(&d);
 	if (rc < 0)
-		log_warn("removing job directory %s: %s (the sweeper will retry)", d.path,
-			 strerror(-rc));
+		set_internal(res, "writing a source file", -rc);
+	if (rc == 0 && req->lang->has_build)
+		run_build(env, req, res);
+	if (rc == 0 && res->build_status == BS_OK) {
+		rc = jobdir_snapshot(d);
+		if (rc < 0)
+			set_internal(res, "keeping the built job directory", -rc);
+	}
+	if (rc == 0 && res->build_status == BS_OK)
+		run_tests(env, req, res);
+	else if (rc < 0)
+		all_tests(res, TS_INTERNAL_ERROR);
 
 	sts = xcalloc(req->ntests, sizeof(*sts));
 	for (size_t i = 0; i < req->ntests; i++)

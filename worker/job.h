@@ -1,7 +1,8 @@
 /*
- * The job runner: one request, build once, then each test in a fresh
- * sandbox; verdicts; the job directory removed on every path. Both wire
- * formats go through here.
+ * The job runner: one request in one jail (worker/jail.h): build once,
+ * then each test from the state the build left; verdicts. Both wire
+ * formats go through here. The jail, and with it the job directory, is
+ * the caller's to destroy.
  */
 #ifndef GOBOXD_JOB_H
 #define GOBOXD_JOB_H
@@ -38,7 +39,7 @@ struct job_result {
 extern const char *const job_base_env[5];
 
 struct job_env {
-	struct sandbox *sb;
+	struct jail *jail;          /* this job's own, ready or starting */
 	const struct config *cfg;
 	uid_t uid;
 	gid_t gid;

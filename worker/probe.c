@@ -119,9 +119,6 @@ static void probe_one(struct sandbox *sb, const struct config *cfg, const struct
 	step_result_init(&r);
 	s.argv = (const char *const *)l->probe.v;
 	s.envp = job_base_env;
-	s.box_dir = d.path;
-	s.ro_mounts = (const char *const *)l->ro_mounts.v;
-	s.mount_proc = l->mount_proc;
 	s.limits = l->run.limits;
 	s.limits.wall_ms = PROBE_WALL_MS;
 	s.limits.cpu_ms = PROBE_WALL_MS;
@@ -129,7 +126,7 @@ static void probe_one(struct sandbox *sb, const struct config *cfg, const struct
 		s.limits.memory_kb = PROBE_MEMORY_KB;
 	if (s.limits.max_processes < 64)
 		s.limits.max_processes = 64;
-	rc = sandbox_run(sb, &s, &r);
+	rc = sandbox_run_once(sb, d.path, &s, &r);
 	if (rc < 0 || r.outcome.internal_error) {
 		snprintf(e->error, sizeof(e->error), "sandbox: %.170s", r.internal_msg);
 	} else if (!r.outcome.exited || r.outcome.exit_code != 0) {
@@ -159,15 +156,19 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 	struct sandbox_opts o = {
 		.jail = cfg->jail, .nsjail_path = cfg->nsjail_path, .bwrap_path = cfg->bwrap_path,
 		.cgroup_root = cfg->cgroup_root, .uid = uid, .gid = uid,
-		.tmpfs_kb = cfg->tmpfs_kb,
+		.tmpfs_kb = cfg->tmpfs_kb, .init_path = cfg->init_path, .jail_dir = cfg->jail_dir,
 	};
+	const char **mounts = langtab_mounts(lt);
 	char tree[32];
-	int failed = 0;
+	int failed = 0, rc;
 
 	snprintf(tree, sizeof(tree), "%d-probe", (int)getppid());
 	o.cgroup_name = tree;
+	o.ro_mounts = mounts;
 	snap->generation = generation;
-	if (sandbox_open(&o, &sb, snap->jail_error, sizeof(snap->jail_error)) < 0) {
+	rc = sandbox_open(&o, &sb, snap->jail_error, sizeof(snap->jail_error));
+	free(mounts);
+	if (rc < 0) {
 		snap->jail_state = PROBE_FAILED;
 		sb = NULL;
 	} else {

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -12,15 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/placeholder.h"
 #include "common/util.h"
 #include "nsjail/policy.h"
 #include "worker/cgroup.h"
@@ -28,26 +26,13 @@
 #include "worker/seccomp.h"
 
 #define CPU_POLL_MS 50
-#define WAKE_POLL_MS 5
-/* How long only the jail must be left before it is woken. */
-#define WAKE_IDLE_MS 3
 #define DRAIN_MS 1000
+/* After a kill, how long the init may take to report the exit. */
+#define REAP_GRACE_MS 2000
+#define JAIL_READY_MS 10000
 #define FALLBACK_OUTPUT_CAP (1024 * 1024)
-#define MAX_CG_PIDS 256
 #define NPROC_SLACK 8192
-
-struct sandbox {
-	const struct jail_driver *drv;
-	char *path;
-	char version[256];
-	struct cg_tree *cg;
-	struct seccomp_set *sc;
-	struct jail_mount *mounts;
-	size_t nmounts;
-	uid_t uid;
-	gid_t gid;
-	uint64_t tmpfs_kb;
-};
+#define INIT_NAME "goboxd-init"
 
 /* ---- opening ---------------------------------------------------------- */
 
@@ -93,6 +78,47 @@ static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *e
 	return -EINVAL;
 }
 
+/*
+ * goboxd-init: the configured path, else next to the running binary (the
+ * build tree, or an installation that keeps both in one place), else where
+ * `make install` puts it.
+ */
+static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err, size_t errlen)
+{
+	char self[PATH_MAX], cand[PATH_MAX + sizeof(INIT_NAME)];
+	ssize_t n;
+	char *slash;
+
+	if (o->init_path) {
+		if (!is_executable(o->init_path)) {
+			snprintf(err, errlen, "init %s is not an executable file", o->init_path);
+			return -ENOENT;
+		}
+		sb->init_path = xstrdup(o->init_path);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(cand, sizeof(cand), "%s/%s", self, INIT_NAME);
+			if (is_executable(cand)) {
+				sb->init_path = xstrdup(cand);
+				return 0;
+			}
+		}
+	}
+	if (is_executable(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME)) {
+		sb->init_path = xstrdup(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME);
+		return 0;
+	}
+	snprintf(err, errlen, "%s not found next to goboxd nor in %s (set --init-path)", INIT_NAME,
+		 GOBOXD_PKGLIBEXECDIR);
+	return -ENOENT;
+}
+
 /* First line of "<jail> --version"; "" when the jail has no such flag. */
 static void read_version(struct sandbox *sb)
 {
@@ -133,7 +159,7 @@ static void read_version(struct sandbox *sb)
 }
 
 static void add_mount(struct sandbox *sb, enum jail_mount_kind k, const char *path,
-		      const char *target, bool need_proc)
+		      const char *target)
 {
 	struct jail_mount *m;
 
@@ -144,7 +170,6 @@ static void add_mount(struct sandbox *sb, enum jail_mount_kind k, const char *pa
 	m->kind = k;
 	m->path = xstrdup(path);
 	m->target = target ? xstrdup(target) : NULL;
-	m->need_proc = need_proc;
 }
 
 /* Match the policy against this host: what exists, and what is a symlink. */
@@ -157,14 +182,14 @@ static void resolve_mounts(struct sandbox *sb)
 		ssize_t n;
 
 		if (pm->kind == PM_SYMLINK) {
-			add_mount(sb, JM_SYMLINK, pm->path, pm->target, pm->need_proc);
+			add_mount(sb, JM_SYMLINK, pm->path, pm->target);
 			continue;
 		}
 		if (lstat(pm->path, &st) < 0)
 			continue;
 		if (pm->kind == PM_DEVICE) {
 			if (S_ISCHR(st.st_mode))
-				add_mount(sb, JM_DEV_BIND, pm->path, NULL, pm->need_proc);
+				add_mount(sb, JM_DEV_BIND, pm->path, NULL);
 			continue;
 		}
 		if (S_ISLNK(st.st_mode)) {
@@ -176,14 +201,32 @@ static void resolve_mounts(struct sandbox *sb)
 			 * bind what they resolve to instead of a dangling link. */
 			if (strncmp(pm->path, "/etc/", 5) == 0) {
 				if (stat(pm->path, &st) == 0)
-					add_mount(sb, JM_RO_BIND, pm->path, NULL, pm->need_proc);
+					add_mount(sb, JM_RO_BIND, pm->path, NULL);
 				continue;
 			}
-			add_mount(sb, JM_SYMLINK, pm->path, target, pm->need_proc);
+			add_mount(sb, JM_SYMLINK, pm->path, target);
 			continue;
 		}
 		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-			add_mount(sb, JM_RO_BIND, pm->path, NULL, pm->need_proc);
+			add_mount(sb, JM_RO_BIND, pm->path, NULL);
+	}
+}
+
+/* The languages' extra paths, each once. */
+static void copy_ro_mounts(struct sandbox *sb, const char *const *in)
+{
+	size_t n = 0, k = 0;
+
+	while (in && in[n])
+		n++;
+	sb->ro_mounts = xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = strcmp(sb->ro_mounts[j], in[i]) == 0;
+		if (!dup)
+			sb->ro_mounts[k++] = xstrdup(in[i]);
 	}
 }
 
@@ -193,6 +236,8 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	int rc;
 
 	rc = pick_driver(o, sb, err, errlen);
+	if (rc == 0)
+		rc = find_init(o, sb, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (o->uid == 0 || o->gid == 0) {
@@ -200,6 +245,12 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 		rc = -EINVAL;
 		goto fail;
 	}
+	if (!o->jail_dir || o->jail_dir[0] != '/') {
+		snprintf(err, errlen, "the jail directory must be an absolute path");
+		rc = -EINVAL;
+		goto fail;
+	}
+	sb->jail_dir = xstrdup(o->jail_dir);
 	sb->uid = o->uid;
 	sb->gid = o->gid;
 	sb->tmpfs_kb = o->tmpfs_kb ? o->tmpfs_kb : 65536;
@@ -210,6 +261,7 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	if (rc < 0)
 		goto fail;
 	resolve_mounts(sb);
+	copy_ro_mounts(sb, o->ro_mounts);
 	read_version(sb);
 	*out = sb;
 	return 0;
@@ -230,7 +282,10 @@ void sandbox_close(struct sandbox *sb)
 		free(sb->mounts[i].target);
 	}
 	free(sb->mounts);
+	strv_free_array(sb->ro_mounts);
 	free(sb->path);
+	free(sb->init_path);
+	free(sb->jail_dir);
 	free(sb);
 }
 
@@ -267,28 +322,26 @@ void step_result_free(struct step_result *r)
 /* ---- one step: state ---------------------------------------------------- */
 
 struct run {
+	struct jail *j;
 	struct sandbox *sb;
 	const struct step_spec *s;
 	struct step_result *r;
 	struct cg_step *cg;
-	struct jail_args args;
-	char *envp_empty[1];
-	struct rlimit rl_cpu, rl_fsize, rl_nofile, rl_nproc, rl_core;
+	uint32_t id;
 	/* parent ends */
-	int in_w, out_r, err_r, side_fd, exec_r;
-	/* child ends, closed by the parent after fork */
-	int in_r, out_w, err_w, side_child, exec_w;
-	int pidfd;
-	pid_t pid;
+	int in_w, out_r, err_r;
+	/* the program's ends and its cgroup.procs files, sent to the init */
+	int in_r, out_w, err_w;
+	int cgfds[3];
+	int ncg;
 	int status;
-	bool reaped;
+	bool started, reaped;
 	size_t in_off;
 	size_t out_cap, err_cap;
 	size_t kept_out, kept_err;
 	bool limited;           /* a cap was hit: everything after is dropped */
 	bool killed;
-	uint64_t start_ms, deadline_ms, next_cpu_ms, next_wake_ms, idle_since_ms;
-	struct buf side;        /* the jail's log (nsjail) */
+	uint64_t start_ms, deadline_ms, next_cpu_ms, reap_by_ms;
 };
 
 static void close_fd(int *fd)
@@ -324,257 +377,173 @@ static int make_pipe(int *rd, int *wr)
 	return 0;
 }
 
-/* ---- one step: preparation (everything the child needs, before fork) ---- */
+/* ---- one step: preparation ---------------------------------------------- */
 
-static void prepare_rlimits(struct run *run)
+static int check_spec(struct run *run)
 {
-	const struct limits *l = &run->s->limits;
-	struct rlimit cur;
-	rlim_t cpu_s, fsize;
+	const struct step_spec *s = run->s;
 
-	/* A backstop only: the cgroup's CPU usage is what goboxd judges. */
-	cpu_s = l->cpu_ms ? (l->cpu_ms + 999) / 1000 + 1 : RLIM_INFINITY;
-	run->rl_cpu.rlim_cur = cpu_s;
-	run->rl_cpu.rlim_max = cpu_s == RLIM_INFINITY ? RLIM_INFINITY : cpu_s + 1;
-	fsize = l->fsize_kb ? (rlim_t)l->fsize_kb * 1024 : RLIM_INFINITY;
-	run->rl_fsize.rlim_cur = run->rl_fsize.rlim_max = fsize;
-	run->rl_nofile.rlim_cur = run->rl_nofile.rlim_max = POLICY_NOFILE;
-	/* RLIMIT_NPROC counts every process of the host uid, and the kernel
-	 * releases the count of a torn-down jail lazily: a tight value makes
-	 * back-to-back steps fail with EAGAIN. The cgroup's pids limit is the
-	 * real one; this only stops a runaway that somehow escaped it. */
-	run->rl_nproc.rlim_cur = run->rl_nproc.rlim_max =
-		(rlim_t)l->max_processes + run->sb->drv->helpers + NPROC_SLACK;
-	if (getrlimit(RLIMIT_NPROC, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
-	    run->rl_nproc.rlim_max > cur.rlim_max)
-		run->rl_nproc.rlim_cur = run->rl_nproc.rlim_max = cur.rlim_max;
-	run->rl_core.rlim_cur = run->rl_core.rlim_max = 0;
-}
-
-static int prepare_side(struct run *run)
-{
-	size_t len;
-	const void *bpf;
-	int rc;
-
-	if (run->sb->drv->side == JAIL_SIDE_LOG_OUT) {
-		rc = make_pipe(&run->side_fd, &run->side_child);
-		if (rc < 0)
-			return internal(run, rc, "pipe2: %s", strerror(-rc));
-		return 0;
-	}
-	/* A fresh memfd per step: bwrap reads it to the end, and a shared
-	 * file offset would leave the next step an empty program. */
-	run->side_child = memfd_create("goboxd-bpf", MFD_CLOEXEC);
-	if (run->side_child < 0)
-		return internal(run, -errno, "memfd_create: %s", strerror(errno));
-	bpf = seccomp_set_bpf(run->sb->sc, &len);
-	rc = write_all(run->side_child, bpf, len);
-	if (rc == 0 && lseek(run->side_child, 0, SEEK_SET) < 0)
-		rc = -errno;
-	if (rc < 0)
-		return internal(run, rc, "writing the seccomp program: %s", strerror(-rc));
+	if (!s->argv || !s->argv[0])
+		return internal(run, -EINVAL, "empty argv");
+	for (const char *const *p = s->envp; p && *p; p++)
+		if (!strchr(*p, '=') || **p == '=')
+			return internal(run, -EINVAL, "bad environment entry \"%.100s\"", *p);
 	return 0;
 }
 
 static int prepare(struct run *run)
 {
 	const struct step_spec *s = run->s;
-	struct jail_env env = {
-		.path = run->sb->path,
-		.uid = run->sb->uid,
-		.gid = run->sb->gid,
-		.tmpfs_kb = run->sb->tmpfs_kb,
-		.mounts = run->sb->mounts,
-		.nmounts = run->sb->nmounts,
-		.seccomp = run->sb->sc,
-	};
 	struct cg_limits cl = {
 		.memory_bytes = s->limits.memory_kb * 1024,
-		.pids = s->limits.max_processes ?
-			s->limits.max_processes + run->sb->drv->helpers : 0,
+		.pids = s->limits.max_processes,
 	};
 	char err[256] = "";
-	int rc;
+	int rc = make_pipe(&run->in_r, &run->in_w);
 
-	if (!s->box_dir || s->box_dir[0] != '/')
-		return internal(run, -EINVAL, "box_dir must be an absolute path");
-	if (!s->argv || !s->argv[0])
-		return internal(run, -EINVAL, "empty argv");
-	for (const char *const *p = s->envp; p && *p; p++)
-		if (!strchr(*p, '=') || **p == '=')
-			return internal(run, -EINVAL, "bad environment entry \"%.100s\"", *p);
-	rc = run->sb->drv->build_argv(&env, s, &run->args, err, sizeof(err));
-	if (rc < 0)
-		return internal(run, rc, "%s", err);
-	prepare_rlimits(run);
-	rc = make_pipe(&run->in_r, &run->in_w);
 	if (rc == 0)
 		rc = make_pipe(&run->out_r, &run->out_w);
 	if (rc == 0)
 		rc = make_pipe(&run->err_r, &run->err_w);
-	if (rc == 0)
-		rc = make_pipe(&run->exec_r, &run->exec_w);
 	if (rc < 0)
 		return internal(run, rc, "pipe2: %s", strerror(-rc));
-	rc = prepare_side(run);
-	if (rc < 0)
-		return rc;
+	/*
+	 * The pipes were made by the worker; handing the program's ends to the
+	 * sandbox uid lets it reopen them by name (/dev/stdin is
+	 * /proc/self/fd/0, and opening that checks the pipe's owner).
+	 */
+	if (fchown(run->in_r, run->sb->uid, run->sb->gid) < 0 ||
+	    fchown(run->out_w, run->sb->uid, run->sb->gid) < 0 ||
+	    fchown(run->err_w, run->sb->uid, run->sb->gid) < 0)
+		return internal(run, -errno, "fchown(pipe): %s", strerror(errno));
 	if (set_nonblock(run->in_w, true) < 0 || set_nonblock(run->out_r, true) < 0 ||
-	    set_nonblock(run->err_r, true) < 0 ||
-	    (run->side_fd >= 0 && set_nonblock(run->side_fd, true) < 0))
+	    set_nonblock(run->err_r, true) < 0)
 		return internal(run, -errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
 	rc = cg_step_create(run->sb->cg, &cl, &run->cg, err, sizeof(err));
 	if (rc < 0)
 		return internal(run, rc, "cgroup: %s", err);
+	rc = cg_step_open_procs(run->cg, run->cgfds, ARRAY_SIZE(run->cgfds));
+	if (rc < 0)
+		return internal(run, rc, "opening the step cgroup: %s", strerror(-rc));
+	run->ncg = rc;
 	return 0;
 }
 
-/* ---- one step: the pre-exec child (async-signal-safe calls only) -------- */
+/* ---- one step: the RUN message ------------------------------------------ */
 
-static void child_fail(struct run *run, int step)
+static uint64_t rl_value(uint64_t v)
 {
-	int e[2] = { errno, step };
-
-	(void)!write(run->exec_w, e, sizeof(e));
-	_exit(127);
+	return v == RLIM_INFINITY ? UINT64_MAX : v;
 }
 
-enum child_step {
-	CS_SIGNALS = 1, CS_SETSID, CS_CGROUP, CS_FDS, CS_RLIMITS, CS_CREDS,
-	CS_PDEATHSIG, CS_NNP, CS_SECCOMP, CS_EXEC,
-};
-
-static const char *const child_step_names[] = {
-	"", "signals", "setsid", "cgroup enter", "fds", "rlimits", "setuid",
-	"pdeathsig", "no_new_privs", "seccomp", "execve",
-};
-
-/*
- * The fds the jail gets are first copied above every fd in use, so that
- * placing them at 0..4 cannot overwrite one not yet placed.
- */
-static void child_fds(struct run *run)
+static void fill_rlimits(struct run *run, struct initmsg_run *m)
 {
-	int src[5] = { run->in_r, run->out_w, run->err_w, run->side_child, run->exec_w };
-	int tmp[5];
+	const struct limits *l = &run->s->limits;
+	struct rlimit cur;
+	uint64_t nproc;
 
-	for (int i = 0; i < 5; i++) {
-		tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16);
-		if (tmp[i] < 0)
-			child_fail(run, CS_FDS);
-	}
-	run->exec_w = tmp[4];
-	for (int i = 0; i < 5; i++) {
-		if (dup2(tmp[i], i) < 0)
-			child_fail(run, CS_FDS);
-	}
-	run->exec_w = 4;
-	/* The error pipe must still close on a successful exec. */
-	if (fcntl(4, F_SETFD, FD_CLOEXEC) < 0)
-		child_fail(run, CS_FDS);
-	close_fds_from(5);
+	/* A backstop only: the cgroup's CPU usage is what goboxd judges. */
+	m->rlimit[IMRL_CPU] = l->cpu_ms ? (l->cpu_ms + 999) / 1000 + 1 : UINT64_MAX;
+	m->rlimit[IMRL_FSIZE] = l->fsize_kb ? l->fsize_kb * 1024 : UINT64_MAX;
+	m->rlimit[IMRL_NOFILE] = POLICY_NOFILE;
+	/* RLIMIT_NPROC counts every process of the host uid, and the kernel
+	 * releases the count of a torn-down jail lazily: a tight value makes
+	 * back-to-back jobs fail with EAGAIN. The cgroup's pids limit is the
+	 * real one; this only stops a runaway that somehow escaped it. */
+	nproc = (uint64_t)l->max_processes + NPROC_SLACK;
+	if (getrlimit(RLIMIT_NPROC, &cur) == 0 && rl_value(cur.rlim_max) < nproc)
+		nproc = rl_value(cur.rlim_max);
+	m->rlimit[IMRL_NPROC] = nproc;
+	m->rlimit[IMRL_CORE] = 0;
 }
 
-static void child_creds(struct run *run)
+/* argv[0] as the init must exec it: relative means under the box. */
+static void put_argv0(struct buf *b, const char *a0)
 {
-	uid_t uid = run->sb->uid;
-	gid_t gid = run->sb->gid;
-
-	/*
-	 * The pipes were made by the worker; handing them to the sandbox uid
-	 * lets the program reopen them by name (/dev/stdin is /proc/self/fd/0,
-	 * and opening that checks the pipe's owner).
-	 */
-	for (int fd = 0; fd <= 2; fd++)
-		if (fchown(fd, uid, gid) < 0)
-			child_fail(run, CS_CREDS);
-	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		child_fail(run, CS_CREDS);
-	/* Make sure root cannot be taken back. */
-	if (setuid(0) == 0 || setgid(0) == 0) {
-		errno = EPERM;
-		child_fail(run, CS_CREDS);
+	if (a0[0] != '/') {
+		buf_puts(b, POLICY_BOX_DIR "/");
+		while (a0[0] == '.' && a0[1] == '/')
+			a0 += 2;
 	}
+	buf_append(b, a0, strlen(a0) + 1);
 }
 
-static void __attribute__((noreturn)) child_run(struct run *run, pid_t parent)
+static int send_run(struct run *run)
 {
-	struct sigaction sa;
-	sigset_t none;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &sa, NULL);
-	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		child_fail(run, CS_SIGNALS);
-	if (setsid() < 0)
-		child_fail(run, CS_SETSID);
-	if (cg_step_enter(run->cg) < 0) {
-		errno = EIO;
-		child_fail(run, CS_CGROUP);
-	}
-	child_fds(run);
-	if (setrlimit(RLIMIT_CPU, &run->rl_cpu) < 0 ||
-	    setrlimit(RLIMIT_FSIZE, &run->rl_fsize) < 0 ||
-	    setrlimit(RLIMIT_NOFILE, &run->rl_nofile) < 0 ||
-	    setrlimit(RLIMIT_NPROC, &run->rl_nproc) < 0 ||
-	    setrlimit(RLIMIT_CORE, &run->rl_core) < 0)
-		child_fail(run, CS_RLIMITS);
-	child_creds(run);
-	/* After the uid change, which clears the parent-death signal. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_fail(run, CS_PDEATHSIG);
-	if (getppid() != parent)
-		_exit(127);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(run, CS_NNP);
-	if (seccomp_set_apply_baseline(run->sb->sc) < 0)
-		child_fail(run, CS_SECCOMP);
-	execve(run->sb->path, run->args.v, run->envp_empty);
-	child_fail(run, CS_EXEC);
-	_exit(127);
-}
-
-static int spawn(struct run *run)
-{
-	sigset_t all, old;
-	pid_t parent = getpid();
-	int e[2];
+	const struct step_spec *s = run->s;
+	struct initmsg_hdr h = { INITMSG_MAGIC, IM_RUN, run->id, 0 };
+	struct initmsg_run m = {
+		.flags = IMR_FRESH_TMP,
+		.uid = POLICY_INSIDE_UID,
+		.gid = POLICY_INSIDE_GID,
+		.ncgroup = (uint32_t)run->ncg,
+		.tmp_bytes = run->sb->tmpfs_kb * 1024,
+	};
+	int fds[INITMSG_MAX_FDS] = { run->in_r, run->out_w, run->err_w };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * INITMSG_MAX_FDS)];
+	} ctl;
+	struct buf b;
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
+	struct cmsghdr *c;
+	size_t nfds = 3 + (size_t)run->ncg;
 	ssize_t n;
+	int rc = 0;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = check_spec(run);
+	if (rc < 0)
+		goto out_fds;
+	for (int i = 0; i < run->ncg; i++)
+		fds[3 + i] = run->cgfds[i];
+	fill_rlimits(run, &m);
+	for (const char *const *p = s->argv; *p; p++)
+		m.argc++;
+	for (const char *const *p = s->envp; p && *p; p++)
+		m.envc++;
+	buf_init(&b, 4096);
+	buf_append(&b, &h, sizeof(h));
+	buf_append(&b, &m, sizeof(m));
+	buf_append(&b, POLICY_BOX_DIR, sizeof(POLICY_BOX_DIR));
+	put_argv0(&b, s->argv[0]);
+	for (size_t i = 1; i < m.argc; i++)
+		buf_append(&b, s->argv[i], strlen(s->argv[i]) + 1);
+	for (const char *const *p = s->envp; p && *p; p++)
+		buf_append(&b, *p, strlen(*p) + 1);
+	if (b.len > INITMSG_MAX) {
+		rc = internal(run, -E2BIG, "command line and environment exceed %d bytes",
+			      INITMSG_MAX);
+		goto out;
+	}
+	h.len = (uint32_t)(b.len - sizeof(h));
+	memcpy(b.data, &h, sizeof(h));
+	iov.iov_base = b.data;
+	iov.iov_len = b.len;
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	run->start_ms = now_ms();
-	run->pid = fork();
-	if (run->pid == 0)
-		child_run(run, parent);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (run->pid < 0)
-		return internal(run, -errno, "fork: %s", strerror(errno));
+	do
+		n = sendmsg(jail_sock(run->j), &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		jail_break(run->j);
+		rc = internal(run, -errno, "sending to the jail's init: %s", strerror(errno));
+	}
+out:
+	buf_free(&b);
+out_fds:
+	/* The init holds them now (or nobody needs them). */
 	close_fd(&run->in_r);
 	close_fd(&run->out_w);
 	close_fd(&run->err_w);
-	close_fd(&run->side_child);
-	close_fd(&run->exec_w);
-	do {
-		n = read(run->exec_r, e, sizeof(e));
-	} while (n < 0 && errno == EINTR);
-	close_fd(&run->exec_r);
-	if (n == (ssize_t)sizeof(e)) {
-		int step = e[1] > 0 && e[1] < (int)ARRAY_SIZE(child_step_names) ? e[1] : 0;
-
-		while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		run->reaped = true;
-		return internal(run, -e[0], "starting %s: %s: %s", run->sb->path,
-				child_step_names[step], strerror(e[0]));
-	}
-	run->pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
-	return 0;
+	for (int i = 0; i < run->ncg; i++)
+		close_fd(&run->cgfds[i]);
+	return rc;
 }
 
 /* ---- one step: the parent loop ------------------------------------------ */
@@ -584,11 +553,8 @@ static void kill_step(struct run *run)
 	if (run->killed)
 		return;
 	run->killed = true;
+	run->reap_by_ms = now_ms() + REAP_GRACE_MS;
 	cg_step_kill(run->cg);
-	/* The jail is in the cgroup too; this only matters if the kill
-	 * above gave up early. */
-	if (!run->reaped)
-		kill(run->pid, SIGKILL);
 }
 
 static void capture(struct run *run, bool is_err, const char *data, size_t n)
@@ -637,12 +603,7 @@ static bool pump_read(struct run *run, int *fd)
 		ssize_t n = read(*fd, chunk, sizeof(chunk));
 
 		if (n > 0) {
-			if (*fd == run->out_r)
-				capture(run, false, chunk, (size_t)n);
-			else if (*fd == run->err_r)
-				capture(run, true, chunk, (size_t)n);
-			else
-				buf_append(&run->side, chunk, (size_t)n);
+			capture(run, *fd == run->err_r, chunk, (size_t)n);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -674,56 +635,63 @@ static void pump_stdin(struct run *run)
 	close_fd(&run->in_w);
 }
 
-static bool try_reap(struct run *run)
+/* One message from the init. 0, or negative errno (internal error set). */
+static int init_message(struct run *run)
 {
-	pid_t p;
+	struct {
+		struct initmsg_hdr h;
+		union {
+			struct initmsg_started started;
+			struct initmsg_failed failed;
+			struct initmsg_exited exited;
+		} u;
+	} m;
+	ssize_t n;
 
-	if (run->reaped)
-		return true;
-	do {
-		p = waitpid(run->pid, &run->status, WNOHANG);
-	} while (p < 0 && errno == EINTR);
-	if (p == run->pid || (p < 0 && errno == ECHILD))
+	do
+		n = recv(jail_sock(run->j), &m, sizeof(m), MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return 0;
+	if (n <= 0) {
+		jail_break(run->j);
+		return internal(run, -EIO, "the jail's init died");
+	}
+	if (n < (ssize_t)sizeof(m.h) || m.h.magic != INITMSG_MAGIC ||
+	    m.h.len != (size_t)n - sizeof(m.h)) {
+		jail_break(run->j);
+		return internal(run, -EPROTO, "the jail's init sent a malformed message");
+	}
+	if (m.h.id != run->id) {
+		/* A FAILED with id 0 answers the FILTER message. */
+		if (m.h.id == 0 && m.h.type == IM_FAILED) {
+			jail_break(run->j);
+			return internal(run, -EPROTO, "the jail's init refused the seccomp filter");
+		}
+		return 0;       /* an answer about an earlier step */
+	}
+	switch (m.h.type) {
+	case IM_STARTED:
+		run->started = true;
+		return 0;
+	case IM_EXITED:
+		if (m.h.len != sizeof(m.u.exited))
+			break;
+		run->status = m.u.exited.status;
 		run->reaped = true;
-	return run->reaped;
-}
-
-static bool pid_is_zombie(pid_t pid)
-{
-	char path[64], stat[512];
-	const char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, stat, sizeof(stat)) <= 0)
-		return true;    /* gone */
-	p = strrchr(stat, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
-}
-
-/*
- * nsjail -Mo reaps its child, then pause()s until the next signal; if the
- * child's SIGCHLD came in between, that is its 1 s timer tick. Once the
- * cgroup holds nothing alive but nsjail for a few ms, SIGCHLD (which it
- * handles as a no-op) ends the pause; repeat until it exits.
- */
-static void wake_check(struct run *run, uint64_t now)
-{
-	pid_t pids[MAX_CG_PIDS];
-	int n = cg_step_pids(run->cg, pids, ARRAY_SIZE(pids));
-	bool only_jail = n >= 0;
-
-	for (int i = 0; i < n && only_jail; i++) {
-		if (pids[i] != run->pid && !pid_is_zombie(pids[i]))
-			only_jail = false;
+		return 0;
+	case IM_FAILED:
+		if (m.h.len != sizeof(m.u.failed))
+			break;
+		run->reaped = true;
+		return internal(run, -m.u.failed.err ? -m.u.failed.err : -EIO,
+				"starting %s: %s: %s", run->s->argv[0],
+				initmsg_stage_name(m.u.failed.stage), strerror(m.u.failed.err));
+	default:
+		break;
 	}
-	if (!only_jail) {
-		run->idle_since_ms = 0;
-		return;
-	}
-	if (!run->idle_since_ms)
-		run->idle_since_ms = now;
-	else if (now - run->idle_since_ms >= WAKE_IDLE_MS)
-		kill(run->pid, SIGCHLD);
+	jail_break(run->j);
+	return internal(run, -EPROTO, "the jail's init sent an unexpected message");
 }
 
 static void check_cpu(struct run *run)
@@ -742,27 +710,24 @@ static int next_timeout(struct run *run, uint64_t now)
 {
 	uint64_t next = run->next_cpu_ms;
 
-	if (run->deadline_ms && run->deadline_ms < next)
+	if (run->deadline_ms && !run->killed && run->deadline_ms < next)
 		next = run->deadline_ms;
-	if (run->sb->drv->needs_wake && run->next_wake_ms < next)
-		next = run->next_wake_ms;
-	/* Without a pidfd the jail's exit is only seen by polling. */
-	if (run->pidfd < 0 && now + 10 < next)
-		next = now + 10;
+	if (run->killed && run->reap_by_ms < next)
+		next = run->reap_by_ms;
 	return next > now ? (int)(next - now) : 0;
 }
 
 static int loop(struct run *run)
 {
 	uint64_t now = now_ms();
+	int rc;
 
 	run->deadline_ms = run->s->limits.wall_ms ? run->start_ms + run->s->limits.wall_ms : 0;
 	run->next_cpu_ms = now + CPU_POLL_MS;
-	run->next_wake_ms = now + WAKE_POLL_MS;
 	if (run->s->stdin_len == 0)
 		close_fd(&run->in_w);
-	while (!try_reap(run)) {
-		struct pollfd pf[5];
+	while (!run->reaped) {
+		struct pollfd pf[4];
 		int nf = 0;
 
 		if (run->in_w >= 0)
@@ -771,23 +736,23 @@ static int loop(struct run *run)
 			pf[nf++] = (struct pollfd){ .fd = run->out_r, .events = POLLIN };
 		if (run->err_r >= 0)
 			pf[nf++] = (struct pollfd){ .fd = run->err_r, .events = POLLIN };
-		if (run->side_fd >= 0)
-			pf[nf++] = (struct pollfd){ .fd = run->side_fd, .events = POLLIN };
-		if (run->pidfd >= 0)
-			pf[nf++] = (struct pollfd){ .fd = run->pidfd, .events = POLLIN };
+		pf[nf++] = (struct pollfd){ .fd = jail_sock(run->j), .events = POLLIN };
 		if (poll(pf, (nfds_t)nf, next_timeout(run, now)) < 0 && errno != EINTR)
 			return internal(run, -errno, "poll: %s", strerror(errno));
 		for (int i = 0; i < nf; i++) {
 			if (!pf[i].revents)
 				continue;
-			if (pf[i].fd == run->in_w)
+			if (pf[i].fd == run->in_w) {
 				pump_stdin(run);
-			else if (pf[i].fd == run->out_r)
+			} else if (pf[i].fd == run->out_r) {
 				pump_read(run, &run->out_r);
-			else if (pf[i].fd == run->err_r)
+			} else if (pf[i].fd == run->err_r) {
 				pump_read(run, &run->err_r);
-			else if (pf[i].fd == run->side_fd)
-				pump_read(run, &run->side_fd);
+			} else {
+				rc = init_message(run);
+				if (rc < 0)
+					return rc;
+			}
 		}
 		now = now_ms();
 		if (run->deadline_ms && now >= run->deadline_ms && !run->killed) {
@@ -796,25 +761,27 @@ static int loop(struct run *run)
 		}
 		if (now >= run->next_cpu_ms) {
 			check_cpu(run);
+			cg_step_sample(run->cg);
 			run->next_cpu_ms = now + CPU_POLL_MS;
 		}
-		if (run->sb->drv->needs_wake && now >= run->next_wake_ms) {
-			wake_check(run, now);
-			run->next_wake_ms = now + WAKE_POLL_MS;
+		if (run->killed && !run->reaped && now >= run->reap_by_ms) {
+			jail_break(run->j);
+			return internal(run, -ETIMEDOUT,
+					"the jail's init did not report the program's end");
 		}
 	}
 	return 0;
 }
 
-/* After the jail is gone: end what is left and read the pipes to EOF. */
+/* After the program is gone: end what is left and read the pipes to EOF. */
 static void drain(struct run *run)
 {
 	uint64_t until = now_ms() + DRAIN_MS;
 
 	cg_step_kill(run->cg);
 	close_fd(&run->in_w);
-	while (run->out_r >= 0 || run->err_r >= 0 || run->side_fd >= 0) {
-		struct pollfd pf[3];
+	while (run->out_r >= 0 || run->err_r >= 0) {
+		struct pollfd pf[2];
 		int nf = 0;
 		uint64_t now = now_ms();
 
@@ -824,8 +791,6 @@ static void drain(struct run *run)
 			pf[nf++] = (struct pollfd){ .fd = run->out_r, .events = POLLIN };
 		if (run->err_r >= 0)
 			pf[nf++] = (struct pollfd){ .fd = run->err_r, .events = POLLIN };
-		if (run->side_fd >= 0)
-			pf[nf++] = (struct pollfd){ .fd = run->side_fd, .events = POLLIN };
 		if (poll(pf, (nfds_t)nf, (int)(until - now)) <= 0)
 			continue;
 		for (int i = 0; i < nf; i++) {
@@ -833,10 +798,8 @@ static void drain(struct run *run)
 				continue;
 			if (pf[i].fd == run->out_r)
 				pump_read(run, &run->out_r);
-			else if (pf[i].fd == run->err_r)
-				pump_read(run, &run->err_r);
 			else
-				pump_read(run, &run->side_fd);
+				pump_read(run, &run->err_r);
 		}
 	}
 }
@@ -848,7 +811,6 @@ static int finish(struct run *run)
 	struct step_result *r = run->r;
 	struct run_outcome *o = &r->outcome;
 	struct cg_stats st;
-	char msg[256];
 	int rc;
 
 	r->wall_ms = now_ms() - run->start_ms;
@@ -859,20 +821,10 @@ static int finish(struct run *run)
 	r->memory_peak_kb = st.memory_peak_bytes / 1024;
 	if (run->s->limits.cpu_ms && r->cpu_ms > run->s->limits.cpu_ms)
 		o->timed_out = true;
-
+	/* The init reports the program's own wait status: nothing to guess. */
 	if (WIFEXITED(run->status)) {
-		int code = WEXITSTATUS(run->status);
-
-		if (!run->killed &&
-		    run->sb->drv->own_failure(code, &run->side, &r->err, msg, sizeof(msg)))
-			return internal(run, -EIO, "%s", msg);
-		/* Both jails report a program killed by signal N as 128+N. */
-		if (code > 128 && code < 128 + 65) {
-			o->term_signal = code - 128;
-		} else {
-			o->exited = true;
-			o->exit_code = code;
-		}
+		o->exited = true;
+		o->exit_code = WEXITSTATUS(run->status);
 	} else if (WIFSIGNALED(run->status)) {
 		o->term_signal = WTERMSIG(run->status);
 	}
@@ -883,15 +835,16 @@ static int finish(struct run *run)
 	return 0;
 }
 
-int sandbox_run(struct sandbox *sb, const struct step_spec *s, struct step_result *r)
+int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r)
 {
 	struct run run = {
-		.sb = sb, .s = s, .r = r,
-		.in_w = -1, .out_r = -1, .err_r = -1, .side_fd = -1, .exec_r = -1,
-		.in_r = -1, .out_w = -1, .err_w = -1, .side_child = -1, .exec_w = -1,
-		.pidfd = -1, .pid = -1,
+		.j = j, .sb = jail_sandbox(j), .s = s, .r = r,
+		.in_w = -1, .out_r = -1, .err_r = -1,
+		.in_r = -1, .out_w = -1, .err_w = -1,
+		.cgfds = { -1, -1, -1 },
 	};
 	uint64_t dflt = s->limits.output_kb ? s->limits.output_kb * 1024 : FALLBACK_OUTPUT_CAP;
+	char err[256];
 	sigset_t pipe_set, old;
 	int rc;
 
@@ -904,8 +857,11 @@ int sandbox_run(struct sandbox *sb, const struct step_spec *s, struct step_resul
 	r->internal_msg[0] = '\0';
 	run.out_cap = s->stdout_cap ? s->stdout_cap : (size_t)dflt;
 	run.err_cap = s->stderr_cap ? s->stderr_cap : (size_t)dflt;
-	jail_args_init(&run.args);
-	buf_init(&run.side, 64 * 1024);
+
+	rc = jail_ready(j, JAIL_READY_MS, err, sizeof(err));
+	if (rc < 0)
+		return internal(&run, rc, "%s", err);
+	run.id = jail_next_id(j);
 
 	/* A program that stops reading its stdin must not kill the worker
 	 * with SIGPIPE: keep it pending and discard it below. */
@@ -915,38 +871,23 @@ int sandbox_run(struct sandbox *sb, const struct step_spec *s, struct step_resul
 
 	rc = prepare(&run);
 	if (rc == 0)
-		rc = spawn(&run);
-	if (rc == 0 && !run.reaped) {
+		rc = send_run(&run);
+	if (rc == 0)
 		rc = loop(&run);
-		if (rc < 0) {
-			kill_step(&run);
-			while (!run.reaped && waitpid(run.pid, &run.status, 0) < 0 && errno == EINTR)
-				;
-			run.reaped = true;
-		}
-	}
 	if (rc == 0) {
 		drain(&run);
 		rc = finish(&run);
 	}
 
-	if (run.pid > 0 && !run.reaped) {
-		kill(run.pid, SIGKILL);
-		while (waitpid(run.pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
 	if (run.cg)
 		cg_step_destroy(run.cg);
 	{
-		int *fds[] = { &run.in_w, &run.out_r, &run.err_r, &run.side_fd, &run.exec_r,
-			       &run.in_r, &run.out_w, &run.err_w, &run.side_child, &run.exec_w,
-			       &run.pidfd };
+		int *fds[] = { &run.in_w, &run.out_r, &run.err_r, &run.in_r, &run.out_w,
+			       &run.err_w, &run.cgfds[0], &run.cgfds[1], &run.cgfds[2] };
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 			close_fd(fds[i]);
 	}
-	buf_free(&run.side);
-	jail_args_free(&run.args);
 	{
 		const struct timespec zero = { 0, 0 };
 
@@ -954,5 +895,23 @@ int sandbox_run(struct sandbox *sb, const struct step_spec *s, struct step_resul
 			;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_spec *s,
+		     struct step_result *r)
+{
+	struct jail *j = NULL;
+	char err[256];
+	int rc = jail_start(sb, box_dir, &j, err, sizeof(err));
+
+	if (rc < 0) {
+		memset(&r->outcome, 0, sizeof(r->outcome));
+		r->outcome.internal_error = true;
+		snprintf(r->internal_msg, sizeof(r->internal_msg), "%s", err);
+		return rc;
+	}
+	rc = sandbox_run(j, s, r);
+	jail_destroy(j);
 	return rc;
 }

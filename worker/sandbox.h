@@ -1,7 +1,8 @@
 /*
- * One sandboxed step: spawn the jail in a fresh cgroup, feed stdin, capture
- * stdout/stderr up to their caps, enforce wall and CPU time, collect CPU,
- * peak memory and OOM from the cgroup, clean the cgroup up.
+ * The worker's sandbox context, and one sandboxed step: run a program in a
+ * jail (worker/jail.h) in a fresh cgroup, feed stdin, capture stdout and
+ * stderr up to their caps, enforce wall and CPU time, collect CPU, peak
+ * memory and OOM from the cgroup, clean the cgroup up.
  *
  * Blocking: the caller is the worker's job thread.
  */
@@ -27,9 +28,13 @@ struct sandbox_opts {
 	const char *bwrap_path;
 	const char *cgroup_root;    /* NULL: discover */
 	const char *cgroup_name;    /* this worker's sub-tree, e.g. "w3" */
+	const char *init_path;      /* goboxd-init; NULL: next to goboxd, then installed */
+	const char *jail_dir;       /* where jails make their job directories */
+	const char *const *ro_mounts; /* extra host paths bound read-only (the
+				       * languages'), NULL-terminated or NULL */
 	uid_t uid;                  /* host uid the jailed program runs as */
 	gid_t gid;
-	uint64_t tmpfs_kb;
+	uint64_t tmpfs_kb;          /* each program's fresh /tmp */
 };
 
 /*
@@ -43,12 +48,11 @@ const char *sandbox_driver_name(const struct sandbox *sb);
 const char *sandbox_driver_version(const struct sandbox *sb);
 const char *sandbox_driver_path(const struct sandbox *sb);
 
+struct jail;
+
 struct step_spec {
-	const char *const *argv;    /* argv[0]: absolute, or relative to /box */
+	const char *const *argv;    /* argv[0]: absolute, or relative to the box */
 	const char *const *envp;    /* whole environment of the program */
-	const char *box_dir;        /* host path, bound read-write at /box */
-	const char *const *ro_mounts; /* extra host paths bound read-only, NULL-terminated or NULL */
-	bool mount_proc;
 	struct limits limits;
 	const char *stdin_data;     /* may be NULL: empty stdin */
 	size_t stdin_len;
@@ -76,11 +80,15 @@ void step_result_init(struct step_result *r);
 void step_result_free(struct step_result *r);
 
 /*
- * Run one step. Returns 0 when the step ran (whatever the program did: see
- * r->outcome), or negative errno when the sandbox itself failed (then
+ * Run one step in jail j, from a fresh /tmp, in a cgroup of its own.
+ * Returns 0 when the step ran (whatever the program did: see r->outcome),
+ * or negative errno when the sandbox itself failed (then
  * r->outcome.internal_error is set and r->internal_msg says why).
  */
-int sandbox_run(struct sandbox *sb, const struct step_spec *s, struct step_result *r);
+int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r);
+/* The same in a jail of its own around box_dir (probes, tests). */
+int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_spec *s,
+		     struct step_result *r);
 
 /* The marker appended to a captured stream that hit its cap. */
 #define TRUNCATION_MARKER "\n[goboxd: output truncated]\n"

@@ -16,17 +16,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/buf.h"
 #include "common/util.h"
 #include "nsjail/policy.h"
 
 struct seccomp_set {
-	void *bpf;              /* denylist, for bwrap */
+	void *bpf;              /* denylist, installed by goboxd-init in each program */
 	size_t bpf_len;
 	void *base;             /* baseline (ABI) filter, for the pre-exec child */
 	size_t base_len;
 	struct sock_fprog base_prog;
-	char *kafel;            /* denylist, for nsjail */
 };
 
 static uint32_t policy_action(enum policy_sys_action a)
@@ -169,60 +167,6 @@ out:
 	return rc;
 }
 
-static const char *kafel_action(enum policy_sys_action a)
-{
-	return a == PSA_ENOSYS ? "ERRNO(38)" : "ERRNO(1)";
-}
-
-/*
- * Calls are written by number (SYSCALL[n], resolved by libseccomp for the
- * native ABI): nsjail 3.4's kafel lacks names for clone3, io_uring_* and
- * the new mount API. clone and socket keep their names to filter on
- * arguments.
- */
-static int build_kafel(char **out, char *err, size_t errlen)
-{
-	enum policy_sys_action acts[] = { PSA_EPERM, PSA_ENOSYS };
-	struct buf b;
-	unsigned long mask = 0;
-	int rc = 0;
-
-	buf_init(&b, 0);
-	rc |= buf_puts(&b, "POLICY goboxd {\n");
-	for (size_t a = 0; a < ARRAY_SIZE(acts); a++) {
-		bool first = true;
-
-		for (size_t i = 0; i < policy_denied_syscalls_count; i++) {
-			const struct policy_syscall *p = &policy_denied_syscalls[i];
-			int nr = seccomp_syscall_resolve_name(p->name);
-
-			if (p->action != acts[a] || nr < 0)
-				continue;
-			if (first)
-				rc |= buf_printf(&b, "  %s {\n", kafel_action(acts[a]));
-			rc |= buf_printf(&b, "%s    SYSCALL[%d]", first ? "" : ",\n", nr);
-			first = false;
-		}
-		if (!first)
-			rc |= buf_puts(&b, "\n  },\n");
-	}
-	for (size_t i = 0; i < policy_clone_ns_flags_count; i++)
-		mask |= policy_clone_ns_flags[i];
-	rc |= buf_printf(&b, "  ERRNO(1) {\n    clone { (clone_flags & 0x%lx) != 0 }\n  },\n", mask);
-	rc |= buf_printf(&b, "  ERRNO(%d) {\n    socket { family != %d },\n"
-			 "    socketpair { family != %d }\n  }\n}\n",
-			 POLICY_SOCKET_ERRNO, POLICY_SOCKET_ALLOWED_FAMILY,
-			 POLICY_SOCKET_ALLOWED_FAMILY);
-	rc |= buf_puts(&b, "USE goboxd DEFAULT ALLOW\n");
-	if (rc < 0) {
-		buf_free(&b);
-		snprintf(err, errlen, "kafel policy: out of memory");
-		return -ENOMEM;
-	}
-	*out = buf_steal(&b, NULL);
-	return 0;
-}
-
 int seccomp_set_build(struct seccomp_set **out, char *err, size_t errlen)
 {
 	struct seccomp_set *s = xcalloc(1, sizeof(*s));
@@ -231,8 +175,6 @@ int seccomp_set_build(struct seccomp_set **out, char *err, size_t errlen)
 	rc = build_bpf(&s->bpf, &s->bpf_len, err, errlen);
 	if (rc == 0)
 		rc = build_baseline(&s->base, &s->base_len, err, errlen);
-	if (rc == 0)
-		rc = build_kafel(&s->kafel, err, errlen);
 	if (rc < 0) {
 		seccomp_set_free(s);
 		return rc;
@@ -249,7 +191,6 @@ void seccomp_set_free(struct seccomp_set *s)
 		return;
 	free(s->bpf);
 	free(s->base);
-	free(s->kafel);
 	free(s);
 }
 
@@ -257,11 +198,6 @@ const void *seccomp_set_bpf(const struct seccomp_set *s, size_t *len)
 {
 	*len = s->bpf_len;
 	return s->bpf;
-}
-
-const char *seccomp_set_kafel(const struct seccomp_set *s)
-{
-	return s->kafel;
 }
 
 int seccomp_set_apply_baseline(const struct seccomp_set *s)

@@ -1,8 +1,8 @@
 /*
- * The seccomp side of nsjail/policy.h, compiled once per worker into the
- * forms the jail drivers take: a BPF program (bwrap --seccomp FD), a kafel
- * policy string (nsjail --seccomp_string), and a small baseline filter the
- * pre-exec child installs on itself before it runs either jail.
+ * The seccomp side of nsjail/policy.h, compiled once per worker: the
+ * denylist as a BPF program, which goboxd-init installs in every program
+ * it starts (both drivers alike), and a small baseline filter the pre-exec
+ * child installs on itself before it runs the jail.
  */
 #ifndef GOBOXD_SECCOMP_H
 #define GOBOXD_SECCOMP_H
@@ -17,16 +17,13 @@ void seccomp_set_free(struct seccomp_set *s);
 
 /* The full denylist as raw BPF instructions (struct sock_filter array). */
 const void *seccomp_set_bpf(const struct seccomp_set *s, size_t *len);
-/* The same denylist in kafel syntax. */
-const char *seccomp_set_kafel(const struct seccomp_set *s);
 
 /*
  * Install the baseline filter on the calling process: system calls of any
- * other ABI (i386 through int 0x80, x32) kill the process. kafel filters
- * by number and does not know about x32, so without this a number with
- * the x32 bit set would slip past nsjail's policy. The jail binaries only
- * use the native ABI. Requires PR_SET_NO_NEW_PRIVS. Async-signal-safe.
- * 0 or negative errno.
+ * other ABI (i386 through int 0x80, x32) kill the process. The jail binary
+ * and goboxd-init run under it (they only use the native ABI), and every
+ * program inherits it below the full denylist. Requires
+ * PR_SET_NO_NEW_PRIVS. Async-signal-safe. 0 or negative errno.
  */
 int seccomp_set_apply_baseline(const struct seccomp_set *s);
 

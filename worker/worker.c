@@ -24,6 +24,7 @@
 #include "common/util.h"
 #include "worker/api.h"
 #include "worker/http.h"
+#include "worker/jail.h"
 #include "worker/job.h"
 #include "worker/routes.h"
 #include "worker/sandbox.h"
@@ -58,9 +59,19 @@ struct conn {
 	struct conn *prev, *next;
 };
 
+/*
+ * The job thread lives as long as the worker: jails are forked from it and
+ * die with it (PR_SET_PDEATHSIG follows the forking thread). It keeps one
+ * jail warm ahead of the next job.
+ */
 struct job_slot {
 	bool active;
+	bool thread_running;
 	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool pending;           /* a job waits for the thread (under mu) */
+	bool quit;              /* the thread must end (under mu) */
 	struct conn *conn;
 	struct job_request *req;
 	struct job_result res;
@@ -262,24 +273,105 @@ static void respond_error(struct worker *w, struct conn *c, int status, const ch
 
 /* ---- jobs ---------------------------------------------------------- */
 
+/* A jail for the next job; NULL (logged) when none could be started. */
+static struct jail *jail_prepare(struct worker *w)
+{
+	struct jail *j = NULL;
+	char err[256];
+
+	if (jail_start(w->sb, NULL, &j, err, sizeof(err)) < 0) {
+		log_error("preparing a jail: %s", err);
+		return NULL;
+	}
+	return j;
+}
+
+static void job_in_jail(struct worker *w, struct jail *j)
+{
+	struct job_env env = { .jail = j, .cfg = w->cfg, .uid = w->uid, .gid = w->gid };
+
+	if (j) {
+		w->job.rc = job_run(&env, w->job.req, &w->job.res);
+		return;
+	}
+	memset(&w->job.res, 0, sizeof(w->job.res));
+	w->job.res.internal_error = true;
+	snprintf(w->job.res.internal_msg, sizeof(w->job.res.internal_msg),
+		 "no jail could be started (see the worker's log)");
+	w->job.rc = -EIO;
+}
+
 static void *job_thread(void *arg)
 {
 	struct worker *w = arg;
-	struct job_env env = { .sb = w->sb, .cfg = w->cfg, .uid = w->uid, .gid = w->gid };
+	struct job_slot *js = &w->job;
+	struct jail *warm = NULL, *j;
 	uint64_t one = 1;
+	bool quit;
 
-	w->job.rc = job_run(&env, w->job.req, &w->job.res);
-	if (write(w->evfd, &one, sizeof(one)) < 0)
-		log_error("write(eventfd): %s", strerror(errno));
+	for (;;) {
+		if (!warm)
+			warm = jail_prepare(w);
+		pthread_mutex_lock(&js->mu);
+		while (!js->pending && !js->quit)
+			pthread_cond_wait(&js->cv, &js->mu);
+		quit = js->quit;
+		js->pending = false;
+		pthread_mutex_unlock(&js->mu);
+		if (quit)
+			break;
+		j = warm ? warm : jail_prepare(w);
+		/* The next job's jail starts now and is ready by its turn. */
+		warm = jail_prepare(w);
+		job_in_jail(w, j);
+		if (write(w->evfd, &one, sizeof(one)) < 0)
+			log_error("write(eventfd): %s", strerror(errno));
+		/* After the answer is on its way: off the request's path. */
+		jail_destroy(j);
+	}
+	jail_destroy(warm);
 	return NULL;
 }
 
-static int job_start(struct worker *w, struct conn *c, struct job_request *req)
+static int job_thread_start(struct worker *w)
 {
 	struct job_slot *j = &w->job;
 	sigset_t all, old;
 	int rc;
 
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	/* The job thread must never take a signal meant for the loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&j->thread, NULL, job_thread, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -rc;
+	j->thread_running = true;
+	return 0;
+}
+
+static void job_thread_stop(struct worker *w)
+{
+	struct job_slot *j = &w->job;
+
+	if (!j->thread_running)
+		return;
+	pthread_mutex_lock(&j->mu);
+	j->quit = true;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	pthread_join(j->thread, NULL);
+	j->thread_running = false;
+}
+
+static int job_start(struct worker *w, struct conn *c, struct job_request *req)
+{
+	struct job_slot *j = &w->job;
+
+	if (!j->thread_running)
+		return -ESRCH;
 	memset(&j->res, 0, sizeof(j->res));
 	j->conn = c;
 	j->req = req;
@@ -289,18 +381,11 @@ static int job_start(struct worker *w, struct conn *c, struct job_request *req)
 	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
-	/* The job thread must never take a signal meant for the loop. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&j->thread, NULL, job_thread, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		atomic_fetch_sub(&w->ctx->stats->in_flight, 1);
-		j->req = NULL;
-		j->conn = NULL;
-		return -rc;
-	}
 	j->active = true;
+	pthread_mutex_lock(&j->mu);
+	j->pending = true;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
 	c->state = C_JOB;
 	ep_update(w, c);
 	return 0;
@@ -331,7 +416,6 @@ static void job_finish(struct worker *w)
 	int status = 200;
 	cJSON *extra = cJSON_CreateObject();
 
-	pthread_join(j->thread, NULL);
 	j->active = false;
 	atomic_fetch_sub(&w->ctx->stats->in_flight, 1);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].state,
@@ -854,15 +938,20 @@ static void setup_sandbox(struct worker *w)
 		.bwrap_path = cfg->bwrap_path,
 		.cgroup_root = cfg->cgroup_root,
 		.cgroup_name = name,
+		.init_path = cfg->init_path,
+		.jail_dir = cfg->jail_dir,
 		.uid = w->uid,
 		.gid = w->gid,
 		.tmpfs_kb = cfg->tmpfs_kb,
 	};
+	const char **mounts = langtab_mounts(w->ctx->lt);
 	int rc;
 
 	/* Prefixed with the master pid: see cg_sweep. */
 	snprintf(name, sizeof(name), "%d-w%u", (int)getppid(), w->ctx->index);
+	o.ro_mounts = mounts;
 	rc = sandbox_open(&o, &w->sb, w->sb_error, sizeof(w->sb_error));
+	free(mounts);
 	if (rc < 0) {
 		w->sb = NULL;
 		log_error("sandbox unavailable: %s", w->sb_error);
@@ -968,6 +1057,11 @@ int worker_main(const struct worker_ctx *ctx)
 		log_error("dropping capabilities failed: %s", strerror(errno));
 		return WORKER_EXIT_CONFIG;
 	}
+	/* After the drop: a thread keeps the capabilities it was born with. */
+	if (w.sb && job_thread_start(&w) < 0) {
+		log_error("starting the job thread failed");
+		return 1;
+	}
 	atomic_store(&ctx->stats->workers[ctx->index].pid, getpid());
 	atomic_store(&ctx->stats->workers[ctx->index].generation, ctx->generation);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_IDLE);
@@ -986,6 +1080,7 @@ int worker_main(const struct worker_ctx *ctx)
 	while (w.conns)
 		conn_free(&w, w.conns);
 	free_dead(&w);
+	job_thread_stop(&w);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
 	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
 	sandbox_close(w.sb);

@@ -43,6 +43,7 @@ class Daemon:
         os.chmod(self.tmp, 0o711)  # the sandbox uids must traverse it
         self.jail_dir = os.path.join(self.tmp, "jails")
         self.languages = languages
+        self.workers = workers
         self.port = free_port()
         self.log_path = os.path.join(self.tmp, "goboxd.log")
         cmd = [self.bin, "--listen", "127.0.0.1", "--port", str(self.port),
@@ -156,17 +157,44 @@ class Daemon:
                                       "%d-w*" % self.proc.pid), recursive=True)
 
     def step_cgroups(self):
-        """Step cgroups still present in this daemon's worker subtrees."""
+        """Cgroups in this daemon's worker subtrees beyond each idle worker's
+        one warm jail."""
         trees = self.cgroup_trees()
         assert trees, "no worker cgroup subtree found: the check would see nothing"
-        return [d for t in trees for d in os.listdir(t) if os.path.isdir(os.path.join(t, d))]
+        extra = []
+        for t in trees:
+            subs = sorted(d for d in os.listdir(t) if os.path.isdir(os.path.join(t, d)))
+            extra += [os.path.join(t, d) for d in subs[1:]]
+        return extra
 
-    def leftovers(self):
-        """Job directories left behind (the probes' own ones excluded)."""
+    def leftovers(self, timeout=5):
+        """Job directories left behind. An idle worker keeps one warm jail
+        whose job directory is empty and has no snapshot; anything else,
+        or more of those than workers, is a leftover. Waits a little: a
+        job's jail is torn down just after its answer is sent."""
         if self.proc.poll() is None:
             self.wait_probed()
+        deadline = time.time() + timeout
+        while True:
+            jobs = sorted(os.listdir(self.jail_dir)) if os.path.isdir(self.jail_dir) else []
+            if self.proc.poll() is not None:
+                left = jobs
+            else:
+                warm = [j for j in jobs if not j.endswith(".base")
+                        and not os.listdir(os.path.join(self.jail_dir, j))]
+                left = [j for j in jobs if j not in warm] + warm[self.workers:]
+            if not left or time.time() >= deadline:
+                return left
+            time.sleep(0.1)
+
+    def stopped_clean(self):
+        """Stop the daemon; then no job directory and no cgroup of it may
+        remain, warm jails included."""
+        trees_before = self.cgroup_trees()
+        assert trees_before, "no worker cgroup subtree found: the check would see nothing"
+        self.stop()
         jobs = os.listdir(self.jail_dir) if os.path.isdir(self.jail_dir) else []
-        return jobs
+        return jobs + [t for t in trees_before if os.path.exists(t)]
 
 
 def decode(raw):

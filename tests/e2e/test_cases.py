@@ -136,3 +136,4 @@ def test_nothing_left_behind(daemon):
     # Runs after the cases of this module (pytest keeps file order).
     assert daemon.leftovers() == []
     assert daemon.step_cgroups() == []
+    assert daemon.stopped_clean() == []

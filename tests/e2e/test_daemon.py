@@ -548,18 +548,28 @@ def test_stale_job_dirs_are_swept():
             except OSError:
                 pass  # its worker is killed: the connection dies with it
 
+        def busy_dirs():
+            # the running job's directory holds its source; warm ones are empty
+            return [d for d in os.listdir(jails) if d.startswith("job-")
+                    and os.path.isdir(os.path.join(jails, d))
+                    and os.listdir(os.path.join(jails, d))]
+
         t = threading.Thread(target=doomed)
         t.start()
         deadline = time.time() + 10
-        while time.time() < deadline and not [d for d in os.listdir(jails)
-                                              if d.startswith("job-")]:
+        while time.time() < deadline and not busy_dirs():
             time.sleep(0.05)
+        doomed_dirs = busy_dirs()
+        assert doomed_dirs, "the job never got a directory"
         os.kill(daemon.worker_pids()[0], signal.SIGKILL)
         t.join()
+        gone = lambda: not [d for d in doomed_dirs
+                            if os.path.exists(os.path.join(jails, d))
+                            or os.path.exists(os.path.join(jails, d + ".base"))]
         deadline = time.time() + 15
-        while time.time() < deadline and [d for d in os.listdir(jails) if d.startswith("job-")]:
+        while time.time() < deadline and not gone():
             time.sleep(0.2)
-        assert [d for d in os.listdir(jails) if d.startswith("job-")] == []
+        assert gone(), os.listdir(jails)
     finally:
         daemon.stop()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "worker/jail.h"
 #include "worker/sandbox.h"
 
 #define TEST_UID 60990
@@ -44,6 +45,8 @@ static void setup(void)
 		.jail = test_jail(),
 		.nsjail_path = "/usr/local/bin/nsjail",
 		.bwrap_path = "/usr/bin/bwrap",
+		.init_path = getenv("GOBOXD_INIT_PATH"),
+		.jail_dir = "/tmp",
 		.uid = TEST_UID,
 		.gid = TEST_GID,
 		.tmpfs_kb = 16384,
@@ -54,6 +57,9 @@ static void setup(void)
 	cr_assert_eq(geteuid(), 0, "the sandbox tests need root");
 	snprintf(tree, sizeof(tree), "%d-sandbox-test", (int)getpid());
 	o.cgroup_name = tree;
+	/* The build tree's init, unless one sits next to this binary. */
+	if (!o.init_path && access(GOBOXD_BUILDDIR "/goboxd-init", X_OK) == 0)
+		o.init_path = GOBOXD_BUILDDIR "/goboxd-init";
 	rc = sandbox_open(&o, &sb, err, sizeof(err));
 	cr_assert_eq(rc, 0, "sandbox_open: %s", err);
 	snprintf(box, sizeof(box), "/tmp/goboxd-sbtest-XXXXXX");
@@ -123,27 +129,25 @@ static const char *const test_env[] = {
 };
 
 static int run_full(struct step_result *r, const char *const *argv, const struct limits *l,
-		    const char *in, size_t inlen, bool proc)
+		    const char *in, size_t inlen)
 {
 	struct step_spec s = {
 		.argv = argv,
 		.envp = test_env,
-		.box_dir = box,
-		.mount_proc = proc,
 		.limits = *l,
 		.stdin_data = in,
 		.stdin_len = inlen,
 	};
 
 	step_result_init(r);
-	return sandbox_run(sb, &s, r);
+	return sandbox_run_once(sb, box, &s, r);
 }
 
 static int run_sh(struct step_result *r, const char *script, const struct limits *l)
 {
 	const char *argv[] = { "/usr/bin/sh", "-c", script, NULL };
 
-	return run_full(r, argv, l, NULL, 0, true);
+	return run_full(r, argv, l, NULL, 0);
 }
 
 static void assert_ran(int rc, const struct step_result *r)
@@ -209,7 +213,7 @@ Test(sandbox, segfault_is_a_signal)
 	int rc;
 
 	probe("segv", "int main(void) { volatile int *p = 0; *p = 1; return 0; }\n");
-	rc = run_full(&r, argv, &l, NULL, 0, false);
+	rc = run_full(&r, argv, &l, NULL, 0);
 	assert_ran(rc, &r);
 	cr_assert_not(r.outcome.exited);
 	cr_assert_eq(r.outcome.term_signal, SIGSEGV);
@@ -221,7 +225,7 @@ Test(sandbox, stdin_is_fed)
 	struct step_result r;
 	struct limits l = default_limits();
 	const char *argv[] = { "/usr/bin/cat", NULL };
-	int rc = run_full(&r, argv, &l, "one\ntwo\n", 8, false);
+	int rc = run_full(&r, argv, &l, "one\ntwo\n", 8);
 
 	assert_ran(rc, &r);
 	cr_assert_eq(r.outcome.exit_code, 0);
@@ -235,7 +239,7 @@ Test(sandbox, stdio_can_be_reopened_by_name)
 	struct step_result r;
 	struct limits l = default_limits();
 	const char *argv[] = { "/usr/bin/sh", "-c", "cat /dev/stdin > /dev/stdout", NULL };
-	int rc = run_full(&r, argv, &l, "by name\n", 8, true);
+	int rc = run_full(&r, argv, &l, "by name\n", 8);
 
 	assert_ran(rc, &r);
 	cr_assert_eq(r.outcome.exit_code, 0, "stderr: %s", r.err.data ? r.err.data : "");
@@ -253,7 +257,7 @@ Test(sandbox, large_stdin_round_trip)
 	int rc;
 
 	memset(in, 'x', n);
-	rc = run_full(&r, argv, &l, in, n, false);
+	rc = run_full(&r, argv, &l, in, n);
 	assert_ran(rc, &r);
 	cr_assert_eq(strtoul(r.out.data, NULL, 10), n);
 	free(in);
@@ -270,7 +274,7 @@ Test(sandbox, large_stdin_not_read_does_not_hang)
 	int rc;
 
 	memset(in, 'y', n);
-	rc = run_full(&r, argv, &l, in, n, false);
+	rc = run_full(&r, argv, &l, in, n);
 	assert_ran(rc, &r);
 	cr_assert(r.outcome.exited);
 	cr_assert_eq(r.outcome.exit_code, 0);
@@ -289,7 +293,7 @@ Test(sandbox, busy_loop_times_out_on_cpu)
 	probe("busy", "int main(void) { for (;;) ; }\n");
 	l.cpu_ms = 500;
 	l.wall_ms = 10000;
-	rc = run_full(&r, argv, &l, NULL, 0, false);
+	rc = run_full(&r, argv, &l, NULL, 0);
 	assert_ran(rc, &r);
 	cr_assert(r.outcome.timed_out);
 	cr_assert_not(r.outcome.exited);
@@ -325,7 +329,7 @@ Test(sandbox, memory_hog_is_oom)
 		     "int main(void) { for (;;) { char *p = malloc(1 << 20);"
 		     " if (!p) return 7; memset(p, 1, 1 << 20); } }\n");
 	l.memory_kb = 64 * 1024;
-	rc = run_full(&r, argv, &l, NULL, 0, false);
+	rc = run_full(&r, argv, &l, NULL, 0);
 	assert_ran(rc, &r);
 	cr_assert(r.outcome.oom);
 	cr_assert_not(r.outcome.exited && r.outcome.exit_code == 0);
@@ -346,7 +350,7 @@ Test(sandbox, fork_bomb_is_contained)
 		      " if (p < 0) break; n++; } printf(\"%d\\n\", n); return 0; }\n");
 	l.max_processes = 16;
 	l.wall_ms = 5000;
-	rc = run_full(&r, argv, &l, NULL, 0, false);
+	rc = run_full(&r, argv, &l, NULL, 0);
 	assert_ran(rc, &r);
 	cr_assert(r.outcome.exited, "the bomb's parent should finish");
 	cr_assert_leq(atoi(r.out.data), 16, "forked %s", r.out.data);
@@ -382,7 +386,7 @@ Test(sandbox, stdout_flood_is_capped)
 	int rc;
 
 	l.output_kb = 64;
-	rc = run_full(&r, argv, &l, NULL, 0, false);
+	rc = run_full(&r, argv, &l, NULL, 0);
 	assert_ran(rc, &r);
 	cr_assert(r.outcome.output_limited);
 	cr_assert(r.out_truncated);
@@ -398,18 +402,18 @@ Test(sandbox, combined_cap_and_interleaving)
 	struct limits l = default_limits();
 	const char *argv[] = { "/usr/bin/sh", "-c", "echo a; sleep 0.1; echo b >&2; sleep 0.1; echo c", NULL };
 	struct step_spec s = {
-		.argv = argv, .envp = test_env, .box_dir = box, .limits = l,
+		.argv = argv, .envp = test_env, .limits = l,
 		.want_interleaved = true,
 	};
 	int rc;
 
 	step_result_init(&r);
-	rc = sandbox_run(sb, &s, &r);
+	rc = sandbox_run_once(sb, box, &s, &r);
 	assert_ran(rc, &r);
 	cr_assert_str_eq(r.interleaved.data, "a\nb\nc\n");
 	s.argv = (const char *const[]){ "/usr/bin/yes", NULL };
 	s.combined_cap = 1000;
-	rc = sandbox_run(sb, &s, &r);
+	rc = sandbox_run_once(sb, box, &s, &r);
 	assert_ran(rc, &r);
 	cr_assert(r.outcome.output_limited);
 	cr_assert_eq(r.out.len, 1000 + strlen(TRUNCATION_MARKER));
@@ -430,7 +434,7 @@ Test(sandbox, no_network)
 		     " int u = socket(AF_UNIX, SOCK_STREAM, 0);"
 		     " printf(\"%d %d %d %d %d %d %d\\n\", a, ea, b, eb, c, ec, u >= 0);"
 		     " return 0; }\n");
-	rc = run_full(&r, argv, &l, NULL, 0, false);
+	rc = run_full(&r, argv, &l, NULL, 0);
 	assert_ran(rc, &r);
 	cr_assert_str_eq(r.out.data, "-1 13 -1 13 -1 13 1\n");
 	step_result_free(&r);
@@ -527,16 +531,167 @@ Test(sandbox, host_processes_are_invisible)
 	step_result_free(&r);
 }
 
-Test(sandbox, no_proc_unless_asked)
+/*
+ * goboxd-init is pid 1 and runs under the program's uid: its binary is
+ * unmounted, its /proc entries are closed to the program (not dumpable),
+ * and the kernel drops the program's signals to it.
+ */
+Test(sandbox, init_is_out_of_reach)
 {
 	struct step_result r;
 	struct limits l = default_limits();
-	const char *argv[] = { "/usr/bin/sh", "-c", "test -e /proc/self && echo proc", NULL };
-	int rc = run_full(&r, argv, &l, NULL, 0, false);
+	int rc = run_sh(&r, "test -s /.goboxd-init && echo binary;"
+			    " cat /proc/1/environ >/dev/null 2>&1 && echo environ;"
+			    " ls /proc/1/fd >/dev/null 2>&1 && echo fds;"
+			    " kill -KILL 1; kill -TERM 1; echo alive", &l);
 
 	assert_ran(rc, &r);
-	cr_assert_eq(r.out.len, 0);
+	cr_assert_str_eq(r.out.data, "alive\n", "%s", r.out.data);
+	cr_assert(r.outcome.exited);
+	cr_assert_eq(r.outcome.exit_code, 0);
 	step_result_free(&r);
+}
+
+/* The init reports the wait status as it was: no 128+N guessing. */
+Test(sandbox, exit_codes_above_128_are_exit_codes)
+{
+	static const int codes[] = { 129, 137, 139, 143, 159, 200 };
+	struct limits l = default_limits();
+
+	for (size_t i = 0; i < ARRAY_SIZE(codes); i++) {
+		struct step_result r;
+		char cmd[32];
+		int rc;
+
+		snprintf(cmd, sizeof(cmd), "exit %d", codes[i]);
+		rc = run_sh(&r, cmd, &l);
+		assert_ran(rc, &r);
+		cr_assert(r.outcome.exited, "exit %d", codes[i]);
+		cr_assert_eq(r.outcome.exit_code, codes[i]);
+		cr_assert_eq(r.outcome.term_signal, 0, "exit %d read as signal %d", codes[i],
+			     r.outcome.term_signal);
+		step_result_free(&r);
+	}
+}
+
+Test(sandbox, own_signal_is_a_signal)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "kill -TERM $$; sleep 5", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_not(r.outcome.exited);
+	cr_assert_eq(r.outcome.term_signal, SIGTERM);
+	step_result_free(&r);
+}
+
+/* ---- one jail, several programs ----------------------------------------- */
+
+static struct jail *open_jail(void)
+{
+	struct jail *j = NULL;
+	char err[256];
+	int rc = jail_start(sb, box, &j, err, sizeof(err));
+
+	cr_assert_eq(rc, 0, "jail_start: %s", err);
+	return j;
+}
+
+static int run_in(struct jail *j, struct step_result *r, const char *script,
+		  const struct limits *l)
+{
+	const char *argv[] = { "/usr/bin/sh", "-c", script, NULL };
+	struct step_spec s = { .argv = argv, .envp = test_env, .limits = *l };
+
+	step_result_init(r);
+	return sandbox_run(j, &s, r);
+}
+
+Test(sandbox, programs_of_one_jail_share_no_tmp_and_no_process)
+{
+	struct jail *j = open_jail();
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc;
+
+	rc = run_in(j, &r, "echo x > /tmp/left; (sleep 60 &); echo started", &l);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "started\n");
+	step_result_free(&r);
+	rc = run_in(j, &r, "test -e /tmp/left && echo tmp-kept;"
+			   " ls /proc | grep -c '^[0-9]'", &l);
+	assert_ran(rc, &r);
+	/* the init, the shell, ls and grep: no sleep left from before */
+	cr_assert_leq(atoi(r.out.data), 4, "%s", r.out.data);
+	cr_assert_null(strstr(r.out.data, "tmp-kept"));
+	step_result_free(&r);
+	jail_destroy(j);
+}
+
+Test(sandbox, time_and_memory_are_per_program)
+{
+	struct jail *j = open_jail();
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc;
+
+	rc = run_in(j, &r, "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done;"
+			   " head -c 40000000 /dev/zero | tail -n 1 | wc -c", &l);
+	assert_ran(rc, &r);
+	cr_assert_geq(r.cpu_ms, 100, "cpu %llu ms", (unsigned long long)r.cpu_ms);
+	cr_assert_geq(r.memory_peak_kb, 30 * 1024, "peak %llu kB",
+		      (unsigned long long)r.memory_peak_kb);
+	step_result_free(&r);
+	rc = run_in(j, &r, "true", &l);
+	assert_ran(rc, &r);
+	cr_assert_lt(r.cpu_ms, 50, "cpu %llu ms", (unsigned long long)r.cpu_ms);
+	cr_assert_lt(r.memory_peak_kb, 16 * 1024, "peak %llu kB",
+		     (unsigned long long)r.memory_peak_kb);
+	step_result_free(&r);
+	jail_destroy(j);
+}
+
+Test(sandbox, a_killed_program_leaves_the_jail_usable)
+{
+	struct jail *j = open_jail();
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc;
+
+	l.memory_kb = 32 * 1024;
+	rc = run_in(j, &r, "head -c 200000000 /dev/zero | tail -n 1", &l);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.oom);
+	step_result_free(&r);
+	l = default_limits();
+	l.wall_ms = 300;
+	rc = run_in(j, &r, "sleep 10", &l);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.timed_out);
+	step_result_free(&r);
+	l = default_limits();
+	rc = run_in(j, &r, "echo ok", &l);
+	assert_ran(rc, &r);
+	cr_assert(r.outcome.exited);
+	cr_assert_eq(r.outcome.exit_code, 0);
+	cr_assert_str_eq(r.out.data, "ok\n");
+	cr_assert_not(r.outcome.oom);
+	step_result_free(&r);
+	jail_destroy(j);
+}
+
+Test(sandbox, first_program_finds_tmp_empty)
+{
+	struct jail *j = open_jail();
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_in(j, &r, "ls -A /tmp | wc -l", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_eq(atoi(r.out.data), 0, "%s", r.out.data);
+	step_result_free(&r);
+	jail_destroy(j);
 }
 
 Test(sandbox, denied_syscalls_fail_with_eperm)
@@ -557,14 +712,14 @@ Test(sandbox, denied_syscalls_fail_with_eperm)
 		      " long e = ptrace(PTRACE_TRACEME, 0, 0, 0); int ee = errno;"
 		      " printf(\"%d %d %d %d %ld %d %ld %d %ld %d\\n\", a, ea, b, eb, c, ec,"
 		      " d, ed, e, ee); return 0; }\n");
-	rc = run_full(&r, argv, &l, NULL, 0, false);
+	rc = run_full(&r, argv, &l, NULL, 0);
 	assert_ran(rc, &r);
 	cr_assert_str_eq(r.out.data, "-1 1 -1 1 -1 38 -1 1 -1 1\n");
 	step_result_free(&r);
 }
 
 #ifdef __x86_64__
-/* kafel (nsjail) filters by number only: an x32 number must not slip by. */
+/* An x32 system call number must not slip past the native-ABI denylist. */
 Test(sandbox, x32_syscalls_are_killed)
 {
 	struct step_result r;
@@ -574,7 +729,7 @@ Test(sandbox, x32_syscalls_are_killed)
 
 	probe("x32", "#include <unistd.h>\n#include <sys/syscall.h>\n"
 		     "int main(void) { syscall(0x40000000 | SYS_getpid); return 0; }\n");
-	rc = run_full(&r, argv, &l, NULL, 0, false);
+	rc = run_full(&r, argv, &l, NULL, 0);
 	assert_ran(rc, &r);
 	cr_assert_not(r.outcome.exited);
 	cr_assert_eq(r.outcome.term_signal, SIGSYS);
@@ -610,7 +765,7 @@ Test(sandbox, missing_program_is_an_internal_error)
 	struct step_result r;
 	struct limits l = default_limits();
 	const char *argv[] = { "/nonexistent/prog", NULL };
-	int rc = run_full(&r, argv, &l, NULL, 0, false);
+	int rc = run_full(&r, argv, &l, NULL, 0);
 
 	cr_assert_lt(rc, 0);
 	cr_assert(r.outcome.internal_error);
@@ -673,7 +828,7 @@ Test(sandbox, no_one_second_stall, .timeout = 300)
 
 	for (int i = 0; i < 200; i++) {
 		struct step_result r;
-		int rc = run_full(&r, argv, &l, NULL, 0, false);
+		int rc = run_full(&r, argv, &l, NULL, 0);
 
 		assert_ran(rc, &r);
 		cr_assert_eq(r.outcome.exit_code, 0);

@@ -394,3 +394,109 @@ Test(jobdir, sweep_missing_parent)
 	cr_expect_eq(jobdir_sweep(p, 0, &removed), -ENOENT);
 	cr_expect_eq(removed, 7);
 }
+
+/* ---- snapshot and restore ---------------------------------------------- */
+
+static void make_built_tree(struct jobdir *d)
+{
+	char p[4200];
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), d), 0);
+	cr_assert_eq(jobdir_write(d, "solution.c", "int main;", 9, 0644), 0);
+	cr_assert_eq(jobdir_write(d, "solution", "\x7f" "ELF", 4, 0700), 0);
+	snprintf(p, sizeof(p), "%s/pkg", d->path);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/pkg/Main.class", d->path);
+	write_host_file(p, "class");
+	snprintf(p, sizeof(p), "%s/link", d->path);
+	cr_assert_eq(symlink("solution", p), 0);
+}
+
+Test(jobdir, snapshot_freezes_files_and_restore_undoes_a_test, .init = setup,
+     .fini = teardown)
+{
+	struct jobdir d;
+	struct stat st;
+	char p[4200], target[64] = "";
+
+	make_built_tree(&d);
+	cr_assert_eq(jobdir_snapshot(&d), 0);
+	/* Files are root's now, readable by all, executable where they were. */
+	snprintf(p, sizeof(p), "%s/solution", d.path);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_uid, 0);
+	cr_assert_eq(st.st_mode & 0777, 0555);
+	snprintf(p, sizeof(p), "%s/solution.c", d.path);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0444);
+
+	/* What a test may do: remove, replace, add, in its own directory. */
+	snprintf(p, sizeof(p), "%s/solution.c", d.path);
+	cr_assert_eq(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s/solution", d.path);
+	cr_assert_eq(unlink(p), 0);
+	write_host_file(p, "replaced");
+	snprintf(p, sizeof(p), "%s/output.txt", d.path);
+	write_host_file(p, "memo");
+	snprintf(p, sizeof(p), "%s/pkg/Main.class", d.path);
+	cr_assert_eq(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s/pkg", d.path);
+	cr_assert_eq(rmdir(p), 0);
+	snprintf(p, sizeof(p), "%s/newdir", d.path);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/newdir/deeper", d.path);
+	cr_assert_eq(mkdir(p, 0), 0);
+	cr_assert_eq(chmod(d.path, 0), 0);
+
+	cr_assert_eq(jobdir_restore(&d, test_uid(), test_gid()), 0);
+	snprintf(p, sizeof(p), "%s/solution.c", d.path);
+	cr_assert(host_file_is(p, "int main;"));
+	snprintf(p, sizeof(p), "%s/solution", d.path);
+	cr_assert(host_file_is(p, "\x7f" "ELF"));
+	snprintf(p, sizeof(p), "%s/pkg/Main.class", d.path);
+	cr_assert(host_file_is(p, "class"));
+	snprintf(p, sizeof(p), "%s/pkg", d.path);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_uid, test_uid());
+	cr_assert_eq(st.st_mode & 0777, 0755);
+	snprintf(p, sizeof(p), "%s/output.txt", d.path);
+	cr_assert_neq(access(p, F_OK), 0, "a test's output survived the restore");
+	snprintf(p, sizeof(p), "%s/newdir", d.path);
+	cr_assert_neq(access(p, F_OK), 0, "a test's directory survived the restore");
+	snprintf(p, sizeof(p), "%s/link", d.path);
+	cr_assert_gt(readlink(p, target, sizeof(target) - 1), 0);
+	cr_assert_str_eq(target, "solution");
+	cr_assert_eq(stat(d.path, &st), 0);
+	cr_assert_eq(st.st_uid, test_uid());
+	cr_assert_eq(st.st_mode & 0777, 0750);
+	cr_assert_eq(jobdir_remove(&d), 0);
+}
+
+Test(jobdir, remove_takes_the_snapshot_too, .init = setup, .fini = teardown)
+{
+	struct jobdir d;
+	char base[4200];
+
+	make_built_tree(&d);
+	cr_assert_eq(jobdir_snapshot(&d), 0);
+	snprintf(base, sizeof(base), "%s.base", d.path);
+	cr_assert_eq(access(base, F_OK), 0);
+	cr_assert_eq(jobdir_remove(&d), 0);
+	cr_assert_neq(access(base, F_OK), 0);
+	cr_assert_neq(access(d.path, F_OK), 0);
+}
+
+Test(jobdir, the_snapshot_is_locked_against_the_sweeper, .init = setup, .fini = teardown)
+{
+	struct jobdir d;
+	unsigned removed = 99;
+	char base[4200];
+
+	make_built_tree(&d);
+	cr_assert_eq(jobdir_snapshot(&d), 0);
+	snprintf(base, sizeof(base), "%s.base", d.path);
+	cr_assert_eq(jobdir_sweep(parent, 0, &removed), 0);
+	cr_assert_eq(removed, 0);
+	cr_assert_eq(access(base, F_OK), 0);
+	cr_assert_eq(jobdir_remove(&d), 0);
+}

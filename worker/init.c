@@ -1,0 +1,487 @@
+/*
+ * goboxd-init: pid 1 of every jail.
+ *
+ * The jail (bwrap or nsjail) is built once per job with this program as its
+ * command. It talks to its worker over the socket at INITMSG_FD (see
+ * worker/initmsg.h): the worker asks it to run the build and then each
+ * test, and it answers with the pid and, later, the exact wait status. It
+ * never runs user code itself: each program is a child that joins its
+ * step's cgroup, sets its rlimits, drops every capability, installs the
+ * seccomp filter and only then execs.
+ *
+ * Being pid 1 of the jail's pid namespace, it cannot be signalled by the
+ * programs (the kernel drops signals to a namespace's init that it does not
+ * handle), it reaps every orphan, and when it exits the kernel kills
+ * whatever is left in the namespace.
+ *
+ * It keeps CAP_SYS_ADMIN inside the jail's user namespace, and only for
+ * one thing: mounting a fresh /tmp for each program. It is not dumpable,
+ * so a program running under the same uid cannot open /proc/1/mem, its
+ * fds or its environment. Libc only; no goboxd library.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "worker/initmsg.h"
+
+#define MAX_CHILDREN 8
+#define TMP_DIR "/tmp"
+
+struct child {
+	pid_t pid;
+	uint32_t id;
+};
+
+struct init {
+	int sock;
+	int sigfd;
+	struct sock_filter *filter;
+	unsigned short filter_len;
+	struct child kids[MAX_CHILDREN];
+	char *buf;
+};
+
+/* ---- messages ------------------------------------------------------- */
+
+static int send_msg(struct init *in, uint32_t type, uint32_t id, const void *body, size_t len)
+{
+	char pkt[sizeof(struct initmsg_hdr) + 64];
+	struct initmsg_hdr h = { INITMSG_MAGIC, type, id, (uint32_t)len };
+	ssize_t n;
+
+	if (len > sizeof(pkt) - sizeof(h))
+		return -EMSGSIZE;
+	memcpy(pkt, &h, sizeof(h));
+	if (len)
+		memcpy(pkt + sizeof(h), body, len);
+	do
+		n = send(in->sock, pkt, sizeof(h) + len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : 0;
+}
+
+static void send_failed(struct init *in, uint32_t id, uint32_t stage, int err)
+{
+	struct initmsg_failed f = { stage, err };
+
+	send_msg(in, IM_FAILED, id, &f, sizeof(f));
+}
+
+/*
+ * One packet and the fds it carries. Returns the packet length, 0 when the
+ * worker closed its end, or negative errno. Fds beyond what fits are
+ * closed by the kernel (MSG_CTRUNC), and then the packet is refused.
+ */
+static ssize_t recv_msg(struct init *in, int *fds, unsigned *nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * INITMSG_MAX_FDS)];
+	} ctl;
+	struct iovec iov = { in->buf, INITMSG_MAX };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	ssize_t n;
+
+	*nfds = 0;
+	do
+		n = recvmsg(in->sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*nfds < INITMSG_MAX_FDS)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+		return -EMSGSIZE;
+	return n;
+}
+
+/* ---- the child: from fork to exec (async-signal-safe calls only) ------ */
+
+struct plan {
+	const struct initmsg_run *run;
+	const char *cwd;
+	char **argv;
+	char **envp;
+	int fds[INITMSG_MAX_FDS];
+	unsigned nfds;
+	int err_w;              /* CLOEXEC pipe: silent on a successful exec */
+};
+
+static void __attribute__((noreturn)) child_fail(int err_w, uint32_t stage)
+{
+	struct initmsg_failed f = { stage, errno };
+
+	(void)!write(err_w, &f, sizeof(f));
+	_exit(127);
+}
+
+/*
+ * stdio to 0..2, the error pipe to 3, everything else closed. The fds are
+ * first copied above any fd in use so that placing one cannot overwrite
+ * another not yet placed.
+ */
+static void child_fds(struct plan *p)
+{
+	int tmp[4];
+	int src[4] = { p->fds[0], p->fds[1], p->fds[2], p->err_w };
+
+	for (int i = 0; i < 4; i++) {
+		tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64);
+		if (tmp[i] < 0)
+			child_fail(p->err_w, IMS_FDS);
+	}
+	p->err_w = tmp[3];
+	for (int i = 0; i < 3; i++)
+		if (dup2(tmp[i], i) < 0)
+			child_fail(p->err_w, IMS_FDS);
+	if (dup3(tmp[3], 3, O_CLOEXEC) < 0)
+		child_fail(p->err_w, IMS_FDS);
+	p->err_w = 3;
+	if (syscall(SYS_close_range, 4U, ~0U, 0) < 0) {
+		for (int fd = 4; fd < 1024; fd++)
+			close(fd);
+	}
+}
+
+static void child_caps(int err_w)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		child_fail(err_w, IMS_CAPS);
+	if (syscall(SYS_capset, &h, d) < 0)
+		child_fail(err_w, IMS_CAPS);
+}
+
+static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
+{
+	const struct initmsg_run *r = p->run;
+	static const int res[IMRL_COUNT] = {
+		[IMRL_CPU] = RLIMIT_CPU, [IMRL_FSIZE] = RLIMIT_FSIZE,
+		[IMRL_NOFILE] = RLIMIT_NOFILE, [IMRL_NPROC] = RLIMIT_NPROC,
+		[IMRL_CORE] = RLIMIT_CORE,
+	};
+	struct sock_fprog prog = { in->filter_len, in->filter };
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setsid() < 0)
+		child_fail(p->err_w, IMS_SETSID);
+	/* First, so that everything the program does is charged to its step. */
+	for (unsigned i = 0; i < r->ncgroup; i++) {
+		ssize_t n;
+
+		do
+			n = write(p->fds[3 + i], "0", 1);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			child_fail(p->err_w, IMS_CGROUP);
+	}
+	child_fds(p);
+	for (int i = 0; i < IMRL_COUNT; i++) {
+		struct rlimit rl = { r->rlimit[i], r->rlimit[i] };
+
+		if (r->rlimit[i] == UINT64_MAX)
+			rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+		if (setrlimit(res[i], &rl) < 0)
+			child_fail(p->err_w, IMS_RLIMITS);
+	}
+	if (chdir(p->cwd) < 0)
+		child_fail(p->err_w, IMS_CHDIR);
+	if (setresgid(r->gid, r->gid, r->gid) < 0 || setresuid(r->uid, r->uid, r->uid) < 0)
+		child_fail(p->err_w, IMS_CREDS);
+	child_caps(p->err_w);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(p->err_w, IMS_NNP);
+	/* Last: from here on the filter applies, execve included. */
+	if (in->filter_len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		child_fail(p->err_w, IMS_SECCOMP);
+	execve(p->argv[0], p->argv, p->envp);
+	child_fail(p->err_w, IMS_EXEC);
+}
+
+/* ---- RUN ------------------------------------------------------------ */
+
+/* A new, empty /tmp: the old one (and whatever a program left in it) goes. */
+static int fresh_tmp(const struct initmsg_run *r)
+{
+	char opts[64];
+	unsigned long fl = MS_NOSUID | MS_NODEV | (r->flags & IMR_TMP_NOEXEC ? MS_NOEXEC : 0);
+
+	if (umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
+		return -errno;
+	snprintf(opts, sizeof(opts), "size=%llu,mode=1777", (unsigned long long)r->tmp_bytes);
+	if (mount("tmpfs", TMP_DIR, "tmpfs", fl, opts) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Split the strings after the fixed part; argv/envp point into in->buf. */
+static int parse_run(char *body, size_t len, struct plan *p, char **vec, size_t nvec)
+{
+	const struct initmsg_run *r = (const struct initmsg_run *)body;
+	char *s = body + sizeof(*r), *end = body + len;
+	size_t need;
+
+	if (len < sizeof(*r) || r->argc == 0 || r->ncgroup > INITMSG_MAX_FDS - 3)
+		return -EINVAL;
+	need = (size_t)r->argc + r->envc + 2;
+	if (need > nvec)
+		return -E2BIG;
+	p->run = r;
+	p->argv = vec;
+	p->envp = vec + r->argc + 1;
+	for (size_t i = 0; i < 1 + (size_t)r->argc + r->envc; i++) {
+		char *nul = memchr(s, '\0', (size_t)(end - s));
+
+		if (s >= end || !nul)
+			return -EINVAL;
+		if (i == 0)
+			p->cwd = s;
+		else if (i <= r->argc)
+			p->argv[i - 1] = s;
+		else
+			p->envp[i - 1 - r->argc] = s;
+		s = nul + 1;
+	}
+	p->argv[r->argc] = NULL;
+	p->envp[r->envc] = NULL;
+	return 0;
+}
+
+static struct child *free_slot(struct init *in)
+{
+	for (int i = 0; i < MAX_CHILDREN; i++)
+		if (!in->kids[i].pid)
+			return &in->kids[i];
+	return NULL;
+}
+
+static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned nfds)
+{
+	static char *vec[INITMSG_MAX / 2];
+	struct plan p = { 0 };
+	struct initmsg_failed f;
+	struct initmsg_started st;
+	struct child *slot = free_slot(in);
+	int ep[2] = { -1, -1 };
+	ssize_t n;
+	pid_t pid;
+	int rc;
+
+	rc = parse_run(in->buf + sizeof(struct initmsg_hdr), len, &p, vec,
+		       sizeof(vec) / sizeof(vec[0]));
+	if (rc < 0 || nfds != 3 + p.run->ncgroup || !slot) {
+		send_failed(in, id, IMS_PROTOCOL, rc < 0 ? -rc : !slot ? EAGAIN : EBADF);
+		goto out;
+	}
+	memcpy(p.fds, fds, sizeof(int) * nfds);
+	p.nfds = nfds;
+	if ((p.run->flags & IMR_FRESH_TMP) && (rc = fresh_tmp(p.run)) < 0) {
+		send_failed(in, id, IMS_TMP, -rc);
+		goto out;
+	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		send_failed(in, id, IMS_FORK, errno);
+		goto out;
+	}
+	p.err_w = ep[1];
+	pid = fork();
+	if (pid == 0)
+		child_run(in, &p);
+	close(ep[1]);
+	if (pid < 0) {
+		send_failed(in, id, IMS_FORK, errno);
+		goto out;
+	}
+	/* The child is reaped by the SIGCHLD handler; remember it first. */
+	slot->pid = pid;
+	slot->id = id;
+	do
+		n = read(ep[0], &f, sizeof(f));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(f)) {
+		/* It will exit 127; its EXITED is not wanted after FAILED. */
+		slot->id = UINT32_MAX;
+		send_failed(in, id, f.stage, f.err);
+	} else {
+		st.pid = pid;
+		send_msg(in, IM_STARTED, id, &st, sizeof(st));
+	}
+out:
+	if (ep[0] >= 0)
+		close(ep[0]);
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
+static void do_filter(struct init *in, size_t len)
+{
+	size_t k = len / sizeof(struct sock_filter);
+
+	if (len % sizeof(struct sock_filter) || k == 0 || k > INITMSG_MAX_FILTER) {
+		send_failed(in, 0, IMS_PROTOCOL, EINVAL);
+		return;
+	}
+	free(in->filter);
+	in->filter = malloc(len);
+	if (!in->filter) {
+		in->filter_len = 0;
+		send_failed(in, 0, IMS_PROTOCOL, ENOMEM);
+		return;
+	}
+	memcpy(in->filter, in->buf + sizeof(struct initmsg_hdr), len);
+	in->filter_len = (unsigned short)k;
+}
+
+/* ---- the loop --------------------------------------------------------- */
+
+static void reap(struct init *in)
+{
+	struct signalfd_siginfo si;
+	int status;
+	pid_t pid;
+
+	while (read(in->sigfd, &si, sizeof(si)) > 0)
+		;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (int i = 0; i < MAX_CHILDREN; i++) {
+			struct initmsg_exited e = { status };
+
+			if (in->kids[i].pid != pid)
+				continue;
+			if (in->kids[i].id != UINT32_MAX)
+				send_msg(in, IM_EXITED, in->kids[i].id, &e, sizeof(e));
+			in->kids[i].pid = 0;
+		}
+	}
+}
+
+/* 0 to go on, 1 when the worker is gone. */
+static int handle_packet(struct init *in)
+{
+	int fds[INITMSG_MAX_FDS];
+	unsigned nfds;
+	ssize_t n = recv_msg(in, fds, &nfds);
+	struct initmsg_hdr h;
+
+	if (n == 0 || (n < 0 && n != -EMSGSIZE))
+		return 1;
+	if (n < (ssize_t)sizeof(h)) {
+		send_failed(in, 0, IMS_PROTOCOL, EMSGSIZE);
+		goto drop;
+	}
+	memcpy(&h, in->buf, sizeof(h));
+	if (h.magic != INITMSG_MAGIC || h.len != (size_t)n - sizeof(h)) {
+		send_failed(in, h.id, IMS_PROTOCOL, EBADMSG);
+		goto drop;
+	}
+	if (h.type == IM_RUN) {
+		do_run(in, h.id, h.len, fds, nfds);
+		return 0;
+	}
+	if (h.type == IM_FILTER)
+		do_filter(in, h.len);
+	else
+		send_failed(in, h.id, IMS_PROTOCOL, EBADMSG);
+drop:
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	return 0;
+}
+
+/*
+ * The jail as the programs will see it: our own binary unmounted (it is
+ * mapped already), and the root read-only (nsjail leaves its root tmpfs
+ * writable; bwrap's is read-only already).
+ */
+static int seal(const char *self)
+{
+	if (umount2(self, MNT_DETACH) < 0)
+		return -errno;
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct init in = { .sock = INITMSG_FD };
+	struct initmsg_hello hello = { INITMSG_VERSION, getpid() };
+	sigset_t chld;
+
+	/* Nothing of ours is for the programs to read, not even by uid. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (argc < 1 || seal(argv[0]) < 0) {
+		fprintf(stderr, "goboxd-init: sealing the jail: %s\n", strerror(errno));
+		return 111;
+	}
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	in.sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (in.sigfd < 0 || fcntl(in.sock, F_SETFD, FD_CLOEXEC) < 0)
+		return 111;
+	in.buf = malloc(INITMSG_MAX);
+	if (!in.buf || send_msg(&in, IM_HELLO, 0, &hello, sizeof(hello)) < 0) {
+		free(in.buf);
+		return 111;
+	}
+	for (;;) {
+		struct pollfd pf[2] = { { in.sock, POLLIN, 0 }, { in.sigfd, POLLIN, 0 } };
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents)
+			reap(&in);
+		if (pf[0].revents && handle_packet(&in))
+			break;
+	}
+	/* The worker is done with this jail: nothing may outlive it. */
+	kill(-1, SIGKILL);
+	free(in.buf);
+	free(in.filter);
+	return 0;
+}

@@ -1,0 +1,105 @@
+/*
+ * The messages between a worker and goboxd-init, the pid 1 of each jail.
+ *
+ * They travel over a SOCK_SEQPACKET socketpair (one message per packet; fds
+ * ride along with SCM_RIGHTS). Both ends are built from the same tree, so a
+ * message is a fixed header followed by its body; HELLO carries the
+ * protocol version and the worker refuses an init that speaks another.
+ *
+ *   init   -> worker  HELLO     once, when the jail is ready
+ *   worker -> init    FILTER    once, the seccomp program every child installs
+ *   worker -> init    RUN       start a program; fds: stdin, stdout, stderr,
+ *                               then one cgroup.procs file per hierarchy
+ *   init   -> worker  STARTED   the program runs (its pid inside the jail)
+ *   init   -> worker  FAILED    it could not be started (stage and errno)
+ *   init   -> worker  EXITED    its exact wait status
+ *
+ * Every RUN carries an id that its answers repeat, so several programs may
+ * run in one jail at once (two sides of an interactive test). The worker
+ * ends the jail by closing its end: the init kills everything and exits.
+ */
+#ifndef GOBOXD_INITMSG_H
+#define GOBOXD_INITMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define INITMSG_VERSION 1
+#define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
+/* The init's end of the socketpair, inside the jail. */
+#define INITMSG_FD 3
+/* Largest packet either side sends (argv and environment included). */
+#define INITMSG_MAX (128 * 1024)
+/* stdin, stdout, stderr and at most three cgroup hierarchies (v1). */
+#define INITMSG_MAX_FDS 6
+#define INITMSG_MAX_FILTER 4096     /* BPF instructions */
+
+enum initmsg_type {
+	IM_HELLO = 1,
+	IM_FILTER,
+	IM_RUN,
+	IM_STARTED,
+	IM_FAILED,
+	IM_EXITED,
+};
+
+struct initmsg_hdr {
+	uint32_t magic;
+	uint32_t type;
+	uint32_t id;            /* RUN and its answers */
+	uint32_t len;           /* bytes after the header */
+};
+
+struct initmsg_hello {
+	uint32_t version;
+	int32_t pid;            /* the init's own pid, as it sees it (1) */
+};
+
+/* RUN flags */
+#define IMR_FRESH_TMP 0x1u  /* mount a new, empty /tmp before starting */
+#define IMR_TMP_NOEXEC 0x2u /* ...with noexec */
+
+enum initmsg_rlimit { IMRL_CPU, IMRL_FSIZE, IMRL_NOFILE, IMRL_NPROC, IMRL_CORE, IMRL_COUNT };
+
+struct initmsg_run {
+	uint32_t flags;
+	uint32_t uid, gid;      /* inside the jail */
+	uint32_t ncgroup;       /* cgroup.procs fds after the three stdio fds */
+	uint64_t tmp_bytes;     /* size of the fresh /tmp */
+	uint64_t rlimit[IMRL_COUNT]; /* soft = hard; UINT64_MAX: unlimited */
+	uint32_t argc, envc;
+	/* then: cwd, argv[0..argc-1], envp[0..envc-1], each NUL-terminated */
+};
+
+/* Where starting a program failed, for the worker's error message. */
+enum initmsg_stage {
+	IMS_FORK = 1, IMS_TMP, IMS_SETSID, IMS_CGROUP, IMS_FDS, IMS_RLIMITS, IMS_CHDIR,
+	IMS_CREDS, IMS_CAPS, IMS_NNP, IMS_SECCOMP, IMS_EXEC, IMS_PROTOCOL,
+};
+
+struct initmsg_failed {
+	uint32_t stage;
+	int32_t err;            /* errno */
+};
+
+struct initmsg_started {
+	int32_t pid;            /* inside the jail */
+};
+
+struct initmsg_exited {
+	int32_t status;         /* as waitpid(2) gave it */
+};
+
+/* Names of the stages, for messages ("execve", "cgroup"...). */
+static inline const char *initmsg_stage_name(uint32_t stage)
+{
+	static const char *const names[] = {
+		"?", "fork", "mounting /tmp", "setsid", "joining the cgroup", "stdio",
+		"rlimits", "chdir", "setuid", "dropping capabilities", "no_new_privs",
+		"seccomp", "execve", "protocol",
+	};
+
+	return stage < sizeof(names) / sizeof(names[0]) ? names[stage] : "?";
+}
+
+#endif
