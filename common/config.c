@@ -51,6 +51,8 @@ static const struct opt opts[] = {
 	{ "nsjail-path", OT_STR, F(nsjail_path), 0, 0, "nsjail binary" },
 	{ "bwrap-path", OT_STR, F(bwrap_path), 0, 0, "bubblewrap binary" },
 	{ "cgroup-root", OT_STR, F(cgroup_root), 0, 0, "cgroup base path (default: discover)" },
+	{ "allow-degraded-cgroups", OT_BOOL, F(allow_degraded_cgroups), 0, 1,
+	  "start without usable cgroups, refusing every job" },
 	{ "sandbox-uid-base", OT_U32, F(sandbox_uid_base), 1000, 4000000000u,
 	  "worker i runs jails as this uid + i" },
 	{ "tmpfs-size", OT_KB, F(tmpfs_kb), 64 * 1024, 16 * GiB, "size of the jail's /tmp" },

@@ -32,6 +32,7 @@ struct config {
 	char *nsjail_path;
 	char *bwrap_path;
 	char *cgroup_root;      /* NULL: discover (v1 or v2) */
+	bool allow_degraded_cgroups; /* start without cgroups, refusing every job */
 	uint32_t sandbox_uid_base; /* worker i runs jails as uid base+i */
 	uint64_t tmpfs_kb;      /* size of the jail's writable /tmp */
 

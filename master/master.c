@@ -70,6 +70,9 @@ struct master {
 	bool fast;
 	bool quit_sent;       /* graceful stop: workers told to finish */
 	uint64_t stop_deadline_ms;
+	/* the cgroup place chosen at start-up holds for the process's life */
+	char *cg_option;      /* --cgroup-root as given then (NULL: none) */
+	char *cg_root;        /* what workers get as cgroup_root (NULL: discover) */
 };
 
 static char tag_sig;
@@ -558,6 +561,10 @@ static void reload(struct master *m)
 	}
 	if (strcmp(nc.listen, m->cfg.listen) != 0 || nc.port != m->cfg.port)
 		log_warn("listen address changes take effect on restart only");
+	if (strcmp(nc.cgroup_root ? nc.cgroup_root : "", m->cg_option ? m->cg_option : ""))
+		log_warn("cgroup-root changes take effect on restart only");
+	free(nc.cgroup_root);
+	nc.cgroup_root = m->cg_root ? xstrdup(m->cg_root) : NULL;
 	config_free(&m->cfg);
 	m->cfg = nc;
 	langtab_free(m->lt);
@@ -737,15 +744,41 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 	return 0;
 }
 
-static void prepare_cgroups(struct master *m)
+/*
+ * The cgroup place is chosen once, here, and handed to every worker and
+ * prober through cfg.cgroup_root. Without one goboxd refuses to start,
+ * unless the operator asked to run degraded.
+ */
+static int prepare_cgroups(struct master *m, char *err, size_t errlen)
 {
-	char err[512];
+	struct cg_place p;
+	char why[1024];
 	unsigned removed = 0;
 
-	if (cg_v2_prepare(m->cfg.cgroup_root, err, sizeof(err)) < 0)
-		log_error("cgroup set-up: %s", err);
+	m->cg_option = m->cfg.cgroup_root ? xstrdup(m->cfg.cgroup_root) : NULL;
+	if (cg_start(m->cfg.cgroup_root, &p, why, sizeof(why)) < 0) {
+		if (!m->cfg.allow_degraded_cgroups) {
+			snprintf(err, errlen,
+				 "%s; remedies: run it in a unit with Delegate=yes, in a container "
+				 "with --cgroupns=private, as root on the host, or with "
+				 "--cgroup-root=<a delegated cgroup>; --allow-degraded-cgroups "
+				 "starts it anyway, refusing every job",
+				 why);
+			return -1;
+		}
+		log_error("running degraded (--allow-degraded-cgroups), every job will be refused: %s",
+			  why);
+		return 0;
+	}
+	log_info("cgroups: v%d, %s, %s", (int)p.ver, cg_source_name(p.source), p.dirs[0]);
+	if (p.root[0]) {
+		m->cg_root = xstrdup(p.root);
+		free(m->cfg.cgroup_root);
+		m->cfg.cgroup_root = xstrdup(p.root);
+	}
 	if (cg_sweep(m->cfg.cgroup_root, &removed) == 0 && removed)
 		log_info("removed %u stale step cgroups", removed);
+	return 0;
 }
 
 static int setup(struct master *m, char *err, size_t errlen)
@@ -780,7 +813,8 @@ static int setup(struct master *m, char *err, size_t errlen)
 	}
 	if (prepare_dirs(m, err, errlen) < 0)
 		return -1;
-	prepare_cgroups(m);
+	if (prepare_cgroups(m, err, errlen) < 0)
+		return -1;
 	m->listen_fd = master_listen(&m->cfg, err, errlen);
 	if (m->listen_fd < 0)
 		return -1;
@@ -841,7 +875,7 @@ static int loop(struct master *m)
 int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, char **envp)
 {
 	struct master *m = xcalloc(1, sizeof(*m));
-	char err[512];
+	char err[1536];
 	int rc = 1;
 
 	m->cfg = *cfg;
@@ -885,6 +919,8 @@ out:
 	probe_table_unmap(m->probes);
 	langtab_free(m->lt);
 	config_free(&m->cfg);
+	free(m->cg_option);
+	free(m->cg_root);
 	free(m);
 	return rc;
 }

@@ -594,3 +594,33 @@ def test_half_closed_client_does_not_spin_the_worker():
         assert used < 0.5, used
     finally:
         daemon.stop()
+
+
+def test_no_usable_cgroups_refuses_to_start_and_names_the_remedies():
+    empty = tempfile.mkdtemp(prefix="goboxd-nocg-")
+    os.chmod(empty, 0o711)  # so that only the cgroups can fail
+    try:
+        p = subprocess.run([os.environ.get("GOBOXD_BIN"), "--listen", "127.0.0.1", "--port", "0",
+                            "--languages-dir", LANGUAGES, "--jail-dir",
+                            os.path.join(empty, "jails"), "--cgroup-root", empty],
+                           capture_output=True, text=True, timeout=30)
+    finally:
+        shutil.rmtree(empty)
+    assert p.returncode != 0
+    errors = [json.loads(l) for l in p.stderr.splitlines() if '"error"' in l]
+    assert len(errors) == 1, p.stderr
+    for remedy in ("Delegate=yes", "--cgroupns=private", "--cgroup-root"):
+        assert remedy in errors[0]["msg"], errors[0]
+
+
+def test_degraded_cgroups_serve_health_and_refuse_jobs():
+    empty = tempfile.mkdtemp(prefix="goboxd-nocg-")
+    daemon = Daemon(args=["--cgroup-root", empty, "--allow-degraded-cgroups"], workers=1)
+    try:
+        assert daemon.get("/healthz") == (200, {"status": "ok"})
+        status, body = daemon.post("/run", HELLO)
+        assert status == 503 and body["error"]["code"] == "sandbox_unavailable", body
+        assert any("degraded" in l.get("msg", "") for l in daemon.log_lines())
+    finally:
+        daemon.stop()
+        shutil.rmtree(empty)
