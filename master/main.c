@@ -8,6 +8,7 @@
 #include "common/config.h"
 #include "common/langtab.h"
 #include "common/log.h"
+#include "common/proctitle.h"
 #include "master/master.h"
 
 extern char **environ;
@@ -49,6 +50,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	bool exit_now = false;
 
+	/* from here on argv is a copy: titles overwrite the original strings */
+	argv = proctitle_init(argc, argv);
 	log_init("master", LOG_INFO);
 	if (config_build(&cfg, argc, argv, environ, &exit_now, err, sizeof(err)) < 0) {
 		fprintf(stderr, "goboxd: %s\n", err);

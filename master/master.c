@@ -22,6 +22,7 @@
 #include "common/channel.h"
 #include "common/jobdir.h"
 #include "common/log.h"
+#include "common/proctitle.h"
 #include "common/stats.h"
 #include "common/util.h"
 #include "master/queue.h"
@@ -443,6 +444,7 @@ static void start_prober(struct master *m)
 
 		log_set_role("prober");
 		prctl(PR_SET_NAME, "goboxd-prober", 0, 0, 0);
+		proctitle_set("goboxd: prober");
 		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		close(m->epfd);
 		close(m->sigfd);
@@ -890,6 +892,7 @@ int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, ch
 		m->slots[i].chan = -1;
 	log_set_role("master");
 	prctl(PR_SET_NAME, "goboxd-master", 0, 0, 0);
+	proctitle_set("goboxd: master");
 	if (setup(m, err, sizeof(err)) < 0) {
 		log_error("start-up failed: %s", err);
 		goto out;

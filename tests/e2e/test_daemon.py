@@ -624,3 +624,25 @@ def test_degraded_cgroups_serve_health_and_refuse_jobs():
     finally:
         daemon.stop()
         shutil.rmtree(empty)
+
+
+def cmdline(pid):
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        return f.read().rstrip(b"\0").decode()
+
+
+def test_process_titles_say_who_is_who(daemon):
+    assert cmdline(daemon.proc.pid) == "goboxd: master"
+    titles = sorted(cmdline(pid) for pid in daemon.worker_pids())
+    assert titles == ["goboxd: worker 0", "goboxd: worker 1"]
+    with open("/proc/%d/task/%d/children" % (daemon.proc.pid, daemon.proc.pid)) as f:
+        children = [int(p) for p in f.read().split()]
+    for pid in children:
+        try:
+            title = cmdline(pid)
+        except FileNotFoundError:
+            continue  # a prober that has just finished
+        assert title in titles or title == "goboxd: prober", title
+    out = subprocess.run(["ps", "-o", "args=", "-p", str(daemon.proc.pid)],
+                         capture_output=True, text=True).stdout.strip()
+    assert out == "goboxd: master"
