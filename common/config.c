@@ -94,6 +94,7 @@ static const struct opt opts[] = {
 	  "graceful stop deadline" },
 	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics" },
 	{ "log-level", OT_LEVEL, F(log_level), 0, 0, "debug, info, warn or error" },
+	{ "log-file", OT_STR, F(log_file), 0, 0, "log here, not on stderr (SIGUSR1 reopens)" },
 };
 
 void config_defaults(struct config *c)

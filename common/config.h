@@ -66,6 +66,7 @@ struct config {
 	uint32_t shutdown_timeout_s;
 	bool metrics;
 	int log_level;              /* enum log_level */
+	char *log_file;             /* NULL: stderr */
 	enum config_action action;
 };
 

@@ -83,5 +83,15 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	if (cfg.log_file) {
+		int rc = log_open_file(cfg.log_file);
+
+		if (rc < 0) {
+			fprintf(stderr, "goboxd: --log-file %s: %s\n", cfg.log_file, strerror(-rc));
+			langtab_free(lt);
+			config_free(&cfg);
+			return 2;
+		}
+	}
 	return master_run(&cfg, lt, argc, argv, environ);
 }

@@ -187,6 +187,9 @@ static int spawn_worker(struct master *m, size_t idx)
 				close(m->slots[i].chan);
 		close(m->epfd);
 		close(m->sigfd);
+		/* a SIGUSR1 sent to every goboxd process must not kill workers;
+		 * they follow the master's log reopening by themselves */
+		signal(SIGUSR1, SIG_IGN);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		_exit(worker_main(&ctx));
@@ -455,6 +458,7 @@ static void start_prober(struct master *m)
 		signal(SIGTERM, on_prober_term);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGINT, SIG_IGN);
+		signal(SIGUSR1, SIG_IGN);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		_exit(probe_run_all(&m->cfg, m->lt, m->gen, m->probes, &prober_stop) == 0 ? 0 : 1);
@@ -565,6 +569,8 @@ static void reload(struct master *m)
 		log_warn("listen address changes take effect on restart only");
 	if (strcmp(nc.cgroup_root ? nc.cgroup_root : "", m->cg_option ? m->cg_option : ""))
 		log_warn("cgroup-root changes take effect on restart only");
+	if (strcmp(nc.log_file ? nc.log_file : "", m->cfg.log_file ? m->cfg.log_file : ""))
+		log_warn("log-file changes take effect on restart only");
 	free(nc.cgroup_root);
 	nc.cgroup_root = m->cg_root ? xstrdup(m->cg_root) : NULL;
 	config_free(&m->cfg);
@@ -661,6 +667,19 @@ static void kill_all(struct master *m)
 		kill(m->prober, SIGKILL);
 }
 
+/* After a rotation: the master's line goes to the new file at once. */
+static void reopen_log(void)
+{
+	int rc = log_reopen();
+
+	if (rc == -ENOENT)
+		log_info("SIGUSR1: no --log-file to reopen, logging goes to stderr");
+	else if (rc < 0)
+		log_error("SIGUSR1: reopening the log file: %s; the old file stays", strerror(-rc));
+	else
+		log_info("log file reopened");
+}
+
 static void signal_readable(struct master *m)
 {
 	struct signalfd_siginfo si;
@@ -680,6 +699,9 @@ static void signal_readable(struct master *m)
 			break;
 		case SIGQUIT:
 			begin_stop(m, true);
+			break;
+		case SIGUSR1:
+			reopen_log();
 			break;
 		default:
 			break;
@@ -794,6 +816,7 @@ static int setup(struct master *m, char *err, size_t errlen)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	m->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);

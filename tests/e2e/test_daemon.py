@@ -646,3 +646,49 @@ def test_process_titles_say_who_is_who(daemon):
     out = subprocess.run(["ps", "-o", "args=", "-p", str(daemon.proc.pid)],
                          capture_output=True, text=True).stdout.strip()
     assert out == "goboxd: master"
+
+
+def json_lines(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def wait_for_line(path, pred, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(path) and any(pred(l) for l in json_lines(path)):
+            return
+        time.sleep(0.05)
+    raise AssertionError("no such line in %s" % path)
+
+
+def test_sigusr1_reopens_the_log_file():
+    tmp = tempfile.mkdtemp(prefix="goboxd-log-")
+    path = os.path.join(tmp, "goboxd.log")
+    daemon = Daemon(args=["--log-file", path], workers=1)
+    try:
+        workers = daemon.worker_pids()
+        status, _, _ = daemon.request("POST", "/run", HELLO, headers={"X-Request-Id": "before"})
+        assert status == 200
+        wait_for_line(path, lambda l: l.get("request_id") == "before")
+        os.rename(path, path + ".1")
+        # a worker signalled directly must survive it too
+        os.kill(workers[0], signal.SIGUSR1)
+        daemon.proc.send_signal(signal.SIGUSR1)
+        wait_for_line(path, lambda l: l.get("msg") == "log file reopened"
+                      and l.get("role") == "master")
+        status, _, _ = daemon.request("POST", "/run", HELLO, headers={"X-Request-Id": "after"})
+        assert status == 200
+        wait_for_line(path, lambda l: l.get("request_id") == "after")
+        assert not any(l.get("request_id") == "after" for l in json_lines(path + ".1"))
+        assert daemon.worker_pids() == workers
+        assert daemon.read_log() == ""  # nothing went to stderr
+    finally:
+        daemon.stop()
+        shutil.rmtree(tmp)
