@@ -9,6 +9,7 @@
 #include "common/langtab.h"
 #include "common/log.h"
 #include "common/proctitle.h"
+#include "master/check.h"
 #include "master/master.h"
 
 extern char **environ;
@@ -69,11 +70,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	switch (cfg.action) {
-	case ACTION_CHECK:
-		printf("configuration OK, %zu languages\n", langtab_count(lt));
+	case ACTION_CHECK: {
+		int rc = check_run(&cfg, lt, stdout);
+
 		langtab_free(lt);
 		config_free(&cfg);
-		return 0;
+		return rc;
+	}
 	case ACTION_LIST_DEBIAN:
 	case ACTION_LIST_NPM:
 		list_packages(lt, cfg.action == ACTION_LIST_NPM);

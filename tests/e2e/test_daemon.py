@@ -692,3 +692,38 @@ def test_sigusr1_reopens_the_log_file():
     finally:
         daemon.stop()
         shutil.rmtree(tmp)
+
+
+def run_check(*args):
+    return subprocess.run([os.environ.get("GOBOXD_BIN"), "--languages-dir", LANGUAGES,
+                           "--check"] + list(args), capture_output=True, text=True, timeout=60)
+
+
+def test_check_prints_what_it_validated():
+    p = run_check("--jail", "bwrap")
+    assert p.returncode == 0, p.stdout + p.stderr
+    names = sorted(f[:-5] for f in os.listdir(LANGUAGES) if f.endswith(".yaml"))
+    lines = p.stdout.splitlines()
+    langs = [l for l in lines if l.startswith("languages: ")][0]
+    assert langs.startswith("languages: %d from %s" % (len(names), LANGUAGES)), langs
+    assert lines[lines.index(langs) + 1].split() == names
+    assert "jail: bwrap /usr/bin/bwrap (jail: bwrap)" in lines
+    assert any(l.startswith("cgroups: v") for l in lines), p.stdout
+    assert lines[-1] == "OK"
+
+
+def test_check_fails_without_a_jail_binary_or_cgroups():
+    empty = tempfile.mkdtemp(prefix="goboxd-check-")
+    try:
+        p = run_check("--jail", "bwrap", "--bwrap-path", os.path.join(empty, "bwrap"),
+                      "--cgroup-root", empty)
+        assert p.returncode == 1, p.stdout + p.stderr
+        failed = [l for l in p.stdout.splitlines() if l.startswith("FAILED")]
+        assert len(failed) == 3, p.stdout
+        assert failed[0].startswith("FAILED: jail bwrap") and empty in failed[0]
+        assert failed[1].startswith("FAILED: cgroups: ") and empty in failed[1]
+        p = run_check("--jail", "bwrap", "--cgroup-root", empty, "--allow-degraded-cgroups")
+        assert p.returncode == 0, p.stdout
+        assert "would run degraded" in p.stdout
+    finally:
+        shutil.rmtree(empty)
