@@ -621,6 +621,9 @@ def test_degraded_cgroups_serve_health_and_refuse_jobs():
         status, body = daemon.post("/run", HELLO)
         assert status == 503 and body["error"]["code"] == "sandbox_unavailable", body
         assert any("degraded" in l.get("msg", "") for l in daemon.log_lines())
+        daemon.wait_probed()
+        status, body = daemon.get("/readyz")
+        assert status == 503 and not any(v["ok"] for v in body["languages"].values()), body
     finally:
         daemon.stop()
         shutil.rmtree(empty)
