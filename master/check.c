@@ -91,12 +91,12 @@ static int check_cgroups(const struct config *c, FILE *out)
 		rc = cg_locate(&h, c->cgroup_root, &p, err, sizeof(err));
 		cg_host_free(&h);
 	}
-	if (rc < 0 && c->allow_degraded_cgroups) {
+	if (rc != 0 && c->allow_degraded_cgroups) {
 		fprintf(out, "cgroups: none usable, would run degraded (every job refused): %s\n",
 			err);
 		return CHECK_OK;
 	}
-	if (rc < 0) {
+	if (rc != 0) {
 		fprintf(out, "FAILED: cgroups: %s\n", err);
 		return CHECK_FAILED;
 	}

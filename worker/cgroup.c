@@ -793,8 +793,10 @@ int cg_locate(const struct cg_host *h, const char *root_override, struct cg_plac
 	struct cg_place p;
 	int rc;
 
-	if (!lay)
-		return set_err(err, errlen, -ENOMEM, "out of memory");
+	if (!lay) {
+		set_err(err, errlen, -ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
 	memset(&p, 0, sizeof(p));
 	if ((rc = locate(h, root_override, lay, &p.source, err, errlen)) < 0)
 		goto out;
