@@ -635,6 +635,7 @@ def cmdline(pid):
 
 
 def test_process_titles_say_who_is_who(daemon):
+    daemon.wait_ready()  # both workers are up
     assert cmdline(daemon.proc.pid) == "goboxd: master"
     titles = sorted(cmdline(pid) for pid in daemon.worker_pids())
     assert titles == ["goboxd: worker 0", "goboxd: worker 1"]
