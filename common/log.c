@@ -43,10 +43,10 @@ void log_set_role(const char *role)
 	snprintf(log_role, sizeof(log_role), "%s", role);
 }
 
-/* Open log_path onto fd 2. 0 or negative errno; fd 2 unchanged on failure. */
-static int open_onto_stderr(void)
+/* Open path onto fd 2. 0 or negative errno; fd 2 unchanged on failure. */
+static int open_onto_stderr(const char *path)
 {
-	int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
 
 	if (fd < 0)
 		return -errno;
@@ -65,14 +65,16 @@ static int open_onto_stderr(void)
 int log_open_file(const char *path)
 {
 	void *page;
+	char *copy;
 	int rc;
 
-	free(log_path);
-	log_path = strdup(path);
-	if (!log_path)
-		return -ENOMEM;
-	if ((rc = open_onto_stderr()) < 0)
+	if ((rc = open_onto_stderr(path)) < 0)
 		return rc;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	free(log_path);
+	log_path = copy;
 	if (!log_generation) {
 		page = mmap(NULL, sizeof(*log_generation), PROT_READ | PROT_WRITE,
 			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -89,7 +91,7 @@ int log_reopen(void)
 
 	if (!log_path)
 		return -ENOENT;
-	if ((rc = open_onto_stderr()) < 0)
+	if ((rc = open_onto_stderr(log_path)) < 0)
 		return rc;
 	log_generation_seen = atomic_fetch_add(log_generation, 1) + 1;
 	return 0;
@@ -104,7 +106,7 @@ static void follow_reopen(void)
 		return;
 	g = atomic_load(log_generation);
 	/* on failure the old file stays: better than losing the line */
-	if (g != log_generation_seen && open_onto_stderr() == 0)
+	if (g != log_generation_seen && open_onto_stderr(log_path) == 0)
 		log_generation_seen = g;
 }
 
