@@ -30,7 +30,8 @@ static const char *const level_names[] = { "debug", "info", "warn", "error" };
  */
 static char *log_path;
 static _Atomic unsigned *log_generation;
-static unsigned log_generation_seen;
+/* atomic: a worker's loop and its job thread both log */
+static _Atomic unsigned log_generation_seen;
 
 void log_init(const char *role, enum log_level min)
 {
@@ -93,7 +94,7 @@ int log_reopen(void)
 		return -ENOENT;
 	if ((rc = open_onto_stderr(log_path)) < 0)
 		return rc;
-	log_generation_seen = atomic_fetch_add(log_generation, 1) + 1;
+	atomic_store(&log_generation_seen, atomic_fetch_add(log_generation, 1) + 1);
 	return 0;
 }
 
@@ -106,8 +107,8 @@ static void follow_reopen(void)
 		return;
 	g = atomic_load(log_generation);
 	/* on failure the old file stays: better than losing the line */
-	if (g != log_generation_seen && open_onto_stderr(log_path) == 0)
-		log_generation_seen = g;
+	if (g != atomic_load(&log_generation_seen) && open_onto_stderr(log_path) == 0)
+		atomic_store(&log_generation_seen, g);
 }
 
 int log_parse_level(const char *s, enum log_level *out)
