@@ -556,6 +556,9 @@ def test_stale_job_dirs_are_swept():
             time.sleep(0.05)
         os.kill(daemon.worker_pids()[0], signal.SIGKILL)
         t.join()
+        # the prober's job directories are live ones, not leftovers: on a
+        # loaded host the start-up probes can outlast the wait below
+        daemon.wait_probed()
         deadline = time.time() + 15
         while time.time() < deadline and [d for d in os.listdir(jails) if d.startswith("job-")]:
             time.sleep(0.2)
