@@ -569,8 +569,11 @@ static void reload(struct master *m)
 		log_warn("listen address changes take effect on restart only");
 	if (strcmp(nc.cgroup_root ? nc.cgroup_root : "", m->cg_option ? m->cg_option : ""))
 		log_warn("cgroup-root changes take effect on restart only");
-	if (strcmp(nc.log_file ? nc.log_file : "", m->cfg.log_file ? m->cfg.log_file : ""))
+	if (strcmp(nc.log_file ? nc.log_file : "", m->cfg.log_file ? m->cfg.log_file : "")) {
 		log_warn("log-file changes take effect on restart only");
+		free(nc.log_file);
+		nc.log_file = m->cfg.log_file ? xstrdup(m->cfg.log_file) : NULL;
+	}
 	free(nc.cgroup_root);
 	nc.cgroup_root = m->cg_root ? xstrdup(m->cg_root) : NULL;
 	config_free(&m->cfg);

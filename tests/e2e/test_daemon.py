@@ -734,3 +734,26 @@ def test_check_fails_without_a_jail_binary_or_cgroups():
         assert "would run degraded" in p.stdout
     finally:
         shutil.rmtree(empty)
+
+
+def test_log_file_change_waits_for_a_restart():
+    tmp = tempfile.mkdtemp(prefix="goboxd-log-")
+    path, other = os.path.join(tmp, "a.log"), os.path.join(tmp, "b.log")
+    conf = os.path.join(tmp, "goboxd.yaml")
+    with open(conf, "w") as f:
+        f.write("log_file: %s\n" % path)
+    daemon = Daemon(args=["--config", conf], workers=1)
+    try:
+        with open(conf, "w") as f:
+            f.write("log_file: %s\n" % other)
+        for n in (1, 2):  # still not in effect after the second reload
+            daemon.proc.send_signal(signal.SIGHUP)
+            wait_for_line(path, lambda l: l.get("msg", "").startswith(
+                "reloaded: generation %d" % (n + 1)))
+            warnings = [l for l in json_lines(path)
+                        if l.get("msg") == "log-file changes take effect on restart only"]
+            assert len(warnings) == n
+        assert not os.path.exists(other)
+    finally:
+        daemon.stop()
+        shutil.rmtree(tmp)
