@@ -33,7 +33,8 @@ deps() {
 		build-essential autoconf automake libtool pkg-config git ca-certificates \
 		libcjson-dev libyaml-dev libcap-dev libsystemd-dev libseccomp-dev \
 		libcriterion-dev node-llhttp bubblewrap \
-		cppcheck clang-tidy curl python3 python3-pytest procps wrk
+		cppcheck clang-tidy curl python3 python3-pytest procps wrk \
+		systemd groff-base
 }
 
 build() {
@@ -71,6 +72,7 @@ run_tests() {
 	cd "$build"
 	make -s tests/sandbox/sandbox_tests
 	make -s check || { cat tests/unit/*.log 2>/dev/null | tail -50; exit 1; }
+	make -s verify-units
 	"$top/tests/run-all" "$build/goboxd"
 }
 

@@ -53,6 +53,8 @@ static const struct opt opts[] = {
 	{ "init-path", OT_STR, F(init_path), 0, 0,
 	  "goboxd-init, pid 1 of every jail (default: next to goboxd, then the installed one)" },
 	{ "cgroup-root", OT_STR, F(cgroup_root), 0, 0, "cgroup base path (default: discover)" },
+	{ "allow-degraded-cgroups", OT_BOOL, F(allow_degraded_cgroups), 0, 1,
+	  "start without usable cgroups, refusing every job" },
 	{ "sandbox-uid-base", OT_U32, F(sandbox_uid_base), 1000, 4000000000u,
 	  "worker i runs jails as this uid + i" },
 	{ "tmpfs-size", OT_KB, F(tmpfs_kb), 64 * 1024, 16 * GiB, "size of each program's fresh /tmp" },
@@ -94,6 +96,7 @@ static const struct opt opts[] = {
 	  "graceful stop deadline" },
 	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics" },
 	{ "log-level", OT_LEVEL, F(log_level), 0, 0, "debug, info, warn or error" },
+	{ "log-file", OT_STR, F(log_file), 0, 0, "log here, not on stderr (SIGUSR1 reopens)" },
 };
 
 void config_defaults(struct config *c)

@@ -33,6 +33,7 @@ struct config {
 	char *bwrap_path;
 	char *init_path;        /* NULL: next to goboxd, then installed */
 	char *cgroup_root;      /* NULL: discover (v1 or v2) */
+	bool allow_degraded_cgroups; /* start without cgroups, refusing every job */
 	uint32_t sandbox_uid_base; /* worker i runs jails as uid base+i */
 	uint64_t tmpfs_kb;      /* size of each program's fresh /tmp */
 
@@ -66,6 +67,7 @@ struct config {
 	uint32_t shutdown_timeout_s;
 	bool metrics;
 	int log_level;              /* enum log_level */
+	char *log_file;             /* NULL: stderr */
 	enum config_action action;
 };
 

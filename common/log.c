@@ -3,9 +3,13 @@
 #include "common/log.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +21,18 @@ static enum log_level log_min = LOG_INFO;
 
 static const char *const level_names[] = { "debug", "info", "warn", "error" };
 
+/*
+ * --log-file: the file takes stderr's place (fd 2) in every process. The
+ * master reopens it on SIGUSR1 and counts the reopening in a page shared
+ * with the processes it forks; each of them reopens the file before its
+ * next line when the count has moved, so no process needs a signal of its
+ * own and none writes to the rotated file for long.
+ */
+static char *log_path;
+static _Atomic unsigned *log_generation;
+/* atomic: a worker's loop and its job thread both log */
+static _Atomic unsigned log_generation_seen;
+
 void log_init(const char *role, enum log_level min)
 {
 	log_set_role(role);
@@ -26,6 +42,73 @@ void log_init(const char *role, enum log_level min)
 void log_set_role(const char *role)
 {
 	snprintf(log_role, sizeof(log_role), "%s", role);
+}
+
+/* Open path onto fd 2. 0 or negative errno; fd 2 unchanged on failure. */
+static int open_onto_stderr(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+
+	if (fd < 0)
+		return -errno;
+	if (fd != STDERR_FILENO) {
+		if (dup2(fd, STDERR_FILENO) < 0) {
+			int rc = -errno;
+
+			close(fd);
+			return rc;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+int log_open_file(const char *path)
+{
+	void *page;
+	char *copy;
+	int rc;
+
+	if ((rc = open_onto_stderr(path)) < 0)
+		return rc;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	free(log_path);
+	log_path = copy;
+	if (!log_generation) {
+		page = mmap(NULL, sizeof(*log_generation), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (page == MAP_FAILED)
+			return -errno;
+		log_generation = page;
+	}
+	return 0;
+}
+
+int log_reopen(void)
+{
+	int rc;
+
+	if (!log_path)
+		return -ENOENT;
+	if ((rc = open_onto_stderr(log_path)) < 0)
+		return rc;
+	atomic_store(&log_generation_seen, atomic_fetch_add(log_generation, 1) + 1);
+	return 0;
+}
+
+/* A forked process follows the master's reopening (see above). */
+static void follow_reopen(void)
+{
+	unsigned g;
+
+	if (!log_generation)
+		return;
+	g = atomic_load(log_generation);
+	/* on failure the old file stays: better than losing the line */
+	if (g != atomic_load(&log_generation_seen) && open_onto_stderr(log_path) == 0)
+		atomic_store(&log_generation_seen, g);
 }
 
 int log_parse_level(const char *s, enum log_level *out)
@@ -80,6 +163,7 @@ static void emit(cJSON *o)
 	iov[0].iov_len = strlen(line);
 	iov[1].iov_base = (void *)"\n";
 	iov[1].iov_len = 1;
+	follow_reopen();
 	/* One writev per line keeps lines whole when processes share stderr. */
 	if (writev(STDERR_FILENO, iov, 2) < 0) {
 		/* nowhere left to report it */

@@ -1,4 +1,4 @@
-/* JSON-lines logging on stderr: one object per line. */
+/* JSON-lines logging on stderr (or --log-file): one object per line. */
 #ifndef GOBOXD_LOG_H
 #define GOBOXD_LOG_H
 
@@ -9,6 +9,17 @@ enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 void log_init(const char *role, enum log_level min);
 void log_set_role(const char *role);
 int log_parse_level(const char *s, enum log_level *out);
+/*
+ * Log to path (appended, created 0640) instead of stderr: the file becomes
+ * fd 2. Call before forking. 0 or negative errno.
+ */
+int log_open_file(const char *path);
+/*
+ * The master on SIGUSR1: open the path again (after a rotation it is a new
+ * file); processes forked since log_open_file follow at their next line.
+ * 0, -ENOENT without a log file, or negative errno (the old file stays).
+ */
+int log_reopen(void);
 
 /* A free-form message: {"ts":..,"level":..,"role":..,"pid":..,"msg":..} */
 void log_msg(enum log_level lvl, const char *fmt, ...)

@@ -8,6 +8,8 @@
 #include "common/config.h"
 #include "common/langtab.h"
 #include "common/log.h"
+#include "common/proctitle.h"
+#include "master/check.h"
 #include "master/master.h"
 
 extern char **environ;
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	bool exit_now = false;
 
+	/* from here on argv is a copy: titles overwrite the original strings */
+	argv = proctitle_init(argc, argv);
 	log_init("master", LOG_INFO);
 	if (config_build(&cfg, argc, argv, environ, &exit_now, err, sizeof(err)) < 0) {
 		fprintf(stderr, "goboxd: %s\n", err);
@@ -66,11 +70,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	switch (cfg.action) {
-	case ACTION_CHECK:
-		printf("configuration OK, %zu languages\n", langtab_count(lt));
+	case ACTION_CHECK: {
+		int rc = check_run(&cfg, lt, stdout);
+
 		langtab_free(lt);
 		config_free(&cfg);
-		return 0;
+		return rc;
+	}
 	case ACTION_LIST_DEBIAN:
 	case ACTION_LIST_NPM:
 		list_packages(lt, cfg.action == ACTION_LIST_NPM);
@@ -79,6 +85,16 @@ int main(int argc, char **argv)
 		return 0;
 	default:
 		break;
+	}
+	if (cfg.log_file) {
+		int rc = log_open_file(cfg.log_file);
+
+		if (rc < 0) {
+			fprintf(stderr, "goboxd: --log-file %s: %s\n", cfg.log_file, strerror(-rc));
+			langtab_free(lt);
+			config_free(&cfg);
+			return 2;
+		}
 	}
 	return master_run(&cfg, lt, argc, argv, environ);
 }

@@ -22,6 +22,7 @@
 #include "common/channel.h"
 #include "common/jobdir.h"
 #include "common/log.h"
+#include "common/proctitle.h"
 #include "common/stats.h"
 #include "common/util.h"
 #include "master/queue.h"
@@ -70,6 +71,9 @@ struct master {
 	bool fast;
 	bool quit_sent;       /* graceful stop: workers told to finish */
 	uint64_t stop_deadline_ms;
+	/* the cgroup place chosen at start-up holds for the process's life */
+	char *cg_option;      /* --cgroup-root as given then (NULL: none) */
+	char *cg_root;        /* what workers get as cgroup_root (NULL: discover) */
 };
 
 static char tag_sig;
@@ -183,6 +187,9 @@ static int spawn_worker(struct master *m, size_t idx)
 				close(m->slots[i].chan);
 		close(m->epfd);
 		close(m->sigfd);
+		/* a SIGUSR1 sent to every goboxd process must not kill workers;
+		 * they follow the master's log reopening by themselves */
+		signal(SIGUSR1, SIG_IGN);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		_exit(worker_main(&ctx));
@@ -440,6 +447,7 @@ static void start_prober(struct master *m)
 
 		log_set_role("prober");
 		prctl(PR_SET_NAME, "goboxd-prober", 0, 0, 0);
+		proctitle_set("goboxd: prober");
 		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		close(m->epfd);
 		close(m->sigfd);
@@ -450,6 +458,7 @@ static void start_prober(struct master *m)
 		signal(SIGTERM, on_prober_term);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGINT, SIG_IGN);
+		signal(SIGUSR1, SIG_IGN);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		_exit(probe_run_all(&m->cfg, m->lt, m->gen, m->probes, &prober_stop) == 0 ? 0 : 1);
@@ -558,6 +567,15 @@ static void reload(struct master *m)
 	}
 	if (strcmp(nc.listen, m->cfg.listen) != 0 || nc.port != m->cfg.port)
 		log_warn("listen address changes take effect on restart only");
+	if (strcmp(nc.cgroup_root ? nc.cgroup_root : "", m->cg_option ? m->cg_option : ""))
+		log_warn("cgroup-root changes take effect on restart only");
+	if (strcmp(nc.log_file ? nc.log_file : "", m->cfg.log_file ? m->cfg.log_file : "")) {
+		log_warn("log-file changes take effect on restart only");
+		free(nc.log_file);
+		nc.log_file = m->cfg.log_file ? xstrdup(m->cfg.log_file) : NULL;
+	}
+	free(nc.cgroup_root);
+	nc.cgroup_root = m->cg_root ? xstrdup(m->cg_root) : NULL;
 	config_free(&m->cfg);
 	m->cfg = nc;
 	langtab_free(m->lt);
@@ -652,6 +670,19 @@ static void kill_all(struct master *m)
 		kill(m->prober, SIGKILL);
 }
 
+/* After a rotation: the master's line goes to the new file at once. */
+static void reopen_log(void)
+{
+	int rc = log_reopen();
+
+	if (rc == -ENOENT)
+		log_info("SIGUSR1: no --log-file to reopen, logging goes to stderr");
+	else if (rc < 0)
+		log_error("SIGUSR1: reopening the log file: %s; the old file stays", strerror(-rc));
+	else
+		log_info("log file reopened");
+}
+
 static void signal_readable(struct master *m)
 {
 	struct signalfd_siginfo si;
@@ -671,6 +702,9 @@ static void signal_readable(struct master *m)
 			break;
 		case SIGQUIT:
 			begin_stop(m, true);
+			break;
+		case SIGUSR1:
+			reopen_log();
 			break;
 		default:
 			break;
@@ -737,15 +771,41 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 	return 0;
 }
 
-static void prepare_cgroups(struct master *m)
+/*
+ * The cgroup place is chosen once, here, and handed to every worker and
+ * prober through cfg.cgroup_root. Without one goboxd refuses to start,
+ * unless the operator asked to run degraded.
+ */
+static int prepare_cgroups(struct master *m, char *err, size_t errlen)
 {
-	char err[512];
+	struct cg_place p;
+	char why[1024];
 	unsigned removed = 0;
 
-	if (cg_v2_prepare(m->cfg.cgroup_root, err, sizeof(err)) < 0)
-		log_error("cgroup set-up: %s", err);
+	m->cg_option = m->cfg.cgroup_root ? xstrdup(m->cfg.cgroup_root) : NULL;
+	if (cg_start(m->cfg.cgroup_root, &p, why, sizeof(why)) < 0) {
+		if (!m->cfg.allow_degraded_cgroups) {
+			snprintf(err, errlen,
+				 "%s; remedies: run it in a unit with Delegate=yes, in a container "
+				 "with --cgroupns=private, as root on the host, or with "
+				 "--cgroup-root=<a delegated cgroup>; --allow-degraded-cgroups "
+				 "starts it anyway, refusing every job",
+				 why);
+			return -1;
+		}
+		log_error("running degraded (--allow-degraded-cgroups), every job will be refused: %s",
+			  why);
+		return 0;
+	}
+	log_info("cgroups: v%d, %s, %s", (int)p.ver, cg_source_name(p.source), p.dirs[0]);
+	if (p.root[0]) {
+		m->cg_root = xstrdup(p.root);
+		free(m->cfg.cgroup_root);
+		m->cfg.cgroup_root = xstrdup(p.root);
+	}
 	if (cg_sweep(m->cfg.cgroup_root, &removed) == 0 && removed)
 		log_info("removed %u stale step cgroups", removed);
+	return 0;
 }
 
 static int setup(struct master *m, char *err, size_t errlen)
@@ -759,6 +819,7 @@ static int setup(struct master *m, char *err, size_t errlen)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	m->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -780,7 +841,8 @@ static int setup(struct master *m, char *err, size_t errlen)
 	}
 	if (prepare_dirs(m, err, errlen) < 0)
 		return -1;
-	prepare_cgroups(m);
+	if (prepare_cgroups(m, err, errlen) < 0)
+		return -1;
 	m->listen_fd = master_listen(&m->cfg, err, errlen);
 	if (m->listen_fd < 0)
 		return -1;
@@ -841,7 +903,7 @@ static int loop(struct master *m)
 int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, char **envp)
 {
 	struct master *m = xcalloc(1, sizeof(*m));
-	char err[512];
+	char err[1536];
 	int rc = 1;
 
 	m->cfg = *cfg;
@@ -856,6 +918,7 @@ int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, ch
 		m->slots[i].chan = -1;
 	log_set_role("master");
 	prctl(PR_SET_NAME, "goboxd-master", 0, 0, 0);
+	proctitle_set("goboxd: master");
 	if (setup(m, err, sizeof(err)) < 0) {
 		log_error("start-up failed: %s", err);
 		goto out;
@@ -885,6 +948,8 @@ out:
 	probe_table_unmap(m->probes);
 	langtab_free(m->lt);
 	config_free(&m->cfg);
+	free(m->cg_option);
+	free(m->cg_root);
 	free(m);
 	return rc;
 }

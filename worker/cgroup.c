@@ -538,24 +538,30 @@ struct cg_found {
 	char v1_mount[CG_NCTRL][PATH_MAX];
 };
 
-static int scan_mountinfo(struct cg_found *f)
+/* The cgroup mounts named in a mountinfo text; the first cgroup2 mount wins. */
+static int scan_mountinfo(const char *text, struct cg_found *f)
 {
-	FILE *fp = fopen("/proc/self/mountinfo", "re");
-	struct cg_mount *m;
-	char *line = NULL;
-	size_t cap = 0;
+	struct cg_mount *m = malloc(sizeof(*m));
+	const char *line = text;
 
-	if (!fp)
-		return -errno;
-	m = malloc(sizeof(*m));
-	if (!m) {
-		fclose(fp);
+	if (!m)
 		return -ENOMEM;
-	}
 	memset(f, 0, sizeof(*f));
-	while (getline(&line, &cap, fp) > 0) {
-		if (cg_parse_mountinfo_line(line, m) < 0)
+	while (line && *line) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		char *copy = strndup(line, len);
+
+		line = eol ? eol + 1 : NULL;
+		if (!copy) {
+			free(m);
+			return -ENOMEM;
+		}
+		if (cg_parse_mountinfo_line(copy, m) < 0) {
+			free(copy);
 			continue;
+		}
+		free(copy);
 		if (strcmp(m->fstype, "cgroup2") == 0 && !f->v2) {
 			f->v2 = true;
 			f->v2m = *m;
@@ -570,9 +576,7 @@ static int scan_mountinfo(struct cg_found *f)
 			}
 		}
 	}
-	free(line);
 	free(m);
-	fclose(fp);
 	return 0;
 }
 
@@ -588,16 +592,24 @@ static bool v2_lists(const char *dir, const char *file, const char *ctrl)
 	return cg_has_word(buf, "memory") && cg_has_word(buf, "pids");
 }
 
-static int discover_v2_base(const struct cg_mount *m, char *out, size_t outlen)
+/* A v2 cgroup goboxd can build in: offered memory and pids, and writable. */
+static bool v2_usable(const char *dir)
 {
-	char text[4096], path[PATH_MAX], rel[PATH_MAX];
-	ssize_t n;
-	int rc;
+	char path[PATH_MAX];
 
-	n = read_small_file("/proc/self/cgroup", text, sizeof(text));
-	if (n < 0)
-		return (int)n;
-	if ((rc = cg_parse_proc_cgroup(text, NULL, path, sizeof(path))) < 0)
+	return v2_lists(dir, "cgroup.controllers", NULL) &&
+	       join(path, sizeof(path), dir, "cgroup.subtree_control") == 0 &&
+	       access(path, W_OK) == 0;
+}
+
+/* The process's own v2 cgroup (where goboxd/ goes when it is delegated). */
+static int own_v2_base(const struct cg_mount *m, const char *proc_cgroup, char *out,
+		       size_t outlen)
+{
+	char path[PATH_MAX], rel[PATH_MAX];
+	int n, rc;
+
+	if ((rc = cg_parse_proc_cgroup(proc_cgroup, NULL, path, sizeof(path))) < 0)
 		return rc;
 	if ((rc = cg_v2_base_rel(path, m->root, rel, sizeof(rel))) < 0)
 		return rc;
@@ -605,7 +617,7 @@ static int discover_v2_base(const struct cg_mount *m, char *out, size_t outlen)
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
-static int discover_override(const char *root, struct cg_layout *lay, char *err, size_t errlen)
+static int locate_override(const char *root, struct cg_layout *lay, char *err, size_t errlen)
 {
 	if (exists_in(root, "cgroup.controllers")) {
 		if (!v2_lists(root, "cgroup.controllers", NULL))
@@ -632,49 +644,190 @@ static int discover_override(const char *root, struct cg_layout *lay, char *err,
 	return 0;
 }
 
-static int discover(const char *root_override, struct cg_layout *lay, char *err, size_t errlen)
+static void set_v2(struct cg_layout *lay, const char *base)
+{
+	lay->ver = CG_V2;
+	lay->ndirs = 1;
+	snprintf(lay->base[0], sizeof(lay->base[0]), "%s", base);
+}
+
+/*
+ * In order: the override; the own v2 cgroup when it is delegated; the
+ * cgroup2 root when we are root and it is writable (a host without
+ * delegation, as isolate's service does it); v1's three hierarchies.
+ */
+static int locate(const struct cg_host *h, const char *root_override, struct cg_layout *lay,
+		  enum cg_source *src, char *err, size_t errlen)
 {
 	struct cg_found *f;
-	char v2base[PATH_MAX] = "";
+	char own[PATH_MAX] = "";
+	bool rootable = false;
 	int rc;
 
 	memset(lay, 0, sizeof(*lay));
-	if (root_override && *root_override)
-		return discover_override(root_override, lay, err, errlen);
-
+	if (root_override && *root_override) {
+		*src = CG_SRC_OPTION;
+		return locate_override(root_override, lay, err, errlen);
+	}
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return set_err(err, errlen, -ENOMEM, "out of memory");
-	if ((rc = scan_mountinfo(f)) < 0) {
-		set_err(err, errlen, rc, "read /proc/self/mountinfo: %s", strerror(-rc));
+	if ((rc = scan_mountinfo(h->mountinfo, f)) < 0) {
+		set_err(err, errlen, rc, "mountinfo: %s", strerror(-rc));
 		goto out;
 	}
-	if (f->v2 && discover_v2_base(&f->v2m, v2base, sizeof(v2base)) == 0 &&
-	    v2_lists(v2base, "cgroup.controllers", NULL)) {
-		lay->ver = CG_V2;
-		lay->ndirs = 1;
-		snprintf(lay->base[0], sizeof(lay->base[0]), "%s", v2base);
-		rc = 0;
+	if (f->v2 && own_v2_base(&f->v2m, h->proc_cgroup, own, sizeof(own)) == 0 &&
+	    v2_usable(own)) {
+		*src = CG_SRC_OWN;
+		set_v2(lay, own);
+		goto out;
+	}
+	rootable = f->v2 && h->root && strcmp(f->v2m.root, "/") == 0;
+	if (rootable && v2_usable(f->v2m.mount_point)) {
+		*src = CG_SRC_ROOT;
+		set_v2(lay, f->v2m.mount_point);
 		goto out;
 	}
 	if (f->v1[CG_MEM] && f->v1[CG_PIDS] && f->v1[CG_CPU]) {
+		*src = CG_SRC_V1;
 		lay->ver = CG_V1;
 		lay->ndirs = CG_NCTRL;
 		for (int i = 0; i < CG_NCTRL; i++)
 			snprintf(lay->base[i], sizeof(lay->base[i]), "%s", f->v1_mount[i]);
-		rc = 0;
 		goto out;
 	}
 	rc = set_err(err, errlen, -ENOTSUP,
-		     "no usable cgroups: %s%s%s and v1 has%s%s%s mounted",
-		     f->v2 ? "cgroup2 at " : "no cgroup2 mount",
-		     f->v2 ? (v2base[0] ? v2base : f->v2m.mount_point) : "",
-		     f->v2 ? " offers no memory+pids" : "",
+		     "no usable cgroups: %s%s%s%s; v1 has%s%s%s mounted",
+		     f->v2 ? "cgroup2 cgroup " : "no cgroup2 mount",
+		     f->v2 ? (own[0] ? own : f->v2m.mount_point) : "",
+		     f->v2 ? " is not delegated (no writable memory+pids)" : "",
+		     !f->v2 ? "" : rootable ? ", nor is the cgroup2 root"
+					    : ", the cgroup2 root is out of reach (not root, or not mounted)",
 		     f->v1[CG_MEM] ? "" : " no memory", f->v1[CG_PIDS] ? "" : " no pids",
 		     f->v1[CG_CPU] ? "" : " no cpuacct");
 out:
 	free(f);
 	return rc;
+}
+
+static char *slurp(const char *path)
+{
+	char chunk[4096];
+	struct buf b;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return NULL;
+	buf_init(&b, 0);
+	rc = buf_puts(&b, "");
+	while (rc == 0) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : 1;
+			break;
+		}
+		rc = buf_append(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (rc < 0) {
+		buf_free(&b);
+		errno = -rc;
+		return NULL;
+	}
+	return buf_steal(&b, NULL);
+}
+
+int cg_host_read(struct cg_host *h, char *err, size_t errlen)
+{
+	memset(h, 0, sizeof(*h));
+	h->root = geteuid() == 0;
+	h->mountinfo_buf = slurp("/proc/self/mountinfo");
+	if (!h->mountinfo_buf)
+		return set_err(err, errlen, -errno, "read /proc/self/mountinfo: %s",
+			       strerror(errno));
+	h->proc_cgroup_buf = slurp("/proc/self/cgroup");
+	if (!h->proc_cgroup_buf) {
+		int rc = -errno;
+
+		cg_host_free(h);
+		return set_err(err, errlen, rc, "read /proc/self/cgroup: %s", strerror(-rc));
+	}
+	h->mountinfo = h->mountinfo_buf;
+	h->proc_cgroup = h->proc_cgroup_buf;
+	return 0;
+}
+
+void cg_host_free(struct cg_host *h)
+{
+	free(h->mountinfo_buf);
+	free(h->proc_cgroup_buf);
+	h->mountinfo_buf = h->proc_cgroup_buf = NULL;
+}
+
+/* This process's layout: what cg_tree_open and cg_sweep work on. */
+static int discover(const char *root_override, struct cg_layout *lay, char *err, size_t errlen)
+{
+	struct cg_host h;
+	enum cg_source src;
+	int rc;
+
+	if (root_override && *root_override) {
+		memset(lay, 0, sizeof(*lay));
+		return locate_override(root_override, lay, err, errlen);
+	}
+	if ((rc = cg_host_read(&h, err, errlen)) < 0)
+		return rc;
+	rc = locate(&h, NULL, lay, &src, err, errlen);
+	cg_host_free(&h);
+	return rc;
+}
+
+int cg_locate(const struct cg_host *h, const char *root_override, struct cg_place *out,
+	      char *err, size_t errlen)
+{
+	struct cg_layout *lay = malloc(sizeof(*lay));
+	struct cg_place p;
+	int rc;
+
+	if (!lay) {
+		set_err(err, errlen, -ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	memset(&p, 0, sizeof(p));
+	if ((rc = locate(h, root_override, lay, &p.source, err, errlen)) < 0)
+		goto out;
+	p.ver = lay->ver;
+	/* v2: the base every later call is given; v1: what the operator gave, if anything */
+	if (p.ver == CG_V2)
+		snprintf(p.root, sizeof(p.root), "%s", lay->base[0]);
+	else if (root_override)
+		snprintf(p.root, sizeof(p.root), "%s", root_override);
+	for (unsigned i = 0; i < lay->ndirs; i++)
+		snprintf(p.dirs[i], sizeof(p.dirs[i]), "%s/%s", lay->base[i], CG_TOP);
+	p.ndirs = lay->ndirs;
+	*out = p;
+out:
+	free(lay);
+	return rc;
+}
+
+const char *cg_source_name(enum cg_source s)
+{
+	switch (s) {
+	case CG_SRC_OPTION:
+		return "--cgroup-root";
+	case CG_SRC_OWN:
+		return "own cgroup (delegated)";
+	case CG_SRC_ROOT:
+		return "cgroup2 root";
+	case CG_SRC_V1:
+		return "v1 hierarchies";
+	}
+	return "?";
 }
 
 /* ---- v2 delegation ---- */
@@ -730,36 +883,51 @@ static int v2_evacuate(const char *base, char *err, size_t errlen)
 	return set_err(err, errlen, -EBUSY, "%s keeps gaining processes", base);
 }
 
-int cg_v2_prepare(const char *root_override, char *err, size_t errlen)
+/*
+ * v2: a cgroup with member processes cannot hand controllers to its
+ * children, so when the base refuses (EBUSY) its processes move into the
+ * leaf "<base>/goboxd-daemon" first; the cgroup2 root is exempt from that
+ * rule. Then memory/pids (and cpu) are enabled in the base and in
+ * "<base>/goboxd". v1: nothing to do.
+ */
+int cg_prepare(const struct cg_place *p, char *err, size_t errlen)
 {
-	struct cg_layout *lay = malloc(sizeof(*lay));
 	char top[PATH_MAX];
 	int rc;
 
-	if (!lay)
-		return set_err(err, errlen, -ENOMEM, "out of memory");
-	if ((rc = discover(root_override, lay, err, errlen)) < 0 || lay->ver != CG_V2)
-		goto out;
-	rc = v2_enable(lay->base[0], err, errlen);
+	if (p->ver != CG_V2)
+		return 0;
+	rc = v2_enable(p->root, err, errlen);
 	if (rc == -EBUSY) {
-		if ((rc = v2_evacuate(lay->base[0], err, errlen)) < 0)
-			goto out;
-		rc = v2_enable(lay->base[0], err, errlen);
+		if ((rc = v2_evacuate(p->root, err, errlen)) < 0)
+			return rc;
+		rc = v2_enable(p->root, err, errlen);
 	}
 	if (rc < 0)
-		goto out;
-	if ((rc = join(top, sizeof(top), lay->base[0], CG_TOP)) < 0) {
-		set_err(err, errlen, rc, "cgroup path too long");
-		goto out;
-	}
-	if ((rc = mkdir_ok(top)) < 0) {
-		set_err(err, errlen, rc, "mkdir(%s): %s", top, strerror(-rc));
-		goto out;
-	}
-	rc = v2_enable(top, err, errlen);
-out:
-	free(lay);
-	return rc;
+		return rc;
+	if ((rc = join(top, sizeof(top), p->root, CG_TOP)) < 0)
+		return set_err(err, errlen, rc, "cgroup path too long");
+	if ((rc = mkdir_ok(top)) < 0)
+		return set_err(err, errlen, rc, "mkdir(%s): %s", top, strerror(-rc));
+	return v2_enable(top, err, errlen);
+}
+
+int cg_start(const char *root_override, struct cg_place *out, char *err, size_t errlen)
+{
+	struct cg_host h;
+	struct cg_place p;
+	int rc;
+
+	if ((rc = cg_host_read(&h, err, errlen)) < 0)
+		return rc;
+	rc = cg_locate(&h, root_override, &p, err, errlen);
+	cg_host_free(&h);
+	if (rc < 0)
+		return rc;
+	if ((rc = cg_prepare(&p, err, errlen)) < 0)
+		return rc;
+	*out = p;
+	return 0;
 }
 
 /* ---- the worker's tree ---- */
@@ -772,7 +940,7 @@ static int tree_open_v2(struct cg_tree *t, const char *base, const char *name, c
 
 	if ((rc = v2_enable(base, err, errlen)) == -EBUSY)
 		return set_err(err, errlen, rc,
-			       "%s has member processes: cg_v2_prepare() must run first", base);
+			       "%s has member processes: cg_start() must run first", base);
 	if (rc < 0)
 		return rc;
 	if ((rc = join(top, sizeof(top), base, CG_TOP)) < 0 ||

@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/channel.h"
 #include "common/log.h"
+#include "common/proctitle.h"
 #include "common/request.h"
 #include "common/util.h"
 #include "worker/api.h"
@@ -1044,6 +1045,7 @@ int worker_main(const struct worker_ctx *ctx)
 	snprintf(role, sizeof(role), "worker-%u", ctx->index);
 	log_set_role(role);
 	prctl(PR_SET_NAME, role, 0, 0, 0);
+	proctitle_set("goboxd: worker %u", ctx->index);
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 	if (getppid() == 1)
 		return 0; /* the master died before we got here */

@@ -604,3 +604,163 @@ def test_half_closed_client_does_not_spin_the_worker():
         assert used < 0.5, used
     finally:
         daemon.stop()
+
+
+def test_no_usable_cgroups_refuses_to_start_and_names_the_remedies():
+    empty = tempfile.mkdtemp(prefix="goboxd-nocg-")
+    os.chmod(empty, 0o711)  # so that only the cgroups can fail
+    try:
+        p = subprocess.run([os.environ.get("GOBOXD_BIN"), "--listen", "127.0.0.1", "--port", "0",
+                            "--languages-dir", LANGUAGES, "--jail-dir",
+                            os.path.join(empty, "jails"), "--cgroup-root", empty],
+                           capture_output=True, text=True, timeout=30)
+    finally:
+        shutil.rmtree(empty)
+    assert p.returncode != 0
+    errors = [json.loads(l) for l in p.stderr.splitlines() if '"error"' in l]
+    assert len(errors) == 1, p.stderr
+    for remedy in ("Delegate=yes", "--cgroupns=private", "--cgroup-root"):
+        assert remedy in errors[0]["msg"], errors[0]
+
+
+def test_degraded_cgroups_serve_health_and_refuse_jobs():
+    empty = tempfile.mkdtemp(prefix="goboxd-nocg-")
+    daemon = Daemon(args=["--cgroup-root", empty, "--allow-degraded-cgroups"], workers=1)
+    try:
+        assert daemon.get("/healthz") == (200, {"status": "ok"})
+        status, body = daemon.post("/run", HELLO)
+        assert status == 503 and body["error"]["code"] == "sandbox_unavailable", body
+        assert any("degraded" in l.get("msg", "") for l in daemon.log_lines())
+        daemon.wait_probed()
+        status, body = daemon.get("/readyz")
+        assert status == 503 and not any(v["ok"] for v in body["languages"].values()), body
+    finally:
+        daemon.stop()
+        shutil.rmtree(empty)
+
+
+def cmdline(pid):
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        return f.read().rstrip(b"\0").decode()
+
+
+def test_process_titles_say_who_is_who(daemon):
+    daemon.wait_ready()  # both workers are up
+    assert cmdline(daemon.proc.pid) == "goboxd: master"
+    titles = sorted(cmdline(pid) for pid in daemon.worker_pids())
+    assert titles == ["goboxd: worker 0", "goboxd: worker 1"]
+    with open("/proc/%d/task/%d/children" % (daemon.proc.pid, daemon.proc.pid)) as f:
+        children = [int(p) for p in f.read().split()]
+    for pid in children:
+        try:
+            title = cmdline(pid)
+        except FileNotFoundError:
+            continue  # a prober that has just finished
+        assert title in titles or title == "goboxd: prober", title
+    out = subprocess.run(["ps", "-o", "args=", "-p", str(daemon.proc.pid)],
+                         capture_output=True, text=True).stdout.strip()
+    assert out == "goboxd: master"
+
+
+def json_lines(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def wait_for_line(path, pred, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(path) and any(pred(l) for l in json_lines(path)):
+            return
+        time.sleep(0.05)
+    raise AssertionError("no such line in %s" % path)
+
+
+def test_sigusr1_reopens_the_log_file():
+    tmp = tempfile.mkdtemp(prefix="goboxd-log-")
+    path = os.path.join(tmp, "goboxd.log")
+    daemon = Daemon(args=["--log-file", path], workers=1)
+    try:
+        workers = daemon.worker_pids()
+        status, _, _ = daemon.request("POST", "/run", HELLO, headers={"X-Request-Id": "before"})
+        assert status == 200
+        wait_for_line(path, lambda l: l.get("request_id") == "before")
+        os.rename(path, path + ".1")
+        # a worker signalled directly must survive it too
+        os.kill(workers[0], signal.SIGUSR1)
+        daemon.proc.send_signal(signal.SIGUSR1)
+        wait_for_line(path, lambda l: l.get("msg") == "log file reopened"
+                      and l.get("role") == "master")
+        status, _, _ = daemon.request("POST", "/run", HELLO, headers={"X-Request-Id": "after"})
+        assert status == 200
+        wait_for_line(path, lambda l: l.get("request_id") == "after")
+        assert not any(l.get("request_id") == "after" for l in json_lines(path + ".1"))
+        assert daemon.worker_pids() == workers
+        assert daemon.read_log() == ""  # nothing went to stderr
+    finally:
+        daemon.stop()
+        shutil.rmtree(tmp)
+
+
+def run_check(*args):
+    return subprocess.run([os.environ.get("GOBOXD_BIN"), "--languages-dir", LANGUAGES,
+                           "--check"] + list(args), capture_output=True, text=True, timeout=60)
+
+
+def test_check_prints_what_it_validated():
+    p = run_check("--jail", "bwrap")
+    assert p.returncode == 0, p.stdout + p.stderr
+    names = sorted(f[:-5] for f in os.listdir(LANGUAGES) if f.endswith(".yaml"))
+    lines = p.stdout.splitlines()
+    langs = [l for l in lines if l.startswith("languages: ")][0]
+    assert langs.startswith("languages: %d from %s" % (len(names), LANGUAGES)), langs
+    assert lines[lines.index(langs) + 1].split() == names
+    assert "jail: bwrap /usr/bin/bwrap (jail: bwrap)" in lines
+    assert any(l.startswith("cgroups: v") for l in lines), p.stdout
+    assert lines[-1] == "OK"
+
+
+def test_check_fails_without_a_jail_binary_or_cgroups():
+    empty = tempfile.mkdtemp(prefix="goboxd-check-")
+    try:
+        p = run_check("--jail", "bwrap", "--bwrap-path", os.path.join(empty, "bwrap"),
+                      "--cgroup-root", empty)
+        assert p.returncode == 1, p.stdout + p.stderr
+        failed = [l for l in p.stdout.splitlines() if l.startswith("FAILED")]
+        assert len(failed) == 3, p.stdout
+        assert failed[0].startswith("FAILED: jail bwrap") and empty in failed[0]
+        assert failed[1].startswith("FAILED: cgroups: ") and empty in failed[1]
+        p = run_check("--jail", "bwrap", "--cgroup-root", empty, "--allow-degraded-cgroups")
+        assert p.returncode == 0, p.stdout
+        assert "would run degraded" in p.stdout
+    finally:
+        shutil.rmtree(empty)
+
+
+def test_log_file_change_waits_for_a_restart():
+    tmp = tempfile.mkdtemp(prefix="goboxd-log-")
+    path, other = os.path.join(tmp, "a.log"), os.path.join(tmp, "b.log")
+    conf = os.path.join(tmp, "goboxd.yaml")
+    with open(conf, "w") as f:
+        f.write("log_file: %s\n" % path)
+    daemon = Daemon(args=["--config", conf], workers=1)
+    try:
+        with open(conf, "w") as f:
+            f.write("log_file: %s\n" % other)
+        for n in (1, 2):  # still not in effect after the second reload
+            daemon.proc.send_signal(signal.SIGHUP)
+            wait_for_line(path, lambda l: l.get("msg", "").startswith(
+                "reloaded: generation %d" % (n + 1)))
+            warnings = [l for l in json_lines(path)
+                        if l.get("msg") == "log-file changes take effect on restart only"]
+            assert len(warnings) == n
+        assert not os.path.exists(other)
+    finally:
+        daemon.stop()
+        shutil.rmtree(tmp)

@@ -187,6 +187,312 @@ Test(cgroup_parse, pids)
 	cr_assert_eq(cg_parse_pids("0\n", p, 2), -EINVAL);
 }
 
+/* ---- choosing a place, on a fake cgroup2 tree in a temp dir ---- */
+
+static char fake_dir[64];
+static char fake_mi[8192];
+
+static void fake_write(const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", fake_dir, rel);
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "fopen(%s)", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *fake_read(const char *rel)
+{
+	static char buf[256];
+	char path[PATH_MAX];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s%s", fake_dir, rel);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "fopen(%s)", path);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* A cgroup directory "rel" (below the fake mount) offering controllers. */
+static void fake_cgroup(const char *rel, const char *controllers)
+{
+	char path[PATH_MAX], file[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", fake_dir, rel);
+	for (char *p = path + strlen(fake_dir) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	cr_assert(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir(%s)", path);
+	snprintf(file, sizeof(file), "%s/cgroup.controllers", rel);
+	fake_write(file, controllers);
+	snprintf(file, sizeof(file), "%s/cgroup.subtree_control", rel);
+	fake_write(file, "");
+}
+
+/* mountinfo with the fake tree as the cgroup2 mount; mount_root is the
+ * hierarchy's directory that is mounted there ("/" on a host) */
+static void fake_setup_mount(const char *mount_root)
+{
+	snprintf(fake_dir, sizeof(fake_dir), "/tmp/goboxd-cgfake-XXXXXX");
+	cr_assert_not_null(mkdtemp(fake_dir));
+	snprintf(fake_mi, sizeof(fake_mi),
+		 "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		 "30 22 0:27 %s %s rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 "
+		 "rw,nsdelegate\n",
+		 mount_root, fake_dir);
+}
+
+static void fake_setup(void)
+{
+	fake_setup_mount("/");
+}
+
+static void fake_teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake_dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static int fake_locate(const char *proc_cgroup, bool root, const char *override,
+		       struct cg_place *p, char *err, size_t errlen)
+{
+	struct cg_host h = { .mountinfo = fake_mi, .proc_cgroup = proc_cgroup, .root = root };
+
+	return cg_locate(&h, override, p, err, errlen);
+}
+
+static char *fake_path(const char *rel)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", fake_dir, rel);
+	return path;
+}
+
+TestSuite(cgroup_place, .init = fake_setup, .fini = fake_teardown);
+
+Test(cgroup_place, delegated_own_cgroup_is_chosen)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "cpuset cpu io memory pids");
+	fake_cgroup("/system.slice/goboxd.service", "cpu memory pids");
+	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service\n", true, NULL, &p, err,
+				 sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.ver, CG_V2);
+	cr_assert_eq(p.source, CG_SRC_OWN);
+	cr_assert_str_eq(p.root, fake_path("/system.slice/goboxd.service"));
+	cr_assert_eq(p.ndirs, 1);
+	cr_assert_str_eq(p.dirs[0], fake_path("/system.slice/goboxd.service/goboxd"));
+}
+
+Test(cgroup_place, daemon_leaf_is_not_the_base)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("/system.slice/goboxd.service", "memory pids");
+	fake_cgroup("/system.slice/goboxd.service/goboxd-daemon", "memory pids");
+	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service/goboxd-daemon\n", true, NULL,
+				 &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.source, CG_SRC_OWN);
+	cr_assert_str_eq(p.root, fake_path("/system.slice/goboxd.service"));
+}
+
+Test(cgroup_place, undelegated_root_user_falls_back_to_the_cgroup2_root)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "cpu io memory pids");
+	/* the parent delegates only memory: no pids, nothing can run here */
+	fake_cgroup("/system.slice/goboxd.service", "memory");
+	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service\n", true, NULL, &p, err,
+				 sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.ver, CG_V2);
+	cr_assert_eq(p.source, CG_SRC_ROOT);
+	cr_assert_str_eq(p.root, fake_dir);
+	cr_assert_str_eq(p.dirs[0], fake_path("/goboxd"));
+}
+
+Test(cgroup_place, undelegated_without_root_is_refused)
+{
+	struct cg_place p = { .ver = 0 };
+	char err[512] = "";
+
+	fake_cgroup("", "cpu io memory pids");
+	fake_cgroup("/user.slice/u.service", "memory");
+	cr_assert_eq(fake_locate("0::/user.slice/u.service\n", false, NULL, &p, err, sizeof(err)),
+		     -ENOTSUP);
+	cr_assert_eq(p.ver, 0, "the place is set only on success");
+	cr_assert(strstr(err, fake_path("/user.slice/u.service")) != NULL, "%s", err);
+	cr_assert(strstr(err, "not delegated") != NULL, "%s", err);
+}
+
+Test(cgroup_place, a_root_without_pids_is_refused)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "cpu memory");
+	fake_cgroup("/system.slice/goboxd.service", "memory");
+	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service\n", true, NULL, &p, err,
+				 sizeof(err)), -ENOTSUP);
+	cr_assert(strstr(err, "nor is the cgroup2 root") != NULL, "%s", err);
+}
+
+Test(cgroup_place, own_cgroup_without_a_writable_subtree_control_is_not_used)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "memory pids");
+	fake_cgroup("/a", "memory pids");
+	cr_assert_eq(unlink(fake_path("/a/cgroup.subtree_control")), 0);
+	cr_assert_eq(fake_locate("0::/a\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.source, CG_SRC_ROOT);
+}
+
+Test(cgroup_place, option_wins_and_is_never_second_guessed)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "memory pids");
+	fake_cgroup("/own", "memory pids");
+	fake_cgroup("/given", "memory pids");
+	fake_cgroup("/poor", "memory");
+	cr_assert_eq(fake_locate("0::/own\n", true, fake_path("/given"), &p, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(p.source, CG_SRC_OPTION);
+	cr_assert_str_eq(p.root, fake_path("/given"));
+	/* a given cgroup that cannot work is an error, not a reason to look elsewhere */
+	cr_assert_eq(fake_locate("0::/own\n", true, fake_path("/poor"), &p, err, sizeof(err)),
+		     -ENOTSUP);
+	cr_assert(strstr(err, fake_path("/poor")) != NULL, "%s", err);
+}
+
+Test(cgroup_place, hybrid_host_uses_v1)
+{
+	struct cg_place p;
+	char err[512] = "";
+	size_t len = strlen(fake_mi);
+
+	/* cgroup2 mounted without controllers (they are bound to v1) */
+	fake_cgroup("", "");
+	snprintf(fake_mi + len, sizeof(fake_mi) - len,
+		 "31 22 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+		 "34 22 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+		 "38 22 0:35 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n");
+	cr_assert_eq(fake_locate("4:memory:/x\n0::/\n", true, NULL, &p, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(p.ver, CG_V1);
+	cr_assert_eq(p.source, CG_SRC_V1);
+	cr_assert_str_eq(p.root, "");
+	cr_assert_eq(p.ndirs, 3);
+	cr_assert_str_eq(p.dirs[0], "/sys/fs/cgroup/memory/goboxd");
+	cr_assert_str_eq(p.dirs[1], "/sys/fs/cgroup/pids/goboxd");
+	cr_assert_str_eq(p.dirs[2], "/sys/fs/cgroup/cpu,cpuacct/goboxd");
+}
+
+Test(cgroup_place, no_cgroups_at_all)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	snprintf(fake_mi, sizeof(fake_mi), "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
+	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
+	cr_assert(strstr(err, "no cgroup2 mount") != NULL, "%s", err);
+	cr_assert(strstr(err, "no memory") != NULL, "%s", err);
+}
+
+Test(cgroup_place, prepare_enables_controllers_in_base_and_top)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "memory pids");
+	fake_cgroup("/svc", "memory pids");
+	/* on cgroupfs mkdir makes the interface files; here they are made first */
+	fake_cgroup("/svc/goboxd", "memory pids");
+	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cg_prepare(&p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(fake_read("/svc/cgroup.subtree_control"), "+memory +pids");
+	cr_assert_str_eq(fake_read("/svc/goboxd/cgroup.subtree_control"), "+memory +pids");
+	/* the cgroup2 root and anything not ours are left alone */
+	cr_assert_str_eq(fake_read("/cgroup.subtree_control"), "");
+}
+
+Test(cgroup_place, prepare_at_the_root_leaves_enabled_controllers_alone)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "memory pids");
+	fake_write("/cgroup.subtree_control", "memory pids\n");
+	fake_cgroup("/goboxd", "memory pids");
+	fake_cgroup("/svc", "memory");
+	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.source, CG_SRC_ROOT);
+	cr_assert_eq(cg_prepare(&p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(fake_read("/cgroup.subtree_control"), "memory pids\n");
+	cr_assert_str_eq(fake_read("/goboxd/cgroup.subtree_control"), "+memory +pids");
+	cr_assert_str_eq(fake_read("/svc/cgroup.subtree_control"), "");
+}
+
+Test(cgroup_place, prepare_reports_what_it_could_not_write)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "memory pids");
+	fake_cgroup("/svc", "memory pids");
+	/* goboxd/ without interface files: the write to it fails */
+	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cg_prepare(&p, err, sizeof(err)), -ENOENT);
+	cr_assert(strstr(err, fake_path("/svc/goboxd/cgroup.subtree_control")) != NULL, "%s",
+		  err);
+}
+
+Test(cgroup_place, container_sharing_the_host_tree_is_refused)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_teardown();
+	/* only the container's own subtree of the host hierarchy is mounted */
+	fake_setup_mount("/system.slice/docker-1.scope");
+	fake_cgroup("", "memory");
+	cr_assert_eq(fake_locate("0::/system.slice/docker-1.scope\n", true, NULL, &p, err,
+				 sizeof(err)), -ENOTSUP);
+	cr_assert(strstr(err, "out of reach") != NULL, "%s", err);
+}
+
+Test(cgroup_place, private_namespace_container_uses_its_own_root)
+{
+	struct cg_place p;
+	char err[512] = "";
+
+	fake_cgroup("", "cpu memory pids");
+	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.source, CG_SRC_OWN);
+	cr_assert_str_eq(p.root, fake_dir);
+}
+
 /* ---- on the real hierarchy (root only) ---- */
 
 static struct cg_tree *open_test_tree(char *name, size_t len)
@@ -534,16 +840,20 @@ Test(cgroup_real, unified_without_controllers_is_refused)
 	cr_assert_neq(access("/sys/fs/cgroup/unified/goboxd", F_OK), 0);
 }
 
-Test(cgroup_real, v2_prepare_is_a_no_op_on_v1)
+Test(cgroup_real, start_is_a_no_op_on_v1)
 {
 	char name[64], err[256] = "";
 	struct cg_tree *t = open_test_tree(name, sizeof(name));
+	struct cg_place p;
 
 	if (cg_tree_version(t) != CG_V1) {
 		cg_tree_close(t);
 		cr_skip_test("v1 host only");
 	}
-	cr_assert_eq(cg_v2_prepare(NULL, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cg_start(NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.ver, CG_V1);
+	cr_assert_eq(p.source, CG_SRC_V1);
+	cr_assert_str_eq(p.root, "");
 	cg_tree_close(t);
 	cr_assert_not(tree_left(name));
 }

@@ -214,3 +214,25 @@ Test(config, validate_rejects_relative_dirs)
 	cr_assert_eq(config_validate(&c, err, sizeof(err)), 0, "%s", err);
 	config_free(&c);
 }
+
+Test(config, operations_options_from_every_source)
+{
+	char *path = write_tmp("log_file: /var/log/goboxd.log\ncgroup_root: /sys/fs/cgroup/x\n");
+	char *envp[] = { "GOBOXD_ALLOW_DEGRADED_CGROUPS=true", NULL };
+	char *argv[] = { "goboxd", "--config", path, "--log-file", "/tmp/g.log", NULL };
+	struct config c;
+	bool exit_now;
+
+	config_defaults(&c);
+	cr_assert_null(c.log_file);
+	cr_assert_not(c.allow_degraded_cgroups);
+	config_free(&c);
+	cr_assert_eq(config_build(&c, 5, argv, envp, &exit_now, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_str_eq(c.log_file, "/tmp/g.log");
+	cr_assert_str_eq(c.cgroup_root, "/sys/fs/cgroup/x");
+	cr_assert(c.allow_degraded_cgroups);
+	config_free(&c);
+	unlink(path);
+	free(path);
+}

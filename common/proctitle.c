@@ -1,0 +1,91 @@
+#include "autoconf.h"
+
+#include "common/proctitle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+/*
+ * The one piece of process-wide state outside signal flags: the area is a
+ * property of the process image (set up by execve), not of any object.
+ */
+static char *area;
+static size_t area_len;
+
+/* Where the run of strings that starts at v[0] ends, extended from end. */
+static char *run_end(char **v, char *end)
+{
+	for (size_t i = 0; v && v[i]; i++) {
+		if (v[i] != end)
+			break;
+		end = v[i] + strlen(v[i]) + 1;
+	}
+	return end;
+}
+
+static char **copy_strv(char **v, size_t n)
+{
+	char **out = calloc(n + 1, sizeof(*out));
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		out[i] = strdup(v[i]);
+		if (!out[i]) {
+			while (i > 0)
+				free(out[--i]);
+			free(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+char **proctitle_init(int argc, char **argv)
+{
+	size_t nenv = 0;
+	char **env, **args;
+	char *end;
+
+	if (argc < 1 || !argv || !argv[0])
+		return argv;
+	while (environ && environ[nenv])
+		nenv++;
+	end = run_end(argv, argv[0]);
+	end = run_end(environ, end);
+	args = copy_strv(argv, (size_t)argc);
+	env = copy_strv(environ, nenv);
+	if (!args || !env) {
+		free(args);
+		free(env);
+		return argv;
+	}
+	/* both copies live as long as the process */
+	environ = env;
+	area = argv[0];
+	area_len = (size_t)(end - argv[0]);
+	return args;
+}
+
+void proctitle_set(const char *fmt, ...)
+{
+	char title[256];
+	va_list ap;
+	size_t n;
+
+	if (!area || area_len < 2)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(title, sizeof(title), fmt, ap);
+	va_end(ap);
+	n = strlen(title);
+	if (n > area_len - 1)
+		n = area_len - 1;
+	memcpy(area, title, n);
+	/* zeros to the end: the kernel then shows the title alone */
+	memset(area + n, 0, area_len - n);
+}
