@@ -29,7 +29,8 @@ int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out)
 	struct jobdir d;
 	int n, rc;
 
-	n = snprintf(d.path, sizeof(d.path), "%s/" JOBDIR_PREFIX "XXXXXX", parent);
+	n = snprintf(d.path, sizeof(d.path), "%s/" JOBDIR_PREFIX "%d-XXXXXX", parent,
+		     (int)getpid());
 	if (n < 0 || (size_t)n >= sizeof(d.path))
 		return -ENAMETOOLONG;
 	if (!mkdtemp(d.path))
@@ -463,11 +464,9 @@ static int sweep_one(int pfd, const char *name, unsigned age_s, time_t now)
 	return rc < 0 ? rc : 1;
 }
 
-/*
- * A directory that cannot be removed is logged and left for the next
- * sweep; only an unreadable parent fails the sweep as a whole.
- */
-int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed)
+/* Sweep the entries of parent whose names start with prefix. */
+static int sweep_prefix(const char *parent, const char *prefix, unsigned age_s,
+			unsigned *removed)
 {
 	struct dirent *de;
 	unsigned count = 0;
@@ -490,7 +489,7 @@ int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed)
 	while ((de = readdir(dir))) {
 		int rc;
 
-		if (strncmp(de->d_name, JOBDIR_PREFIX, strlen(JOBDIR_PREFIX)) != 0)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
 			continue;
 		rc = sweep_one(pfd, de->d_name, age_s, now);
 		if (rc > 0)
@@ -503,4 +502,21 @@ int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed)
 	if (removed)
 		*removed = count;
 	return 0;
+}
+
+/*
+ * A directory that cannot be removed is logged and left for the next
+ * sweep; only an unreadable parent fails the sweep as a whole.
+ */
+int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed)
+{
+	return sweep_prefix(parent, JOBDIR_PREFIX, age_s, removed);
+}
+
+int jobdir_sweep_owner(const char *parent, pid_t pid, unsigned *removed)
+{
+	char prefix[32];
+
+	snprintf(prefix, sizeof(prefix), JOBDIR_PREFIX "%d-", (int)pid);
+	return sweep_prefix(parent, prefix, 0, removed);
 }

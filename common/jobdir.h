@@ -18,8 +18,9 @@ struct jobdir {
 };
 
 /*
- * mkdtemp "<parent>/job-XXXXXX", chown to uid:gid, mode 0750, and take an
- * exclusive flock on it so the sweeper leaves it alone.
+ * mkdtemp "<parent>/job-<pid>-XXXXXX" (pid: the calling process, so that
+ * its parent can clean up after it), chown to uid:gid, mode 0750, and take
+ * an exclusive flock on it so the sweeper leaves it alone.
  * Returns 0 or negative errno.
  */
 int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out);
@@ -53,6 +54,12 @@ int jobdir_remove(struct jobdir *d);
  * no live process holds locked. *removed counts them. 0 or negative errno.
  */
 int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed);
+/*
+ * Remove every "job-<pid>-*" directory (snapshots included) under parent
+ * that no live process holds locked, whatever its age: pid has exited.
+ * *removed counts them. 0 or negative errno.
+ */
+int jobdir_sweep_owner(const char *parent, pid_t pid, unsigned *removed);
 /* Remove name under dirfd recursively, no symlink following. */
 int rm_tree_at(int dirfd, const char *name);
 

@@ -516,6 +516,16 @@ static void reap_children(struct master *m)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		unsigned removed = 0;
+
+		/*
+		 * A child that died without cleaning up (a worker killed in the
+		 * middle of a job, or with a warm jail) leaves its job
+		 * directories unlocked: they go now, not at the next sweep.
+		 */
+		if (jobdir_sweep_owner(m->cfg.jail_dir, pid, &removed) == 0 && removed)
+			log_info("removed %u job director%s of exited process %d", removed,
+				 removed == 1 ? "y" : "ies", (int)pid);
 		if (pid == m->prober) {
 			m->prober = 0;
 			if (m->reprobe && !m->stopping)

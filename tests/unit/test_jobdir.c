@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -499,4 +500,39 @@ Test(jobdir, the_snapshot_is_locked_against_the_sweeper, .init = setup, .fini = 
 	cr_assert_eq(removed, 0);
 	cr_assert_eq(access(base, F_OK), 0);
 	cr_assert_eq(jobdir_remove(&d), 0);
+}
+
+/* A process that exited without cleaning up: its parent removes its
+ * directories at once, whatever their age, and nobody else's. */
+Test(jobdir, sweep_owner_takes_only_the_dead_process_s, .init = setup, .fini = teardown)
+{
+	struct jobdir mine, *shared;
+	unsigned removed = 99;
+	char theirs[4096], mine_path[4096];
+	int st;
+	pid_t pid;
+
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
+	cr_assert_neq(shared, MAP_FAILED);
+	pid = fork();
+	if (pid == 0) {
+		if (jobdir_create(parent, test_uid(), test_gid(), shared) < 0 ||
+		    jobdir_write(shared, "left", "x", 1, 0644) < 0 || jobdir_snapshot(shared) < 0)
+			_exit(1);
+		_exit(0);   /* no jobdir_remove: killed in the middle of a job */
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(theirs, sizeof(theirs), "%s", shared->path);
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &mine), 0);
+	snprintf(mine_path, sizeof(mine_path), "%s", mine.path);
+	cr_assert_eq(jobdir_sweep_owner(parent, getpid(), &removed), 0);
+	cr_assert_eq(removed, 0, "a live, locked directory was removed");
+	cr_assert_eq(jobdir_sweep_owner(parent, pid, &removed), 0);
+	cr_assert_eq(removed, 2); /* the directory and its snapshot */
+	cr_assert_neq(access(theirs, F_OK), 0);
+	cr_assert_eq(access(mine_path, F_OK), 0);
+	cr_assert_eq(jobdir_remove(&mine), 0);
+	munmap(shared, sizeof(*shared));
 }
