@@ -255,7 +255,8 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 		set_internal(res, "writing a source file", -rc);
 	if (rc == 0 && req->lang->has_build)
 		run_build(env, req, res);
-	if (rc == 0 && res->build_status == BS_OK) {
+	/* With one test there is nothing to restore: no snapshot either. */
+	if (rc == 0 && res->build_status == BS_OK && req->ntests > 1) {
 		rc = jobdir_snapshot(d);
 		if (rc < 0)
 			set_internal(res, "keeping the built job directory", -rc);

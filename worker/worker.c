@@ -302,11 +302,17 @@ static void job_in_jail(struct worker *w, struct jail *j)
 	w->job.rc = -EIO;
 }
 
+/* Jails whose job is over, torn down when the thread has nothing better
+ * to do; past this many, at once. */
+#define JOB_SPENT_MAX 4
+
 static void *job_thread(void *arg)
 {
 	struct worker *w = arg;
 	struct job_slot *js = &w->job;
 	struct jail *warm = NULL, *j;
+	struct jail *spent[JOB_SPENT_MAX];
+	size_t nspent = 0;
 	uint64_t one = 1;
 	bool quit;
 
@@ -314,8 +320,16 @@ static void *job_thread(void *arg)
 		if (!warm)
 			warm = jail_prepare(w);
 		pthread_mutex_lock(&js->mu);
-		while (!js->pending && !js->quit)
+		while (!js->pending && !js->quit) {
+			if (nspent) {
+				/* Idle: the teardown stays off any request's path. */
+				pthread_mutex_unlock(&js->mu);
+				jail_destroy(spent[--nspent]);
+				pthread_mutex_lock(&js->mu);
+				continue;
+			}
 			pthread_cond_wait(&js->cv, &js->mu);
+		}
 		quit = js->quit;
 		js->pending = false;
 		pthread_mutex_unlock(&js->mu);
@@ -327,9 +341,12 @@ static void *job_thread(void *arg)
 		job_in_jail(w, j);
 		if (write(w->evfd, &one, sizeof(one)) < 0)
 			log_error("write(eventfd): %s", strerror(errno));
-		/* After the answer is on its way: off the request's path. */
-		jail_destroy(j);
+		if (nspent == JOB_SPENT_MAX)
+			jail_destroy(spent[--nspent]);
+		spent[nspent++] = j;
 	}
+	while (nspent)
+		jail_destroy(spent[--nspent]);
 	jail_destroy(warm);
 	return NULL;
 }
