@@ -528,10 +528,6 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 	static const char *const ikeys[] = { "debian", "npm", NULL };
 	const struct ynode *v, *p;
 
-	l->mount_proc = true;
-	if ((v = ynode_get(root, "proc")) &&
-	    ynode_bool(v, c->file, "proc", &l->mount_proc, c->err, c->errlen) < 0)
-		return -1;
 	if ((v = ynode_get(root, "mounts"))) {
 		if (get_strv(c, v, "mounts", &l->ro_mounts) < 0)
 			return -1;
@@ -577,7 +573,7 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
-					    "source_filename", "artifact", "proc", "mounts",
+					    "source_filename", "artifact", "mounts",
 					    "install", "build", "run", "probe", NULL };
 
 	if (root->type != Y_MAP)

@@ -38,8 +38,7 @@ struct lang {
 	struct lang_step run;
 	struct strv aliases;     /* extra names, e.g. Codize runtimes "python" */
 	struct strv probe;       /* argv run in the sandbox by /readyz; [0] = cmd */
-	struct strv ro_mounts;   /* extra read-only host paths bound in the jail */
-	bool mount_proc;         /* default true */
+	struct strv ro_mounts;   /* extra read-only host paths bound in every jail */
 	struct strv debian_packages; /* install step (setup script) */
 	struct strv npm_packages;    /* install step (setup script) */
 	char *file;              /* origin, for messages */
