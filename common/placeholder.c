@@ -4,6 +4,7 @@
 
 #include "common/buf.h"
 #include "common/util.h"
+#include "nsjail/policy.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -123,7 +124,7 @@ static int ph_append(struct buf *b, int id, const struct expand_ctx *ctx)
 	case PH_ARTIFACT:
 		return ctx->artifact ? buf_puts(b, ctx->artifact) : -EINVAL;
 	case PH_BOX:
-		return buf_puts(b, ctx->box ? ctx->box : "/box");
+		return buf_puts(b, ctx->box ? ctx->box : POLICY_BOX_DIR);
 	case PH_TMP:
 		return buf_puts(b, ctx->tmp ? ctx->tmp : "/tmp");
 	case PH_MEMORY_MB:

@@ -6,7 +6,7 @@
  *   {{artifact}}  the artifact file name, e.g. solution or Main
  *   {{sources}}   every file of the request (whole argument only; 1..n args)
  *   {{flags}}     the checked flags (whole argument only; 0..n args)
- *   {{box}}       the job directory as seen inside the jail (/box)
+ *   {{box}}       the job directory as seen inside the jail (/sandbox)
  *   {{tmp}}       the writable tmpfs inside the jail (/tmp)
  *   {{memory_mb}} the step's memory limit in MiB (for -Xmx and the like)
  *
@@ -32,7 +32,7 @@ struct expand_ctx {
 	/* The request's checked flags, NULL-terminated. NULL or empty: the
 	 * request gave none, and {{flags}} takes the step's default_flags. */
 	const char *const *flags;
-	const char *box;            /* NULL: "/box" */
+	const char *box;            /* NULL: POLICY_BOX_DIR */
 	const char *tmp;            /* NULL: "/tmp" */
 	unsigned long memory_mb;
 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "nsjail/policy.h"
 
 #define FLAG_MAX_LEN 256
 
@@ -419,13 +420,15 @@ static bool has_dotdot(const char *p, size_t n)
 
 /*
  * A path given to a flag may be relative to the job directory (the tools'
- * working directory) or absolute under /box, and never climbs with "..".
+ * working directory) or absolute under the box, and never climbs with "..".
  */
 static bool path_in_box(const char *p, size_t n)
 {
+	const size_t bl = sizeof(POLICY_BOX_DIR) - 1;
+
 	if (has_dotdot(p, n))
 		return false;
-	if (n >= 4 && strncmp(p, "/box", 4) == 0 && (n == 4 || p[4] == '/'))
+	if (n >= bl && strncmp(p, POLICY_BOX_DIR, bl) == 0 && (n == bl || p[bl] == '/'))
 		return true;
 	return n == 0 || p[0] != '/';
 }
@@ -437,7 +440,7 @@ static bool is_path_sep(char c)
 
 /*
  * Paths inside a flag: no ".." component anywhere, and every absolute path
- * (at the start, or after '=', ',' or ':') under /box.
+ * (at the start, or after '=', ',' or ':') under the box.
  */
 static bool flag_paths_ok(const char *flag)
 {

@@ -15,8 +15,10 @@
 /* Identity and layout inside the jail. */
 #define POLICY_INSIDE_UID 65534
 #define POLICY_INSIDE_GID 65534
-#define POLICY_HOSTNAME "goboxd"
-#define POLICY_BOX_DIR "/box"
+#define POLICY_HOSTNAME "sandbox"
+/* The job directory, the programs' working directory: where Codize keeps
+ * them too, so paths in messages and stack traces read the same. */
+#define POLICY_BOX_DIR "/sandbox"
 #define POLICY_TMP_DIR "/tmp"
 /* goboxd-init is bound here read-only; it unmounts it once running. */
 #define POLICY_INIT_PATH "/.goboxd-init"

@@ -504,8 +504,8 @@ def test_systemd_socket_activation():
 def test_concurrent_jobs_never_share_a_directory(daemon):
     """Hole 5: each job has its own directory and sees only its own files."""
     src = ("import os, sys, time\ntok = sys.stdin.read().strip()\n"
-           "open('/box/token', 'w').write(tok)\ntime.sleep(0.3)\n"
-           "print(open('/box/token').read(), sorted(os.listdir('/box')))\n")
+           "open('/sandbox/token', 'w').write(tok)\ntime.sleep(0.3)\n"
+           "print(open('/sandbox/token').read(), sorted(os.listdir('/sandbox')))\n")
     results = []
     lock = threading.Lock()
 

@@ -197,15 +197,15 @@ def closed_loop(clients, seconds, one):
 
 
 def jail_argv(jail, box):
-    prog = ["/usr/bin/python3", "/box/solution.py"]
+    prog = ["/usr/bin/python3", "/sandbox/solution.py"]
     if jail == "nsjail":
         argv = [NSJAIL, "-Mo", "--quiet", "-u", "65534:61000:1", "-g", "65534:61000:1",
                 "--time_limit", "0", "--iface_no_lo", "--rlimit_as", "inf"]
         for p in ("/usr", "/lib", "/lib64", "/bin"):
             if os.path.exists(p):
                 argv += ["-R", p]
-        return argv + ["-m", "none:/tmp:tmpfs:size=67108864", "-R", box + ":/box",
-                       "--cwd", "/box", "--"] + prog
+        return argv + ["-m", "none:/tmp:tmpfs:size=67108864", "-R", box + ":/sandbox",
+                       "--cwd", "/sandbox", "--"] + prog
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
             "--uid", "65534", "--gid", "65534"]
     for p in ("/usr", "/lib", "/lib64", "/bin"):
@@ -214,7 +214,7 @@ def jail_argv(jail, box):
         elif os.path.exists(p):
             argv += ["--ro-bind", p, p]
     return argv + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-                   "--ro-bind", box, "/box", "--chdir", "/box", "--"] + prog
+                   "--ro-bind", box, "/sandbox", "--chdir", "/sandbox", "--"] + prog
 
 
 def phase_load(d, tmp, jail, levels, seconds):

@@ -103,7 +103,7 @@ static void teardown(void)
 
 TestSuite(sandbox, .init = setup, .fini = teardown, .timeout = 120);
 
-/* Compile a probe into the job directory as /box/<name>. */
+/* Compile a probe into the job directory as /sandbox/<name>. */
 static void probe(const char *name, const char *src)
 {
 	char c[256], cmd[1024];
@@ -131,7 +131,7 @@ static struct limits default_limits(void)
 }
 
 static const char *const test_env[] = {
-	"PATH=/usr/bin:/bin", "HOME=/box", "TMPDIR=/tmp", "LANG=C.UTF-8", NULL,
+	"PATH=/usr/bin:/bin", "HOME=/sandbox", "TMPDIR=/tmp", "LANG=C.UTF-8", NULL,
 };
 
 static int run_full(struct step_result *r, const char *const *argv, const struct limits *l,
@@ -374,7 +374,7 @@ Test(sandbox, file_size_limit)
 	int rc;
 
 	l.fsize_kb = 1024;
-	rc = run_sh(&r, "head -c 10000000 /dev/zero > /box/big", &l);
+	rc = run_sh(&r, "head -c 10000000 /dev/zero > /sandbox/big", &l);
 	assert_ran(rc, &r);
 	cr_assert_not(r.outcome.exited && r.outcome.exit_code == 0);
 	snprintf(path, sizeof(path), "%s/big", box);
@@ -463,7 +463,7 @@ Test(sandbox, host_uid_is_the_sandbox_uid)
 	struct limits l = default_limits();
 	char path[128];
 	struct stat st;
-	int rc = run_sh(&r, "echo x > /box/owned", &l);
+	int rc = run_sh(&r, "echo x > /sandbox/owned", &l);
 
 	assert_ran(rc, &r);
 	snprintf(path, sizeof(path), "%s/owned", box);
@@ -482,7 +482,7 @@ Test(sandbox, filesystem_is_read_only_but_tmp_and_box)
 			"touch /usr/bin/x 2>/dev/null && echo usrbin-writable;"
 			"touch /dev/x 2>/dev/null || echo dev-ro;"
 			"echo t > /tmp/x && echo tmp-ok;"
-			"echo b > /box/x && echo box-ok;"
+			"echo b > /sandbox/x && echo box-ok;"
 			"test -e /etc/shadow && echo shadow-visible;"
 			"echo z > /dev/null && echo null-ok", &l);
 

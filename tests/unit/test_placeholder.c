@@ -72,7 +72,7 @@ static const struct expand_ctx java_ctx = {
 	.source = "Main.java",
 	.artifact = "Main",
 	.sources = three_sources,
-	.box = "/box",
+	.box = "/sandbox",
 	.tmp = "/tmp",
 	.memory_mb = 256,
 };
@@ -93,12 +93,12 @@ Test(placeholder, expand_every_scalar)
 	expect_one("{{source}}", &ctx, "Main.java");
 	expect_one("{{stem}}", &ctx, "Main");
 	expect_one("{{artifact}}", &ctx, "Main");
-	expect_one("{{box}}", &ctx, "/box");
+	expect_one("{{box}}", &ctx, "/sandbox");
 	expect_one("{{tmp}}", &ctx, "/tmp");
 	expect_one("{{memory_mb}}", &ctx, "256");
 	expect_one("-Xmx{{memory_mb}}m", &ctx, "-Xmx256m");
 	expect_one("-o{{artifact}}", &ctx, "-o" "Main");
-	expect_one("{{box}}/{{stem}}.class:{{tmp}}", &ctx, "/box/Main.class:/tmp");
+	expect_one("{{box}}/{{stem}}.class:{{tmp}}", &ctx, "/sandbox/Main.class:/tmp");
 	expect_one("no placeholder", &ctx, "no placeholder");
 	expect_one("", &ctx, "");
 	expect_one("a}}b", &ctx, "a}}b");
@@ -108,7 +108,7 @@ Test(placeholder, expand_every_scalar)
 	expect_one("{{box}} {{tmp}}", &ctx, "/sandbox /scratch");
 	ctx.box = NULL;
 	ctx.tmp = NULL;
-	expect_one("{{box}} {{tmp}}", &ctx, "/box /tmp");
+	expect_one("{{box}} {{tmp}}", &ctx, "/sandbox /tmp");
 }
 
 Test(placeholder, stem_rules)
@@ -237,11 +237,11 @@ Test(placeholder, sources_list)
 	s.args.v = args;
 	s.args.n = 3;
 	expect_argv(&s, &ctx,
-		    (const char *const[]){ "/box/javac", "-d", "/tmp", "Main.java", "Util.java",
+		    (const char *const[]){ "/sandbox/javac", "-d", "/tmp", "Main.java", "Util.java",
 					   "lib.java", NULL });
 	ctx.sources = NULL;
 	expect_argv(&s, &ctx,
-		    (const char *const[]){ "/box/javac", "-d", "/tmp", "Main.java", NULL });
+		    (const char *const[]){ "/sandbox/javac", "-d", "/tmp", "Main.java", NULL });
 }
 
 Test(placeholder, no_shell_meaning)

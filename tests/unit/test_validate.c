@@ -170,7 +170,7 @@ Test(flags, one_argv_element_is_one_flag)
 Test(flags, deny_list_beats_allow_list)
 {
 	static const char *const bad[] = {
-		"-fplugin", "-fplugin=x", "-fplugin=/box/evil.so", "-fplugin-arg-x-y=z",
+		"-fplugin", "-fplugin=x", "-fplugin=/sandbox/evil.so", "-fplugin-arg-x-y=z",
 		"-B/tmp", "-B", "-Bprefix", "--specs=x", "-specs=x", "-Wl,-rpath,/tmp",
 		"-Wl,--wrap=main", "-Wa,--defsym,x=1", "-Wp,-include,/etc/passwd", "@file",
 		"@/etc/passwd", "-x", "-xc", "-wrapper", "-wrapper gdb,--args", "-include",
@@ -181,7 +181,7 @@ Test(flags, deny_list_beats_allow_list)
 		"-M", "-MM", "-MF", "-MFdeps", "-MD", "-MMD", "-MG", "-MP", "-MT", "-MTx",
 		"-MQx", "--sysroot=/tmp", "--sysroot", "-isysroot/x",
 		"-iprefix", "-fuse-ld=/tmp/ld", "-I", "-L", "-l", "-isystem", "-I/etc",
-		"-I../..", "-I/box/../etc", "-L/usr/lib", "-isystem/usr/include/x",
+		"-I../..", "-I/sandbox/../etc", "-L/usr/lib", "-isystem/usr/include/x",
 		"-iquote/etc", "-idirafter/etc",
 		/* gcc long options and their abbreviations */
 		"--prefix=/tmp", "--pre=/tmp", "--for-linker=-rpath", "--for-l", "--include=x",
@@ -221,8 +221,8 @@ Test(flags, legitimate_flags_pass_a_wide_allow_list)
 	static const char *const good[] = {
 		"-O2", "-O3", "-Os", "-Wall", "-Wextra", "-Werror", "-std=c++17", "-DNDEBUG",
 		"-DX=1", "-g", "-lm", "-lpthread", "-pthread", "-march=native", "-fno-exceptions",
-		"-fsanitize=address", "-static", "-pipe", "-rdynamic", "-Iinclude", "-I/box",
-		"-I/box/include", "-Linclude", "-L/box/lib", "-Lnative=/box/lib",
+		"-fsanitize=address", "-static", "-pipe", "-rdynamic", "-Iinclude", "-I/sandbox",
+		"-I/sandbox/include", "-Linclude", "-L/sandbox/lib", "-Lnative=/sandbox/lib",
 		"-Copt-level=3", "-Ctarget-cpu=native", "--edition=2021", "-Xlint:all",
 		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-ea",
 		"-encoding", "UTF-8", "--stack-size=65500", "--max-old-space-size=256",
