@@ -76,6 +76,8 @@ static void lang_clear(struct lang *l)
 	strv_clear(&l->aliases);
 	strv_clear(&l->probe);
 	strv_clear(&l->ro_mounts);
+	free(l->codize_runtime);
+	strv_clear(&l->codize_refused);
 	strv_clear(&l->debian_packages);
 	strv_clear(&l->npm_packages);
 	free(l->file);
@@ -574,11 +576,45 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 	return 0;
 }
 
+/*
+ * codize: { runtime: NAME, refused_files: [...] }. The runtime name is what
+ * /v1/run requests send; only languages with one are served there.
+ */
+static int parse_codize(struct lctx *c, const struct ynode *root, struct lang *l)
+{
+	static const char *const keys[] = { "runtime", "refused_files", NULL };
+	const struct ynode *v = ynode_get(root, "codize"), *p;
+
+	if (!v)
+		return 0;
+	if (want_map(c, v, "codize") < 0 || check_keys(c, v, keys, "codize") < 0)
+		return -1;
+	if (!(p = ynode_get(v, "runtime")))
+		return lfail(c, v->line, "codize: missing required key 'runtime'");
+	if (get_str(c, p, "codize.runtime", &l->codize_runtime) < 0)
+		return -1;
+	if (!valid_id(l->codize_runtime))
+		return lfail(c, p->line, "codize.runtime: '%s' is not a valid id", l->codize_runtime);
+	if ((p = ynode_get(v, "refused_files"))) {
+		if (get_strv(c, p, "codize.refused_files", &l->codize_refused) < 0)
+			return -1;
+		for (size_t i = 0; i < l->codize_refused.n; i++) {
+			const char *f = l->codize_refused.v[i];
+			const char *why = validate_codize_filename(f, strlen(f));
+
+			if (why)
+				return lfail(c, item_line(p, i), "codize.refused_files: '%s': %s", f,
+					     why);
+		}
+	}
+	return 0;
+}
+
 static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
 					    "source_filename", "artifact", "proc", "mounts",
-					    "install", "build", "run", "probe", NULL };
+					    "install", "build", "run", "probe", "codize", NULL };
 
 	if (root->type != Y_MAP)
 		return lfail(c, root->line, "the top level must be a mapping (one language)");
@@ -588,7 +624,7 @@ static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 		return -1;
 	l->line = root->line;
 	if (parse_name_fields(c, root, l) < 0 || parse_file_fields(c, root, l) < 0 ||
-	    parse_host_fields(c, root, l) < 0)
+	    parse_host_fields(c, root, l) < 0 || parse_codize(c, root, l) < 0)
 		return -1;
 	if (ynode_get(root, "build")) {
 		if (parse_step(c, root, l, "build", &l->build) < 0)
@@ -604,6 +640,7 @@ static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 	    strv_ensure(&l->run.args) || strv_ensure(&l->run.env) ||
 	    strv_ensure(&l->run.flag_allow) || strv_ensure(&l->run.default_flags) ||
 	    strv_ensure(&l->aliases) || strv_ensure(&l->ro_mounts) ||
+	    strv_ensure(&l->codize_refused) ||
 	    strv_ensure(&l->debian_packages) || strv_ensure(&l->npm_packages))
 		return lfail(c, root->line, "out of memory");
 	return 0;
@@ -651,6 +688,12 @@ static int check_unique(struct lctx *c, const struct langtab *t, const struct la
 			if (!strcmp(a, l->aliases.v[k]))
 				return lfail(c, item_line(al, i), "alias '%s' is listed twice", a);
 	}
+	/* Codize runtime names are a name space of their own. */
+	o = langtab_find_runtime(t, l->codize_runtime);
+	if (o)
+		return lfail(c, ynode_get(ynode_get(root, "codize"), "runtime")->line,
+			     "codize runtime '%s' is already served by language '%s' (%s:%d)",
+			     l->codize_runtime, o->id, o->file, o->line);
 	return 0;
 }
 
@@ -820,4 +863,41 @@ const struct lang *langtab_find(const struct langtab *t, const char *id)
 			if (!strcmp(t->langs[i].aliases.v[k], id))
 				return &t->langs[i];
 	return NULL;
+}
+
+const struct lang *langtab_find_runtime(const struct langtab *t, const char *runtime)
+{
+	if (!t || !runtime)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->langs[i].codize_runtime && !strcmp(t->langs[i].codize_runtime, runtime))
+			return &t->langs[i];
+	return NULL;
+}
+
+size_t langtab_runtime_list(const struct langtab *t, char *buf, size_t n)
+{
+	const char **names;
+	size_t k = 0, len = 0;
+
+	if (n)
+		buf[0] = '\0';
+	if (!t || !n)
+		return 0;
+	names = calloc(t->n + 1, sizeof(*names));
+	if (!names)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->langs[i].codize_runtime)
+			names[k++] = t->langs[i].codize_runtime;
+	qsort(names, k, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < k && len < n - 1; i++) {
+		int w = snprintf(buf + len, n - len, "%s\"%s\"", i ? ", " : "", names[i]);
+
+		if (w < 0)
+			break;
+		len += (size_t)w < n - len ? (size_t)w : n - 1 - len;
+	}
+	free(names);
+	return len;
 }

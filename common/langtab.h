@@ -40,6 +40,8 @@ struct lang {
 	struct strv probe;       /* argv run in the sandbox by /readyz; [0] = cmd */
 	struct strv ro_mounts;   /* extra read-only host paths bound in the jail */
 	bool mount_proc;         /* default true */
+	char *codize_runtime;    /* name served on /v1/run, NULL: not served there */
+	struct strv codize_refused; /* /v1/run file names refused for this runtime */
 	struct strv debian_packages; /* install step (setup script) */
 	struct strv npm_packages;    /* install step (setup script) */
 	char *file;              /* origin, for messages */
@@ -78,5 +80,13 @@ size_t langtab_count(const struct langtab *t);
 const struct lang *langtab_at(const struct langtab *t, size_t i);
 /* By id, then by alias. NULL when unknown. */
 const struct lang *langtab_find(const struct langtab *t, const char *id);
+/* By Codize runtime name (the language's codize.runtime). NULL when unknown. */
+const struct lang *langtab_find_runtime(const struct langtab *t, const char *runtime);
+/*
+ * The Codize runtime names of the table, sorted byte-wise, each in double
+ * quotes, joined by ", ": "\"bash\", \"go\"". Empty when none is served.
+ * Returns the length written (truncated to fit n).
+ */
+size_t langtab_runtime_list(const struct langtab *t, char *buf, size_t n);
 
 #endif

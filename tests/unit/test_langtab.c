@@ -223,6 +223,65 @@ Test(langtab, find_by_id_and_alias)
 	langtab_free(t);
 }
 
+Test(langtab, codize_runtimes)
+{
+	struct langtab *t = NULL;
+	const struct lang *l;
+	char list[64];
+
+	put("cpp.yaml", cpp_with(20, "probe: [/usr/bin/g++, --version]\n"
+				     "codize: { runtime: c-plus-plus, refused_files: [solution, a.out] }"));
+	put("py3.yaml", py_yaml);
+	put("rb.yaml", "id: rb\nname: Ruby\nsource_filename: a.rb\ncodize:\n  runtime: ruby\n"
+		       "run: { cmd: /usr/bin/ruby }\nprobe: [/usr/bin/ruby]\n");
+	cr_assert_eq(load(&t), 0, "%s", err);
+	l = langtab_find_runtime(t, "c-plus-plus");
+	cr_assert_not_null(l);
+	cr_assert_str_eq(l->id, "cpp");
+	cr_assert_eq(l->codize_refused.n, 2);
+	cr_assert_str_eq(l->codize_refused.v[1], "a.out");
+	cr_assert_null(langtab_find_runtime(t, "cpp"), "ids are not runtime names");
+	cr_assert_null(langtab_find_runtime(t, "python"), "py3 declares no runtime");
+	cr_assert_eq(langtab_find(t, "py3")->codize_refused.n, 0);
+	cr_assert_not_null(langtab_find(t, "py3")->codize_refused.v);
+	cr_assert_eq(langtab_runtime_list(t, list, sizeof(list)), 21);
+	cr_assert_str_eq(list, "\"c-plus-plus\", \"ruby\"");
+	/* a short buffer is cut, never overrun */
+	cr_assert_eq(langtab_runtime_list(t, list, 8), 7);
+	cr_assert_str_eq(list, "\"c-plus");
+	langtab_free(t);
+}
+
+Test(langtab, codize_errors)
+{
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize: { refused_files: [x] }"), 21,
+		    "codize: missing required key 'runtime'");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize: { runtime: Go }"), 21,
+		    "codize.runtime: 'Go' is not a valid id");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize: { runtime: go, extra: 1 }"), 21,
+		    "unknown key 'extra' in codize");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize:\n  runtime: go\n"
+				 "  refused_files: [ok, \"a/b\"]"), 23,
+		    "codize.refused_files: 'a/b': contains invalid characters");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize: [go]"), 21,
+		    "codize: expected a mapping");
+}
+
+Test(langtab, codize_runtime_unique)
+{
+	struct langtab *t = NULL;
+	char where[256];
+
+	put("a.yaml", "id: a\nname: A\nsource_filename: a.x\ncodize: { runtime: same }\n"
+		      "run: { cmd: /bin/a }\nprobe: [/bin/a]\n");
+	put("b.yaml", "id: b\nname: B\nsource_filename: b.x\ncodize:\n  runtime: same\n"
+		      "run: { cmd: /bin/b }\nprobe: [/bin/b]\n");
+	cr_assert_eq(load(&t), -1);
+	snprintf(where, sizeof(where), "%s/b.yaml:5: codize runtime 'same' is already served by language 'a'",
+		 tdir);
+	cr_assert(strstr(err, where) == err, "%s", err);
+}
+
 Test(langtab, from_request_names)
 {
 	struct langtab *t = NULL;
