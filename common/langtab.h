@@ -5,6 +5,7 @@
 #ifndef GOBOXD_LANGTAB_H
 #define GOBOXD_LANGTAB_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,6 +41,15 @@ struct lang {
 	struct strv probe;       /* argv run in the sandbox by /readyz; [0] = cmd */
 	struct strv ro_mounts;   /* extra read-only host paths bound in the jail */
 	bool mount_proc;         /* default true */
+	/*
+	 * entry: the class a JVM language runs, inferred from the source: the
+	 * last group of the first pattern that matches names it, else
+	 * entry_default. NULL entry_res: the language infers nothing.
+	 */
+	struct strv entry_patterns; /* POSIX extended regular expressions */
+	regex_t *entry_res;      /* compiled, one per pattern */
+	char *entry_default;
+	char *entry_suffix;      /* source file name = entry + suffix; "" if none */
 	char *codize_runtime;    /* name served on /v1/run, NULL: not served there */
 	struct strv codize_refused; /* /v1/run file names refused for this runtime */
 	struct strv debian_packages; /* install step (setup script) */
@@ -80,6 +90,13 @@ size_t langtab_count(const struct langtab *t);
 const struct lang *langtab_at(const struct langtab *t, size_t i);
 /* By id, then by alias. NULL when unknown. */
 const struct lang *langtab_find(const struct langtab *t, const char *id);
+/*
+ * The entry class of src for a language with an entry section, as a
+ * malloc'd string (the default when no pattern matches, or when the match
+ * plus the suffix is not a plain file name); NULL for other languages.
+ */
+char *lang_infer_entry(const struct lang *l, const char *src);
+
 /* By Codize runtime name (the language's codize.runtime). NULL when unknown. */
 const struct lang *langtab_find_runtime(const struct langtab *t, const char *runtime);
 /*

@@ -327,6 +327,15 @@ static char *name_stem(const char *name)
 	return s;
 }
 
+/* artifact: from_request when the request names none: the entry class the
+ * source declares, or for languages without entry patterns the file's stem. */
+static char *default_artifact(const struct lang *lang, const struct req_file *src)
+{
+	char *entry = lang_infer_entry(lang, src->data);
+
+	return entry ? entry : name_stem(src->name);
+}
+
 void request_free(struct job_request *r)
 {
 	if (!r)
@@ -678,10 +687,20 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 	    opt_filename(c, root, "artifact_filename", &art) < 0)
 		goto out;
 	if (lang->source_from_request) {
-		if (!src) {
+		if (!src && !lang->entry_res) {
 			set_err(c->e, "missing_field", "source_filename",
 				"language %s needs source_filename", lang->id);
 			goto out;
+		}
+		/* not named: the entry class inferred from the source names the file */
+		if (!src) {
+			char *entry = lang_infer_entry(lang, r->files[0].data);
+
+			if (asprintf(&src, "%s%s", entry, lang->entry_suffix) < 0)
+				src = NULL;
+			free(entry);
+			if (!src)
+				goto out;
 		}
 		r->files[0].name = src;
 		src = NULL;
@@ -689,7 +708,7 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 		r->files[0].name = xstrdup(lang->source_filename);
 	}
 	if (lang->artifact_from_request) {
-		r->artifact = art ? art : name_stem(r->files[0].name);
+		r->artifact = art ? art : default_artifact(lang, &r->files[0]);
 		art = NULL;
 	} else if (lang->artifact) {
 		r->artifact = xstrdup(lang->artifact);
@@ -1075,7 +1094,7 @@ static void cz_finish(const struct config *cfg, struct job_request *r)
 	const struct lang *lang = r->lang;
 
 	if (lang->artifact_from_request)
-		r->artifact = name_stem(r->files[0].name);
+		r->artifact = default_artifact(lang, &r->files[0]);
 	else if (lang->artifact)
 		r->artifact = xstrdup(lang->artifact);
 	r->build_flags = strv_copy(&lang->build.default_flags);

@@ -55,6 +55,19 @@ static const char java_yaml[] =
 	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"
 	"probe: [/usr/bin/java, --version]\n";
 
+static const char jv_yaml[] =
+	"id: jv\n"
+	"name: J\n"
+	"source_filename: from_request\n"
+	"artifact: from_request\n"
+	"entry:\n"
+	"  patterns: ['public[[:space:]]+class[[:space:]]+([[:alpha:]]+)']\n"
+	"  default: Main\n"
+	"  suffix: .java\n"
+	"build: { cmd: /usr/bin/javac, args: [\"{{source}}\"] }\n"
+	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"
+	"probe: [/usr/bin/java, --version]\n";
+
 static void put(const char *name, const char *text)
 {
 	char path[256];
@@ -76,6 +89,7 @@ static void setup(void)
 	put("py3.yaml", py_yaml);
 	put("cpp.yaml", cpp_yaml);
 	put("java.yaml", java_yaml);
+	put("jv.yaml", jv_yaml);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.max_source_bytes = 1000;
 	cfg.max_tests = 3;
@@ -330,6 +344,35 @@ Test(native, filenames)
 	}
 	parse_bad("{\"language\":\"java\",\"source\":\"x\",\"source_filename\":7," T1 "}",
 		  "invalid_type", "source_filename");
+}
+
+/* A language with entry patterns names its files from the source. */
+Test(native, names_from_the_source)
+{
+	struct job_request *r;
+
+	r = parse_ok("{\"language\":\"jv\",\"source\":\"class A {}\\npublic class Sol {}\","
+		     T1 "}");
+	cr_expect_str_eq(r->files[0].name, "Sol.java");
+	cr_expect_str_eq(r->artifact, "Sol");
+	request_free(r);
+	r = parse_ok("{\"language\":\"jv\",\"source\":\"class A {}\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "Main.java", "nothing matches: the default");
+	cr_expect_str_eq(r->artifact, "Main");
+	request_free(r);
+	/* what the request names wins */
+	r = parse_ok("{\"language\":\"jv\",\"source\":\"public class Sol {}\","
+		     "\"source_filename\":\"X.java\",\"artifact_filename\":\"Y\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "X.java");
+	cr_expect_str_eq(r->artifact, "Y");
+	request_free(r);
+	r = parse_ok("{\"language\":\"jv\",\"source\":\"public class Sol {}\","
+		     "\"source_filename\":\"Sol.java\"," T1 "}");
+	cr_expect_str_eq(r->artifact, "Sol");
+	request_free(r);
+	/* without entry patterns the name is still required */
+	parse_bad("{\"language\":\"java\",\"source\":\"public class Sol {}\"," T1 "}",
+		  "missing_field", "source_filename");
 }
 
 Test(native, names_from_request)
