@@ -329,7 +329,13 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 		char allow[160];
 
 		snprintf(allow, sizeof(allow), "%sAllow: POST\r\n", hdr);
-		http_format_error(out, 405, "method_not_allowed", "use POST", ka, allow);
+		/* /v1/run in Codize's words */
+		if (r->path[1] == 'v')
+			http_format_error(out, 405, "METHOD_NOT_ALLOWED",
+					  "the request method is not allowed for this resource", ka,
+					  allow);
+		else
+			http_format_error(out, 405, "method_not_allowed", "use POST", ka, allow);
 		return 405;
 	}
 	if (!is_get) {

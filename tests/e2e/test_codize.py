@@ -177,6 +177,16 @@ def test_output_limit_leaves_no_output(daemon):
     assert len(base64.b64decode(body["run"]["output"])) == 4000
 
 
+def test_wrong_method_in_codize_words(daemon):
+    status, body, headers = daemon.request("GET", "/v1/run")
+    assert status == 405 and headers.get("Allow") == "POST"
+    assert body["code"] == "METHOD_NOT_ALLOWED"
+    assert body["message"] == "the request method is not allowed for this resource"
+    status, body, _ = daemon.request("GET", "/run")
+    assert status == 405 and body == {"error": {"code": "method_not_allowed",
+                                                "message": "use POST"}}
+
+
 def test_run_timeout_flag(daemon):
     status, body = daemon.post("/v1/run", {"runtime": "python",
                                            "files": [{"name": "m.py", "content": "import time\ntime.sleep(10)\n"}]})
