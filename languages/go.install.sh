@@ -9,7 +9,9 @@
 # and mirrored into the step's GOCACHE as symbolic links (go.yaml).
 #
 # The environment must be the build step's (go.yaml): the cache keys
-# include CGO_ENABLED, GO111MODULE and the source paths.
+# include CGO_ENABLED, GO111MODULE and the source paths, and the toolchain
+# itself, so run this again (./setup.sh langs) after the Go package is
+# upgraded; until then builds are correct but slow.
 set -eu
 
 go=/usr/lib/go-1.23/bin/go
