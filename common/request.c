@@ -695,12 +695,12 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 		/* not named: the entry class inferred from the source names the file */
 		if (!src) {
 			char *entry = lang_infer_entry(lang, r->files[0].data);
+			const char *e = entry ? entry : lang->entry_default;
+			size_t n = strlen(e) + strlen(lang->entry_suffix) + 1;
 
-			if (asprintf(&src, "%s%s", entry, lang->entry_suffix) < 0)
-				src = NULL;
+			src = xcalloc(1, n);
+			snprintf(src, n, "%s%s", e, lang->entry_suffix);
 			free(entry);
-			if (!src)
-				goto out;
 		}
 		r->files[0].name = src;
 		src = NULL;
