@@ -544,6 +544,9 @@ def test_stale_job_dirs_are_swept():
     try:
         assert not os.path.exists(os.path.join(jails, "job-stale1"))
         assert os.path.exists(os.path.join(jails, "not-a-job"))
+        # The readiness probes make (and remove) job directories of their own
+        # for as long as they run: wait for them, or the check below races them.
+        daemon.wait_probed()
         # a worker killed in the middle of a job leaves its directory behind
         def doomed():
             try:
