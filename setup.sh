@@ -19,6 +19,25 @@ as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# Go 1.23 comes from bookworm-backports, which a stock Debian 12 host or
+# image does not enable. Its packages are pinned low by the archive itself
+# (priority 100), so enabling the suite upgrades nothing else: only
+# packages named explicitly come from it.
+apt_backports() {
+	local list=/etc/apt/sources.list.d/goboxd-backports.sources
+	if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		return
+	fi
+	as_root tee "$list" >/dev/null <<-SOURCES
+		Types: deb
+		URIs: http://deb.debian.org/debian
+		Suites: bookworm-backports
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	SOURCES
+	unset GOBOXD_APT_UPDATED
+}
+
 apt_install() {
 	# apt-get update once per run; the lists may be missing on a fresh host.
 	if [ -z "${GOBOXD_APT_UPDATED:-}" ]; then
@@ -52,6 +71,7 @@ langs() {
 	local pkgs npm_pkgs
 	pkgs=$("$build/goboxd" --languages-dir "$top/languages" --list-packages=debian | sort -u)
 	if [ -n "$pkgs" ]; then
+		apt_backports
 		# shellcheck disable=SC2086
 		apt_install $pkgs
 	fi
@@ -62,6 +82,13 @@ langs() {
 		# shellcheck disable=SC2086
 		as_root npm install --silent --no-fund --no-audit -g --prefix /opt/goboxd/npm $npm_pkgs
 	fi
+	# A language's own install step, after every package: languages/NAME.install.sh.
+	local hook
+	for hook in "$top"/languages/*.install.sh; do
+		[ -e "$hook" ] || continue
+		echo "setup.sh: $(basename "$hook")"
+		as_root "$hook"
+	done
 }
 
 run() {

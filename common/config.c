@@ -62,11 +62,16 @@ static const struct opt opts[] = {
 	  "jobs running at once (default: CPUs)" },
 	{ "max-queue-size", OT_UINT, F(max_queue), 0, 100000, "jobs waiting at most" },
 	{ "queue-timeout", OT_MS, F(queue_timeout_ms), 1, HOUR_MS, "longest wait in the queue" },
-	{ "max-body-size", OT_SIZE, F(max_body_bytes), 1024, GiB, "request body cap" },
+	{ "max-body-size", OT_SIZE, F(codize_max_body_bytes), 1024, GiB,
+	  "/v1/run: request body cap" },
+	{ "max-run-body-size", OT_SIZE, F(run_max_body_bytes), 1024, GiB,
+	  "/run: request body cap" },
 	{ "max-header-size", OT_SIZE, F(max_header_bytes), 1024, 1024 * 1024, "header cap" },
 	{ "max-source-size", OT_SIZE, F(max_source_bytes), 16, GiB, "source code cap" },
 	{ "max-tests", OT_UINT, F(max_tests), 1, 10000, "tests per request" },
-	{ "max-stdin-size", OT_SIZE, F(max_stdin_bytes), 0, GiB, "stdin cap per test" },
+	{ "max-stdin-size", OT_SIZE, F(max_stdin_bytes), 0, GiB, "/v1/run: stdin cap" },
+	{ "max-test-stdin-size", OT_SIZE, F(max_test_stdin_bytes), 0, GiB,
+	  "/run: stdin cap per test" },
 	{ "max-expected-size", OT_SIZE, F(max_expected_bytes), 0, GiB,
 	  "expected output cap per test" },
 	{ "max-files", OT_UINT, F(max_files), 1, 1000, "files per /v1/run request" },
@@ -119,14 +124,16 @@ void config_defaults(struct config *c)
 	c->max_concurrent_jobs = (unsigned)ncpu;
 	c->max_queue = 256;
 	c->queue_timeout_ms = 60 * 1000;
-	c->max_body_bytes = 16 * 1024 * 1024;
+	c->run_max_body_bytes = 16 * 1024 * 1024;
+	c->codize_max_body_bytes = 5 * 1024 * 1024;
 	c->max_header_bytes = 16 * 1024;
 	c->max_source_bytes = 256 * 1024;
 	c->max_tests = 50;
-	c->max_stdin_bytes = 4 * 1024 * 1024;
+	c->max_test_stdin_bytes = 4 * 1024 * 1024;
+	c->max_stdin_bytes = 1024 * 1024;
 	c->max_expected_bytes = 4 * 1024 * 1024;
-	c->max_files = 32;
-	c->max_file_bytes = 1024 * 1024;
+	c->max_files = 10;
+	c->max_file_bytes = 256 * 1024;
 	c->read_timeout_ms = 10 * 1000;
 	c->keepalive_timeout_ms = 30 * 1000;
 	c->limits_max.wall_ms = 60 * 1000;
@@ -144,6 +151,13 @@ void config_defaults(struct config *c)
 	c->metrics = false;
 	c->log_level = LOG_INFO;
 	c->action = ACTION_RUN;
+	config_derive(c);
+}
+
+void config_derive(struct config *c)
+{
+	c->max_body_bytes = c->run_max_body_bytes > c->codize_max_body_bytes ?
+				    c->run_max_body_bytes : c->codize_max_body_bytes;
 }
 
 void config_free(struct config *c)
@@ -618,5 +632,6 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 		return -1;
 	if (*exit_now)
 		return 0;
+	config_derive(c);
 	return config_validate(c, err, errlen);
 }

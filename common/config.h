@@ -43,11 +43,14 @@ struct config {
 	uint32_t queue_timeout_ms;
 
 	/* request caps */
-	size_t max_body_bytes;
+	size_t run_max_body_bytes;    /* /run */
+	size_t codize_max_body_bytes; /* /v1/run (Codize's --max-body-size) */
+	size_t max_body_bytes;        /* the HTTP layer's cap: the larger of the two */
 	size_t max_header_bytes;
 	size_t max_source_bytes;
 	unsigned max_tests;
-	size_t max_stdin_bytes;     /* per test */
+	size_t max_test_stdin_bytes; /* /run, per test */
+	size_t max_stdin_bytes;     /* /v1/run (Codize's --max-stdin-size) */
 	size_t max_expected_bytes;  /* per test */
 	unsigned max_files;         /* /v1/run */
 	size_t max_file_bytes;      /* /v1/run, per file */
@@ -73,6 +76,8 @@ struct config {
 
 /* Fill with built-in defaults (workers and max_concurrent_jobs = nCPU). */
 void config_defaults(struct config *c);
+/* Recompute the fields that follow from others (max_body_bytes). */
+void config_derive(struct config *c);
 void config_free(struct config *c);
 
 /*

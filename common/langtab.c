@@ -76,6 +76,14 @@ static void lang_clear(struct lang *l)
 	strv_clear(&l->aliases);
 	strv_clear(&l->probe);
 	strv_clear(&l->ro_mounts);
+	for (size_t i = 0; l->entry_res && i < l->entry_patterns.n; i++)
+		regfree(&l->entry_res[i]);
+	free(l->entry_res);
+	strv_clear(&l->entry_patterns);
+	free(l->entry_default);
+	free(l->entry_suffix);
+	free(l->codize_runtime);
+	strv_clear(&l->codize_refused);
 	strv_clear(&l->debian_packages);
 	strv_clear(&l->npm_packages);
 	free(l->file);
@@ -570,11 +578,132 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 	return 0;
 }
 
+static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct lang *l)
+{
+	l->entry_res = calloc(l->entry_patterns.n ? l->entry_patterns.n : 1, sizeof(*l->entry_res));
+	if (!l->entry_res)
+		return lfail(c, p->line, "out of memory");
+	for (size_t i = 0; i < l->entry_patterns.n; i++) {
+		char why[160];
+		int rc = regcomp(&l->entry_res[i], l->entry_patterns.v[i], REG_EXTENDED);
+
+		if (rc != 0) {
+			regerror(rc, &l->entry_res[i], why, sizeof(why));
+			/* only the patterns compiled so far are freed */
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i), "entry.patterns: '%s': %s",
+				     l->entry_patterns.v[i], why);
+		}
+		if (l->entry_res[i].re_nsub == 0) {
+			l->entry_patterns.n = i + 1;
+			return lfail(c, item_line(p, i),
+				     "entry.patterns: '%s' has no group to name the entry",
+				     l->entry_patterns.v[i]);
+		}
+	}
+	return 0;
+}
+
+/* entry: { patterns: [...], default: NAME, suffix: .EXT } */
+static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
+{
+	static const char *const keys[] = { "patterns", "default", "suffix", NULL };
+	const struct ynode *v = ynode_get(root, "entry"), *p;
+	char name[FILENAME_MAX_LEN + 64];
+
+	if (!v)
+		return 0;
+	if (want_map(c, v, "entry") < 0 || check_keys(c, v, keys, "entry") < 0)
+		return -1;
+	if (!(p = ynode_get(v, "default")))
+		return lfail(c, v->line, "entry: missing required key 'default'");
+	if (get_str(c, p, "entry.default", &l->entry_default) < 0)
+		return -1;
+	if ((p = ynode_get(v, "suffix"))) {
+		if (get_str(c, p, "entry.suffix", &l->entry_suffix) < 0)
+			return -1;
+	} else {
+		l->entry_suffix = strdup("");
+		if (!l->entry_suffix)
+			return lfail(c, v->line, "out of memory");
+	}
+	snprintf(name, sizeof(name), "%s%s", l->entry_default, l->entry_suffix);
+	if (!valid_filename(l->entry_default) || !valid_filename(name))
+		return lfail(c, v->line, "entry: '%s' is not a plain file name", name);
+	if (!(p = ynode_get(v, "patterns")))
+		return lfail(c, v->line, "entry: missing required key 'patterns'");
+	if (get_strv(c, p, "entry.patterns", &l->entry_patterns) < 0)
+		return -1;
+	if (!l->entry_patterns.n)
+		return lfail(c, p->line, "entry.patterns: at least one pattern");
+	return compile_entry_patterns(c, p, l);
+}
+
+char *lang_infer_entry(const struct lang *l, const char *src)
+{
+	regmatch_t m[10];
+	char name[FILENAME_MAX_LEN + 64];
+
+	if (!l->entry_res)
+		return NULL;
+	for (size_t i = 0; src && i < l->entry_patterns.n; i++) {
+		size_t g = l->entry_res[i].re_nsub < 9 ? l->entry_res[i].re_nsub : 9;
+		size_t len;
+
+		if (regexec(&l->entry_res[i], src, g + 1, m, 0) != 0)
+			continue;
+		while (g > 0 && m[g].rm_so < 0)
+			g--;
+		len = (size_t)(m[g].rm_eo - m[g].rm_so);
+		if (g == 0 || len == 0 || len > FILENAME_MAX_LEN)
+			continue;
+		snprintf(name, sizeof(name), "%.*s%s", (int)len, src + m[g].rm_so, l->entry_suffix);
+		if (valid_filename(name))
+			return strndup(src + m[g].rm_so, len);
+	}
+	return strdup(l->entry_default);
+}
+
+/*
+ * codize: { runtime: NAME, refused_files: [...] }. The runtime name is what
+ * /v1/run requests send; only languages with one are served there.
+ */
+static int parse_codize(struct lctx *c, const struct ynode *root, struct lang *l)
+{
+	static const char *const keys[] = { "runtime", "refused_files", NULL };
+	const struct ynode *v = ynode_get(root, "codize"), *p;
+
+	if (!v)
+		return 0;
+	if (want_map(c, v, "codize") < 0 || check_keys(c, v, keys, "codize") < 0)
+		return -1;
+	if (!(p = ynode_get(v, "runtime")))
+		return lfail(c, v->line, "codize: missing required key 'runtime'");
+	if (get_str(c, p, "codize.runtime", &l->codize_runtime) < 0)
+		return -1;
+	if (!valid_id(l->codize_runtime))
+		return lfail(c, p->line, "codize.runtime: '%s' is not a valid id", l->codize_runtime);
+	if ((p = ynode_get(v, "refused_files"))) {
+		if (get_strv(c, p, "codize.refused_files", &l->codize_refused) < 0)
+			return -1;
+		for (size_t i = 0; i < l->codize_refused.n; i++) {
+			const char *f = l->codize_refused.v[i];
+			const char *why = validate_codize_filename(f, strlen(f));
+
+			if (why)
+				return lfail(c, item_line(p, i), "codize.refused_files: '%s': %s", f,
+					     why);
+		}
+	}
+	return 0;
+}
+
 static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
 					    "source_filename", "artifact", "mounts",
-					    "install", "build", "run", "probe", NULL };
+					    "install", "build", "run", "probe", "codize", "entry",
+					    NULL };
 
 	if (root->type != Y_MAP)
 		return lfail(c, root->line, "the top level must be a mapping (one language)");
@@ -584,7 +713,8 @@ static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 		return -1;
 	l->line = root->line;
 	if (parse_name_fields(c, root, l) < 0 || parse_file_fields(c, root, l) < 0 ||
-	    parse_host_fields(c, root, l) < 0)
+	    parse_host_fields(c, root, l) < 0 || parse_codize(c, root, l) < 0 ||
+	    parse_entry(c, root, l) < 0)
 		return -1;
 	if (ynode_get(root, "build")) {
 		if (parse_step(c, root, l, "build", &l->build) < 0)
@@ -600,6 +730,7 @@ static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 	    strv_ensure(&l->run.args) || strv_ensure(&l->run.env) ||
 	    strv_ensure(&l->run.flag_allow) || strv_ensure(&l->run.default_flags) ||
 	    strv_ensure(&l->aliases) || strv_ensure(&l->ro_mounts) ||
+	    strv_ensure(&l->codize_refused) || strv_ensure(&l->entry_patterns) ||
 	    strv_ensure(&l->debian_packages) || strv_ensure(&l->npm_packages))
 		return lfail(c, root->line, "out of memory");
 	return 0;
@@ -647,6 +778,12 @@ static int check_unique(struct lctx *c, const struct langtab *t, const struct la
 			if (!strcmp(a, l->aliases.v[k]))
 				return lfail(c, item_line(al, i), "alias '%s' is listed twice", a);
 	}
+	/* Codize runtime names are a name space of their own. */
+	o = langtab_find_runtime(t, l->codize_runtime);
+	if (o)
+		return lfail(c, ynode_get(ynode_get(root, "codize"), "runtime")->line,
+			     "codize runtime '%s' is already served by language '%s' (%s:%d)",
+			     l->codize_runtime, o->id, o->file, o->line);
 	return 0;
 }
 
@@ -833,4 +970,41 @@ const struct lang *langtab_find(const struct langtab *t, const char *id)
 			if (!strcmp(t->langs[i].aliases.v[k], id))
 				return &t->langs[i];
 	return NULL;
+}
+
+const struct lang *langtab_find_runtime(const struct langtab *t, const char *runtime)
+{
+	if (!t || !runtime)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->langs[i].codize_runtime && !strcmp(t->langs[i].codize_runtime, runtime))
+			return &t->langs[i];
+	return NULL;
+}
+
+size_t langtab_runtime_list(const struct langtab *t, char *buf, size_t n)
+{
+	const char **names;
+	size_t k = 0, len = 0;
+
+	if (n)
+		buf[0] = '\0';
+	if (!t || !n)
+		return 0;
+	names = calloc(t->n + 1, sizeof(*names));
+	if (!names)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->langs[i].codize_runtime)
+			names[k++] = t->langs[i].codize_runtime;
+	qsort(names, k, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < k && len < n - 1; i++) {
+		int w = snprintf(buf + len, n - len, "%s\"%s\"", i ? ", " : "", names[i]);
+
+		if (w < 0)
+			break;
+		len += (size_t)w < n - len ? (size_t)w : n - 1 - len;
+	}
+	free(names);
+	return len;
 }

@@ -5,6 +5,7 @@
 #ifndef GOBOXD_LANGTAB_H
 #define GOBOXD_LANGTAB_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -39,6 +40,17 @@ struct lang {
 	struct strv aliases;     /* extra names, e.g. Codize runtimes "python" */
 	struct strv probe;       /* argv run in the sandbox by /readyz; [0] = cmd */
 	struct strv ro_mounts;   /* extra read-only host paths bound in every jail */
+	/*
+	 * entry: the class a JVM language runs, inferred from the source: the
+	 * last group of the first pattern that matches names it, else
+	 * entry_default. NULL entry_res: the language infers nothing.
+	 */
+	struct strv entry_patterns; /* POSIX extended regular expressions */
+	regex_t *entry_res;      /* compiled, one per pattern */
+	char *entry_default;
+	char *entry_suffix;      /* source file name = entry + suffix; "" if none */
+	char *codize_runtime;    /* name served on /v1/run, NULL: not served there */
+	struct strv codize_refused; /* /v1/run file names refused for this runtime */
 	struct strv debian_packages; /* install step (setup script) */
 	struct strv npm_packages;    /* install step (setup script) */
 	char *file;              /* origin, for messages */
@@ -83,5 +95,20 @@ const char **langtab_mounts(const struct langtab *t);
 const struct lang *langtab_at(const struct langtab *t, size_t i);
 /* By id, then by alias. NULL when unknown. */
 const struct lang *langtab_find(const struct langtab *t, const char *id);
+/*
+ * The entry class of src for a language with an entry section, as a
+ * malloc'd string (the default when no pattern matches, or when the match
+ * plus the suffix is not a plain file name); NULL for other languages.
+ */
+char *lang_infer_entry(const struct lang *l, const char *src);
+
+/* By Codize runtime name (the language's codize.runtime). NULL when unknown. */
+const struct lang *langtab_find_runtime(const struct langtab *t, const char *runtime);
+/*
+ * The Codize runtime names of the table, sorted byte-wise, each in double
+ * quotes, joined by ", ": "\"bash\", \"go\"". Empty when none is served.
+ * Returns the length written (truncated to fit n).
+ */
+size_t langtab_runtime_list(const struct langtab *t, char *buf, size_t n);
 
 #endif

@@ -327,6 +327,15 @@ static char *name_stem(const char *name)
 	return s;
 }
 
+/* artifact: from_request when the request names none: the entry class the
+ * source declares, or for languages without entry patterns the file's stem. */
+static char *default_artifact(const struct lang *lang, const struct req_file *src)
+{
+	char *entry = lang_infer_entry(lang, src->data);
+
+	return entry ? entry : name_stem(src->name);
+}
+
 void request_free(struct job_request *r)
 {
 	if (!r)
@@ -570,9 +579,9 @@ static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req
 		return -1;
 	if (rc == 0)
 		t->stdin_data = xstrdup("");
-	if (over(t->stdin_len, cfg->max_stdin_bytes)) {
+	if (over(t->stdin_len, cfg->max_test_stdin_bytes)) {
 		set_err(c->e, "stdin_too_large", path, "%s is larger than %zu bytes", path,
-			cfg->max_stdin_bytes);
+			cfg->max_test_stdin_bytes);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "tests[%zu].expected_stdout", i);
@@ -678,10 +687,20 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 	    opt_filename(c, root, "artifact_filename", &art) < 0)
 		goto out;
 	if (lang->source_from_request) {
-		if (!src) {
+		if (!src && !lang->entry_res) {
 			set_err(c->e, "missing_field", "source_filename",
 				"language %s needs source_filename", lang->id);
 			goto out;
+		}
+		/* not named: the entry class inferred from the source names the file */
+		if (!src) {
+			char *entry = lang_infer_entry(lang, r->files[0].data);
+			const char *e = entry ? entry : lang->entry_default;
+			size_t n = strlen(e) + strlen(lang->entry_suffix) + 1;
+
+			src = xcalloc(1, n);
+			snprintf(src, n, "%s%s", e, lang->entry_suffix);
+			free(entry);
 		}
 		r->files[0].name = src;
 		src = NULL;
@@ -689,7 +708,7 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 		r->files[0].name = xstrdup(lang->source_filename);
 	}
 	if (lang->artifact_from_request) {
-		r->artifact = art ? art : name_stem(r->files[0].name);
+		r->artifact = art ? art : default_artifact(lang, &r->files[0]);
 		art = NULL;
 	} else if (lang->artifact) {
 		r->artifact = xstrdup(lang->artifact);
@@ -731,10 +750,17 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 	struct native_ctx c = { .cfg = cfg, .e = e };
 	struct job_request *r = NULL;
 	const cJSON *v;
-	cJSON *root;
+	cJSON *root = NULL;
 	bool dup;
 	int rc = -1;
 
+	/* The HTTP layer reads up to the larger of the two APIs' caps. */
+	if (over(len, cfg->run_max_body_bytes)) {
+		set_err(e, "body_too_large", "", "request body exceeds %zu bytes",
+			cfg->run_max_body_bytes);
+		e->http_status = 413;
+		goto out;
+	}
 	root = json_parse(body, len, &c.m);
 	if (!root || !cJSON_IsObject(root)) {
 		set_err(e, "invalid_json", "", root ? "the body must be a JSON object" :
@@ -768,13 +794,22 @@ out:
 
 /* ---- Codize POST /v1/run ---- */
 
+/*
+ * Codize decodes the body into typed fields first: a body that is not one
+ * JSON object, or a field of the wrong JSON type, is a 400
+ * INVALID_REQUEST_BODY without details. Then it validates, and every
+ * failing field becomes one entry of a 400 VALIDATION_ERROR, in Codize's
+ * order and words. As with Go's encoding/json, unknown keys are ignored,
+ * null means absent, and a key given twice takes its last value.
+ */
+
 struct codize_ctx {
 	const struct config *cfg;
+	const struct langtab *t;
 	struct nul_marker m;
 	struct req_error *errs;
 	size_t maxerrs;
 	size_t n;
-	bool unknown_rt; /* the runtime was given but is not in the table */
 };
 
 static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
@@ -792,204 +827,255 @@ static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
 	}
 	e = &c->errs[c->n++];
 	e->http_status = 400;
-	snprintf(e->code, sizeof(e->code), "invalid_request");
+	snprintf(e->code, sizeof(e->code), "%s", CODIZE_VALIDATION_ERROR);
 	snprintf(e->path, sizeof(e->path), "%s", path);
 	va_start(ap, fmt);
 	vsnprintf(e->message, sizeof(e->message), fmt, ap);
 	va_end(ap);
 }
 
-static void cz_unknown_keys(struct codize_ctx *c, const cJSON *o, const char *const *keys,
-			    const char *prefix)
+/* The whole request refused with one code and no field list. */
+static void cz_fail(struct codize_ctx *c, int status, const char *code, const char *message)
 {
-	const cJSON *a, *b;
-	char path[128];
-
-	cJSON_ArrayForEach(a, o) {
-		snprintf(path, sizeof(path), "%s%s", prefix, a->string);
-		if (!key_allowed(a->string, keys)) {
-			cz_err(c, path, "unknown field");
-			continue;
-		}
-		for (b = a->next; b; b = b->next)
-			if (strcmp(a->string, b->string) == 0)
-				cz_err(c, path, "duplicate field");
-	}
+	c->n = 0;
+	if (!c->maxerrs)
+		return;
+	memset(&c->errs[0], 0, sizeof(c->errs[0]));
+	c->errs[0].http_status = status;
+	snprintf(c->errs[0].code, sizeof(c->errs[0].code), "%s", code);
+	snprintf(c->errs[0].message, sizeof(c->errs[0].message), "%s", message);
+	c->n = 1;
 }
 
-/*
- * {content, base64_encoded?}: decoded bytes, or NULL after reporting.
- * prefix is the path of the object, e.g. "files.0." or "stdin.".
- */
-static char *cz_content(struct codize_ctx *c, const cJSON *o, const char *prefix,
-			size_t cap, const char *what, size_t *len)
+/* The last value of key in o; NULL when absent or JSON null. */
+static const cJSON *cz_get(const cJSON *o, const char *key)
 {
-	const cJSON *content = cJSON_GetObjectItemCaseSensitive(o, "content");
-	const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(o, "base64_encoded");
-	char path[128], *raw, *data = NULL;
-	size_t rlen, dlen = 0;
+	const cJSON *v, *last = NULL;
 
-	snprintf(path, sizeof(path), "%sbase64_encoded", prefix);
-	if (b64 && !cJSON_IsBool(b64)) {
-		cz_err(c, path, "expected a boolean");
-		b64 = NULL;
+	cJSON_ArrayForEach(v, o) {
+		if (v->string && strcmp(v->string, key) == 0)
+			last = v;
 	}
-	snprintf(path, sizeof(path), "%scontent", prefix);
-	if (!content) {
+	return last && !cJSON_IsNull(last) ? last : NULL;
+}
+
+static bool cz_is(const cJSON *o, const char *key, cJSON_bool (*is)(const cJSON *))
+{
+	const cJSON *v = cz_get(o, key);
+
+	return !v || is(v);
+}
+
+/* {content, base64_encoded}: the types Codize's decoder accepts. */
+static bool cz_payload_shape(const cJSON *o)
+{
+	return cJSON_IsObject(o) && cz_is(o, "content", cJSON_IsString) &&
+	       cz_is(o, "base64_encoded", cJSON_IsBool);
+}
+
+static bool cz_shape_ok(const cJSON *root)
+{
+	const cJSON *files, *f, *in;
+
+	if (!cJSON_IsObject(root) || !cz_is(root, "runtime", cJSON_IsString) ||
+	    !cz_is(root, "files", cJSON_IsArray))
+		return false;
+	if ((in = cz_get(root, "stdin")) && !cz_payload_shape(in))
+		return false;
+	files = cz_get(root, "files");
+	cJSON_ArrayForEach(f, files) {
+		/* a null entry is a file with neither name nor content */
+		if (!cJSON_IsNull(f) && (!cz_payload_shape(f) || !cz_is(f, "name", cJSON_IsString)))
+			return false;
+	}
+	return true;
+}
+
+static const struct lang *cz_runtime(struct codize_ctx *c, const cJSON *root)
+{
+	const cJSON *v = cz_get(root, "runtime");
+	const struct lang *lang;
+	char list[400];
+
+	if (!v) {
+		cz_err(c, "runtime", "required");
+		return NULL;
+	}
+	if (!v->valuestring[0]) {
+		cz_err(c, "runtime", "must not be empty");
+		return NULL;
+	}
+	lang = langtab_find_runtime(c->t, v->valuestring);
+	if (!lang) {
+		langtab_runtime_list(c->t, list, sizeof(list));
+		cz_err(c, "runtime", "must be one of %s", list);
+	}
+	return lang;
+}
+
+/* The files array when its length is acceptable, else NULL after reporting. */
+static const cJSON *cz_files_array(struct codize_ctx *c, const cJSON *root)
+{
+	const cJSON *a = cz_get(root, "files");
+	int n;
+
+	if (!a) {
+		cz_err(c, "files", "required");
+		return NULL;
+	}
+	n = cJSON_GetArraySize(a);
+	if (n == 0) {
+		cz_err(c, "files", "must not be empty");
+		return NULL;
+	}
+	if (over((size_t)n, c->cfg->max_files)) {
+		cz_err(c, "files", "too many files (max: %u)", c->cfg->max_files);
+		return NULL;
+	}
+	return a;
+}
+
+/* Base64 of n bytes is this long (with padding). */
+static size_t b64_len(size_t n)
+{
+	return (n + 2) / 3 * 4;
+}
+
+static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t)
+{
+	const cJSON *o = cz_get(root, "stdin");
+	const cJSON *content, *b64;
+	size_t cap = c->cfg->max_stdin_bytes, rlen, dlen;
+	char *raw, *data;
+
+	t->stdin_data = xstrdup("");
+	t->stdin_len = 0;
+	if (!o)
+		return;
+	if (!(content = cz_get(o, "content"))) {
+		cz_err(c, "stdin.content", "required");
+		return;
+	}
+	b64 = cz_get(o, "base64_encoded");
+	raw = json_bytes(content, &c->m, &rlen);
+	/* over-long base64 is refused before it is decoded, as Codize does */
+	if (cap && rlen > (cJSON_IsTrue(b64) ? b64_len(cap) : cap)) {
+		cz_err(c, "stdin.content", "stdin too large (max: %zu bytes)", cap);
+		free(raw);
+		return;
+	}
+	if (!cJSON_IsTrue(b64)) {
+		free(t->stdin_data);
+		t->stdin_data = raw;
+		t->stdin_len = rlen;
+		return;
+	}
+	if (base64_decode(raw, rlen, &data, &dlen) < 0) {
+		cz_err(c, "stdin.content", "invalid base64");
+	} else if (over(dlen, cap)) {
+		cz_err(c, "stdin.content", "stdin too large (max: %zu bytes)", cap);
+		free(data);
+	} else {
+		free(t->stdin_data);
+		t->stdin_data = data;
+		t->stdin_len = dlen;
+	}
+	free(raw);
+}
+
+/* The name of file i, or NULL after reporting why it is refused. */
+static char *cz_file_name(struct codize_ctx *c, const cJSON *o, size_t i,
+			  const struct lang *lang, const struct job_request *r)
+{
+	const cJSON *v = cz_get(o, "name");
+	char path[64];
+	const char *why;
+	size_t len;
+	char *name;
+
+	snprintf(path, sizeof(path), "files.%zu.name", i);
+	if (!v) {
 		cz_err(c, path, "required");
 		return NULL;
 	}
-	if (!cJSON_IsString(content)) {
-		cz_err(c, path, "expected a string");
+	name = json_bytes(v, &c->m, &len);
+	if ((why = validate_codize_filename(name, len))) {
+		cz_err(c, path, "%s", why);
+		goto bad;
+	}
+	for (size_t k = 0; lang && k < lang->codize_refused.n; k++) {
+		if (strcmp(name, lang->codize_refused.v[k]) == 0) {
+			cz_err(c, path, "not allowed for this runtime");
+			goto bad;
+		}
+	}
+	for (size_t k = 0; k < r->nfiles; k++) {
+		if (r->files[k].name && strcmp(r->files[k].name, name) == 0) {
+			cz_err(c, path, "duplicate file name");
+			goto bad;
+		}
+	}
+	return name;
+bad:
+	free(name);
+	return NULL;
+}
+
+/* The decoded content of file i, or NULL after reporting. */
+static char *cz_file_content(struct codize_ctx *c, const cJSON *o, size_t i, size_t *len)
+{
+	const cJSON *v = cz_get(o, "content");
+	size_t cap = c->cfg->max_file_bytes, rlen;
+	char path[64], *raw, *data;
+
+	snprintf(path, sizeof(path), "files.%zu.content", i);
+	if (!v) {
+		cz_err(c, path, "required");
 		return NULL;
 	}
-	raw = json_bytes(content, &c->m, &rlen);
-	if (b64 && cJSON_IsTrue(b64)) {
-		int rc = base64_decode(raw, rlen, &data, &dlen);
+	raw = json_bytes(v, &c->m, &rlen);
+	if (!cJSON_IsTrue(cz_get(o, "base64_encoded"))) {
+		data = raw;
+		*len = rlen;
+	} else {
+		int rc = base64_decode(raw, rlen, &data, len);
 
 		free(raw);
 		if (rc < 0) {
 			cz_err(c, path, "invalid base64");
 			return NULL;
 		}
-	} else {
-		data = raw;
-		dlen = rlen;
 	}
-	if (over(dlen, cap)) {
-		cz_err(c, path, "%s is larger than %zu bytes", what, cap);
+	if (over(*len, cap)) {
+		cz_err(c, path, "file too large (max: %zu bytes)", cap);
 		free(data);
 		return NULL;
 	}
-	*len = dlen;
 	return data;
 }
 
-static void cz_file(struct codize_ctx *c, const cJSON *o, size_t i, struct job_request *r)
+static void cz_files(struct codize_ctx *c, const cJSON *a, const struct lang *lang,
+		     struct job_request *r)
 {
-	static const char *const keys[] = { "name", "content", "base64_encoded", NULL };
-	const cJSON *name;
-	char prefix[32], path[64], why[128];
-	char *nm = NULL, *data;
-	size_t nlen = 0, dlen = 0;
-	bool name_ok = false;
+	const cJSON *o;
+	size_t i = 0;
 
-	snprintf(prefix, sizeof(prefix), "files.%zu.", i);
-	snprintf(path, sizeof(path), "files.%zu", i);
-	if (!cJSON_IsObject(o)) {
-		cz_err(c, path, "expected an object");
-		return;
-	}
-	cz_unknown_keys(c, o, keys, prefix);
-	snprintf(path, sizeof(path), "files.%zu.name", i);
-	name = cJSON_GetObjectItemCaseSensitive(o, "name");
-	if (!name) {
-		cz_err(c, path, "required");
-	} else if (!cJSON_IsString(name)) {
-		cz_err(c, path, "expected a string");
-	} else {
-		nm = json_bytes(name, &c->m, &nlen);
-		if (validate_filename(nm, nlen, why, sizeof(why)) < 0) {
-			cz_err(c, path, "%s", why);
+	r->files = xcalloc((size_t)cJSON_GetArraySize(a), sizeof(*r->files));
+	cJSON_ArrayForEach(o, a) {
+		char *name = cz_file_name(c, o, i, lang, r);
+		size_t len = 0;
+		char *data = cz_file_content(c, o, i, &len);
+
+		/* a good name is kept even without content, so later duplicates are seen */
+		if (name) {
+			r->files[r->nfiles].name = name;
+			r->files[r->nfiles].data = data ? data : xstrdup("");
+			r->files[r->nfiles++].len = data ? len : 0;
 		} else {
-			name_ok = true;
-			for (size_t k = 0; k < r->nfiles; k++)
-				if (strcmp(r->files[k].name, nm) == 0)
-					name_ok = false;
-			if (!name_ok)
-				cz_err(c, path, "duplicate file name '%s'", nm);
+			free(data);
 		}
+		i++;
 	}
-	data = cz_content(c, o, prefix, c->cfg->max_file_bytes, "the file", &dlen);
-	if (!name_ok || !data) {
-		/* a valid name is still recorded so that later duplicates are seen */
-		if (name_ok) {
-			r->files[r->nfiles].name = nm;
-			r->files[r->nfiles++].data = xstrdup("");
-			nm = NULL;
-		}
-		free(nm);
-		free(data);
-		return;
-	}
-	r->files[r->nfiles].name = nm;
-	r->files[r->nfiles].data = data;
-	r->files[r->nfiles++].len = dlen;
-}
-
-static void cz_files(struct codize_ctx *c, const cJSON *root, struct job_request *r)
-{
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "files");
-	const cJSON *v;
-	size_t n, i = 0;
-
-	if (!a) {
-		cz_err(c, "files", "required");
-		return;
-	}
-	if (!cJSON_IsArray(a)) {
-		cz_err(c, "files", "expected an array");
-		return;
-	}
-	n = (size_t)cJSON_GetArraySize(a);
-	if (n == 0) {
-		cz_err(c, "files", "at least one file is required");
-		return;
-	}
-	if (over(n, c->cfg->max_files)) {
-		cz_err(c, "files", "at most %u files are allowed", c->cfg->max_files);
-		return;
-	}
-	r->files = xcalloc(n, sizeof(*r->files));
-	cJSON_ArrayForEach(v, a) {
-		cz_file(c, v, i++, r);
-	}
-}
-
-static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t)
-{
-	static const char *const keys[] = { "content", "base64_encoded", NULL };
-	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "stdin");
-	size_t len = 0;
-	char *data;
-
-	t->stdin_data = xstrdup("");
-	t->stdin_len = 0;
-	if (!o)
-		return;
-	if (!cJSON_IsObject(o)) {
-		cz_err(c, "stdin", "expected an object");
-		return;
-	}
-	cz_unknown_keys(c, o, keys, "stdin.");
-	data = cz_content(c, o, "stdin.", c->cfg->max_stdin_bytes, "stdin", &len);
-	if (!data)
-		return;
-	free(t->stdin_data);
-	t->stdin_data = data;
-	t->stdin_len = len;
-}
-
-static const struct lang *cz_runtime(struct codize_ctx *c, const cJSON *root,
-				     const struct langtab *t)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "runtime");
-	const struct lang *lang;
-
-	if (!v) {
-		cz_err(c, "runtime", "required");
-		return NULL;
-	}
-	if (!cJSON_IsString(v)) {
-		cz_err(c, "runtime", "expected a string");
-		return NULL;
-	}
-	lang = langtab_find(t, v->valuestring);
-	if (!lang) {
-		cz_err(c, "runtime", "unknown runtime '%.64s'", v->valuestring);
-		c->unknown_rt = true;
-	}
-	return lang;
 }
 
 /* Language defaults, the server's Codize timeouts, then the server maxima. */
@@ -1008,7 +1094,7 @@ static void cz_finish(const struct config *cfg, struct job_request *r)
 	const struct lang *lang = r->lang;
 
 	if (lang->artifact_from_request)
-		r->artifact = name_stem(r->files[0].name);
+		r->artifact = default_artifact(lang, &r->files[0]);
 	else if (lang->artifact)
 		r->artifact = xstrdup(lang->artifact);
 	r->build_flags = strv_copy(&lang->build.default_flags);
@@ -1022,33 +1108,33 @@ int request_parse_codize(const char *body, size_t len, const struct langtab *t,
 			 const struct config *cfg, struct job_request **out,
 			 struct req_error *errs, size_t maxerrs, size_t *nerrs)
 {
-	static const char *const keys[] = { "runtime", "files", "stdin", NULL };
-	struct codize_ctx c = { .cfg = cfg, .errs = errs, .maxerrs = maxerrs };
+	struct codize_ctx c = { .cfg = cfg, .t = t, .errs = errs, .maxerrs = maxerrs };
 	struct job_request *r = NULL;
-	cJSON *root;
+	const cJSON *files;
+	cJSON *root = NULL;
 	int rc = -1;
 
+	if (over(len, cfg->codize_max_body_bytes)) {
+		cz_fail(&c, 413, CODIZE_BODY_TOO_LARGE, "request body too large");
+		goto out;
+	}
 	root = json_parse(body, len, &c.m);
-	if (!root || !cJSON_IsObject(root)) {
-		cz_err(&c, "", root ? "the body must be a JSON object" :
-				      "the body is not valid JSON");
-		if (c.n > 0 && c.n <= maxerrs)
-			snprintf(errs[0].code, sizeof(errs[0].code), "invalid_json");
+	if (!root || !cz_shape_ok(root)) {
+		cz_fail(&c, 400, CODIZE_INVALID_BODY, "invalid request body");
 		goto out;
 	}
 	r = xcalloc(1, sizeof(*r));
 	r->format = REQ_CODIZE;
-	cz_unknown_keys(&c, root, keys, "");
-	r->lang = cz_runtime(&c, root, t);
-	cz_files(&c, root, r);
 	r->tests = xcalloc(1, sizeof(*r->tests));
 	r->ntests = 1;
+	/* Codize's order: runtime, the files array, stdin, then each file. */
+	r->lang = cz_runtime(&c, root);
+	files = cz_files_array(&c, root);
 	cz_stdin(&c, root, &r->tests[0]);
-	if (c.n > 0) {
-		if (c.n == 1 && c.unknown_rt && maxerrs > 0)
-			snprintf(errs[0].code, sizeof(errs[0].code), "unknown_runtime");
+	if (files)
+		cz_files(&c, files, r->lang, r);
+	if (c.n > 0)
 		goto out;
-	}
 	cz_finish(cfg, r);
 	*out = r;
 	r = NULL;

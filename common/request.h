@@ -45,16 +45,26 @@ struct job_request {
 struct req_error {
 	int http_status;       /* 400 or 413 */
 	char code[48];         /* e.g. "invalid_filename" */
-	char message[256];
-	char path[128];        /* e.g. "tests[3].stdin", "" if none */
+	char message[512];
+	char path[128];        /* e.g. "tests[3].stdin", "" if none; Codize: "files.0.name" */
 };
+
+/* Codize's error codes (its handler's own, upper case). */
+#define CODIZE_VALIDATION_ERROR "VALIDATION_ERROR"
+#define CODIZE_INVALID_BODY "INVALID_REQUEST_BODY"
+#define CODIZE_BODY_TOO_LARGE "REQUEST_BODY_TOO_LARGE"
 
 /* Native POST /run. 0 and *out, or -1 with *e filled. */
 int request_parse_native(const char *body, size_t len, const struct langtab *t,
 			 const struct config *cfg, struct job_request **out,
 			 struct req_error *e);
-/* Codize POST /v1/run. Same contract; Codize error bodies list many errors,
- * so every failing field is appended to errs (up to maxerrs). */
+/*
+ * Codize POST /v1/run. Same contract; a VALIDATION_ERROR lists every
+ * failing field, so each is appended to errs (up to maxerrs) with its
+ * Codize path ("files.1.content") and message. INVALID_REQUEST_BODY (not
+ * an object, a field of the wrong type) and REQUEST_BODY_TOO_LARGE (413)
+ * come as one entry with an empty path.
+ */
 int request_parse_codize(const char *body, size_t len, const struct langtab *t,
 			 const struct config *cfg, struct job_request **out,
 			 struct req_error *errs, size_t maxerrs, size_t *nerrs);

@@ -63,6 +63,21 @@ int validate_filename(const char *name, size_t len, char *err, size_t errlen)
 	return 0;
 }
 
+const char *validate_codize_filename(const char *name, size_t len)
+{
+	if (!name || len == 0)
+		return "must not be empty";
+	if (memchr(name, '/', len) || memchr(name, '\0', len))
+		return "contains invalid characters";
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return "not allowed";
+	if (len > CODIZE_FILENAME_MAX_LEN)
+		return "file name too long (max: 255 bytes)";
+	if (name[0] == '-')
+		return "must not start with '-'";
+	return NULL;
+}
+
 /*
  * Match one bracket expression starting after '['. Returns the position
  * after the closing ']' and sets *hit, or NULL when the bracket is not

@@ -16,6 +16,18 @@
  */
 int validate_filename(const char *name, size_t len, char *err, size_t errlen);
 
+#define CODIZE_FILENAME_MAX_LEN 255
+
+/*
+ * A Codize /v1/run file name, Codize's rule with its wording: not empty,
+ * no '/' and no NUL ("contains invalid characters"), not "." or ".." ("not
+ * allowed"), at most CODIZE_FILENAME_MAX_LEN bytes. One rule of goboxd's
+ * own on top: no leading '-', because file names become arguments of the
+ * build command ({{sources}}). Returns NULL when the name is fine, else the
+ * message.
+ */
+const char *validate_codize_filename(const char *name, size_t len);
+
 /* fnmatch-style glob ('*', '?', '[...]'), no special meaning for '/'. */
 bool flag_glob_match(const char *pattern, const char *flag);
 

@@ -17,7 +17,10 @@ const char *api_signal_name(int sig, char *buf, size_t n);
 
 /* Codize /v1/run: 200 body {"compile":..,"run":..}. */
 char *api_codize_response(const struct job_request *req, const struct job_result *res);
-/* Codize error body {"code","message","errors":[{"path":[..],"message"}]}. */
+/*
+ * Codize error body: {"code","message","errors":[{"path":[..],"message"}]}
+ * (errors only for VALIDATION_ERROR), the same object also under "error".
+ */
 char *api_codize_error(const struct req_error *errs, size_t n);
 
 #endif

@@ -20,22 +20,28 @@ static void add_b64(cJSON *o, const char *key, const struct buf *b)
 
 /*
  * Codize's step statuses: OK for any normal exit, TIMEOUT when the time
- * limit killed it, OUTPUT_LIMIT_EXCEEDED when the output cap did, SIGNAL
- * for any other death by signal (an OOM kill is SIGKILL).
+ * limit killed it (SIGKILL, 137), SIGNAL for any other death by signal (an
+ * OOM kill is SIGKILL), OUTPUT_LIMIT_EXCEEDED when the output cap did. For
+ * the last one Codize kills the sandbox from outside and keeps nothing:
+ * exit code 137, signal null and no output at all, whatever was captured.
  */
 static cJSON *step_json(const struct step_result *r)
 {
+	static const struct buf empty = { 0 };
 	const struct run_outcome *o = &r->outcome;
+	const struct buf *out = &r->out, *err = &r->err, *both = &r->interleaved;
 	cJSON *s = cJSON_CreateObject();
 	const char *status = "OK";
-	int sig = o->term_signal;
+	int sig = o->term_signal, code = o->exit_code;
 	char name[32];
 
-	if (o->timed_out) {
-		status = "TIMEOUT";
-		sig = SIGKILL;
-	} else if (o->output_limited) {
+	if (o->output_limited) {
 		status = "OUTPUT_LIMIT_EXCEEDED";
+		sig = 0;
+		code = 128 + SIGKILL;
+		out = err = both = &empty;
+	} else if (o->timed_out) {
+		status = "TIMEOUT";
 		sig = SIGKILL;
 	} else if (!o->exited) {
 		status = "SIGNAL";
@@ -44,10 +50,12 @@ static cJSON *step_json(const struct step_result *r)
 	} else {
 		sig = 0;
 	}
-	add_b64(s, "stdout", &r->out);
-	add_b64(s, "stderr", &r->err);
-	add_b64(s, "output", &r->interleaved);
-	cJSON_AddNumberToObject(s, "exit_code", sig ? 128 + sig : o->exit_code);
+	if (sig)
+		code = 128 + sig;
+	add_b64(s, "stdout", out);
+	add_b64(s, "stderr", err);
+	add_b64(s, "output", both);
+	cJSON_AddNumberToObject(s, "exit_code", code);
 	cJSON_AddStringToObject(s, "status", status);
 	if (sig) {
 		cJSON_AddStringToObject(s, "signal", api_signal_name(sig, name, sizeof(name)));
@@ -98,14 +106,26 @@ static cJSON *path_array(const char *path)
 	return a;
 }
 
-char *api_codize_error(const struct req_error *errs, size_t n)
+/* Codize's fixed message for each of its codes. */
+static const char *codize_message(const char *code)
+{
+	if (!strcmp(code, CODIZE_VALIDATION_ERROR))
+		return "request validation failed";
+	if (!strcmp(code, CODIZE_BODY_TOO_LARGE))
+		return "request body too large";
+	return "invalid request body";
+}
+
+/* {code, message[, errors]} */
+static cJSON *error_object(const struct req_error *errs, size_t n)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr;
-	char *s;
 
-	cJSON_AddStringToObject(o, "code", errs[0].code[0] ? errs[0].code : "invalid_request");
-	cJSON_AddStringToObject(o, "message", n > 1 ? "the request is invalid" : errs[0].message);
+	cJSON_AddStringToObject(o, "code", errs[0].code);
+	cJSON_AddStringToObject(o, "message", codize_message(errs[0].code));
+	if (strcmp(errs[0].code, CODIZE_VALIDATION_ERROR) != 0)
+		return o;
 	arr = cJSON_AddArrayToObject(o, "errors");
 	for (size_t i = 0; i < n; i++) {
 		cJSON *e = cJSON_CreateObject();
@@ -114,6 +134,22 @@ char *api_codize_error(const struct req_error *errs, size_t n)
 		cJSON_AddStringToObject(e, "message", errs[i].message);
 		cJSON_AddItemToArray(arr, e);
 	}
+	return o;
+}
+
+/*
+ * The error object twice: under "error" (as goboxd's own errors and the
+ * project's specification write it) and at the top level (as Codize's
+ * server writes it, which its clients decode). Each reader finds its own.
+ */
+char *api_codize_error(const struct req_error *errs, size_t n)
+{
+	cJSON *o = error_object(errs, n);
+	char *s;
+
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "error", error_object(errs, n));
 	s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;

@@ -51,8 +51,16 @@ static int fail_headers_too_large(struct http_parser *p)
 		    "request line and headers exceed %zu bytes", p->max_header_bytes);
 }
 
+/* /v1/run speaks Codize's errors, also when the HTTP layer refuses. */
+static bool codize_route(const struct http_parser *p)
+{
+	return p->req.path && strcmp(p->req.path, "/v1/run") == 0;
+}
+
 static int fail_body_too_large(struct http_parser *p)
 {
+	if (codize_route(p))
+		return fail(p, 413, "REQUEST_BODY_TOO_LARGE", "request body too large");
 	return fail(p, 413, "body_too_large",
 		    "request body exceeds %zu bytes", p->max_body_bytes);
 }
@@ -553,6 +561,12 @@ int http_format_error(struct buf *out, int status, const char *code, const char 
 	if (!cJSON_AddStringToObject(err, "code", code ? code : "error") ||
 	    !cJSON_AddStringToObject(err, "message",
 				     message ? message : http_status_text(status)))
+		goto out;
+	/* Codize's codes are upper case; its clients read them at the top level. */
+	if (code && isupper((unsigned char)code[0]) &&
+	    (!cJSON_AddStringToObject(root, "code", code) ||
+	     !cJSON_AddStringToObject(root, "message",
+				      message ? message : http_status_text(status))))
 		goto out;
 	json = cJSON_PrintUnformatted(root);
 	if (!json)

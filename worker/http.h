@@ -96,7 +96,11 @@ const char *http_status_text(int status);
 int http_format_response(struct buf *out, int status, const char *content_type,
 			 const char *body, size_t len, bool keep_alive,
 			 const char *extra_headers);
-/* {"error":{"code":..,"message":..}} response. */
+/*
+ * {"error":{"code":..,"message":..}} response. A code in upper case is one
+ * of Codize's (/v1/run): code and message are then also at the top level,
+ * where Codize's clients read them.
+ */
 int http_format_error(struct buf *out, int status, const char *code, const char *message,
 		      bool keep_alive, const char *extra_headers);
 

@@ -220,7 +220,9 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	cJSON_AddNumberToObject(lim, "max_concurrent_jobs", cfg->max_concurrent_jobs);
 	cJSON_AddNumberToObject(lim, "max_queue", cfg->max_queue);
 	cJSON_AddNumberToObject(lim, "queue_timeout_ms", cfg->queue_timeout_ms);
-	cJSON_AddNumberToObject(lim, "max_body_bytes", (double)cfg->max_body_bytes);
+	cJSON_AddNumberToObject(lim, "max_body_bytes", (double)cfg->run_max_body_bytes);
+	cJSON_AddNumberToObject(lim, "max_test_stdin_bytes", (double)cfg->max_test_stdin_bytes);
+	cJSON_AddNumberToObject(lim, "codize_max_body_bytes", (double)cfg->codize_max_body_bytes);
 	cJSON_AddNumberToObject(lim, "max_stdin_bytes", (double)cfg->max_stdin_bytes);
 	cJSON_AddNumberToObject(lim, "max_expected_bytes", (double)cfg->max_expected_bytes);
 	cJSON_AddNumberToObject(lim, "max_files", cfg->max_files);
@@ -327,7 +329,13 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 		char allow[160];
 
 		snprintf(allow, sizeof(allow), "%sAllow: POST\r\n", hdr);
-		http_format_error(out, 405, "method_not_allowed", "use POST", ka, allow);
+		/* /v1/run in Codize's words */
+		if (r->path[1] == 'v')
+			http_format_error(out, 405, "METHOD_NOT_ALLOWED",
+					  "the request method is not allowed for this resource", ka,
+					  allow);
+		else
+			http_format_error(out, 405, "method_not_allowed", "use POST", ka, allow);
 		return 405;
 	}
 	if (!is_get) {

@@ -16,7 +16,8 @@ a file. Format (docs/languages.md explains it for language authors):
                 "stderr_contains": ..., "stdout_max_len": N}],
      "compile": null | {...step checks...},   v1: step checks as for run
      "run": null | {"status": "OK", "exit_code": 0, "signal": null,
-                    "stdout": ..., "stdout_contains": ..., "output_contains": ...,
+                    "stdout": ..., "stderr": ..., "output": ... (exact),
+                    "stdout_contains": ..., "output_contains": ...,
                     "stderr_contains": ...}}}
 """
 import base64
@@ -63,8 +64,9 @@ def load_case(path):
 
 
 def check_text(where, got, exp):
-    if "stdout" in exp:
-        assert got["stdout"] == exp["stdout"], where
+    for stream in ("stdout", "stderr", "output"):
+        if stream in exp and stream in got:
+            assert got[stream] == exp[stream], where
     for stream in ("stdout", "stderr", "output"):
         key = stream + "_contains"
         if key in exp:

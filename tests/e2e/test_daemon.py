@@ -323,7 +323,10 @@ def test_sighup_adds_language_and_refuses_broken_table():
         assert status == 400 and body["error"]["code"] == "unknown_language"
         with open(os.path.join(d, "py3.yaml")) as f:
             text = f.read()
+        # a copy takes neither the names nor the Codize runtime of the original
         text = text.replace("id: py3", "id: py3b").replace("aliases:", "# aliases:")
+        text = text.replace("codize:\n  runtime: python\n", "")
+        assert "codize" not in text
         with open(os.path.join(d, "py3b.yaml"), "w") as f:
             f.write(text)
         daemon.proc.send_signal(signal.SIGHUP)
@@ -542,6 +545,9 @@ def test_stale_job_dirs_are_swept():
     try:
         assert not os.path.exists(os.path.join(jails, "job-stale1"))
         assert os.path.exists(os.path.join(jails, "not-a-job"))
+        # The readiness probes make (and remove) job directories of their own
+        # for as long as they run: wait for them, or the check below races them.
+        daemon.wait_probed()
         # a worker killed in the middle of a job leaves its directory behind
         def doomed():
             try:

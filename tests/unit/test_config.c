@@ -35,6 +35,32 @@ Test(config, defaults_are_valid)
 	config_free(&c);
 }
 
+/* Codize's flags keep Codize's defaults and apply to /v1/run only. */
+Test(config, codize_defaults_and_body_caps)
+{
+	struct config c;
+	char *argv[] = { "goboxd", "--max-body-size", "32M", NULL };
+	bool exit_now;
+
+	config_defaults(&c);
+	cr_expect_eq(c.max_files, 10);
+	cr_expect_eq(c.max_file_bytes, 256 * 1024);
+	cr_expect_eq(c.max_stdin_bytes, 1024 * 1024);
+	cr_expect_eq(c.codize_max_body_bytes, 5 * 1024 * 1024);
+	cr_expect_eq(c.output_limit_bytes, 1024 * 1024);
+	cr_expect_eq(c.run_max_body_bytes, 16 * 1024 * 1024);
+	cr_expect_eq(c.max_test_stdin_bytes, 4 * 1024 * 1024);
+	cr_expect_eq(c.max_body_bytes, 16 * 1024 * 1024, "the HTTP layer reads the larger cap");
+	config_free(&c);
+	/* a larger Codize cap raises what the HTTP layer reads, not /run's cap */
+	cr_assert_eq(config_build(&c, 3, argv, (char *[]){ NULL }, &exit_now, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_expect_eq(c.codize_max_body_bytes, 32 * 1024 * 1024);
+	cr_expect_eq(c.run_max_body_bytes, 16 * 1024 * 1024);
+	cr_expect_eq(c.max_body_bytes, 32 * 1024 * 1024);
+	config_free(&c);
+}
+
 Test(config, file_sets_options_with_units)
 {
 	char *path = write_tmp("# comment\nport: 9000\nworkers: 3\nqueue_timeout: 2.5s\n"
@@ -47,7 +73,7 @@ Test(config, file_sets_options_with_units)
 	cr_assert_eq(c.port, 9000);
 	cr_assert_eq(c.workers, 3);
 	cr_assert_eq(c.queue_timeout_ms, 2500);
-	cr_assert_eq(c.max_body_bytes, 4 * 1024 * 1024);
+	cr_assert_eq(c.codize_max_body_bytes, 4 * 1024 * 1024);
 	cr_assert_eq(c.tmpfs_kb, 64 * 1024);
 	cr_assert(c.metrics);
 	cr_assert_eq(c.jail, JAIL_KIND_BWRAP);
@@ -210,7 +236,7 @@ Test(config, validate_rejects_relative_dirs)
 	free(c.jail_dir);
 	c.jail_dir = strdup("/var/lib/goboxd/jails");
 	/* A small body cap (Codize's --max-body-size) simply wins over the source cap. */
-	c.max_body_bytes = 64 * 1024;
+	c.codize_max_body_bytes = 64 * 1024;
 	cr_assert_eq(config_validate(&c, err, sizeof(err)), 0, "%s", err);
 	config_free(&c);
 }

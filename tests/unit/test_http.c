@@ -727,6 +727,48 @@ Test(http, format_error_is_escaped_json)
 	buf_free(&out);
 }
 
+/* /v1/run is refused in Codize's words, also by the HTTP layer. */
+Test(http, codize_route_413_in_codize_words)
+{
+	const char *s = "POST /v1/run HTTP/1.1\r\nContent-Length: 4097\r\n\r\n";
+	struct http_parser p;
+	struct buf out;
+	const char *body;
+	size_t used;
+	cJSON *root;
+
+	http_parser_init(&p, MAX_HDR, MAX_BODY);
+	cr_assert_eq(http_parser_feed(&p, s, strlen(s), &used), HTTP_ERROR);
+	cr_assert_eq(p.err_status, 413);
+	cr_assert_str_eq(p.err_code, "REQUEST_BODY_TOO_LARGE");
+	cr_assert_str_eq(p.err_msg, "request body too large");
+	buf_init(&out, 0);
+	cr_assert_eq(http_format_error(&out, 413, p.err_code, p.err_msg, false, NULL), 0);
+	check_response(out.data, "HTTP/1.1 413 Content Too Large\r\n", "\r\nConnection: close\r\n",
+		       "\r\nContent-Type: application/json\r\n", &body);
+	root = cJSON_Parse(body);
+	cr_assert_not_null(root, "%s", body);
+	/* top level for Codize's clients, under "error" as goboxd writes errors */
+	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "code")->valuestring,
+			 "REQUEST_BODY_TOO_LARGE");
+	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "message")->valuestring,
+			 "request body too large");
+	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(
+				 cJSON_GetObjectItemCaseSensitive(root, "error"), "code")->valuestring,
+			 "REQUEST_BODY_TOO_LARGE");
+	cJSON_Delete(root);
+	buf_free(&out);
+	http_parser_free(&p);
+	/* native errors keep their one shape */
+	buf_init(&out, 0);
+	cr_assert_eq(http_format_error(&out, 413, "body_too_large", "x", false, NULL), 0);
+	cr_assert_null(strstr(out.data, "\"code\":\"body_too_large\",\"message\":\"x\"}}{"));
+	root = cJSON_Parse(strstr(out.data, "\r\n\r\n") + 4);
+	cr_assert_null(cJSON_GetObjectItemCaseSensitive(root, "code"));
+	cJSON_Delete(root);
+	buf_free(&out);
+}
+
 Test(http, status_text_covers_used_statuses)
 {
 	static const int used[] = { 100, 200, 400, 404, 405, 408, 411, 413, 414, 429, 431,

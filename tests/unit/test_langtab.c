@@ -221,6 +221,122 @@ Test(langtab, find_by_id_and_alias)
 	langtab_free(t);
 }
 
+Test(langtab, codize_runtimes)
+{
+	struct langtab *t = NULL;
+	const struct lang *l;
+	char list[64];
+
+	put("cpp.yaml", cpp_with(20, "probe: [/usr/bin/g++, --version]\n"
+				     "codize: { runtime: c-plus-plus, refused_files: [solution, a.out] }"));
+	put("py3.yaml", py_yaml);
+	put("rb.yaml", "id: rb\nname: Ruby\nsource_filename: a.rb\ncodize:\n  runtime: ruby\n"
+		       "run: { cmd: /usr/bin/ruby }\nprobe: [/usr/bin/ruby]\n");
+	cr_assert_eq(load(&t), 0, "%s", err);
+	l = langtab_find_runtime(t, "c-plus-plus");
+	cr_assert_not_null(l);
+	cr_assert_str_eq(l->id, "cpp");
+	cr_assert_eq(l->codize_refused.n, 2);
+	cr_assert_str_eq(l->codize_refused.v[1], "a.out");
+	cr_assert_null(langtab_find_runtime(t, "cpp"), "ids are not runtime names");
+	cr_assert_null(langtab_find_runtime(t, "python"), "py3 declares no runtime");
+	cr_assert_eq(langtab_find(t, "py3")->codize_refused.n, 0);
+	cr_assert_not_null(langtab_find(t, "py3")->codize_refused.v);
+	cr_assert_eq(langtab_runtime_list(t, list, sizeof(list)), 21);
+	cr_assert_str_eq(list, "\"c-plus-plus\", \"ruby\"");
+	/* a short buffer is cut, never overrun */
+	cr_assert_eq(langtab_runtime_list(t, list, 8), 7);
+	cr_assert_str_eq(list, "\"c-plus");
+	langtab_free(t);
+}
+
+Test(langtab, codize_errors)
+{
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize: { refused_files: [x] }"), 21,
+		    "codize: missing required key 'runtime'");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize: { runtime: Go }"), 21,
+		    "codize.runtime: 'Go' is not a valid id");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize: { runtime: go, extra: 1 }"), 21,
+		    "unknown key 'extra' in codize");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize:\n  runtime: go\n"
+				 "  refused_files: [ok, \"a/b\"]"), 23,
+		    "codize.refused_files: 'a/b': contains invalid characters");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\ncodize: [go]"), 21,
+		    "codize: expected a mapping");
+}
+
+Test(langtab, codize_runtime_unique)
+{
+	struct langtab *t = NULL;
+	char where[256];
+
+	put("a.yaml", "id: a\nname: A\nsource_filename: a.x\ncodize: { runtime: same }\n"
+		      "run: { cmd: /bin/a }\nprobe: [/bin/a]\n");
+	put("b.yaml", "id: b\nname: B\nsource_filename: b.x\ncodize:\n  runtime: same\n"
+		      "run: { cmd: /bin/b }\nprobe: [/bin/b]\n");
+	cr_assert_eq(load(&t), -1);
+	snprintf(where, sizeof(where), "%s/b.yaml:5: codize runtime 'same' is already served by language 'a'",
+		 tdir);
+	cr_assert(strstr(err, where) == err, "%s", err);
+}
+
+static const char jv_yaml[] =
+	"id: jv\nname: J\nsource_filename: from_request\nartifact: from_request\n"
+	"entry:\n"
+	"  patterns:\n"
+	"    - 'public[[:space:]]+((final)[[:space:]]+)*class[[:space:]]+([[:alpha:]_][[:alnum:]_]*)'\n"
+	"    - 'class[[:space:]]+([[:alpha:]_][[:alnum:]_]*)[^{]*[{][^}]*main'\n"
+	"  default: Main\n"
+	"  suffix: .java\n"
+	"run: { cmd: /bin/j, args: [\"{{artifact}}\"] }\nprobe: [/bin/j]\n";
+
+Test(langtab, entry_inference)
+{
+	struct langtab *t = NULL;
+	const struct lang *l;
+	char *e;
+
+	put("jv.yaml", jv_yaml);
+	put("py3.yaml", py_yaml);
+	cr_assert_eq(load(&t), 0, "%s", err);
+	l = langtab_find(t, "jv");
+	cr_assert_str_eq(l->entry_suffix, ".java");
+	/* the last group of the first matching pattern */
+	e = lang_infer_entry(l, "class A {}\npublic final class Sol { void main() {} }");
+	cr_expect_str_eq(e, "Sol");
+	free(e);
+	e = lang_infer_entry(l, "class Helper { }\nclass Prog {\n static void main() {} }");
+	cr_expect_str_eq(e, "Prog", "the second pattern when the first does not match");
+	free(e);
+	e = lang_infer_entry(l, "interface X {}");
+	cr_expect_str_eq(e, "Main", "nothing matches: the default");
+	free(e);
+	e = lang_infer_entry(l, "");
+	cr_expect_str_eq(e, "Main");
+	free(e);
+	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}"),
+		       "no entry section, no inference");
+	langtab_free(t);
+}
+
+Test(langtab, entry_errors)
+{
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: Main }"), 21,
+		    "entry: missing required key 'patterns'");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { patterns: ['(a)'] }"), 21,
+		    "entry: missing required key 'default'");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry:\n  default: Main\n"
+				 "  patterns: ['(ok)', 'class (']"), 23,
+		    "entry.patterns: 'class (': ");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry:\n  default: Main\n"
+				 "  patterns: ['class [a-z]+']"), 23,
+		    "has no group to name the entry");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: ../x, patterns: ['(a)'] }"),
+		    21, "entry: '../x' is not a plain file name");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: ['(a)'], x: 1 }"),
+		    21, "unknown key 'x' in entry");
+}
+
 Test(langtab, from_request_names)
 {
 	struct langtab *t = NULL;
@@ -280,6 +396,64 @@ Test(langtab, shipped_languages_load)
 			  "%s: no install step", l->id);
 		cr_assert(l->probe.n > 0);
 	}
+	langtab_free(t);
+}
+
+/* The shipped Codize runtimes: exactly Codize's seven, with its refused files. */
+Test(langtab, shipped_codize_runtimes)
+{
+	struct langtab *t = NULL;
+	char list[256];
+
+	cr_assert_eq(langtab_load(GOBOXD_SRCDIR "/languages", &test_max, &t, err, sizeof(err)), 0,
+		     "%s", err);
+	langtab_runtime_list(t, list, sizeof(list));
+	cr_assert_str_eq(list, "\"bash\", \"go\", \"node\", \"node-typescript\", \"python\", "
+			       "\"ruby\", \"rust\"");
+	cr_assert_eq(langtab_find_runtime(t, "go")->codize_refused.n, 3);
+	cr_assert_str_eq(langtab_find_runtime(t, "rust")->codize_refused.v[0], "main");
+	cr_assert_str_eq(langtab_find_runtime(t, "node-typescript")->codize_refused.v[0],
+			 "package.json");
+	cr_assert_str_eq(langtab_find_runtime(t, "ruby")->codize_refused.v[1], "Gemfile.lock");
+	cr_assert_eq(langtab_find_runtime(t, "python")->codize_refused.n, 0);
+	langtab_free(t);
+}
+
+static void expect_entry(const struct langtab *t, const char *id, const char *src,
+			 const char *want)
+{
+	char *e = lang_infer_entry(langtab_find(t, id), src);
+
+	cr_expect_str_eq(e, want, "%s: %s", id, src);
+	free(e);
+}
+
+/* The entry patterns of the shipped JVM languages, on the usual shapes. */
+Test(langtab, shipped_entry_patterns)
+{
+	struct langtab *t = NULL;
+
+	cr_assert_eq(langtab_load(GOBOXD_SRCDIR "/languages", &test_max, &t, err, sizeof(err)), 0,
+		     "%s", err);
+	expect_entry(t, "java", "import java.util.*;\n\npublic class Solution {\n"
+				"    public static void main(String[] a) {}\n}\n", "Solution");
+	expect_entry(t, "java", "// the public class names the file\n"
+				"/* public class Nope */\npublic final class Real {\n"
+				"    public static class Inner {}\n}\n", "Real");
+	expect_entry(t, "java", "class Helper { int f() { return 1; } }\n"
+				"final class Prog {\n  public static void main(String[] a) {}\n}\n",
+		     "Prog");
+	expect_entry(t, "java", "class Main2 {}\n", "Main");
+	expect_entry(t, "kotlin", "fun main() {\n    println(1)\n}\n", "SolutionKt");
+	expect_entry(t, "kotlin", "object Solver {\n    @JvmStatic fun main(args: Array<String>) {}\n}\n",
+		     "Solver");
+	expect_entry(t, "kotlin", "class App {\n  companion object {\n    @JvmStatic\n"
+				  "    fun main(args: Array<String>) {}\n  }\n}\n", "App");
+	expect_entry(t, "scala", "object Hello extends App {\n  println(1)\n}\n", "Hello");
+	expect_entry(t, "scala", "object Util { def f = 1 }\nobject Run {\n"
+				 "  def main(args: Array[String]): Unit = {}\n}\n", "Run");
+	expect_entry(t, "scala", "class X\n", "Main");
+	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}"));
 	langtab_free(t);
 }
 

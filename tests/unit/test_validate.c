@@ -12,6 +12,26 @@ static int fname(const char *s)
 	return validate_filename(s, strlen(s), err, sizeof(err));
 }
 
+Test(filename, codize_rule_and_words)
+{
+	char name[300];
+
+	cr_expect_null(validate_codize_filename("main.go", 7));
+	cr_expect_null(validate_codize_filename(".env", 4), "Codize allows a leading dot");
+	cr_expect_null(validate_codize_filename("my file (1).txt", 15));
+	cr_expect_null(validate_codize_filename("\xc3\xa9t\xc3\xa9.py", 8));
+	cr_expect_str_eq(validate_codize_filename("", 0), "must not be empty");
+	cr_expect_str_eq(validate_codize_filename("a/b", 3), "contains invalid characters");
+	cr_expect_str_eq(validate_codize_filename("a\0b", 3), "contains invalid characters");
+	cr_expect_str_eq(validate_codize_filename(".", 1), "not allowed");
+	cr_expect_str_eq(validate_codize_filename("..", 2), "not allowed");
+	cr_expect_null(validate_codize_filename("...", 3));
+	cr_expect_str_eq(validate_codize_filename("-o", 2), "must not start with '-'");
+	memset(name, 'x', sizeof(name));
+	cr_expect_null(validate_codize_filename(name, 255));
+	cr_expect_str_eq(validate_codize_filename(name, 256), "file name too long (max: 255 bytes)");
+}
+
 Test(filename, accepts_ordinary_names)
 {
 	cr_expect_eq(fname("solution.cpp"), 0);

@@ -1,0 +1,7 @@
+object Solution {
+    @JvmStatic
+    fun main(args: Array<String>) {
+        val (a, b) = readLine()!!.trim().split(" ").map { it.toInt() }
+        println(a + b)
+    }
+}
