@@ -453,7 +453,7 @@ Test(sandbox, runs_as_nobody_not_root)
 	int rc = run_sh(&r, "id -u; id -g; hostname", &l);
 
 	assert_ran(rc, &r);
-	cr_assert_str_eq(r.out.data, "65534\n65534\ngoboxd\n");
+	cr_assert_str_eq(r.out.data, "65534\n65534\nsandbox\n");
 	step_result_free(&r);
 }
 
