@@ -536,6 +536,9 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 	static const char *const ikeys[] = { "debian", "npm", NULL };
 	const struct ynode *v, *p;
 
+	if ((v = ynode_get(root, "tmp_exec")) &&
+	    ynode_bool(v, c->file, "tmp_exec", &l->tmp_exec, c->err, c->errlen) < 0)
+		return -1;
 	if ((v = ynode_get(root, "mounts"))) {
 		if (get_strv(c, v, "mounts", &l->ro_mounts) < 0)
 			return -1;
@@ -701,7 +704,7 @@ static int parse_codize(struct lctx *c, const struct ynode *root, struct lang *l
 static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
-					    "source_filename", "artifact", "mounts",
+					    "source_filename", "artifact", "mounts", "tmp_exec",
 					    "install", "build", "run", "probe", "codize", "entry",
 					    NULL };
 

@@ -40,6 +40,7 @@ struct lang {
 	struct strv aliases;     /* extra names, e.g. Codize runtimes "python" */
 	struct strv probe;       /* argv run in the sandbox by /readyz; [0] = cmd */
 	struct strv ro_mounts;   /* extra read-only host paths bound in every jail */
+	bool tmp_exec;           /* programs may execute files from /tmp (default no) */
 	/*
 	 * entry: the class a JVM language runs, inferred from the source: the
 	 * last group of the first pattern that matches names it, else

@@ -57,74 +57,79 @@ const struct policy_mount policy_mounts[] = {
 const size_t policy_mounts_count = ARRAY_SIZE(policy_mounts);
 
 /*
- * EPERM rather than a kill: glibc, the JVM, Go and Node probe several of
- * these (clone3, io_uring, userfaultfd, perf_event_open) and fall back when
- * told no; a kill would turn a harmless probe into a runtime error.
+ * Decided call by call. A forbidden call kills the program with SIGSYS, so
+ * that an attempt shows as a runtime error (signal SIGSYS) rather than as
+ * a mysterious failure further on. The exceptions are calls a runtime
+ * makes on its own and must see fail to fall back: clone3 (glibc's
+ * pthread_create and posix_spawn try it first) and io_uring (libuv, in
+ * Node, probes it) get ENOSYS, as on a kernel without them; adjtimex and
+ * clock_adjtime get EPERM, since ntp_gettime() reads the clock state
+ * through them and only setting it is refused.
  */
 const struct policy_syscall policy_denied_syscalls[] = {
 	/* other processes' memory and state */
-	{ "ptrace", PSA_EPERM },
-	{ "process_vm_readv", PSA_EPERM },
-	{ "process_vm_writev", PSA_EPERM },
-	{ "pidfd_getfd", PSA_EPERM },
-	{ "kcmp", PSA_EPERM },
-	{ "migrate_pages", PSA_EPERM },
-	{ "move_pages", PSA_EPERM },
+	{ "ptrace", PSA_KILL },
+	{ "process_vm_readv", PSA_KILL },
+	{ "process_vm_writev", PSA_KILL },
+	{ "pidfd_getfd", PSA_KILL },
+	{ "kcmp", PSA_KILL },
+	{ "migrate_pages", PSA_KILL },
+	{ "move_pages", PSA_KILL },
 	/* the mount table and the root */
-	{ "mount", PSA_EPERM },
-	{ "umount2", PSA_EPERM },
-	{ "pivot_root", PSA_EPERM },
-	{ "chroot", PSA_EPERM },
-	{ "fsopen", PSA_EPERM },
-	{ "fsconfig", PSA_EPERM },
-	{ "fsmount", PSA_EPERM },
-	{ "fspick", PSA_EPERM },
-	{ "move_mount", PSA_EPERM },
-	{ "open_tree", PSA_EPERM },
-	{ "mount_setattr", PSA_EPERM },
+	{ "mount", PSA_KILL },
+	{ "umount2", PSA_KILL },
+	{ "pivot_root", PSA_KILL },
+	{ "chroot", PSA_KILL },
+	{ "fsopen", PSA_KILL },
+	{ "fsconfig", PSA_KILL },
+	{ "fsmount", PSA_KILL },
+	{ "fspick", PSA_KILL },
+	{ "move_mount", PSA_KILL },
+	{ "open_tree", PSA_KILL },
+	{ "mount_setattr", PSA_KILL },
 	/* namespaces: the user namespace is the kernel's largest attack surface */
-	{ "unshare", PSA_EPERM },
-	{ "setns", PSA_EPERM },
+	{ "unshare", PSA_KILL },
+	{ "setns", PSA_KILL },
 	/* clone3 passes its flags in memory, out of seccomp's reach: ENOSYS
 	 * makes glibc fall back to clone, whose flags are filtered */
 	{ "clone3", PSA_ENOSYS },
 	/* kernel subsystems with a long record of privilege escalations */
-	{ "bpf", PSA_EPERM },
-	{ "keyctl", PSA_EPERM },
-	{ "add_key", PSA_EPERM },
-	{ "request_key", PSA_EPERM },
-	{ "io_uring_setup", PSA_EPERM },
-	{ "io_uring_enter", PSA_EPERM },
-	{ "io_uring_register", PSA_EPERM },
-	{ "perf_event_open", PSA_EPERM },
-	{ "userfaultfd", PSA_EPERM },
-	{ "open_by_handle_at", PSA_EPERM },
-	{ "name_to_handle_at", PSA_EPERM },
-	{ "lookup_dcookie", PSA_EPERM },
-	{ "fanotify_init", PSA_EPERM },
+	{ "bpf", PSA_KILL },
+	{ "keyctl", PSA_KILL },
+	{ "add_key", PSA_KILL },
+	{ "request_key", PSA_KILL },
+	{ "io_uring_setup", PSA_ENOSYS },
+	{ "io_uring_enter", PSA_ENOSYS },
+	{ "io_uring_register", PSA_ENOSYS },
+	{ "perf_event_open", PSA_KILL },
+	{ "userfaultfd", PSA_KILL },
+	{ "open_by_handle_at", PSA_KILL },
+	{ "name_to_handle_at", PSA_KILL },
+	{ "lookup_dcookie", PSA_KILL },
+	{ "fanotify_init", PSA_KILL },
 	/* the machine itself */
-	{ "kexec_load", PSA_EPERM },
-	{ "kexec_file_load", PSA_EPERM },
-	{ "init_module", PSA_EPERM },
-	{ "finit_module", PSA_EPERM },
-	{ "delete_module", PSA_EPERM },
-	{ "reboot", PSA_EPERM },
-	{ "swapon", PSA_EPERM },
-	{ "swapoff", PSA_EPERM },
-	{ "acct", PSA_EPERM },
-	{ "settimeofday", PSA_EPERM },
-	{ "clock_settime", PSA_EPERM },
+	{ "kexec_load", PSA_KILL },
+	{ "kexec_file_load", PSA_KILL },
+	{ "init_module", PSA_KILL },
+	{ "finit_module", PSA_KILL },
+	{ "delete_module", PSA_KILL },
+	{ "reboot", PSA_KILL },
+	{ "swapon", PSA_KILL },
+	{ "swapoff", PSA_KILL },
+	{ "acct", PSA_KILL },
+	{ "settimeofday", PSA_KILL },
+	{ "clock_settime", PSA_KILL },
 	{ "clock_adjtime", PSA_EPERM },
 	{ "adjtimex", PSA_EPERM },
-	{ "quotactl", PSA_EPERM },
-	{ "quotactl_fd", PSA_EPERM },
-	{ "vhangup", PSA_EPERM },
-	{ "syslog", PSA_EPERM },
-	{ "iopl", PSA_EPERM },
-	{ "ioperm", PSA_EPERM },
-	{ "uselib", PSA_EPERM },
-	{ "sethostname", PSA_EPERM },
-	{ "setdomainname", PSA_EPERM },
+	{ "quotactl", PSA_KILL },
+	{ "quotactl_fd", PSA_KILL },
+	{ "vhangup", PSA_KILL },
+	{ "syslog", PSA_KILL },
+	{ "iopl", PSA_KILL },
+	{ "ioperm", PSA_KILL },
+	{ "uselib", PSA_KILL },
+	{ "sethostname", PSA_KILL },
+	{ "setdomainname", PSA_KILL },
 };
 const size_t policy_denied_syscalls_count = ARRAY_SIZE(policy_denied_syscalls);
 

@@ -45,8 +45,9 @@ extern const struct policy_mount policy_mounts[];
 extern const size_t policy_mounts_count;
 
 enum policy_sys_action {
-	PSA_EPERM,        /* fail with EPERM: runtimes probe and fall back */
-	PSA_ENOSYS,       /* pretend the call does not exist (clone3) */
+	PSA_KILL,         /* kill the process with SIGSYS: a clear runtime error */
+	PSA_EPERM,        /* fail with EPERM: a harmless read some libraries make */
+	PSA_ENOSYS,       /* pretend the call does not exist: runtimes fall back */
 };
 
 struct policy_syscall {
@@ -59,7 +60,7 @@ extern const struct policy_syscall policy_denied_syscalls[];
 extern const size_t policy_denied_syscalls_count;
 
 /*
- * clone(2) with any of these flags fails with EPERM (new namespaces).
+ * clone(2) with any of these flags kills the process (new namespaces).
  * CLONE_NEWTIME is absent on purpose: its bit (0x80) is part of the exit
  * signal byte for clone(2) and only reachable through clone3/unshare.
  */

@@ -38,6 +38,8 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -198,7 +200,7 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 	static const int res[IMRL_COUNT] = {
 		[IMRL_CPU] = RLIMIT_CPU, [IMRL_FSIZE] = RLIMIT_FSIZE,
 		[IMRL_NOFILE] = RLIMIT_NOFILE, [IMRL_NPROC] = RLIMIT_NPROC,
-		[IMRL_CORE] = RLIMIT_CORE,
+		[IMRL_CORE] = RLIMIT_CORE, [IMRL_MEMLOCK] = RLIMIT_MEMLOCK,
 	};
 	struct sock_fprog prog = { in->filter_len, in->filter };
 	sigset_t none;
@@ -436,18 +438,81 @@ drop:
 	return 0;
 }
 
+/* Mount point of one /proc/self/mountinfo line, octal escapes decoded. */
+static bool mountinfo_point(char *line, char *out, size_t outlen)
+{
+	char *f = line;
+	size_t n = 0;
+
+	for (int i = 0; i < 4; i++) {
+		f = strchr(f, ' ');
+		if (!f)
+			return false;
+		f++;
+	}
+	while (*f && *f != ' ' && n + 1 < outlen) {
+		if (f[0] == '\\' && f[1] >= '0' && f[1] <= '3' && f[2] && f[3]) {
+			out[n++] = (char)(((f[1] - '0') << 6) | ((f[2] - '0') << 3) | (f[3] - '0'));
+			f += 4;
+		} else {
+			out[n++] = *f++;
+		}
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+/*
+ * Every mount nosuid, and nodev but for the device nodes bound in. The
+ * flags a mount has (read-only above all, which the kernel keeps locked
+ * for mounts inherited from the host) are read back and kept.
+ */
+static int harden_mount(const char *mp)
+{
+	static const struct { unsigned long st, ms; } keep[] = {
+		{ ST_RDONLY, MS_RDONLY }, { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV },
+		{ ST_NOEXEC, MS_NOEXEC }, { ST_NOATIME, MS_NOATIME },
+		{ ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+	};
+	unsigned long fl = MS_REMOUNT | MS_BIND | MS_NOSUID;
+	struct statvfs sv;
+	struct stat st;
+
+	if (statvfs(mp, &sv) < 0 || stat(mp, &st) < 0)
+		return -errno;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (sv.f_flag & keep[i].st)
+			fl |= keep[i].ms;
+	if (!S_ISCHR(st.st_mode))
+		fl |= MS_NODEV;
+	/* nsjail leaves its root tmpfs writable; bwrap's is read-only already */
+	if (strcmp(mp, "/") == 0)
+		fl |= MS_RDONLY;
+	if (mount(NULL, mp, NULL, fl, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 /*
  * The jail as the programs will see it: our own binary unmounted (it is
- * mapped already), and the root read-only (nsjail leaves its root tmpfs
- * writable; bwrap's is read-only already).
+ * mapped already), the root read-only, every mount nosuid and nodev.
  */
 static int seal(const char *self)
 {
+	char line[8192], mp[4096];
+	FILE *f;
+	int rc = 0;
+
 	if (umount2(self, MNT_DETACH) < 0)
 		return -errno;
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
 		return -errno;
-	return 0;
+	while (rc == 0 && fgets(line, sizeof(line), f))
+		if (mountinfo_point(line, mp, sizeof(mp)))
+			rc = harden_mount(mp);
+	fclose(f);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -455,11 +520,13 @@ int main(int argc, char **argv)
 	struct init in = { .sock = INITMSG_FD };
 	struct initmsg_hello hello = { INITMSG_VERSION, getpid() };
 	sigset_t chld;
+	int rc;
 
 	/* Nothing of ours is for the programs to read, not even by uid. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (argc < 1 || seal(argv[0]) < 0) {
-		fprintf(stderr, "goboxd-init: sealing the jail: %s\n", strerror(errno));
+	rc = argc < 1 ? -EINVAL : seal(argv[0]);
+	if (rc < 0) {
+		fprintf(stderr, "goboxd-init: sealing the jail: %s\n", strerror(-rc));
 		return 111;
 	}
 	sigemptyset(&chld);

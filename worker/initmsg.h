@@ -59,7 +59,9 @@ struct initmsg_hello {
 #define IMR_FRESH_TMP 0x1u  /* mount a new, empty /tmp before starting */
 #define IMR_TMP_NOEXEC 0x2u /* ...with noexec */
 
-enum initmsg_rlimit { IMRL_CPU, IMRL_FSIZE, IMRL_NOFILE, IMRL_NPROC, IMRL_CORE, IMRL_COUNT };
+enum initmsg_rlimit {
+	IMRL_CPU, IMRL_FSIZE, IMRL_NOFILE, IMRL_NPROC, IMRL_CORE, IMRL_MEMLOCK, IMRL_COUNT
+};
 
 struct initmsg_run {
 	uint32_t flags;

@@ -102,6 +102,7 @@ static void spec_fill(struct step_spec *s, const struct job_request *req,
 	s->argv = (const char *const *)p->argv;
 	s->envp = (const char *const *)p->envp;
 	s->limits = *lim;
+	s->tmp_exec = req->lang->tmp_exec;
 	if (req->format == REQ_CODIZE) {
 		s->combined_cap = cfg->output_limit_bytes;
 		s->stdout_cap = cfg->output_limit_bytes;

@@ -455,6 +455,8 @@ static void fill_rlimits(struct run *run, struct initmsg_run *m)
 		nproc = rl_value(cur.rlim_max);
 	m->rlimit[IMRL_NPROC] = nproc;
 	m->rlimit[IMRL_CORE] = 0;
+	/* Nothing to pin: locked memory only helps a program starve others. */
+	m->rlimit[IMRL_MEMLOCK] = 0;
 }
 
 /* argv[0] as the init must exec it: relative means under the box. */
@@ -473,7 +475,7 @@ static int send_run(struct run *run)
 	const struct step_spec *s = run->s;
 	struct initmsg_hdr h = { INITMSG_MAGIC, IM_RUN, run->id, 0 };
 	struct initmsg_run m = {
-		.flags = IMR_FRESH_TMP,
+		.flags = IMR_FRESH_TMP | (s->tmp_exec ? 0 : IMR_TMP_NOEXEC),
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,

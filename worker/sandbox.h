@@ -54,6 +54,7 @@ struct step_spec {
 	const char *const *argv;    /* argv[0]: absolute, or relative to the box */
 	const char *const *envp;    /* whole environment of the program */
 	struct limits limits;
+	bool tmp_exec;              /* /tmp without noexec */
 	const char *stdin_data;     /* may be NULL: empty stdin */
 	size_t stdin_len;
 	/* Caps on what is kept; going past a cap kills the program and sets

@@ -29,7 +29,15 @@ struct seccomp_set {
 
 static uint32_t policy_action(enum policy_sys_action a)
 {
-	return a == PSA_ENOSYS ? SCMP_ACT_ERRNO(ENOSYS) : SCMP_ACT_ERRNO(EPERM);
+	switch (a) {
+	case PSA_ENOSYS:
+		return SCMP_ACT_ERRNO(ENOSYS);
+	case PSA_EPERM:
+		return SCMP_ACT_ERRNO(EPERM);
+	case PSA_KILL:
+		break;
+	}
+	return SCMP_ACT_KILL_PROCESS;
 }
 
 static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
@@ -53,7 +61,7 @@ static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 	for (size_t i = 0; i < policy_clone_ns_flags_count; i++) {
 		unsigned long f = policy_clone_ns_flags[i];
 
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+		rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone), 1,
 				      SCMP_A0(SCMP_CMP_MASKED_EQ, f, f));
 		if (rc < 0) {
 			snprintf(err, errlen, "seccomp_rule_add(clone): %s", strerror(-rc));

@@ -700,27 +700,105 @@ Test(sandbox, first_program_finds_tmp_empty)
 	jail_destroy(j);
 }
 
-Test(sandbox, denied_syscalls_fail_with_eperm)
+/*
+ * A forbidden call kills the program with SIGSYS; the calls runtimes probe
+ * and fall back from (clone3, io_uring) fail with ENOSYS; adjtimex, which
+ * ntp_gettime() reads through, fails with EPERM.
+ */
+Test(sandbox, denied_syscalls_kill_or_fail_as_decided)
+{
+	static const struct {
+		const char *call;
+		int sig;        /* the expected signal, or 0: exits printing errno */
+		int err;
+	} cases[] = {
+		{ "unshare", SIGSYS, 0 }, { "mount", SIGSYS, 0 }, { "clone_newnet", SIGSYS, 0 },
+		{ "ptrace", SIGSYS, 0 }, { "bpf", SIGSYS, 0 }, { "keyctl", SIGSYS, 0 },
+		{ "clone3", 0, ENOSYS }, { "io_uring_setup", 0, ENOSYS }, { "adjtimex", 0, EPERM },
+	};
+	struct limits l = default_limits();
+
+	probe("deny", "#define _GNU_SOURCE\n#include <stdio.h>\n#include <errno.h>\n"
+		      "#include <string.h>\n#include <sched.h>\n#include <signal.h>\n"
+		      "#include <unistd.h>\n#include <sys/mount.h>\n#include <sys/ptrace.h>\n"
+		      "#include <sys/syscall.h>\n#include <sys/timex.h>\n"
+		      "int main(int argc, char **argv) { const char *c = argv[1]; long r = 0;"
+		      " struct timex tx = { 0 };"
+		      " if (!strcmp(c, \"unshare\")) r = unshare(CLONE_NEWUSER);"
+		      " else if (!strcmp(c, \"mount\")) r = mount(\"none\", \"/tmp\", \"tmpfs\", 0, 0);"
+		      " else if (!strcmp(c, \"clone_newnet\")) r = syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0);"
+		      " else if (!strcmp(c, \"ptrace\")) r = ptrace(PTRACE_TRACEME, 0, 0, 0);"
+		      " else if (!strcmp(c, \"bpf\")) r = syscall(SYS_bpf, 0, 0, 0);"
+		      " else if (!strcmp(c, \"keyctl\")) r = syscall(SYS_keyctl, 0, 0, 0, 0, 0);"
+		      " else if (!strcmp(c, \"clone3\")) r = syscall(SYS_clone3, 0, 0);"
+		      " else if (!strcmp(c, \"io_uring_setup\")) r = syscall(SYS_io_uring_setup, 1, 0);"
+		      " else if (!strcmp(c, \"adjtimex\")) { tx.modes = ADJ_OFFSET; r = adjtimex(&tx); }"
+		      " printf(\"%ld %d\\n\", r, errno); return 0; }\n");
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *argv[] = { "deny", cases[i].call, NULL };
+		struct step_result r;
+		char want[32];
+		int rc = run_full(&r, argv, &l, NULL, 0);
+
+		assert_ran(rc, &r);
+		if (cases[i].sig) {
+			cr_assert_not(r.outcome.exited, "%s: exited, %s", cases[i].call, r.out.data);
+			cr_assert_eq(r.outcome.term_signal, cases[i].sig, "%s: signal %d",
+				     cases[i].call, r.outcome.term_signal);
+		} else {
+			snprintf(want, sizeof(want), "-1 %d\n", cases[i].err);
+			cr_assert(r.outcome.exited, "%s", cases[i].call);
+			cr_assert_str_eq(r.out.data, want, "%s: %s", cases[i].call, r.out.data);
+		}
+		step_result_free(&r);
+	}
+}
+
+/* Every mount: nosuid; nodev but for the device nodes themselves. */
+Test(sandbox, mounts_are_nosuid_and_nodev)
 {
 	struct step_result r;
 	struct limits l = default_limits();
-	const char *argv[] = { "deny", NULL };
+	int rc = run_sh(&r, "while read -r id parent dev root mp opts rest; do"
+			    " case \",$opts,\" in *,nosuid,*) ;; *) echo \"suid $mp\";; esac;"
+			    " case \"$mp\" in /dev/null|/dev/zero|/dev/full|/dev/random|/dev/urandom) continue;; esac;"
+			    " case \",$opts,\" in *,nodev,*) ;; *) echo \"dev $mp\";; esac;"
+			    " done < /proc/self/mountinfo; echo checked", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "checked\n", "%s", r.out.data);
+	step_result_free(&r);
+}
+
+/* A file written to /tmp cannot be executed, unless the step allows it. */
+Test(sandbox, tmp_is_noexec_unless_allowed)
+{
+	const char *argv[] = { "/usr/bin/sh", "-c",
+			       "cp /usr/bin/true /tmp/t && /tmp/t && echo ran", NULL };
+	struct step_spec s = { .argv = argv, .envp = test_env, .limits = default_limits() };
+	struct step_result r;
 	int rc;
 
-	probe("deny", "#define _GNU_SOURCE\n#include <stdio.h>\n#include <errno.h>\n"
-		      "#include <sched.h>\n#include <signal.h>\n#include <unistd.h>\n"
-		      "#include <sys/mount.h>\n#include <sys/ptrace.h>\n#include <sys/syscall.h>\n"
-		      "int main(void) {"
-		      " int a = unshare(CLONE_NEWUSER); int ea = errno;"
-		      " int b = mount(\"none\", \"/tmp\", \"tmpfs\", 0, 0); int eb = errno;"
-		      " long c = syscall(SYS_clone3, 0, 0); int ec = errno;"
-		      " long d = syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0); int ed = errno;"
-		      " long e = ptrace(PTRACE_TRACEME, 0, 0, 0); int ee = errno;"
-		      " printf(\"%d %d %d %d %ld %d %ld %d %ld %d\\n\", a, ea, b, eb, c, ec,"
-		      " d, ed, e, ee); return 0; }\n");
-	rc = run_full(&r, argv, &l, NULL, 0);
+	step_result_init(&r);
+	rc = sandbox_run_once(sb, box, &s, &r);
 	assert_ran(rc, &r);
-	cr_assert_str_eq(r.out.data, "-1 1 -1 1 -1 38 -1 1 -1 1\n");
+	cr_assert_eq(r.out.len, 0, "%s", r.out.data);
+	cr_assert_neq(r.outcome.exit_code, 0);
+	s.tmp_exec = true;
+	rc = sandbox_run_once(sb, box, &s, &r);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "ran\n");
+	step_result_free(&r);
+}
+
+Test(sandbox, no_locked_memory)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "ulimit -l", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "0\n");
 	step_result_free(&r);
 }
 
