@@ -431,8 +431,9 @@ static int parse_step(struct lctx *c, const struct ynode *root, const struct lan
 {
 	const struct ynode *n = ynode_get(root, step);
 	static const char *const keys[] = { "cmd", "args", "env", "limits", "flag_allowlist",
-					    "default_flags", NULL };
+					    "default_flags", "open_files", NULL };
 	const struct ynode *v;
+	uint64_t nofile;
 	char key[48];
 
 	if (want_map(c, n, step) < 0 || check_keys(c, n, keys, step) < 0)
@@ -458,6 +459,14 @@ static int parse_step(struct lctx *c, const struct ynode *root, const struct lan
 	snprintf(key, sizeof(key), "%s.default_flags", step);
 	if ((v = ynode_get(n, "default_flags")) && get_strv(c, v, key, &s->default_flags) < 0)
 		return -1;
+	/* Compilers open many files at once; a judged program needs a few. */
+	s->open_files = strcmp(step, "build") == 0 ? LANG_BUILD_OPEN_FILES : LANG_RUN_OPEN_FILES;
+	snprintf(key, sizeof(key), "%s.open_files", step);
+	if ((v = ynode_get(n, "open_files"))) {
+		if (ynode_u64(v, c->file, key, 8, 65536, &nofile, c->err, c->errlen) < 0)
+			return -1;
+		s->open_files = (unsigned)nofile;
+	}
 	return check_step_templates(c, n, l, step, s);
 }
 

@@ -24,7 +24,12 @@ struct lang_step {
 	struct limits limits;    /* defaults for this step */
 	struct strv flag_allow;  /* glob patterns; empty: no flags accepted */
 	struct strv default_flags; /* {{flags}} when the request gives none */
+	unsigned open_files;     /* RLIMIT_NOFILE of the step's program */
 };
+
+/* Default open_files of build and run steps. */
+#define LANG_BUILD_OPEN_FILES 256
+#define LANG_RUN_OPEN_FILES 64
 
 struct lang {
 	char *id;                /* [a-z0-9][a-z0-9_+.-]* */

@@ -8,10 +8,13 @@
 
 /*
  * /etc is never bound whole: it holds the operator's configuration. Only
- * what the dynamic loader, name lookups and the Debian toolchains read is
- * shown (Java reaches its launcher and its conf/ through /etc/alternatives
- * and /etc/java-17-openjdk; fpc, gnucobol, mono, php, R keep their
- * configuration there).
+ * what the Debian toolchains read is shown (Java reaches its launcher and
+ * its conf/ through /etc/alternatives and /etc/java-17-openjdk; fpc,
+ * gnucobol, mono, php, R keep their configuration there). The host's user
+ * and group databases are replaced by goboxd's own (policy_files); its
+ * loader cache, name-service configuration and time zone are not shown:
+ * the loader searches the multiarch library directories itself, lookups
+ * default to files, and the time zone is UTC.
  */
 const struct policy_mount policy_mounts[] = {
 	{ "/usr", PM_HOST_RO, NULL },
@@ -21,14 +24,7 @@ const struct policy_mount policy_mounts[] = {
 	{ "/libx32", PM_HOST_RO, NULL },
 	{ "/bin", PM_HOST_RO, NULL },
 	{ "/sbin", PM_HOST_RO, NULL },
-	{ "/etc/ld.so.cache", PM_HOST_RO, NULL },
-	{ "/etc/ld.so.conf", PM_HOST_RO, NULL },
-	{ "/etc/ld.so.conf.d", PM_HOST_RO, NULL },
 	{ "/etc/alternatives", PM_HOST_RO, NULL },
-	{ "/etc/passwd", PM_HOST_RO, NULL },
-	{ "/etc/group", PM_HOST_RO, NULL },
-	{ "/etc/nsswitch.conf", PM_HOST_RO, NULL },
-	{ "/etc/localtime", PM_HOST_RO, NULL },
 	{ "/etc/java-17-openjdk", PM_HOST_RO, NULL },
 	{ "/etc/fpc.cfg", PM_HOST_RO, NULL },
 	{ "/etc/fpc-3.2.2.cfg", PM_HOST_RO, NULL },
@@ -55,6 +51,14 @@ const struct policy_mount policy_mounts[] = {
 	{ "/dev/shm", PM_SYMLINK, "/tmp" },
 };
 const size_t policy_mounts_count = ARRAY_SIZE(policy_mounts);
+
+const struct policy_file policy_files[] = {
+	{ "/etc/passwd",
+	  "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+	  "sandbox:x:65534:65534:sandbox:" POLICY_BOX_DIR ":/usr/sbin/nologin\n" },
+	{ "/etc/group", "root:x:0:\nsandbox:x:65534:\n" },
+};
+const size_t policy_files_count = ARRAY_SIZE(policy_files);
 
 /*
  * Decided call by call. A forbidden call kills the program with SIGSYS, so

@@ -34,7 +34,8 @@ enum jail_mount_kind { JM_RO_BIND, JM_DEV_BIND, JM_SYMLINK };
 
 struct jail_mount {
 	enum jail_mount_kind kind;
-	char *path;             /* inside the jail (== host path for binds) */
+	char *path;             /* inside the jail */
+	char *src;              /* JM_RO_BIND, JM_DEV_BIND: host path (often == path) */
 	char *target;           /* JM_SYMLINK */
 };
 

@@ -21,12 +21,12 @@ static void add_mounts(const struct jail_env *e, struct jail_args *a)
 		switch (m->kind) {
 		case JM_RO_BIND:
 			jail_args_add(a, "--ro-bind");
-			jail_args_add(a, m->path);
+			jail_args_add(a, m->src);
 			jail_args_add(a, m->path);
 			break;
 		case JM_DEV_BIND:
 			jail_args_add(a, "--dev-bind");
-			jail_args_add(a, m->path);
+			jail_args_add(a, m->src);
 			jail_args_add(a, m->path);
 			break;
 		case JM_SYMLINK:

@@ -36,11 +36,11 @@ static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, 
 		switch (m->kind) {
 		case JM_RO_BIND:
 			jail_args_add(a, "-R");
-			jail_args_add(a, m->path);
+			jail_args_addf(a, "%s:%s", m->src, m->path);
 			break;
 		case JM_DEV_BIND:
 			jail_args_add(a, "-B");
-			jail_args_add(a, m->path);
+			jail_args_addf(a, "%s:%s", m->src, m->path);
 			break;
 		case JM_SYMLINK:
 			jail_args_add(a, "-s");

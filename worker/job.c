@@ -147,6 +147,7 @@ static void run_build(const struct job_env *env, const struct job_request *req,
 		return;
 	}
 	spec_fill(&s, req, &p, &req->build_limits, env->cfg);
+	s.open_files = req->lang->build.open_files;
 	rc = sandbox_run(env->jail, &s, &res->build);
 	account(res, &res->build, true);
 	plan_free(&p);
@@ -180,6 +181,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 	int rc = 0;
 
 	spec_fill(&s, req, p, &req->run_limits, env->cfg);
+	s.open_files = req->lang->run.open_files;
 	s.stdin_data = t->stdin_data;
 	s.stdin_len = t->stdin_len;
 	if (i > 0)

@@ -120,6 +120,7 @@ static void probe_one(struct sandbox *sb, const struct config *cfg, const struct
 	s.argv = (const char *const *)l->probe.v;
 	s.envp = job_base_env;
 	s.tmp_exec = l->tmp_exec;
+	s.open_files = l->run.open_files;
 	s.limits = l->run.limits;
 	s.limits.wall_ms = PROBE_WALL_MS;
 	s.limits.cpu_ms = PROBE_WALL_MS;

@@ -169,7 +169,53 @@ static void add_mount(struct sandbox *sb, enum jail_mount_kind k, const char *pa
 	m = &sb->mounts[sb->nmounts++];
 	m->kind = k;
 	m->path = xstrdup(path);
+	m->src = xstrdup(path);
 	m->target = target ? xstrdup(target) : NULL;
+}
+
+/*
+ * The policy's own files, written under <jail dir>/etc (a name the
+ * sweeper never touches) and bound in place of the host's. Every worker
+ * writes the same bytes: a temporary file renamed over, so a jail never
+ * sees a half-written one.
+ */
+static int write_policy_files(struct sandbox *sb, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX + 32], dst[PATH_MAX + 32];
+	int rc;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/etc", sb->jail_dir) >= sizeof(dir)) {
+		snprintf(err, errlen, "jail directory path too long");
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		rc = -errno;
+		snprintf(err, errlen, "mkdir(%s): %s", dir, strerror(errno));
+		return rc;
+	}
+	for (size_t i = 0; i < policy_files_count; i++) {
+		const struct policy_file *pf = &policy_files[i];
+		const char *base = strrchr(pf->path, '/') + 1;
+		int fd;
+
+		snprintf(dst, sizeof(dst), "%s/%s", dir, base);
+		snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, base, (int)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		rc = fd < 0 ? -errno : write_all(fd, pf->content, strlen(pf->content));
+		if (fd >= 0 && (fchmod(fd, 0644) < 0 || close(fd) < 0) && rc == 0)
+			rc = -errno;
+		if (rc == 0 && rename(tmp, dst) < 0)
+			rc = -errno;
+		if (rc < 0) {
+			unlink(tmp);
+			snprintf(err, errlen, "writing %s: %s", dst, strerror(-rc));
+			return rc;
+		}
+		add_mount(sb, JM_RO_BIND, pf->path, NULL);
+		free(sb->mounts[sb->nmounts - 1].src);
+		sb->mounts[sb->nmounts - 1].src = xstrdup(dst);
+	}
+	return 0;
 }
 
 /* Match the policy against this host: what exists, and what is a symlink. */
@@ -261,6 +307,9 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	if (rc < 0)
 		goto fail;
 	resolve_mounts(sb);
+	rc = write_policy_files(sb, err, errlen);
+	if (rc < 0)
+		goto fail;
 	copy_ro_mounts(sb, o->ro_mounts);
 	read_version(sb);
 	*out = sb;
@@ -279,6 +328,7 @@ void sandbox_close(struct sandbox *sb)
 	seccomp_set_free(sb->sc);
 	for (size_t i = 0; i < sb->nmounts; i++) {
 		free(sb->mounts[i].path);
+		free(sb->mounts[i].src);
 		free(sb->mounts[i].target);
 	}
 	free(sb->mounts);
@@ -445,7 +495,7 @@ static void fill_rlimits(struct run *run, struct initmsg_run *m)
 	/* A backstop only: the cgroup's CPU usage is what goboxd judges. */
 	m->rlimit[IMRL_CPU] = l->cpu_ms ? (l->cpu_ms + 999) / 1000 + 1 : UINT64_MAX;
 	m->rlimit[IMRL_FSIZE] = l->fsize_kb ? l->fsize_kb * 1024 : UINT64_MAX;
-	m->rlimit[IMRL_NOFILE] = POLICY_NOFILE;
+	m->rlimit[IMRL_NOFILE] = run->s->open_files ? run->s->open_files : POLICY_NOFILE;
 	/* RLIMIT_NPROC counts every process of the host uid, and the kernel
 	 * releases the count of a torn-down jail lazily: a tight value makes
 	 * back-to-back jobs fail with EAGAIN. The cgroup's pids limit is the

@@ -55,6 +55,7 @@ struct step_spec {
 	const char *const *envp;    /* whole environment of the program */
 	struct limits limits;
 	bool tmp_exec;              /* /tmp without noexec */
+	unsigned open_files;        /* RLIMIT_NOFILE; 0: POLICY_NOFILE */
 	const char *stdin_data;     /* may be NULL: empty stdin */
 	size_t stdin_len;
 	/* Caps on what is kept; going past a cap kills the program and sets

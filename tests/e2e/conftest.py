@@ -176,7 +176,7 @@ class Daemon:
             self.wait_probed()
         deadline = time.time() + timeout
         while True:
-            jobs = sorted(os.listdir(self.jail_dir)) if os.path.isdir(self.jail_dir) else []
+            jobs = self.job_dirs()
             if self.proc.poll() is not None:
                 left = jobs
             else:
@@ -193,8 +193,14 @@ class Daemon:
         trees_before = self.cgroup_trees()
         assert trees_before, "no worker cgroup subtree found: the check would see nothing"
         self.stop()
-        jobs = os.listdir(self.jail_dir) if os.path.isdir(self.jail_dir) else []
-        return jobs + [t for t in trees_before if os.path.exists(t)]
+        return self.job_dirs() + [t for t in trees_before if os.path.exists(t)]
+
+    def job_dirs(self):
+        """Job directories and their snapshots (the jail dir also holds
+        goboxd's own etc/)."""
+        if not os.path.isdir(self.jail_dir):
+            return []
+        return sorted(d for d in os.listdir(self.jail_dir) if d.startswith("job-"))
 
 
 def decode(raw):

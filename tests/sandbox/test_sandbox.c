@@ -27,6 +27,7 @@
 
 static struct sandbox *sb;
 static char box[64];
+static char jails[64];
 static char tree[32];
 static struct cg_place place;
 
@@ -48,7 +49,7 @@ static void setup(void)
 		.nsjail_path = "/usr/local/bin/nsjail",
 		.bwrap_path = "/usr/bin/bwrap",
 		.init_path = getenv("GOBOXD_INIT_PATH"),
-		.jail_dir = "/tmp",
+		.jail_dir = jails,
 		.uid = TEST_UID,
 		.gid = TEST_GID,
 		.tmpfs_kb = 16384,
@@ -57,6 +58,9 @@ static void setup(void)
 	int rc;
 
 	cr_assert_eq(geteuid(), 0, "the sandbox tests need root");
+	snprintf(jails, sizeof(jails), "/tmp/goboxd-sbjails-XXXXXX");
+	cr_assert_not_null(mkdtemp(jails));
+	cr_assert_eq(chmod(jails, 0755), 0);
 	/* the daemon's master start-up: choose the cgroup place, prepare it */
 	rc = cg_start(NULL, &place, err, sizeof(err));
 	cr_assert_eq(rc, 0, "cg_start: %s", err);
@@ -99,6 +103,7 @@ static void teardown(void)
 {
 	sandbox_close(sb);
 	rm_tree(box);
+	rm_tree(jails);
 }
 
 TestSuite(sandbox, .init = setup, .fini = teardown, .timeout = 120);
@@ -788,6 +793,20 @@ Test(sandbox, tmp_is_noexec_unless_allowed)
 	rc = sandbox_run_once(sb, box, &s, &r);
 	assert_ran(rc, &r);
 	cr_assert_str_eq(r.out.data, "ran\n");
+	step_result_free(&r);
+}
+
+/* goboxd's own user database, and none of the host's /etc it does not need. */
+Test(sandbox, etc_is_minimal)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+	int rc = run_sh(&r, "id -un; cat /etc/passwd | wc -l;"
+			    " for f in shadow ld.so.cache ld.so.conf nsswitch.conf localtime hostname;"
+			    " do test -e /etc/$f && echo \"host $f\"; done; echo done", &l);
+
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "sandbox\n2\ndone\n", "%s", r.out.data);
 	step_result_free(&r);
 }
 

@@ -920,3 +920,25 @@ Test(yamlutil, nul_in_scalar_refused)
 	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "t:1: a NUL character"), "%s", err);
 }
+
+Test(langtab, open_files_defaults_and_override)
+{
+	struct langtab *t = NULL;
+	const struct lang *cpp;
+
+	put("cpp.yaml", cpp_yaml);
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cpp = langtab_find(t, "cpp");
+	cr_assert_eq(cpp->build.open_files, LANG_BUILD_OPEN_FILES);
+	cr_assert_eq(cpp->run.open_files, LANG_RUN_OPEN_FILES);
+	langtab_free(t);
+	put("cpp.yaml", cpp_with(19, "  open_files: 32"));
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_assert_eq(langtab_find(t, "cpp")->run.open_files, 32);
+	langtab_free(t);
+}
+
+Test(langtab, bad_open_files)
+{
+	expect_fail(cpp_with(19, "  open_files: 4"), 19, "run.open_files");
+}
