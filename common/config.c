@@ -100,6 +100,8 @@ static const struct opt opts[] = {
 	{ "shutdown-timeout", OT_SEC, F(shutdown_timeout_s), 0, HOUR_MS,
 	  "graceful stop deadline" },
 	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics" },
+	{ "pin-cpus", OT_BOOL, F(pin_cpus), 0, 1,
+	  "run each worker's programs on one CPU of their own (worker i: the i-th usable CPU)" },
 	{ "log-level", OT_LEVEL, F(log_level), 0, 0, "debug, info, warn or error" },
 	{ "log-file", OT_STR, F(log_file), 0, 0, "log here, not on stderr (SIGUSR1 reopens)" },
 };

@@ -69,6 +69,7 @@ struct config {
 	uint32_t sweep_interval_s;
 	uint32_t shutdown_timeout_s;
 	bool metrics;
+	bool pin_cpus;          /* worker i's programs on one CPU */
 	int log_level;              /* enum log_level */
 	char *log_file;             /* NULL: stderr */
 	enum config_action action;

@@ -124,6 +124,9 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	{ "settimeofday", PSA_KILL },
 	{ "clock_settime", PSA_KILL },
 	{ "clock_adjtime", PSA_EPERM },
+	/* with --pin-cpus a program must stay on its CPU; a runtime that
+	 * binds threads (libgomp) warns and goes on */
+	{ "sched_setaffinity", PSA_EPERM },
 	{ "adjtimex", PSA_EPERM },
 	{ "quotactl", PSA_KILL },
 	{ "quotactl_fd", PSA_KILL },

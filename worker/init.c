@@ -27,6 +27,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -230,6 +231,14 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 	}
 	if (chdir(p->cwd) < 0)
 		child_fail(p->err_w, IMS_CHDIR);
+	if (r->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(r->cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0)
+			child_fail(p->err_w, IMS_CPU);
+	}
 	if (setresgid(r->gid, r->gid, r->gid) < 0 || setresuid(r->uid, r->uid, r->uid) < 0)
 		child_fail(p->err_w, IMS_CREDS);
 	child_caps(p->err_w);

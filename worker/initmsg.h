@@ -67,6 +67,7 @@ struct initmsg_run {
 	uint32_t flags;
 	uint32_t uid, gid;      /* inside the jail */
 	uint32_t ncgroup;       /* cgroup.procs fds after the three stdio fds */
+	int32_t cpu;            /* the one CPU the program may run on; -1: any */
 	uint64_t tmp_bytes;     /* size of the fresh /tmp */
 	uint64_t rlimit[IMRL_COUNT]; /* soft = hard; UINT64_MAX: unlimited */
 	uint32_t argc, envc;
@@ -76,7 +77,7 @@ struct initmsg_run {
 /* Where starting a program failed, for the worker's error message. */
 enum initmsg_stage {
 	IMS_FORK = 1, IMS_TMP, IMS_SETSID, IMS_CGROUP, IMS_FDS, IMS_RLIMITS, IMS_CHDIR,
-	IMS_CREDS, IMS_CAPS, IMS_NNP, IMS_SECCOMP, IMS_EXEC, IMS_PROTOCOL,
+	IMS_CREDS, IMS_CAPS, IMS_NNP, IMS_SECCOMP, IMS_EXEC, IMS_PROTOCOL, IMS_CPU,
 };
 
 struct initmsg_failed {
@@ -98,7 +99,7 @@ static inline const char *initmsg_stage_name(uint32_t stage)
 	static const char *const names[] = {
 		"?", "fork", "mounting /tmp", "setsid", "joining the cgroup", "stdio",
 		"rlimits", "chdir", "setuid", "dropping capabilities", "no_new_privs",
-		"seccomp", "execve", "protocol",
+		"seccomp", "execve", "protocol", "CPU affinity",
 	};
 
 	return stage < sizeof(names) / sizeof(names[0]) ? names[stage] : "?";

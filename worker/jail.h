@@ -151,6 +151,7 @@ struct sandbox {
 	uid_t uid;
 	gid_t gid;
 	uint64_t tmpfs_kb;
+	int cpu;                /* -1: not pinned */
 };
 
 /*

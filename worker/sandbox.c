@@ -300,6 +300,7 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	sb->uid = o->uid;
 	sb->gid = o->gid;
 	sb->tmpfs_kb = o->tmpfs_kb ? o->tmpfs_kb : 65536;
+	sb->cpu = o->pin_cpu ? (int)o->cpu : -1;
 	rc = seccomp_set_build(&sb->sc, err, errlen);
 	if (rc < 0)
 		goto fail;
@@ -529,6 +530,7 @@ static int send_run(struct run *run)
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,
+		.cpu = run->sb->cpu,
 		.tmp_bytes = run->sb->tmpfs_kb * 1024,
 	};
 	int fds[INITMSG_MAX_FDS] = { run->in_r, run->out_w, run->err_w };

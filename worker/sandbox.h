@@ -35,6 +35,8 @@ struct sandbox_opts {
 	uid_t uid;                  /* host uid the jailed program runs as */
 	gid_t gid;
 	uint64_t tmpfs_kb;          /* each program's fresh /tmp */
+	bool pin_cpu;               /* every program on CPU cpu */
+	unsigned cpu;
 };
 
 /*

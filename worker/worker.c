@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -946,6 +947,29 @@ static int setup_fds(struct worker *w)
 	return 0;
 }
 
+/* The index-th CPU this process may use (modulo their number). */
+static int pick_cpu(unsigned index, unsigned *out)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -errno;
+	n = CPU_COUNT(&set);
+	if (n <= 0)
+		return -ENOENT;
+	index %= (unsigned)n;
+	for (unsigned c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (index-- == 0) {
+			*out = c;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 static void setup_sandbox(struct worker *w)
 {
 	const struct config *cfg = w->cfg;
@@ -964,6 +988,9 @@ static void setup_sandbox(struct worker *w)
 	};
 	const char **mounts = langtab_mounts(w->ctx->lt);
 	int rc;
+
+	if (cfg->pin_cpus)
+		o.pin_cpu = pick_cpu(w->ctx->index, &o.cpu) == 0;
 
 	/* Prefixed with the master pid: see cg_sweep. */
 	snprintf(name, sizeof(name), "%d-w%u", (int)getppid(), w->ctx->index);

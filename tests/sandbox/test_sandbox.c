@@ -810,6 +810,36 @@ Test(sandbox, etc_is_minimal)
 	step_result_free(&r);
 }
 
+/* Pinned: one CPU, and the program cannot widen it. */
+Test(sandbox, pinned_programs_stay_on_their_cpu)
+{
+	struct sandbox_opts o = {
+		.jail = test_jail(), .nsjail_path = "/usr/local/bin/nsjail",
+		.bwrap_path = "/usr/bin/bwrap", .init_path = getenv("GOBOXD_INIT_PATH"),
+		.jail_dir = jails, .uid = TEST_UID, .gid = TEST_GID, .tmpfs_kb = 16384,
+		.pin_cpu = true, .cpu = 0, .cgroup_root = place.root[0] ? place.root : NULL,
+	};
+	const char *argv[] = { "/usr/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status;"
+			       " taskset -p ffff $$ >/dev/null 2>&1 && echo widened; echo end", NULL };
+	struct step_spec s = { .argv = argv, .envp = test_env, .limits = default_limits() };
+	struct sandbox *pinned;
+	struct step_result r;
+	char err[256], name[48];
+	int rc;
+
+	if (!o.init_path && access(GOBOXD_BUILDDIR "/goboxd-init", X_OK) == 0)
+		o.init_path = GOBOXD_BUILDDIR "/goboxd-init";
+	snprintf(name, sizeof(name), "%s-pinned", tree);
+	o.cgroup_name = name;
+	cr_assert_eq(sandbox_open(&o, &pinned, err, sizeof(err)), 0, "%s", err);
+	step_result_init(&r);
+	rc = sandbox_run_once(pinned, box, &s, &r);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "Cpus_allowed_list:\t0\nend\n", "%s", r.out.data);
+	step_result_free(&r);
+	sandbox_close(pinned);
+}
+
 Test(sandbox, no_locked_memory)
 {
 	struct step_result r;
