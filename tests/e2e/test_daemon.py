@@ -773,3 +773,32 @@ def test_log_file_change_waits_for_a_restart():
     finally:
         daemon.stop()
         shutil.rmtree(tmp)
+
+
+def test_pin_cpus_puts_each_worker_on_a_cpu_of_its_own(daemon):
+    """--pin-cpus: every program of a worker sees one CPU, the two workers
+    two different ones; without it a program sees every CPU."""
+    src = ("import os, time\nprint(sorted(os.sched_getaffinity(0)))\n"
+           "time.sleep(0.5)\n")
+    body = {"language": "py3", "source": src, "tests": [{}]}
+    usable = sorted(os.sched_getaffinity(0))
+    st, res = daemon.post("/run", body)
+    assert st == 200 and res["status"] == "accepted", res
+    assert json.loads(res["tests"][0]["stdout"]) == usable
+
+    pinned = Daemon(workers=2, args=["--pin-cpus"])
+    try:
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(pinned.post("/run", body)))
+                   for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(r[0] == 200 and r[1]["status"] == "accepted" for r in results), results
+        cpus = [json.loads(r[1]["tests"][0]["stdout"]) for r in results]
+        assert all(len(c) == 1 and c[0] in usable for c in cpus), cpus
+        if len(usable) >= 2:
+            assert cpus[0] != cpus[1], cpus
+    finally:
+        pinned.stop()
