@@ -11,10 +11,15 @@ quick) and measures, in one run:
              of bare python3 started the same way (a subprocess with pipes);
   load       at 10, 50 and 100 clients: goboxd's throughput and latency
              against a raw loop of jail launches (the same jail binary
-             running the same program, no goboxd) at the same concurrency.
+             running the same program, no goboxd) at the same concurrency;
+  spin       a CPU-bound C++ test (a fixed count of dependent multiplies)
+             sent by twice as many clients as there are workers: the spread
+             of the CPU time goboxd reports for the same work, which is
+             what a time limit is judged on, and the throughput.
 
   tests/load/engine.py path/to/goboxd [--jail bwrap|nsjail] [--seconds 15]
-      [--requests 10] [--levels 10,50,100] [--skip overhead,hello,load]
+      [--requests 10] [--levels 10,50,100] [--skip overhead,hello,load,spin]
+      [--daemon-arg=--pin-cpus ...]
 
 Every request is checked (200 and accepted); anything else counts as an
 error. Bounded: each phase runs a fixed count or a fixed time.
@@ -45,7 +50,7 @@ def free_port():
 
 
 class Daemon:
-    def __init__(self, binary, jail, tmp):
+    def __init__(self, binary, jail, tmp, extra):
         langs = os.path.join(tmp, "languages")
         os.makedirs(langs)
         for lang in ("py3", "cpp"):
@@ -56,7 +61,7 @@ class Daemon:
             [binary, "--listen", "127.0.0.1", "--port", str(self.port),
              "--languages-dir", langs, "--jail-dir", os.path.join(tmp, "jails"),
              "--jail", jail, "--nsjail-path", NSJAIL, "--max-queue-size", "1024",
-             "--log-level", "warn"],
+             "--log-level", "warn"] + extra,
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -257,6 +262,43 @@ def phase_load(d, tmp, jail, levels, seconds):
         sys.stdout.flush()
 
 
+SPIN = ("#include <cstdio>\nint main(){unsigned long x=1;"
+        "for(long i=0;i<200000000;i++)x=x*6364136223846793005UL+1442695040888963407UL;"
+        "printf(\"%lu\\n\",x>>60);}\n")
+
+
+def phase_spin(d, seconds):
+    workers = d.info["limits"]["workers"]
+    clients = 2 * workers
+    body = {"language": "cpp", "source": SPIN, "tests": [{"stdin": ""}],
+            "run": {"limits": {"cpu_time_s": 10, "wall_time_s": 20}}}
+    cpu = []
+
+    def req(state):
+        if "conn" not in state:
+            state["conn"] = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
+        try:
+            st, res = d.request("POST", "/run", body, state["conn"])
+        except (OSError, http.client.HTTPException, ValueError):
+            state["conn"].close()
+            del state["conn"]
+            return False
+        if st != 200 or res.get("status") != "accepted":
+            return False
+        cpu.append(res["tests"][0]["cpu_time_ms"])
+        return True
+
+    lat, err, sec = closed_loop(clients, seconds, req)
+    print("spin: CPU-bound C++ test, %d clients, %d workers, %d s" % (clients, workers, seconds))
+    if not cpu:
+        print("  no request succeeded (%d errors)" % err)
+        return
+    print("  %.1f req/s; reported CPU time p50 %d ms, p99 %d ms, min %d, max %d, "
+          "max/min %.2f, stdev %.1f ms; errors %d"
+          % (len(lat) / sec, pct(cpu, 50), pct(cpu, 99), min(cpu), max(cpu),
+             max(cpu) / max(1, min(cpu)), statistics.pstdev(cpu), err))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("goboxd")
@@ -265,23 +307,28 @@ def main():
     ap.add_argument("--requests", type=int, default=10)
     ap.add_argument("--levels", default="10,50,100")
     ap.add_argument("--skip", default="")
+    ap.add_argument("--daemon-arg", action="append", default=[],
+                    help="one more goboxd option (repeatable), e.g. --daemon-arg=--pin-cpus")
     a = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("needs root (the daemon makes cgroups and drops to sandbox uids)")
     skip = set(a.skip.split(",")) if a.skip else set()
     tmp = tempfile.mkdtemp(prefix="goboxd-engine-")
     os.chmod(tmp, 0o711)
-    d = Daemon(os.path.abspath(a.goboxd), a.jail, tmp)
+    d = Daemon(os.path.abspath(a.goboxd), a.jail, tmp, a.daemon_arg)
     try:
-        print("goboxd %s, jail %s, %s CPUs, workers %s, max concurrency %s" % (
+        print("goboxd %s, jail %s, %s CPUs, workers %s, max concurrency %s%s" % (
             d.info["build_info"]["version"], d.info["nsjail"].get("driver", a.jail),
-            os.cpu_count(), d.info["limits"]["workers"], d.info["limits"]["max_concurrent_jobs"]))
+            os.cpu_count(), d.info["limits"]["workers"], d.info["limits"]["max_concurrent_jobs"],
+            (", options " + " ".join(a.daemon_arg)) if a.daemon_arg else ""))
         if "overhead" not in skip:
             phase_overhead(d, tmp, a.requests)
         if "hello" not in skip:
             phase_hello(d, tmp)
         if "load" not in skip:
             phase_load(d, tmp, a.jail, [int(x) for x in a.levels.split(",")], a.seconds)
+        if "spin" not in skip:
+            phase_spin(d, a.seconds)
         st, info = d.request("GET", "/info")
         s = info["stats"]
         print("jobs_total=%d jobs_failed_internal=%d" % (s["jobs_total"], s["jobs_failed_internal"]))
