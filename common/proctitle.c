@@ -17,6 +17,9 @@ static char *area;
 static size_t area_len;
 
 /* Where the run of strings that starts at v[0] ends, extended from end. */
+/* The argv copy main() goes on with (environ holds the other). */
+static char **volatile args_copy; /* volatile: written once, never read */
+
 static char *run_end(char **v, char *end)
 {
 	for (size_t i = 0; v && v[i]; i++) {
@@ -64,8 +67,9 @@ char **proctitle_init(int argc, char **argv)
 		free(env);
 		return argv;
 	}
-	/* both copies live as long as the process */
+	/* both copies live as long as the process, each held here */
 	environ = env;
+	args_copy = args;
 	area = argv[0];
 	area_len = (size_t)(end - argv[0]);
 	return args;
