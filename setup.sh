@@ -52,7 +52,7 @@ deps() {
 		build-essential autoconf automake libtool pkg-config git ca-certificates \
 		libcjson-dev libyaml-dev libcap-dev libsystemd-dev libseccomp-dev \
 		libcriterion-dev node-llhttp bubblewrap \
-		cppcheck clang-tidy curl python3 python3-pytest procps wrk \
+		cppcheck clang-tidy curl python3 python3-pytest python3-yaml procps wrk \
 		systemd groff-base
 }
 
@@ -100,6 +100,7 @@ run_tests() {
 	make -s tests/sandbox/sandbox_tests
 	make -s check || { cat tests/unit/*.log 2>/dev/null | tail -50; exit 1; }
 	make -s verify-units
+	make -s verify-deploy
 	"$top/tests/run-all" "$build/goboxd"
 }
 
