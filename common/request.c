@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -741,12 +742,94 @@ static int native_language(struct native_ctx *c, const cJSON *root, const struct
 	return 0;
 }
 
+/* A tolerance of "compare": a finite number from 0 to 1. */
+static int parse_tolerance(struct native_ctx *c, const cJSON *o, const char *key, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v)
+		return 0;
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+	    v->valuedouble > 1) {
+		set_err(c->e, "invalid_compare", "compare", "compare.%s must be a number from 0 to 1",
+			key);
+		return -1;
+	}
+	*out = v->valuedouble;
+	return 0;
+}
+
+/*
+ * "compare": "exact" (the default), "tokens", "float", or an object
+ * {"mode": ..., "absolute_tolerance": x, "relative_tolerance": y}, the
+ * tolerances for "float" only.
+ */
+static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare_spec *spec)
+{
+	static const char *const keys[] = { "mode", "absolute_tolerance", "relative_tolerance",
+					    NULL };
+	static const struct { const char *name; enum compare_mode mode; } modes[] = {
+		{ "exact", COMPARE_EXACT }, { "tokens", COMPARE_TOKENS }, { "float", COMPARE_FLOAT },
+	};
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "compare");
+	const cJSON *mode = v, *bad;
+	bool dup, found = false;
+
+	spec->mode = COMPARE_EXACT;
+	spec->abs_tol = spec->rel_tol = COMPARE_FLOAT_DEFAULT_TOL;
+	if (!v)
+		return 0;
+	if (cJSON_IsObject(v)) {
+		if ((bad = bad_key(v, keys, &dup))) {
+			set_err(c->e, dup ? "invalid_json" : "unknown_field", "compare",
+				dup ? "duplicate key compare.%s" : "unknown field compare.%s",
+				bad->string);
+			return -1;
+		}
+		mode = cJSON_GetObjectItemCaseSensitive(v, "mode");
+		if (!mode) {
+			set_err(c->e, "missing_field", "compare.mode", "compare.mode is required");
+			return -1;
+		}
+	}
+	if (!cJSON_IsString(mode)) {
+		set_err(c->e, "invalid_type", "compare",
+			"compare must be a string or an object with a mode");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(mode->valuestring, modes[i].name) == 0) {
+			spec->mode = modes[i].mode;
+			found = true;
+		}
+	}
+	if (!found) {
+		set_err(c->e, "invalid_compare", "compare",
+			"unknown comparison '%.32s' (exact, tokens or float)", mode->valuestring);
+		return -1;
+	}
+	if (!cJSON_IsObject(v))
+		return 0;
+	if (spec->mode != COMPARE_FLOAT &&
+	    (cJSON_GetObjectItemCaseSensitive(v, "absolute_tolerance") ||
+	     cJSON_GetObjectItemCaseSensitive(v, "relative_tolerance"))) {
+		set_err(c->e, "invalid_compare", "compare",
+			"tolerances apply to the float comparison only");
+		return -1;
+	}
+	if (parse_tolerance(c, v, "absolute_tolerance", &spec->abs_tol) < 0 ||
+	    parse_tolerance(c, v, "relative_tolerance", &spec->rel_tol) < 0)
+		return -1;
+	return 0;
+}
+
 int request_parse_native(const char *body, size_t len, const struct langtab *t,
 			 const struct config *cfg, struct job_request **out,
 			 struct req_error *e)
 {
 	static const char *const keys[] = { "language", "source", "source_filename",
-					    "artifact_filename", "build", "run", "tests", NULL };
+					    "artifact_filename", "build", "run", "tests",
+					    "compare", NULL };
 	struct native_ctx c = { .cfg = cfg, .e = e };
 	struct job_request *r = NULL;
 	const cJSON *v;
@@ -781,7 +864,7 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 	    parse_step(&c, root, "build", &r->lang->build, r->lang->has_build, &r->build_limits,
 		       &r->build_flags) < 0 ||
 	    parse_step(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
-	    parse_tests(&c, root) < 0)
+	    parse_tests(&c, root) < 0 || parse_compare(&c, root, &r->compare) < 0)
 		goto out;
 	*out = r;
 	r = NULL;

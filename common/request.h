@@ -11,6 +11,7 @@
 #include "common/config.h"
 #include "common/langtab.h"
 #include "common/limits.h"
+#include "common/verdict.h"
 
 struct req_file {
 	char *name;
@@ -39,6 +40,7 @@ struct job_request {
 	struct limits run_limits;
 	struct req_test *tests;
 	size_t ntests;
+	struct compare_spec compare; /* how stdout meets expected_stdout */
 };
 
 /* A client error: HTTP status, stable code, message, and the field path. */

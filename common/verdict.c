@@ -2,6 +2,8 @@
 
 #include "common/verdict.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_space(unsigned char c)
@@ -51,6 +53,91 @@ enum compare_result output_compare(const char *got, size_t got_len,
 		if (gl != wl || memcmp(got + gs, want + ws, gl) != 0)
 			return CMP_DIFFERENT;
 	}
+}
+
+/* The longest token read as a number; longer ones compare as bytes. */
+#define NUMBER_MAX 128
+
+/* A decimal number spelled the way judges print them: [+-]digits[.digits][e[+-]digits]. */
+static bool decimal_token(const char *s, size_t len, double *out)
+{
+	char buf[NUMBER_MAX + 1];
+	size_t i = 0, digits = 0;
+	char *end;
+
+	if (len == 0 || len > NUMBER_MAX)
+		return false;
+	if (s[i] == '+' || s[i] == '-')
+		i++;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+		digits++;
+	if (i < len && s[i] == '.')
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			digits++;
+	if (digits == 0)
+		return false;
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		size_t exp = 0;
+
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			exp++;
+		if (exp == 0)
+			return false;
+	}
+	if (i != len)
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	*out = strtod(buf, &end);
+	return end == buf + len && isfinite(*out);
+}
+
+static bool tokens_close(const struct compare_spec *spec, const char *g, size_t gl,
+			 const char *w, size_t wl)
+{
+	double a, b, diff;
+
+	if (gl == wl && memcmp(g, w, gl) == 0)
+		return true;
+	if (spec->mode != COMPARE_FLOAT || !decimal_token(g, gl, &a) || !decimal_token(w, wl, &b))
+		return false;
+	diff = fabs(a - b);
+	return diff <= spec->abs_tol || diff <= spec->rel_tol * fabs(b);
+}
+
+enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
+				      size_t got_len, const char *want, size_t want_len)
+{
+	size_t gp = 0, wp = 0;
+
+	if (spec->mode == COMPARE_EXACT)
+		return output_compare(got, got_len, want, want_len);
+	for (;;) {
+		size_t gs = 0, gl = 0, ws = 0, wl = 0;
+		bool g = next_token(got, got_len, &gp, &gs, &gl);
+		bool w = next_token(want, want_len, &wp, &ws, &wl);
+
+		if (!g || !w)
+			return g == w ? CMP_EQUAL : CMP_DIFFERENT;
+		if (!tokens_close(spec, got + gs, gl, want + ws, wl))
+			return CMP_DIFFERENT;
+	}
+}
+
+const char *compare_mode_name(enum compare_mode m)
+{
+	switch (m) {
+	case COMPARE_EXACT:
+		return "exact";
+	case COMPARE_TOKENS:
+		return "tokens";
+	case COMPARE_FLOAT:
+		return "float";
+	}
+	return "exact";
 }
 
 /*

@@ -30,6 +30,29 @@ enum compare_result { CMP_EQUAL, CMP_WHITESPACE, CMP_DIFFERENT };
 enum compare_result output_compare(const char *got, size_t got_len,
 				   const char *want, size_t want_len);
 
+/*
+ * The comparison a request chooses (its "compare" field):
+ *   exact   output_compare() above: equal, whitespace only, or different
+ *           (the default);
+ *   tokens  equal token sequences are CMP_EQUAL, whitespace never matters;
+ *   float   token by token: equal bytes, or both tokens decimal numbers
+ *           (digits, one point, an exponent; no hex, inf or nan) within
+ *           abs_tol of each other or within rel_tol times the expected
+ *           value; the token counts must match.
+ */
+enum compare_mode { COMPARE_EXACT, COMPARE_TOKENS, COMPARE_FLOAT };
+
+struct compare_spec {
+	enum compare_mode mode;
+	double abs_tol, rel_tol;     /* float only; finite, >= 0 */
+};
+
+#define COMPARE_FLOAT_DEFAULT_TOL 1e-6
+
+enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
+				      size_t got_len, const char *want, size_t want_len);
+const char *compare_mode_name(enum compare_mode m);
+
 /* What happened to one sandboxed run, as measured. */
 struct run_outcome {
 	bool internal_error;  /* the sandbox failed, not the program */

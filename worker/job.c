@@ -205,8 +205,8 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		return;
 	}
 	if (t->expected)
-		cmp = output_compare(tr->r.out.data ? tr->r.out.data : "", tr->r.out.len,
-				     t->expected, t->expected_len);
+		cmp = output_compare_by(&req->compare, tr->r.out.data ? tr->r.out.data : "",
+					tr->r.out.len, t->expected, t->expected_len);
 	tr->status = verdict_for_test(&tr->r.outcome, t->expected != NULL, cmp);
 }
 

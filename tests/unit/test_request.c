@@ -760,3 +760,43 @@ Test(request, free_null)
 {
 	request_free(NULL);
 }
+
+Test(native, compare)
+{
+	struct job_request *r;
+
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\"," T1 "}");
+	cr_expect_eq(r->compare.mode, COMPARE_EXACT);
+	request_free(r);
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":\"tokens\"}");
+	cr_expect_eq(r->compare.mode, COMPARE_TOKENS);
+	request_free(r);
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":\"float\"}");
+	cr_expect_eq(r->compare.mode, COMPARE_FLOAT);
+	cr_expect_eq(r->compare.abs_tol, COMPARE_FLOAT_DEFAULT_TOL);
+	cr_expect_eq(r->compare.rel_tol, COMPARE_FLOAT_DEFAULT_TOL);
+	request_free(r);
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":{\"mode\":\"float\","
+		     "\"absolute_tolerance\":0.01,\"relative_tolerance\":0}}");
+	cr_expect_eq(r->compare.abs_tol, 0.01);
+	cr_expect_eq(r->compare.rel_tol, 0);
+	request_free(r);
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":{\"mode\":\"exact\"}}");
+	cr_expect_eq(r->compare.mode, COMPARE_EXACT);
+	request_free(r);
+
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":\"fuzzy\"}",
+		  "invalid_compare", "compare");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":3}",
+		  "invalid_type", "compare");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":{}}",
+		  "missing_field", "compare.mode");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":{\"mode\":\"float\","
+		  "\"epsilon\":1}}", "unknown_field", "compare");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":{\"mode\":\"tokens\","
+		  "\"absolute_tolerance\":0.1}}", "invalid_compare", "compare");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":{\"mode\":\"float\","
+		  "\"relative_tolerance\":-1}}", "invalid_compare", "compare");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":{\"mode\":\"float\","
+		  "\"absolute_tolerance\":\"0.1\"}}", "invalid_compare", "compare");
+}

@@ -134,3 +134,55 @@ Test(verdict, names_match_the_spec)
 	cr_expect_str_eq(build_status_name(BS_FAILED), "failed");
 	cr_expect_str_eq(build_status_name(BS_INTERNAL_ERROR), "internal_error");
 }
+
+static enum compare_result cmp_by(enum compare_mode m, double abs_tol, double rel_tol,
+				  const char *got, const char *want)
+{
+	struct compare_spec s = { .mode = m, .abs_tol = abs_tol, .rel_tol = rel_tol };
+
+	return output_compare_by(&s, got, strlen(got), want, strlen(want));
+}
+
+Test(compare, exact_mode_is_the_default_rule)
+{
+	cr_expect_eq(cmp_by(COMPARE_EXACT, 0, 0, "hi\n", "hi\n"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_EXACT, 0, 0, "hi", "hi\n"), CMP_WHITESPACE);
+	cr_expect_eq(cmp_by(COMPARE_EXACT, 0, 0, "1.0", "1"), CMP_DIFFERENT);
+}
+
+Test(compare, tokens_ignore_whitespace_only)
+{
+	cr_expect_eq(cmp_by(COMPARE_TOKENS, 0, 0, "1  2\r\n", "1 2"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_TOKENS, 0, 0, "\n\n", ""), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_TOKENS, 0, 0, "12", "1 2"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_TOKENS, 0, 0, "1 2 3", "1 2"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_TOKENS, 0, 0, "1.0", "1"), CMP_DIFFERENT);
+}
+
+Test(compare, float_tolerances)
+{
+	/* absolute */
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, "0.3333333", "0.333333333"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, "0.3334", "0.333333333"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 0.5, 0, "1", "1.5"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 0.25, 0, "1", "1.5"), CMP_DIFFERENT);
+	/* relative to the expected value */
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 0, 1e-6, "1000000.5", "1000000"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 0, 1e-6, "1000002", "1000000"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 0, 1e-3, "1.23e5", "123000.1"), CMP_EQUAL);
+	/* whitespace never matters, token counts do */
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 1e-6, "1.0000001\n2\n", "1 2.0000000"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 1e-6, "1 2", "1 2 3"), CMP_DIFFERENT);
+	/* words compare as bytes; only decimal spellings are numbers */
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 1e-6, "YES 0.5", "YES 0.5000001"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 1e-6, "yes", "YES"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1, 1, "nan", "0"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1, 1, "inf", "1e308"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1, 1, "0x10", "16"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1, 1, "1e999", "1e308"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, "-0", "0.0000001"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, ".5", "0.5"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, "5.", "5"), CMP_EQUAL);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, "1e", "1"), CMP_DIFFERENT);
+	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, "-", "0"), CMP_DIFFERENT);
+}
