@@ -93,6 +93,55 @@ fail:
 	return rc;
 }
 
+int jobdir_read(const struct jobdir *d, const char *name, size_t cap, struct buf *out)
+{
+	char chunk[16384];
+	struct stat st;
+	int fd, rc = 0;
+
+	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return -EINVAL;
+	fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ELOOP ? -EINVAL : -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	out->truncated = false;
+	for (;;) {
+		size_t room = cap - out->len;
+		ssize_t n = read(fd, chunk, room < sizeof(chunk) ? room + 1 : sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((size_t)n > room) {
+			n = (ssize_t)room;
+			out->truncated = true;
+		}
+		if (buf_append(out, chunk, (size_t)n) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (out->truncated)
+			break;
+	}
+	close(fd);
+	return rc;
+}
+
 /*
  * Open a subdirectory without following a symlink. The sandbox may have
  * made it unreadable (chmod 000): when not privileged enough to ignore

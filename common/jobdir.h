@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/buf.h"
+
 #define JOBDIR_PREFIX "job-"
 
 struct jobdir {
@@ -31,6 +33,15 @@ int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out);
  */
 int jobdir_write(const struct jobdir *d, const char *name, const void *data, size_t len,
 		 mode_t mode);
+/*
+ * Read the regular file name (one path component) of the job directory
+ * into out, at most cap bytes (out->truncated set when there was more).
+ * The file is opened with O_NOFOLLOW|O_NONBLOCK relative to the directory
+ * fd, so a symbolic link, a FIFO or a directory a program left under that
+ * name is refused, never followed or waited on. 0, -ENOENT when there is
+ * no such file, or another negative errno (-EINVAL: not a regular file).
+ */
+int jobdir_read(const struct jobdir *d, const char *name, size_t cap, struct buf *out);
 /*
  * Every test must start from the job directory as the build left it. This
  * keeps that state: each regular file becomes root's and read-only (a

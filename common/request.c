@@ -352,6 +352,8 @@ void request_free(struct job_request *r)
 	for (size_t i = 0; i < r->ntests; i++) {
 		free(r->tests[i].stdin_data);
 		free(r->tests[i].expected);
+		free(r->tests[i].input_file);
+		free(r->tests[i].output_file);
 	}
 	free(r->tests);
 	free(r);
@@ -554,9 +556,32 @@ static int opt_string(struct native_ctx *c, const cJSON *o, const char *key,
 	return 1;
 }
 
+/* A test's file name field (input_file, output_file): 0 absent, 1 valid, -1 bad. */
+static int test_filename(struct native_ctx *c, const cJSON *o, size_t i, const char *key,
+			 char **out)
+{
+	char path[96], why[128];
+	size_t len;
+	char *s = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), "tests[%zu].%s", i, key);
+	rc = opt_string(c, o, key, path, &s, &len);
+	if (rc <= 0)
+		return rc;
+	if (validate_filename(s, len, why, sizeof(why)) < 0) {
+		set_err(c->e, "invalid_filename", path, "%s: %s", path, why);
+		free(s);
+		return -1;
+	}
+	*out = s;
+	return 1;
+}
+
 static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req_test *t)
 {
-	static const char *const keys[] = { "stdin", "expected_stdout", NULL };
+	static const char *const keys[] = { "stdin", "expected_stdout", "input_file",
+					    "output_file", NULL };
 	const struct config *cfg = c->cfg;
 	char path[96];
 	const cJSON *v;
@@ -592,6 +617,44 @@ static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req
 		set_err(c->e, "expected_output_too_large", path, "%s is larger than %zu bytes",
 			path, cfg->max_expected_bytes);
 		return -1;
+	}
+	if (test_filename(c, o, i, "input_file", &t->input_file) < 0 ||
+	    test_filename(c, o, i, "output_file", &t->output_file) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * A test's input and output files are made and read in the job directory:
+ * neither may be a file the request or the build owns there (the source,
+ * the artifact), and they must differ.
+ */
+static int check_test_files(struct native_ctx *c)
+{
+	const struct job_request *r = c->r;
+	char path[96];
+
+	for (size_t i = 0; i < r->ntests; i++) {
+		const struct req_test *t = &r->tests[i];
+		const char *names[2] = { t->input_file, t->output_file };
+		const char *keys[2] = { "input_file", "output_file" };
+
+		for (int k = 0; k < 2; k++) {
+			if (!names[k])
+				continue;
+			snprintf(path, sizeof(path), "tests[%zu].%s", i, keys[k]);
+			if (strcmp(names[k], r->files[0].name) == 0 ||
+			    (r->artifact && strcmp(names[k], r->artifact) == 0)) {
+				set_err(c->e, "invalid_filename", path,
+					"%s: '%s' is the source or the build's output", path, names[k]);
+				return -1;
+			}
+		}
+		if (t->input_file && t->output_file && strcmp(t->input_file, t->output_file) == 0) {
+			snprintf(path, sizeof(path), "tests[%zu].output_file", i);
+			set_err(c->e, "invalid_filename", path, "%s: the same file as input_file", path);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -864,7 +927,8 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 	    parse_step(&c, root, "build", &r->lang->build, r->lang->has_build, &r->build_limits,
 		       &r->build_flags) < 0 ||
 	    parse_step(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
-	    parse_tests(&c, root) < 0 || parse_compare(&c, root, &r->compare) < 0)
+	    parse_tests(&c, root) < 0 || check_test_files(&c) < 0 ||
+	    parse_compare(&c, root, &r->compare) < 0)
 		goto out;
 	*out = r;
 	r = NULL;

@@ -24,6 +24,8 @@ struct req_test {
 	size_t stdin_len;
 	char *expected;      /* NULL: no expected output given */
 	size_t expected_len;
+	char *input_file;    /* file I/O: stdin_data goes into this file, NULL: stdin */
+	char *output_file;   /* file I/O: this file is judged, NULL: stdout */
 };
 
 enum req_format { REQ_NATIVE, REQ_CODIZE };

@@ -114,7 +114,23 @@ static cJSON *build_json(const struct job_result *res)
 	return b;
 }
 
-static cJSON *test_json(const struct test_result *t)
+/* File I/O tests: {"name", "content" (null when there was no such file), "truncated"}. */
+static void add_output_file(cJSON *o, const struct req_test *rt, const struct test_result *t)
+{
+	cJSON *f;
+
+	if (!rt->output_file)
+		return;
+	f = cJSON_AddObjectToObject(o, "output_file");
+	cJSON_AddStringToObject(f, "name", rt->output_file);
+	if (!t->ran || t->file_missing)
+		cJSON_AddNullToObject(f, "content");
+	else
+		add_text(f, "content", &t->file_out);
+	cJSON_AddBoolToObject(f, "truncated", t->file_out.truncated);
+}
+
+static cJSON *test_json(const struct req_test *rt, const struct test_result *t)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -134,6 +150,7 @@ static cJSON *test_json(const struct test_result *t)
 	add_exit(o, &t->r.outcome);
 	cJSON_AddBoolToObject(o, "stdout_truncated", t->r.out_truncated);
 	cJSON_AddBoolToObject(o, "stderr_truncated", t->r.err_truncated);
+	add_output_file(o, rt, t);
 	return o;
 }
 
@@ -150,7 +167,7 @@ char *api_run_response(const struct job_request *req, const struct job_result *r
 	cJSON_AddItemToObject(o, "build", build_json(res));
 	tests = cJSON_AddArrayToObject(o, "tests");
 	for (size_t i = 0; i < res->ntests; i++)
-		cJSON_AddItemToArray(tests, test_json(&res->tests[i]));
+		cJSON_AddItemToArray(tests, test_json(&req->tests[i], &res->tests[i]));
 	if (res->internal_error)
 		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
 	s = cJSON_PrintUnformatted(o);

@@ -176,20 +176,29 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 {
 	const struct req_test *t = &req->tests[i];
 	struct test_result *tr = &res->tests[i];
+	struct jobdir *d = jail_jobdir(env->jail);
+	const struct buf *judged = &tr->r.out;
 	struct step_spec s;
 	enum compare_result cmp = CMP_EQUAL;
 	int rc = 0;
 
 	spec_fill(&s, req, p, &req->run_limits, env->cfg);
 	s.open_files = req->lang->run.open_files;
-	s.stdin_data = t->stdin_data;
-	s.stdin_len = t->stdin_len;
+	if (!t->input_file) {
+		s.stdin_data = t->stdin_data;
+		s.stdin_len = t->stdin_len;
+	}
 	if (i > 0)
-		rc = jobdir_restore(jail_jobdir(env->jail), env->uid, env->gid);
+		rc = jobdir_restore(d, env->uid, env->gid);
 	if (rc < 0) {
 		tr->r.outcome.internal_error = true;
 		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
 			 "restoring the job directory: %s", strerror(-rc));
+	} else if (t->input_file &&
+		   (rc = jobdir_write(d, t->input_file, t->stdin_data, t->stdin_len, 0644)) < 0) {
+		tr->r.outcome.internal_error = true;
+		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
+			 "writing the input file: %s", strerror(-rc));
 	} else {
 		rc = sandbox_run(env->jail, &s, &tr->r);
 	}
@@ -204,10 +213,30 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		}
 		return;
 	}
+	if (t->output_file) {
+		/* Every process of the test is gone: the file can no longer change. */
+		rc = jobdir_read(d, t->output_file, (size_t)req->run_limits.output_kb * 1024,
+				 &tr->file_out);
+		if (rc == -ENOENT || rc == -EINVAL) {
+			tr->file_missing = true;
+		} else if (rc < 0) {
+			tr->status = TS_INTERNAL_ERROR;
+			set_internal(res, "reading the output file", -rc);
+			return;
+		}
+		judged = &tr->file_out;
+	}
 	if (t->expected)
-		cmp = output_compare_by(&req->compare, tr->r.out.data ? tr->r.out.data : "",
-					tr->r.out.len, t->expected, t->expected_len);
-	tr->status = verdict_for_test(&tr->r.outcome, t->expected != NULL, cmp);
+		cmp = output_compare_by(&req->compare, judged->data ? judged->data : "",
+					judged->len, t->expected, t->expected_len);
+	/* A missing output file is no answer, whatever was expected. */
+	if (tr->file_missing)
+		cmp = CMP_DIFFERENT;
+	tr->status = verdict_for_test(&tr->r.outcome, t->expected != NULL || tr->file_missing,
+				      cmp);
+	/* An output file cut at the cap cannot be the right answer. */
+	if (tr->status == TS_ACCEPTED && tr->file_out.truncated && t->expected)
+		tr->status = TS_WRONG_OUTPUT;
 }
 
 static void run_tests(const struct job_env *env, const struct job_request *req,
@@ -245,6 +274,7 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	res->tests = xcalloc(req->ntests, sizeof(*res->tests));
 	for (size_t i = 0; i < req->ntests; i++) {
 		step_result_init(&res->tests[i].r);
+		buf_init(&res->tests[i].file_out, 0);
 		res->tests[i].status = TS_NOT_EXECUTED;
 	}
 	res->build_status = BS_OK;
@@ -282,8 +312,10 @@ void job_result_free(struct job_result *res)
 	if (!res)
 		return;
 	step_result_free(&res->build);
-	for (size_t i = 0; i < res->ntests && res->tests; i++)
+	for (size_t i = 0; i < res->ntests && res->tests; i++) {
 		step_result_free(&res->tests[i].r);
+		buf_free(&res->tests[i].file_out);
+	}
 	free(res->tests);
 	res->tests = NULL;
 	res->ntests = 0;

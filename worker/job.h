@@ -21,6 +21,9 @@ struct test_result {
 	enum test_status status;
 	struct step_result r;
 	bool ran;
+	/* File I/O tests: what the program left in the test's output_file. */
+	struct buf file_out;
+	bool file_missing;          /* no such regular file after the run */
 };
 
 struct job_result {

@@ -89,7 +89,7 @@ def check_run(body, exp):
             where = "test %d: %s" % (i, json.dumps(got)[:2000])
             if "status" in want:
                 assert got["status"] == want["status"], where
-            for k in ("exit_code", "signal"):
+            for k in ("exit_code", "signal", "output_file"):
                 if k in want:
                     assert got[k] == want[k], where
             check_text(where, got, want)

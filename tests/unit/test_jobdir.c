@@ -168,6 +168,48 @@ Test(jobdir, write_never_follows_a_planted_symlink)
 	jobdir_remove(&d);
 }
 
+Test(jobdir, read_takes_regular_files_only_and_caps_them)
+{
+	struct jobdir d;
+	struct buf b;
+	char target[128], p[4200];
+
+	snprintf(target, sizeof(target), "%s/passwd", outside);
+	write_host_file(target, "root:x:0:0\n");
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	cr_assert_eq(jobdir_write(&d, "out.txt", "0123456789", 10, 0644), 0);
+
+	buf_init(&b, 0);
+	cr_expect_eq(jobdir_read(&d, "out.txt", 100, &b), 0);
+	cr_expect_eq(b.len, 10);
+	cr_expect_str_eq(b.data, "0123456789");
+	cr_expect_not(b.truncated);
+	buf_reset(&b);
+	cr_expect_eq(jobdir_read(&d, "out.txt", 4, &b), 0);
+	cr_expect_eq(b.len, 4);
+	cr_expect(b.truncated);
+	buf_reset(&b);
+	cr_expect_eq(jobdir_read(&d, "out.txt", 10, &b), 0);
+	cr_expect_not(b.truncated, "exactly the cap is not truncated");
+
+	/* a program's symlink to a host file, a FIFO that would block, a dir */
+	snprintf(p, sizeof(p), "%s/link", d.path);
+	cr_assert_eq(symlink(target, p), 0);
+	buf_reset(&b);
+	cr_expect_eq(jobdir_read(&d, "link", 100, &b), -EINVAL);
+	cr_expect_eq(b.len, 0);
+	snprintf(p, sizeof(p), "%s/fifo", d.path);
+	cr_assert_eq(mkfifo(p, 0644), 0);
+	cr_expect_eq(jobdir_read(&d, "fifo", 100, &b), -EINVAL);
+	snprintf(p, sizeof(p), "%s/dir", d.path);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	cr_expect_eq(jobdir_read(&d, "dir", 100, &b), -EINVAL);
+	cr_expect_eq(jobdir_read(&d, "missing", 100, &b), -ENOENT);
+	cr_expect_eq(jobdir_read(&d, "../passwd", 100, &b), -EINVAL);
+	buf_free(&b);
+	jobdir_remove(&d);
+}
+
 Test(jobdir, remove_leaves_symlink_targets_alone)
 {
 	struct jobdir d;

@@ -800,3 +800,27 @@ Test(native, compare)
 	parse_bad("{\"language\":\"py3\",\"source\":\"x\"," T1 ",\"compare\":{\"mode\":\"float\","
 		  "\"absolute_tolerance\":\"0.1\"}}", "invalid_compare", "compare");
 }
+
+Test(native, test_files)
+{
+	struct job_request *r;
+
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"stdin\":\"1\","
+		     "\"input_file\":\"in.txt\",\"output_file\":\"out.txt\"},{}]}");
+	cr_expect_str_eq(r->tests[0].input_file, "in.txt");
+	cr_expect_str_eq(r->tests[0].output_file, "out.txt");
+	cr_expect_null(r->tests[1].input_file);
+	cr_expect_null(r->tests[1].output_file);
+	request_free(r);
+
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"input_file\":\"../in\"}]}",
+		  "invalid_filename", "tests[0].input_file");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{},{\"output_file\":\"a/b\"}]}",
+		  "invalid_filename", "tests[1].output_file");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"output_file\":5}]}",
+		  "invalid_type", "tests[0].output_file");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"output_file\":\"solution.py\"}]}",
+		  "invalid_filename", "tests[0].output_file");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"input_file\":\"f\","
+		  "\"output_file\":\"f\"}]}", "invalid_filename", "tests[0].output_file");
+}
