@@ -556,26 +556,17 @@ static int opt_string(struct native_ctx *c, const cJSON *o, const char *key,
 	return 1;
 }
 
+static int opt_filename_at(struct native_ctx *c, const cJSON *o, const char *key,
+			   const char *path, char **out);
+
 /* A test's file name field (input_file, output_file): 0 absent, 1 valid, -1 bad. */
 static int test_filename(struct native_ctx *c, const cJSON *o, size_t i, const char *key,
 			 char **out)
 {
-	char path[96], why[128];
-	size_t len;
-	char *s = NULL;
-	int rc;
+	char path[96];
 
 	snprintf(path, sizeof(path), "tests[%zu].%s", i, key);
-	rc = opt_string(c, o, key, path, &s, &len);
-	if (rc <= 0)
-		return rc;
-	if (validate_filename(s, len, why, sizeof(why)) < 0) {
-		set_err(c->e, "invalid_filename", path, "%s: %s", path, why);
-		free(s);
-		return -1;
-	}
-	*out = s;
-	return 1;
+	return opt_filename_at(c, o, key, path, out);
 }
 
 static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req_test *t)
@@ -694,23 +685,30 @@ static int parse_tests(struct native_ctx *c, const cJSON *root)
 	return 0;
 }
 
-/* A client file name field: 0 absent, 1 present and valid, -1 bad. */
-static int opt_filename(struct native_ctx *c, const cJSON *root, const char *key, char **out)
+/* A client file name field of o, named path in errors: 0 absent, 1 present
+ * and valid, -1 bad. */
+static int opt_filename_at(struct native_ctx *c, const cJSON *o, const char *key,
+			   const char *path, char **out)
 {
 	char why[128];
 	size_t len;
 	char *s = NULL;
-	int rc = opt_string(c, root, key, key, &s, &len);
+	int rc = opt_string(c, o, key, path, &s, &len);
 
 	if (rc <= 0)
 		return rc;
 	if (validate_filename(s, len, why, sizeof(why)) < 0) {
-		set_err(c->e, "invalid_filename", key, "%s: %s", key, why);
+		set_err(c->e, "invalid_filename", path, "%s: %s", path, why);
 		free(s);
 		return -1;
 	}
 	*out = s;
 	return 1;
+}
+
+static int opt_filename(struct native_ctx *c, const cJSON *root, const char *key, char **out)
+{
+	return opt_filename_at(c, root, key, key, out);
 }
 
 /* Source: required, valid UTF-8, capped. */

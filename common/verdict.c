@@ -127,19 +127,6 @@ enum compare_result output_compare_by(const struct compare_spec *spec, const cha
 	}
 }
 
-const char *compare_mode_name(enum compare_mode m)
-{
-	switch (m) {
-	case COMPARE_EXACT:
-		return "exact";
-	case COMPARE_TOKENS:
-		return "tokens";
-	case COMPARE_FLOAT:
-		return "float";
-	}
-	return "exact";
-}
-
 /*
  * Precedence, first match wins:
  *   internal_error  the sandbox failed; nothing about the program is known

@@ -51,7 +51,6 @@ struct compare_spec {
 
 enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
 				      size_t got_len, const char *want, size_t want_len);
-const char *compare_mode_name(enum compare_mode m);
 
 /* What happened to one sandboxed run, as measured. */
 struct run_outcome {
