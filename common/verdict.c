@@ -36,23 +36,18 @@ static bool next_token(const char *s, size_t len, size_t *pos, size_t *start, si
  * "\r\n" line ends, runs of blanks and blank lines never matter, but
  * "1 2" and "12" stay different.
  */
+static bool tokens_match(const struct compare_spec *spec, const char *got, size_t got_len,
+			 const char *want, size_t want_len);
+
 enum compare_result output_compare(const char *got, size_t got_len,
 				   const char *want, size_t want_len)
 {
-	size_t gp = 0, wp = 0;
+	static const struct compare_spec tokens = { .mode = COMPARE_TOKENS };
 
 	if (got_len == want_len && (got_len == 0 || memcmp(got, want, got_len) == 0))
 		return CMP_EQUAL;
-	for (;;) {
-		size_t gs = 0, gl = 0, ws = 0, wl = 0;
-		bool g = next_token(got, got_len, &gp, &gs, &gl);
-		bool w = next_token(want, want_len, &wp, &ws, &wl);
-
-		if (!g || !w)
-			return g == w ? CMP_WHITESPACE : CMP_DIFFERENT;
-		if (gl != wl || memcmp(got + gs, want + ws, gl) != 0)
-			return CMP_DIFFERENT;
-	}
+	return tokens_match(&tokens, got, got_len, want, want_len) ? CMP_WHITESPACE :
+								     CMP_DIFFERENT;
 }
 
 /* The longest token read as a number; longer ones compare as bytes. */
@@ -108,23 +103,30 @@ static bool tokens_close(const struct compare_spec *spec, const char *g, size_t 
 	return diff <= spec->abs_tol || diff <= spec->rel_tol * fabs(b);
 }
 
-enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
-				      size_t got_len, const char *want, size_t want_len)
+/* Both token sequences end together and every pair of tokens matches. */
+static bool tokens_match(const struct compare_spec *spec, const char *got, size_t got_len,
+			 const char *want, size_t want_len)
 {
 	size_t gp = 0, wp = 0;
 
-	if (spec->mode == COMPARE_EXACT)
-		return output_compare(got, got_len, want, want_len);
 	for (;;) {
 		size_t gs = 0, gl = 0, ws = 0, wl = 0;
 		bool g = next_token(got, got_len, &gp, &gs, &gl);
 		bool w = next_token(want, want_len, &wp, &ws, &wl);
 
 		if (!g || !w)
-			return g == w ? CMP_EQUAL : CMP_DIFFERENT;
+			return g == w;
 		if (!tokens_close(spec, got + gs, gl, want + ws, wl))
-			return CMP_DIFFERENT;
+			return false;
 	}
+}
+
+enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
+				      size_t got_len, const char *want, size_t want_len)
+{
+	if (spec->mode == COMPARE_EXACT)
+		return output_compare(got, got_len, want, want_len);
+	return tokens_match(spec, got, got_len, want, want_len) ? CMP_EQUAL : CMP_DIFFERENT;
 }
 
 /*
