@@ -158,13 +158,14 @@ static int spawn_worker(struct master *m, size_t idx)
 {
 	struct wslot *s = &m->slots[idx];
 	int sv[2];
-	pid_t pid;
+	pid_t pid, master_pid;
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		log_error("socketpair: %s", strerror(errno));
 		return -errno;
 	}
+	master_pid = getpid();
 	pid = fork();
 	if (pid < 0) {
 		log_error("fork: %s", strerror(errno));
@@ -174,7 +175,8 @@ static int spawn_worker(struct master *m, size_t idx)
 	}
 	if (pid == 0) {
 		struct worker_ctx ctx = {
-			.index = (unsigned)idx, .generation = m->gen, .cfg = &m->cfg, .lt = m->lt,
+			.index = (unsigned)idx, .master_pid = master_pid, .generation = m->gen,
+			.cfg = &m->cfg, .lt = m->lt,
 			.stats = m->stats, .probes = m->probes, .listen_fd = m->listen_fd,
 			.chan_fd = sv[1],
 		};

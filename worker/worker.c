@@ -1091,8 +1091,10 @@ int worker_main(const struct worker_ctx *ctx)
 	prctl(PR_SET_NAME, role, 0, 0, 0);
 	proctitle_set("goboxd: worker %u", ctx->index);
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-	if (getppid() == 1)
-		return 0; /* the master died before we got here */
+	/* The master died before we got here. Not getppid() == 1: in a
+	 * container the master itself is pid 1. */
+	if (getppid() != ctx->master_pid)
+		return 0;
 
 	if (setup_fds(&w) < 0) {
 		log_error("worker set-up failed: %s", strerror(errno));

@@ -3,6 +3,7 @@
 #define GOBOXD_WORKER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/config.h"
 #include "common/langtab.h"
@@ -16,6 +17,7 @@
 /* What the master hands to a freshly forked worker. */
 struct worker_ctx {
 	unsigned index;           /* slot in the master's table, and uid offset */
+	pid_t master_pid;         /* getppid() is this while the master lives */
 	uint32_t generation;      /* language-table generation */
 	const struct config *cfg;
 	const struct langtab *lt;

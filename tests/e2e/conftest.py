@@ -34,7 +34,7 @@ def free_port():
 class Daemon:
     """One goboxd master with its workers, started and stopped by a test."""
 
-    def __init__(self, args=(), languages=LANGUAGES, env=None, workers=2):
+    def __init__(self, args=(), languages=LANGUAGES, env=None, workers=2, wrapper=()):
         self.bin = os.environ.get("GOBOXD_BIN", os.path.join(TOP, "build", "goboxd"))
         self.jail = os.environ.get("GOBOXD_TEST_JAIL", "bwrap")
         self.tmp = tempfile.mkdtemp(prefix="goboxd-e2e-")
@@ -50,7 +50,7 @@ class Daemon:
                "--workers", str(workers), "--languages-dir", languages,
                "--jail-dir", self.jail_dir, "--jail", self.jail,
                "--nsjail-path", os.environ.get("GOBOXD_NSJAIL", "/usr/local/bin/nsjail")]
-        cmd += list(args)
+        cmd = list(wrapper) + cmd + list(args)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GOBOXD_")}
         full_env.update(env or {})
         self.log = open(self.log_path, "w")

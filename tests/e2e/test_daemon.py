@@ -802,3 +802,24 @@ def test_pin_cpus_puts_each_worker_on_a_cpu_of_its_own(daemon):
             assert cpus[0] != cpus[1], cpus
     finally:
         pinned.stop()
+
+
+def test_master_as_pid_1_keeps_its_workers():
+    """In a container goboxd is pid 1 of its pid namespace: its workers must
+    not take their parent's pid 1 for a dead master and exit."""
+    if not shutil.which("unshare"):
+        pytest.skip("unshare (util-linux) not installed")
+    d = Daemon(wrapper=["unshare", "--pid", "--fork", "--kill-child=SIGTERM"])
+    try:
+        st, body = d.post("/run", HELLO)
+        assert st == 200 and body["status"] == "accepted", body
+        assert len(d.worker_pids()) == 2
+    finally:
+        # SIGTERM to goboxd itself (unshare's child), so that it stops
+        # gracefully and cleans up; unshare exits with it.
+        with open("/proc/%d/task/%d/children" % (d.proc.pid, d.proc.pid)) as f:
+            kids = [int(p) for p in f.read().split()]
+        for pid in kids:
+            os.kill(pid, signal.SIGTERM)
+        d.proc.wait(timeout=40)
+        d.log.close()
