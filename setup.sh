@@ -3,7 +3,8 @@
 # run the daemon or the whole test suite. Used by README.md, .ci/run and the
 # Dockerfile, so that all three take the same path.
 #
-#   ./setup.sh deps      install the build and runtime packages
+#   ./setup.sh deps      install the build, test and runtime packages
+#   ./setup.sh build-deps  only what building needs (the image's build stage)
 #   ./setup.sh build     configure and build into ./build
 #   ./setup.sh langs     install every language toolchain named in languages/
 #   ./setup.sh install   deps + build + langs
@@ -38,20 +39,44 @@ apt_backports() {
 	unset GOBOXD_APT_UPDATED
 }
 
+# Run a step quietly; when it fails, say which step and show its output.
+quiet() {
+	local what=$1 log rc=0
+	shift
+	log=$(mktemp)
+	"$@" >"$log" 2>&1 || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		rm -f "$log"
+		return 0
+	fi
+	echo "setup.sh: $what failed (exit $rc): $*" >&2
+	tail -n 40 "$log" >&2
+	rm -f "$log"
+	return "$rc"
+}
+
 apt_install() {
 	# apt-get update once per run; the lists may be missing on a fresh host.
 	if [ -z "${GOBOXD_APT_UPDATED:-}" ]; then
-		as_root apt-get update -qq
+		quiet "apt-get update" as_root apt-get update -q
 		export GOBOXD_APT_UPDATED=1
 	fi
-	as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+	quiet "installing Debian packages" \
+		as_root apt-get install -y -q --no-install-recommends "$@"
+}
+
+# What building goboxd needs (the image's build stage installs only this).
+build_deps() {
+	apt_install \
+		build-essential autoconf automake libtool pkg-config \
+		libcjson-dev libyaml-dev libcap-dev libsystemd-dev libseccomp-dev \
+		libcriterion-dev node-llhttp
 }
 
 deps() {
+	build_deps
 	apt_install \
-		build-essential autoconf automake libtool pkg-config git ca-certificates \
-		libcjson-dev libyaml-dev libcap-dev libsystemd-dev libseccomp-dev \
-		libcriterion-dev node-llhttp bubblewrap \
+		git ca-certificates bubblewrap \
 		cppcheck clang-tidy curl python3 python3-pytest python3-yaml procps wrk \
 		systemd groff-base
 }
@@ -69,25 +94,37 @@ build() {
 
 langs() {
 	local pkgs npm_pkgs
-	pkgs=$("$build/goboxd" --languages-dir "$top/languages" --list-packages=debian | sort -u)
+	# GOBOXD_PACKAGE_LISTS: a directory with the lists goboxd printed
+	# (debian, npm), as the image's final stage gets them from its build
+	# stage; otherwise this build's goboxd prints them now.
+	local lists=${GOBOXD_PACKAGE_LISTS:-}
+	list_packages() {
+		if [ -n "$lists" ]; then
+			cat "$lists/$1"
+		else
+			"$build/goboxd" --languages-dir "$top/languages" --list-packages="$1"
+		fi
+	}
+	pkgs=$(list_packages debian | sort -u)
 	if [ -n "$pkgs" ]; then
 		apt_backports
 		# shellcheck disable=SC2086
 		apt_install $pkgs
 	fi
-	npm_pkgs=$("$build/goboxd" --languages-dir "$top/languages" --list-packages=npm | sort -u)
+	npm_pkgs=$(list_packages npm | sort -u)
 	if [ -n "$npm_pkgs" ]; then
 		command -v npm >/dev/null || apt_install npm
 		# Installed under /opt/goboxd/npm, which the languages mount read-only.
 		# shellcheck disable=SC2086
-		as_root npm install --silent --no-fund --no-audit -g --prefix /opt/goboxd/npm $npm_pkgs
+		quiet "installing npm packages" \
+			as_root npm install --no-fund --no-audit -g --prefix /opt/goboxd/npm $npm_pkgs
 	fi
 	# A language's own install step, after every package: languages/NAME.install.sh.
 	local hook
 	for hook in "$top"/languages/*.install.sh; do
 		[ -e "$hook" ] || continue
 		echo "setup.sh: $(basename "$hook")"
-		as_root "$hook"
+		quiet "$(basename "$hook")" as_root "$hook"
 	done
 }
 
@@ -105,6 +142,7 @@ run_tests() {
 }
 
 case "${1:-}" in
+build-deps) build_deps ;;
 deps) deps ;;
 build) build ;;
 langs) langs ;;
@@ -112,7 +150,7 @@ install) deps; build; langs ;;
 run) shift; deps; build; langs; run "$@" ;;
 test) deps; build; langs; run_tests ;;
 *)
-	sed -n '2,12p' "$0"
+	sed -n '2,13p' "$0"
 	exit 2
 	;;
 esac
