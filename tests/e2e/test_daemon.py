@@ -809,7 +809,8 @@ def test_master_as_pid_1_keeps_its_workers():
     not take their parent's pid 1 for a dead master and exit."""
     if not shutil.which("unshare"):
         pytest.skip("unshare (util-linux) not installed")
-    d = Daemon(wrapper=["unshare", "--pid", "--fork", "--kill-child=SIGTERM"])
+    # --mount-proc: a /proc of that pid namespace, as a container has
+    d = Daemon(wrapper=["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM"])
     try:
         st, body = d.post("/run", HELLO)
         assert st == 200 and body["status"] == "accepted", body
