@@ -634,10 +634,17 @@ static int check_test_files(struct native_ctx *c)
 			if (!names[k])
 				continue;
 			snprintf(path, sizeof(path), "tests[%zu].%s", i, keys[k]);
-			if (strcmp(names[k], r->files[0].name) == 0 ||
-			    (r->artifact && strcmp(names[k], r->artifact) == 0)) {
+			for (size_t f = 0; f < r->nfiles; f++) {
+				if (strcmp(names[k], r->files[f].name) == 0) {
+					set_err(c->e, "invalid_filename", path,
+						"%s: '%s' is a file of the request", path,
+						names[k]);
+					return -1;
+				}
+			}
+			if (r->artifact && strcmp(names[k], r->artifact) == 0) {
 				set_err(c->e, "invalid_filename", path,
-					"%s: '%s' is the source or the build's output", path, names[k]);
+					"%s: '%s' is the build's output", path, names[k]);
 				return -1;
 			}
 		}
@@ -803,6 +810,111 @@ static int native_language(struct native_ctx *c, const cJSON *root, const struct
 	return 0;
 }
 
+/*
+ * "files": extra files next to the source, [{"name", "content",
+ * "base64_encoded"}], at most --max-files of at most --max-file-size each,
+ * names by the source file rule, unique, and not the source or the
+ * artifact. They follow the source in r->files.
+ */
+static int parse_extra_files(struct native_ctx *c, const cJSON *root)
+{
+	static const char *const keys[] = { "name", "content", "base64_encoded", NULL };
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "files");
+	struct job_request *r = c->r;
+	struct req_file *all;
+	const cJSON *o;
+	char path[64];
+	size_t i = 0;
+
+	if (!a)
+		return 0;
+	if (!cJSON_IsArray(a)) {
+		set_err(c->e, "invalid_type", "files", "files must be an array");
+		return -1;
+	}
+	if (over((size_t)cJSON_GetArraySize(a), c->cfg->max_files)) {
+		set_err(c->e, "too_many_files", "files", "at most %u extra files are allowed",
+			c->cfg->max_files);
+		return -1;
+	}
+	all = xcalloc(r->nfiles + (size_t)cJSON_GetArraySize(a), sizeof(*all));
+	memcpy(all, r->files, r->nfiles * sizeof(*all));
+	free(r->files);
+	r->files = all;
+	cJSON_ArrayForEach(o, a) {
+		struct req_file *f = &r->files[r->nfiles];
+		const cJSON *v, *b64;
+		char *raw;
+		size_t rawlen;
+		bool dup;
+		int rc;
+
+		snprintf(path, sizeof(path), "files[%zu]", i);
+		if (!cJSON_IsObject(o)) {
+			set_err(c->e, "invalid_type", path, "%s must be an object", path);
+			return -1;
+		}
+		if ((v = bad_key(o, keys, &dup))) {
+			set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
+				dup ? "duplicate key %s.%s" : "unknown field %s.%s", path, v->string);
+			return -1;
+		}
+		snprintf(path, sizeof(path), "files[%zu].name", i);
+		rc = opt_filename_at(c, o, "name", path, &f->name);
+		if (rc == 0)
+			set_err(c->e, "missing_field", path, "%s is required", path);
+		if (rc <= 0)
+			return -1;
+		r->nfiles++;
+		for (size_t k = 0; k + 1 < r->nfiles; k++) {
+			if (strcmp(r->files[k].name, f->name) == 0) {
+				set_err(c->e, "invalid_filename", path,
+					"%s: '%s' is already the source or another file", path,
+					f->name);
+				return -1;
+			}
+		}
+		if (r->artifact && strcmp(r->artifact, f->name) == 0) {
+			set_err(c->e, "invalid_filename", path, "%s: '%s' is the build's output", path,
+				f->name);
+			return -1;
+		}
+		snprintf(path, sizeof(path), "files[%zu].content", i);
+		v = cJSON_GetObjectItemCaseSensitive(o, "content");
+		if (!v || !cJSON_IsString(v)) {
+			set_err(c->e, v ? "invalid_type" : "missing_field", path,
+				v ? "%s must be a string" : "%s is required", path);
+			return -1;
+		}
+		raw = json_bytes(v, &c->m, &rawlen);
+		b64 = cJSON_GetObjectItemCaseSensitive(o, "base64_encoded");
+		if (b64 && !cJSON_IsBool(b64)) {
+			free(raw);
+			set_err(c->e, "invalid_type", path, "files[%zu].base64_encoded must be true or "
+				"false", i);
+			return -1;
+		}
+		if (b64 && cJSON_IsTrue(b64)) {
+			rc = base64_decode(raw, rawlen, &f->data, &f->len);
+			free(raw);
+			if (rc < 0) {
+				set_err(c->e, "invalid_base64", path, "%s is not valid base64", path);
+				return -1;
+			}
+		} else {
+			f->data = raw;
+			f->len = rawlen;
+		}
+		if (over(f->len, c->cfg->max_file_bytes)) {
+			set_err(c->e, "file_too_large", path, "%s is larger than %zu bytes", path,
+				c->cfg->max_file_bytes);
+			return -1;
+		}
+		i++;
+	}
+	return 0;
+}
+
 /* A tolerance of "compare": a finite number from 0 to 1. */
 static int parse_tolerance(struct native_ctx *c, const cJSON *o, const char *key, double *out)
 {
@@ -890,7 +1002,7 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 {
 	static const char *const keys[] = { "language", "source", "source_filename",
 					    "artifact_filename", "build", "run", "tests",
-					    "compare", NULL };
+					    "compare", "files", NULL };
 	struct native_ctx c = { .cfg = cfg, .e = e };
 	struct job_request *r = NULL;
 	const cJSON *v;
@@ -925,7 +1037,8 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 	    parse_step(&c, root, "build", &r->lang->build, r->lang->has_build, &r->build_limits,
 		       &r->build_flags) < 0 ||
 	    parse_step(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
-	    parse_tests(&c, root) < 0 || check_test_files(&c) < 0 ||
+	    parse_extra_files(&c, root) < 0 || parse_tests(&c, root) < 0 ||
+	    check_test_files(&c) < 0 ||
 	    parse_compare(&c, root, &r->compare) < 0)
 		goto out;
 	*out = r;

@@ -824,3 +824,39 @@ Test(native, test_files)
 	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"input_file\":\"f\","
 		  "\"output_file\":\"f\"}]}", "invalid_filename", "tests[0].output_file");
 }
+
+Test(native, extra_files)
+{
+	struct job_request *r;
+
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"import helper\",\"files\":["
+		     "{\"name\":\"helper.py\",\"content\":\"X = 1\\n\"},"
+		     "{\"name\":\"data.bin\",\"content\":\"AAEC\",\"base64_encoded\":true}]," T1 "}");
+	cr_assert_eq(r->nfiles, 3);
+	cr_expect_str_eq(r->files[0].name, "solution.py");
+	cr_expect_str_eq(r->files[1].name, "helper.py");
+	cr_expect_eq(r->files[1].len, 6);
+	cr_expect_str_eq(r->files[2].name, "data.bin");
+	cr_assert_eq(r->files[2].len, 3);
+	cr_expect(memcmp(r->files[2].data, "\0\1\2", 3) == 0);
+	request_free(r);
+
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":{}," T1 "}",
+		  "invalid_type", "files");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"content\":\"\"}]," T1 "}",
+		  "missing_field", "files[0].name");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"name\":\"a\"}]," T1 "}",
+		  "missing_field", "files[0].content");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"name\":\"../a\","
+		  "\"content\":\"\"}]," T1 "}", "invalid_filename", "files[0].name");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"name\":\"solution.py\","
+		  "\"content\":\"\"}]," T1 "}", "invalid_filename", "files[0].name");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"\"},"
+		  "{\"name\":\"a\",\"content\":\"\"}]," T1 "}", "invalid_filename", "files[1].name");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"!\","
+		  "\"base64_encoded\":true}]," T1 "}", "invalid_base64", "files[0].content");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"\","
+		  "\"mode\":1}]," T1 "}", "unknown_field", "files[0]");
+	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],"
+		  "\"tests\":[{\"output_file\":\"a\"}]}", "invalid_filename", "tests[0].output_file");
+}
