@@ -20,6 +20,9 @@
  * them too, so paths in messages and stack traces read the same. */
 #define POLICY_BOX_DIR "/sandbox"
 #define POLICY_TMP_DIR "/tmp"
+/* An interactor's jail only: the test's input, the answer, and the
+ * process management protocol's pipes (worker/procctl.h), read-only. */
+#define POLICY_CONTROL_DIR "/judge"
 /* goboxd-init is bound here read-only; it unmounts it once running. */
 #define POLICY_INIT_PATH "/.goboxd-init"
 

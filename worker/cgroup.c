@@ -1304,6 +1304,13 @@ int cg_step_cpu_us(const struct cg_step *s, uint64_t *out)
 	return 0;
 }
 
+int cg_step_memory_now(const struct cg_step *s, uint64_t *out)
+{
+	if (s->ver == CG_V2)
+		return read_u64_in(s->dir[0], "memory.current", out);
+	return read_u64_in(s->dir[CG_MEM], "memory.usage_in_bytes", out);
+}
+
 static int stats_v1(const struct cg_step *s, struct cg_stats *st)
 {
 	const char *mem = s->dir[CG_MEM];

@@ -121,6 +121,9 @@ int cg_step_nprocs(const struct cg_step *s);
 /* The pids in the step cgroup; returns count (<= max) or negative errno. */
 int cg_step_pids(const struct cg_step *s, pid_t *pids, size_t max);
 int cg_step_cpu_us(const struct cg_step *s, uint64_t *out);
+/* Memory charged to the step now (v2 memory.current, v1
+ * memory.usage_in_bytes), in bytes. */
+int cg_step_memory_now(const struct cg_step *s, uint64_t *out);
 int cg_step_stats(const struct cg_step *s, struct cg_stats *out);
 /*
  * v2 kernels older than 5.19 have no memory.peak: there the peak reported

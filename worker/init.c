@@ -43,6 +43,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "worker/initmsg.h"
@@ -208,6 +209,13 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (r->flags & IMR_SIGPIPE_IGNORED) {
+		struct sigaction ign;
+
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &ign, NULL);
+	}
 	if (setsid() < 0)
 		child_fail(p->err_w, IMS_SETSID);
 	/* First, so that everything the program does is charged to its step. */
@@ -402,8 +410,14 @@ static void reap(struct init *in)
 	while (read(in->sigfd, &si, sizeof(si)) > 0)
 		;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		for (int i = 0; i < MAX_CHILDREN; i++) {
-			struct initmsg_exited e = { status };
+			struct initmsg_exited e = {
+				.status = status,
+				.reaped_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+			};
 
 			if (in->kids[i].pid != pid)
 				continue;

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define INITMSG_VERSION 1
+#define INITMSG_VERSION 2
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -58,6 +58,9 @@ struct initmsg_hello {
 /* RUN flags */
 #define IMR_FRESH_TMP 0x1u  /* mount a new, empty /tmp before starting */
 #define IMR_TMP_NOEXEC 0x2u /* ...with noexec */
+/* Start with SIGPIPE ignored: a write to a pipe nobody reads fails with
+ * EPIPE instead of killing (an interactor whose solution has gone). */
+#define IMR_SIGPIPE_IGNORED 0x4u
 
 enum initmsg_rlimit {
 	IMRL_CPU, IMRL_FSIZE, IMRL_NOFILE, IMRL_NPROC, IMRL_CORE, IMRL_MEMLOCK, IMRL_COUNT
@@ -91,6 +94,9 @@ struct initmsg_started {
 
 struct initmsg_exited {
 	int32_t status;         /* as waitpid(2) gave it */
+	uint32_t pad;
+	uint64_t reaped_ns;     /* CLOCK_MONOTONIC when the init reaped it: tells
+				 * which of two programs ended first */
 };
 
 /* Names of the stages, for messages ("execve", "cgroup"...). */

@@ -34,6 +34,9 @@ struct jail {
 	struct cg_step *cg;     /* the jail binary and the init */
 	struct jobdir dir;
 	bool own_dir;
+	struct jobdir ctl;      /* the control directory, when ctl.fd >= 0 */
+	uid_t uid;              /* its programs' host ids */
+	gid_t gid;
 	char box[4096];
 	bool ready, broken;
 	uint32_t next_id;
@@ -47,6 +50,21 @@ const char *jail_box_dir(const struct jail *j)
 struct jobdir *jail_jobdir(struct jail *j)
 {
 	return j->own_dir ? &j->dir : NULL;
+}
+
+struct jobdir *jail_control_dir(struct jail *j)
+{
+	return j->ctl.fd >= 0 ? &j->ctl : NULL;
+}
+
+uid_t jail_uid(const struct jail *j)
+{
+	return j->uid;
+}
+
+gid_t jail_gid(const struct jail *j)
+{
+	return j->gid;
 }
 
 struct sandbox *jail_sandbox(const struct jail *j)
@@ -143,8 +161,8 @@ static void __attribute__((noreturn)) launch_child(struct launch *l)
 		launch_fail(l->exec_w, JC_CGROUP);
 	}
 	launch_fds(l);
-	if (setgroups(0, NULL) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
-	    setresuid(sb->uid, sb->uid, sb->uid) < 0)
+	if (setgroups(0, NULL) < 0 || setresgid(l->j->gid, l->j->gid, l->j->gid) < 0 ||
+	    setresuid(l->j->uid, l->j->uid, l->j->uid) < 0)
 		launch_fail(l->exec_w, JC_CREDS);
 	if (setuid(0) == 0 || setgid(0) == 0) {
 		errno = EPERM;
@@ -178,7 +196,7 @@ static int make_box(struct jail *j, const char *box_dir, char *err, size_t errle
 		snprintf(j->box, sizeof(j->box), "%s", box_dir);
 		return 0;
 	}
-	rc = jobdir_create(j->sb->jail_dir, j->sb->uid, j->sb->gid, &j->dir);
+	rc = jobdir_create(j->sb->jail_dir, j->uid, j->gid, &j->dir);
 	if (rc < 0) {
 		snprintf(err, errlen, "creating a job directory in %s: %s", j->sb->jail_dir,
 			 strerror(-rc));
@@ -194,12 +212,13 @@ static int launch(struct jail *j, char *err, size_t errlen)
 	struct jail_env env = {
 		.path = j->sb->path,
 		.init_path = j->sb->init_path,
-		.uid = j->sb->uid,
-		.gid = j->sb->gid,
+		.uid = j->uid,
+		.gid = j->gid,
 		.mounts = j->sb->mounts,
 		.nmounts = j->sb->nmounts,
 		.ro_mounts = (const char *const *)j->sb->ro_mounts,
 		.box_dir = j->box,
+		.control_dir = j->ctl.fd >= 0 ? j->ctl.path : NULL,
 	};
 	struct launch l = { .j = j, .sock_child = -1, .log_w = -1, .exec_w = -1,
 			    .parent = getpid() };
@@ -271,8 +290,24 @@ out:
 	return rc;
 }
 
-int jail_start(struct sandbox *sb, const char *box_dir, struct jail **out, char *err,
-	       size_t errlen)
+/*
+ * Root's, so that nothing in the jail can replace what the worker opens
+ * there by name; readable and searchable by the jail's group only.
+ */
+static int make_control_dir(struct jail *j, char *err, size_t errlen)
+{
+	int rc = jobdir_create(j->sb->jail_dir, 0, j->gid, &j->ctl);
+
+	if (rc < 0) {
+		j->ctl.fd = -1;
+		snprintf(err, errlen, "creating a control directory in %s: %s", j->sb->jail_dir,
+			 strerror(-rc));
+	}
+	return rc;
+}
+
+int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail **out,
+		    char *err, size_t errlen)
 {
 	struct jail *j = xcalloc(1, sizeof(*j));
 	struct cg_limits cl = { .memory_bytes = JAIL_CG_MEMORY, .pids = JAIL_CG_PIDS };
@@ -283,7 +318,17 @@ int jail_start(struct sandbox *sb, const char *box_dir, struct jail **out, char 
 	j->pid = -1;
 	j->sock = j->log_r = j->exec_r = -1;
 	j->dir.fd = -1;
-	rc = make_box(j, box_dir, err, errlen);
+	j->ctl.fd = -1;
+	j->uid = o->uid ? o->uid : sb->uid;
+	j->gid = o->gid ? o->gid : sb->gid;
+	if (j->uid == 0 || j->gid == 0) {
+		snprintf(err, errlen, "a jail's uid/gid must not be root");
+		free(j);
+		return -EINVAL;
+	}
+	rc = make_box(j, o->box_dir, err, errlen);
+	if (rc == 0 && o->control_dir)
+		rc = make_control_dir(j, err, errlen);
 	if (rc == 0) {
 		rc = cg_step_create(sb->cg, &cl, &j->cg, cgerr, sizeof(cgerr));
 		if (rc < 0)
@@ -297,6 +342,14 @@ int jail_start(struct sandbox *sb, const char *box_dir, struct jail **out, char 
 	}
 	*out = j;
 	return 0;
+}
+
+int jail_start(struct sandbox *sb, const char *box_dir, struct jail **out, char *err,
+	       size_t errlen)
+{
+	struct jail_opts o = { .box_dir = box_dir };
+
+	return jail_start_with(sb, &o, out, err, errlen);
 }
 
 /* ---- ready ----------------------------------------------------------- */
@@ -422,6 +475,12 @@ void jail_destroy(struct jail *j)
 		if (rc < 0)
 			log_warn("removing job directory %s: %s (the sweeper will retry)", j->box,
 				 strerror(-rc));
+	}
+	if (j->ctl.fd >= 0) {
+		rc = jobdir_remove(&j->ctl);
+		if (rc < 0)
+			log_warn("removing control directory %s: %s (the sweeper will retry)",
+				 j->ctl.path, strerror(-rc));
 	}
 	free(j);
 }

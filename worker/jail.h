@@ -49,6 +49,8 @@ struct jail_env {
 	size_t nmounts;
 	const char *const *ro_mounts; /* the languages' extra read-only paths */
 	const char *box_dir;    /* host directory bound read-write at the box */
+	const char *control_dir; /* NULL, or a host directory bound read-only at
+				  * POLICY_CONTROL_DIR (an interactor's jail) */
 };
 
 /* A NULL-terminated argv whose strings it owns; errors are sticky. */
@@ -161,6 +163,24 @@ struct sandbox {
  */
 int jail_start(struct sandbox *sb, const char *box_dir, struct jail **out, char *err,
 	       size_t errlen);
+
+struct jail_opts {
+	const char *box_dir;    /* as for jail_start; NULL: a job directory */
+	uid_t uid;              /* host ids of its programs; 0: the sandbox's */
+	gid_t gid;
+	/*
+	 * Also make a control directory: root's, group-readable by gid, under
+	 * the jail dir and removed with the jail, shown read-only inside at
+	 * POLICY_CONTROL_DIR. The worker puts what an interactor reads there
+	 * (worker/procctl.h).
+	 */
+	bool control_dir;
+};
+
+/* jail_start with options: an interactor's jail runs under a uid of its
+ * own and sees a control directory. */
+int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail **out,
+		    char *err, size_t errlen);
 /*
  * Wait (up to timeout_ms) for the init's hello and hand it the seccomp
  * filter. 0 once ready (at once when it already is), or negative errno with
@@ -174,6 +194,11 @@ void jail_destroy(struct jail *j);
 const char *jail_box_dir(const struct jail *j);
 /* The job directory this jail made, or NULL when it was given box_dir. */
 struct jobdir *jail_jobdir(struct jail *j);
+/* Its control directory, or NULL when it has none. */
+struct jobdir *jail_control_dir(struct jail *j);
+/* The host uid and gid its programs run as. */
+uid_t jail_uid(const struct jail *j);
+gid_t jail_gid(const struct jail *j);
 struct sandbox *jail_sandbox(const struct jail *j);
 /* The socket to the init, for sandbox.c's step loop. */
 int jail_sock(const struct jail *j);

@@ -51,6 +51,11 @@ static void add_mounts(const struct jail_env *e, struct jail_args *a)
 	jail_args_add(a, "--bind");
 	jail_args_add(a, e->box_dir);
 	jail_args_add(a, POLICY_BOX_DIR);
+	if (e->control_dir) {
+		jail_args_add(a, "--ro-bind");
+		jail_args_add(a, e->control_dir);
+		jail_args_add(a, POLICY_CONTROL_DIR);
+	}
 	jail_args_add(a, "--ro-bind");
 	jail_args_add(a, e->init_path);
 	jail_args_add(a, POLICY_INIT_PATH);

@@ -22,7 +22,8 @@ static int check_path(const char *p, char *err, size_t errlen)
 
 static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, size_t errlen)
 {
-	const char *const fixed[] = { e->box_dir, e->init_path };
+	const char *const fixed[] = { e->box_dir, e->init_path,
+				      e->control_dir ? e->control_dir : "" };
 	int rc;
 
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
@@ -59,6 +60,10 @@ static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, 
 	}
 	jail_args_add(a, "-B");
 	jail_args_addf(a, "%s:%s", e->box_dir, POLICY_BOX_DIR);
+	if (e->control_dir) {
+		jail_args_add(a, "-R");
+		jail_args_addf(a, "%s:%s", e->control_dir, POLICY_CONTROL_DIR);
+	}
 	jail_args_add(a, "-R");
 	jail_args_addf(a, "%s:%s", e->init_path, POLICY_INIT_PATH);
 	return 0;
