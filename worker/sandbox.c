@@ -18,11 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/jobdir.h"
 #include "common/placeholder.h"
 #include "common/util.h"
 #include "nsjail/policy.h"
 #include "worker/cgroup.h"
 #include "worker/jail.h"
+#include "worker/procctl.h"
 #include "worker/seccomp.h"
 
 #define CPU_POLL_MS 50
@@ -393,6 +395,11 @@ struct run {
 	bool limited;           /* a cap was hit: everything after is dropped */
 	bool killed;
 	uint64_t start_ms, deadline_ms, next_cpu_ms, reap_by_ms;
+	/* An interactive test's side: stdin and stdout are the caller's pipes
+	 * (in_r, out_w, handed to the init), not ours to feed or read. */
+	bool dialogue;
+	uint32_t run_flags;     /* more IMR_* flags for the RUN message */
+	uint64_t reaped_ns;     /* from EXITED */
 };
 
 static void close_fd(int *fd)
@@ -449,11 +456,16 @@ static int prepare(struct run *run)
 		.memory_bytes = s->limits.memory_kb * 1024,
 		.pids = s->limits.max_processes,
 	};
+	uid_t uid = jail_uid(run->j);
+	gid_t gid = jail_gid(run->j);
 	char err[256] = "";
-	int rc = make_pipe(&run->in_r, &run->in_w);
+	int rc = 0;
 
-	if (rc == 0)
-		rc = make_pipe(&run->out_r, &run->out_w);
+	if (!run->dialogue) {
+		rc = make_pipe(&run->in_r, &run->in_w);
+		if (rc == 0)
+			rc = make_pipe(&run->out_r, &run->out_w);
+	}
 	if (rc == 0)
 		rc = make_pipe(&run->err_r, &run->err_w);
 	if (rc < 0)
@@ -463,11 +475,12 @@ static int prepare(struct run *run)
 	 * sandbox uid lets it reopen them by name (/dev/stdin is
 	 * /proc/self/fd/0, and opening that checks the pipe's owner).
 	 */
-	if (fchown(run->in_r, run->sb->uid, run->sb->gid) < 0 ||
-	    fchown(run->out_w, run->sb->uid, run->sb->gid) < 0 ||
-	    fchown(run->err_w, run->sb->uid, run->sb->gid) < 0)
+	if ((!run->dialogue &&
+	     (fchown(run->in_r, uid, gid) < 0 || fchown(run->out_w, uid, gid) < 0)) ||
+	    fchown(run->err_w, uid, gid) < 0)
 		return internal(run, -errno, "fchown(pipe): %s", strerror(errno));
-	if (set_nonblock(run->in_w, true) < 0 || set_nonblock(run->out_r, true) < 0 ||
+	if ((!run->dialogue &&
+	     (set_nonblock(run->in_w, true) < 0 || set_nonblock(run->out_r, true) < 0)) ||
 	    set_nonblock(run->err_r, true) < 0)
 		return internal(run, -errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
 	rc = cg_step_create(run->sb->cg, &cl, &run->cg, err, sizeof(err));
@@ -526,7 +539,7 @@ static int send_run(struct run *run)
 	const struct step_spec *s = run->s;
 	struct initmsg_hdr h = { INITMSG_MAGIC, IM_RUN, run->id, 0 };
 	struct initmsg_run m = {
-		.flags = IMR_FRESH_TMP | (s->tmp_exec ? 0 : IMR_TMP_NOEXEC),
+		.flags = IMR_FRESH_TMP | (s->tmp_exec ? 0 : IMR_TMP_NOEXEC) | run->run_flags,
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,
@@ -732,6 +745,7 @@ static int init_message(struct run *run)
 		if (m.h.len != sizeof(m.u.exited))
 			break;
 		run->status = m.u.exited.status;
+		run->reaped_ns = m.u.exited.reaped_ns;
 		run->reaped = true;
 		return 0;
 	case IM_FAILED:
@@ -889,19 +903,18 @@ static int finish(struct run *run)
 	return 0;
 }
 
-int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r)
+/* A run of step s in jail j into r, nothing started yet. */
+static void run_init(struct run *run, struct jail *j, const struct step_spec *s,
+		     struct step_result *r)
 {
-	struct run run = {
+	uint64_t dflt = s->limits.output_kb ? s->limits.output_kb * 1024 : FALLBACK_OUTPUT_CAP;
+
+	*run = (struct run){
 		.j = j, .sb = jail_sandbox(j), .s = s, .r = r,
 		.in_w = -1, .out_r = -1, .err_r = -1,
 		.in_r = -1, .out_w = -1, .err_w = -1,
 		.cgfds = { -1, -1, -1 },
 	};
-	uint64_t dflt = s->limits.output_kb ? s->limits.output_kb * 1024 : FALLBACK_OUTPUT_CAP;
-	char err[256];
-	sigset_t pipe_set, old;
-	int rc;
-
 	buf_reset(&r->out);
 	buf_reset(&r->err);
 	buf_reset(&r->interleaved);
@@ -909,20 +922,63 @@ int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r
 	r->out_truncated = r->err_truncated = false;
 	r->wall_ms = r->cpu_ms = r->memory_peak_kb = 0;
 	r->internal_msg[0] = '\0';
-	run.out_cap = s->stdout_cap ? s->stdout_cap : (size_t)dflt;
-	run.err_cap = s->stderr_cap ? s->stderr_cap : (size_t)dflt;
+	run->out_cap = s->stdout_cap ? s->stdout_cap : (size_t)dflt;
+	run->err_cap = s->stderr_cap ? s->stderr_cap : (size_t)dflt;
+}
 
+/* Whatever is left of a run: its cgroup (and anything in it), its fds. */
+static void run_release(struct run *run)
+{
+	int *fds[] = { &run->in_w, &run->out_r, &run->err_r, &run->in_r, &run->out_w,
+		       &run->err_w, &run->cgfds[0], &run->cgfds[1], &run->cgfds[2] };
+
+	if (run->cg)
+		cg_step_destroy(run->cg);
+	run->cg = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		close_fd(fds[i]);
+}
+
+/*
+ * A program that stops reading its stdin (or a protocol client that goes
+ * away before its answer) must not kill the worker with SIGPIPE: keep it
+ * pending while the step runs and discard it after.
+ */
+static void sigpipe_hold(sigset_t *old)
+{
+	sigset_t pipe_set;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, old);
+}
+
+static void sigpipe_release(const sigset_t *old)
+{
+	const struct timespec zero = { 0, 0 };
+	sigset_t pipe_set;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
+		;
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r)
+{
+	struct run run;
+	char err[256];
+	sigset_t old;
+	int rc;
+
+	run_init(&run, j, s, r);
 	rc = jail_ready(j, JAIL_READY_MS, err, sizeof(err));
 	if (rc < 0)
 		return internal(&run, rc, "%s", err);
 	run.id = jail_next_id(j);
 
-	/* A program that stops reading its stdin must not kill the worker
-	 * with SIGPIPE: keep it pending and discard it below. */
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-
+	sigpipe_hold(&old);
 	rc = prepare(&run);
 	if (rc == 0)
 		rc = send_run(&run);
@@ -932,23 +988,8 @@ int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r
 		drain(&run);
 		rc = finish(&run);
 	}
-
-	if (run.cg)
-		cg_step_destroy(run.cg);
-	{
-		int *fds[] = { &run.in_w, &run.out_r, &run.err_r, &run.in_r, &run.out_w,
-			       &run.err_w, &run.cgfds[0], &run.cgfds[1], &run.cgfds[2] };
-
-		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-			close_fd(fds[i]);
-	}
-	{
-		const struct timespec zero = { 0, 0 };
-
-		while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
-			;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	run_release(&run);
+	sigpipe_release(&old);
 	return rc;
 }
 
@@ -967,5 +1008,421 @@ int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_
 	}
 	rc = sandbox_run(j, s, r);
 	jail_destroy(j);
+	return rc;
+}
+
+/* ---- an interactive test ------------------------------------------------ */
+
+#define INTERACT_TAIL_MS 1000
+/*
+ * A deadlock is told at the wall limit: over the last IDLE_WINDOW_MS (half
+ * the run when it is shorter, so that start-up does not count) both sides
+ * together used at most IDLE_CPU_PERMILLE of one CPU. Blocked in read,
+ * they use none.
+ */
+#define IDLE_WINDOW_MS 500
+#define IDLE_CPU_PERMILLE 20
+#define IDLE_SAMPLES 32
+
+struct cpu_sample {
+	uint64_t ms;
+	uint64_t us;            /* both sides' CPU time together */
+};
+
+struct pair {
+	struct run sol, itr;
+	const struct interact_spec *s;
+	struct interact_result *r;
+	struct procctl *pc;
+	uint64_t deadline_ms;   /* the pair's wall limit, 0: none */
+	uint64_t itr_deadline_ms; /* set when the solution has ended */
+	uint64_t term_at_ms;    /* end of the terminate grace, 0: none */
+	uint64_t next_cpu_ms;
+	uint64_t loop_start_ms;
+	bool sol_end_seen, itr_end_seen;
+	struct cpu_sample samples[IDLE_SAMPLES];
+	size_t nsamples;
+};
+
+void interact_result_init(struct interact_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	step_result_init(&r->solution);
+	step_result_init(&r->interactor);
+}
+
+void interact_result_free(struct interact_result *r)
+{
+	step_result_free(&r->solution);
+	step_result_free(&r->interactor);
+}
+
+static uint64_t both_cpu_us(const struct pair *pr)
+{
+	uint64_t a = 0, b = 0;
+
+	cg_step_cpu_us(pr->sol.cg, &a);
+	cg_step_cpu_us(pr->itr.cg, &b);
+	return a + b;
+}
+
+static void push_sample(struct pair *pr, uint64_t now)
+{
+	pr->samples[pr->nsamples++ % IDLE_SAMPLES] = (struct cpu_sample){ now, both_cpu_us(pr) };
+}
+
+static bool was_idle(const struct pair *pr, uint64_t now)
+{
+	uint64_t window = (now - pr->loop_start_ms) / 2;
+	const struct cpu_sample *best = NULL;
+	size_t n = pr->nsamples < IDLE_SAMPLES ? pr->nsamples : IDLE_SAMPLES;
+
+	if (window > IDLE_WINDOW_MS)
+		window = IDLE_WINDOW_MS;
+	/* the newest sample at least a window old */
+	for (size_t i = 0; i < n; i++) {
+		const struct cpu_sample *c = &pr->samples[i];
+
+		if (c->ms + window <= now && (!best || c->ms > best->ms))
+			best = c;
+	}
+	if (!best || now == best->ms)
+		return false;
+	return (both_cpu_us(pr) - best->us) <= (now - best->ms) * IDLE_CPU_PERMILLE;
+}
+
+/* ---- the protocol's view of the solution -------------------------------- */
+
+static void pc_status(void *arg, struct procctl_status *st)
+{
+	struct pair *pr = arg;
+	struct run *run = &pr->sol;
+	const struct run_outcome *o = &run->r->outcome;
+	struct cg_stats cs;
+
+	cg_step_cpu_us(run->cg, &st->cpu_us);
+	cg_step_memory_now(run->cg, &st->memory_bytes);
+	st->state = PCS_RUNNING;
+	if (!run->reaped)
+		return;
+	if (pr->r->terminated) {
+		st->state = PCS_TERMINATED;
+	} else if (o->output_limited) {
+		st->state = PCS_OUTPUT;
+	} else if (o->timed_out) {
+		st->state = PCS_TIME;
+	} else if (cg_step_stats(run->cg, &cs) == 0 &&
+		   (cs.oom_killed || (cs.memory_limit_hit &&
+				      !(WIFEXITED(run->status) && WEXITSTATUS(run->status) == 0)))) {
+		st->state = PCS_MEMORY;
+	} else if (WIFEXITED(run->status)) {
+		st->state = PCS_EXITED;
+		st->code = WEXITSTATUS(run->status);
+	} else {
+		st->state = PCS_SIGNALED;
+		st->code = WTERMSIG(run->status);
+	}
+}
+
+static void pc_terminate(void *arg)
+{
+	struct pair *pr = arg;
+
+	if (!pr->sol.reaped && !pr->term_at_ms)
+		pr->term_at_ms = now_ms() + SANDBOX_TERMINATE_GRACE_MS;
+}
+
+static bool pc_ended(void *arg)
+{
+	const struct pair *pr = arg;
+
+	return pr->sol.reaped;
+}
+
+static const struct procctl_ops pc_ops = { pc_status, pc_terminate, pc_ended };
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static void min_at(uint64_t *next, uint64_t t)
+{
+	if (t && t < *next)
+		*next = t;
+}
+
+static int pair_timeout(const struct pair *pr, uint64_t now)
+{
+	uint64_t next = pr->next_cpu_ms;
+
+	if (!pr->sol.killed && !pr->sol.reaped) {
+		min_at(&next, pr->deadline_ms);
+		min_at(&next, pr->term_at_ms);
+	}
+	if (pr->sol.reaped && !pr->itr.killed)
+		min_at(&next, pr->itr_deadline_ms);
+	if (pr->sol.killed && !pr->sol.reaped)
+		min_at(&next, pr->sol.reap_by_ms);
+	if (pr->itr.killed && !pr->itr.reaped)
+		min_at(&next, pr->itr.reap_by_ms);
+	return next > now ? (int)(next - now) : 0;
+}
+
+/* The interactor's exit lets the solution run on. */
+static bool solution_continues(const struct pair *pr)
+{
+	const struct run *itr = &pr->itr;
+	int code;
+
+	if (!WIFEXITED(itr->status) || itr->r->outcome.timed_out || itr->r->outcome.output_limited)
+		return false;
+	code = WEXITSTATUS(itr->status);
+	return code < 32 && (pr->s->solution_continues & (1u << code));
+}
+
+static void pair_ends(struct pair *pr, uint64_t now)
+{
+	struct run *sol = &pr->sol, *itr = &pr->itr;
+	uint64_t tail = pr->s->tail_ms ? pr->s->tail_ms : INTERACT_TAIL_MS;
+
+	if (sol->reaped && !pr->sol_end_seen) {
+		pr->sol_end_seen = true;
+		pr->itr_deadline_ms = now + tail;
+		if (pr->deadline_ms > pr->itr_deadline_ms)
+			pr->itr_deadline_ms = pr->deadline_ms;
+	}
+	if (itr->reaped && !pr->itr_end_seen) {
+		pr->itr_end_seen = true;
+		if (!sol->reaped && !sol->killed && !solution_continues(pr)) {
+			pr->r->stopped = true;
+			kill_step(sol);
+		}
+	}
+}
+
+static void pair_timers(struct pair *pr, uint64_t now)
+{
+	struct run *sol = &pr->sol, *itr = &pr->itr;
+
+	if (pr->term_at_ms && now >= pr->term_at_ms && !sol->reaped && !sol->killed) {
+		pr->r->terminated = true;
+		kill_step(sol);
+	}
+	if (pr->deadline_ms && now >= pr->deadline_ms && !sol->reaped && !sol->killed) {
+		sol->r->outcome.timed_out = true;
+		if (!itr->reaped) {
+			pr->r->wall_limit = true;
+			pr->r->idle = was_idle(pr, now);
+			kill_step(itr);
+		}
+		kill_step(sol);
+	}
+	if (sol->reaped && !itr->reaped && !itr->killed && now >= pr->itr_deadline_ms) {
+		itr->r->outcome.timed_out = true;
+		kill_step(itr);
+	}
+	if (now >= pr->next_cpu_ms) {
+		if (!sol->reaped)
+			check_cpu(sol);
+		if (!itr->reaped)
+			check_cpu(itr);
+		cg_step_sample(sol->cg);
+		cg_step_sample(itr->cg);
+		push_sample(pr, now);
+		pr->next_cpu_ms = now + CPU_POLL_MS;
+	}
+}
+
+static int reap_overdue(struct run *run, uint64_t now)
+{
+	if (!run->killed || run->reaped || now < run->reap_by_ms)
+		return 0;
+	jail_break(run->j);
+	return internal(run, -ETIMEDOUT, "the jail's init did not report the program's end");
+}
+
+static int pair_events(struct pair *pr, const struct pollfd *pf, int nf)
+{
+	bool serve = false;
+	int rc = 0;
+
+	for (int i = 0; i < nf && rc == 0; i++) {
+		int fd = pf[i].fd;
+
+		if (!pf[i].revents)
+			continue;
+		if (!pr->sol.reaped && fd == jail_sock(pr->sol.j))
+			rc = init_message(&pr->sol);
+		else if (!pr->itr.reaped && fd == jail_sock(pr->itr.j))
+			rc = init_message(&pr->itr);
+		else if (fd == pr->sol.err_r)
+			pump_read(&pr->sol, &pr->sol.err_r);
+		else if (fd == pr->itr.err_r)
+			pump_read(&pr->itr, &pr->itr.err_r);
+		else if (pr->pc && procctl_owns_fd(pr->pc, fd))
+			serve = true;
+	}
+	if (rc == 0 && pr->pc && (serve || pr->sol.reaped))
+		procctl_service(pr->pc);
+	return rc;
+}
+
+static int pair_loop(struct pair *pr)
+{
+	uint64_t now = now_ms();
+	int rc;
+
+	pr->deadline_ms = pr->s->wall_ms ? pr->sol.start_ms + pr->s->wall_ms : 0;
+	pr->next_cpu_ms = now + CPU_POLL_MS;
+	pr->loop_start_ms = now;
+	push_sample(pr, now);
+	while (!(pr->sol.reaped && pr->itr.reaped)) {
+		struct pollfd pf[6];
+		int nf = 0;
+
+		if (!pr->sol.reaped)
+			pf[nf++] = (struct pollfd){ .fd = jail_sock(pr->sol.j), .events = POLLIN };
+		if (!pr->itr.reaped)
+			pf[nf++] = (struct pollfd){ .fd = jail_sock(pr->itr.j), .events = POLLIN };
+		if (pr->sol.err_r >= 0)
+			pf[nf++] = (struct pollfd){ .fd = pr->sol.err_r, .events = POLLIN };
+		if (pr->itr.err_r >= 0)
+			pf[nf++] = (struct pollfd){ .fd = pr->itr.err_r, .events = POLLIN };
+		if (pr->pc)
+			nf += procctl_pollfds(pr->pc, pf + nf);
+		if (poll(pf, (nfds_t)nf, pair_timeout(pr, now)) < 0 && errno != EINTR)
+			return internal(&pr->sol, -errno, "poll: %s", strerror(errno));
+		rc = pair_events(pr, pf, nf);
+		if (rc < 0)
+			return rc;
+		now = now_ms();
+		pair_ends(pr, now);
+		pair_timers(pr, now);
+		rc = reap_overdue(&pr->sol, now);
+		if (rc == 0)
+			rc = reap_overdue(&pr->itr, now);
+		if (rc < 0)
+			return rc;
+	}
+	/* a terminate answer waits for the end, which has come */
+	if (pr->pc)
+		procctl_service(pr->pc);
+	pr->r->solution_first = pr->sol.reaped_ns < pr->itr.reaped_ns;
+	return 0;
+}
+
+/* ---- set-up -------------------------------------------------------------- */
+
+/*
+ * The two pipes of the dialogue, handed to the inits (the worker keeps no
+ * end). Each end belongs to a program of another uid, and both ends share
+ * one inode, so no single owner lets both sides reopen their end by name
+ * (/dev/stdin): the inode is opened to all instead. Only a process that
+ * may look into the owner's /proc/<pid>/fd could name it.
+ */
+static int dialogue_pipes(struct pair *pr)
+{
+	int a[2], b[2];
+
+	if (pipe2(a, O_CLOEXEC) < 0)
+		return internal(&pr->sol, -errno, "pipe2: %s", strerror(errno));
+	if (pipe2(b, O_CLOEXEC) < 0) {
+		close(a[0]);
+		close(a[1]);
+		return internal(&pr->sol, -errno, "pipe2: %s", strerror(errno));
+	}
+	/* a: solution -> interactor, b: interactor -> solution */
+	pr->sol.out_w = a[1];
+	pr->itr.in_r = a[0];
+	pr->itr.out_w = b[1];
+	pr->sol.in_r = b[0];
+	if (fchmod(a[0], 0666) < 0 || fchmod(b[0], 0666) < 0)
+		return internal(&pr->sol, -errno, "fchmod(pipe): %s", strerror(errno));
+	return 0;
+}
+
+static int pair_ready(struct pair *pr)
+{
+	char err[256];
+	int rc = jail_ready(pr->sol.j, JAIL_READY_MS, err, sizeof(err));
+
+	if (rc < 0)
+		return internal(&pr->sol, rc, "%s", err);
+	rc = jail_ready(pr->itr.j, JAIL_READY_MS, err, sizeof(err));
+	if (rc < 0)
+		return internal(&pr->itr, rc, "the interactor's jail: %s", err);
+	pr->sol.id = jail_next_id(pr->sol.j);
+	pr->itr.id = jail_next_id(pr->itr.j);
+	return 0;
+}
+
+static int pair_protocol(struct pair *pr)
+{
+	struct jobdir *ctl = jail_control_dir(pr->itr.j);
+	char err[256];
+	int rc;
+
+	if (!pr->s->protocol)
+		return 0;
+	if (!ctl)
+		return internal(&pr->itr, -EINVAL, "the interactor's jail has no control directory");
+	rc = procctl_start(ctl->fd, jail_uid(pr->itr.j), jail_gid(pr->itr.j), &pc_ops, pr, &pr->pc,
+			   err, sizeof(err));
+	if (rc < 0)
+		return internal(&pr->itr, rc, "%s", err);
+	return 0;
+}
+
+int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spec *s,
+		     struct interact_result *r)
+{
+	struct pair pr;
+	sigset_t old;
+	int rc;
+
+	memset(&pr, 0, sizeof(pr));
+	pr.s = s;
+	pr.r = r;
+	r->solution_first = r->terminated = r->stopped = r->wall_limit = r->idle = false;
+	r->protocol_errors = 0;
+	r->protocol_error[0] = '\0';
+	run_init(&pr.sol, sj, s->solution, &r->solution);
+	run_init(&pr.itr, ij, s->interactor, &r->interactor);
+	pr.sol.dialogue = pr.itr.dialogue = true;
+	/* An interactor writing to a solution that has gone gets EPIPE, and
+	 * says so, instead of dying as if it had failed. */
+	pr.itr.run_flags = IMR_SIGPIPE_IGNORED;
+
+	rc = pair_ready(&pr);
+	if (rc < 0)
+		return rc;
+	sigpipe_hold(&old);
+	rc = dialogue_pipes(&pr);
+	if (rc == 0)
+		rc = prepare(&pr.sol);
+	if (rc == 0)
+		rc = prepare(&pr.itr);
+	if (rc == 0)
+		rc = pair_protocol(&pr);
+	if (rc == 0)
+		rc = send_run(&pr.sol);
+	if (rc == 0)
+		rc = send_run(&pr.itr);
+	if (rc == 0)
+		rc = pair_loop(&pr);
+	if (rc == 0) {
+		drain(&pr.sol);
+		drain(&pr.itr);
+		rc = finish(&pr.sol);
+		if (rc == 0)
+			rc = finish(&pr.itr);
+	}
+	if (pr.pc) {
+		r->protocol_errors = procctl_errors(pr.pc);
+		snprintf(r->protocol_error, sizeof(r->protocol_error), "%s",
+			 procctl_last_error(pr.pc));
+		procctl_stop(pr.pc);
+	}
+	run_release(&pr.sol);
+	run_release(&pr.itr);
+	sigpipe_release(&old);
 	return rc;
 }

@@ -94,6 +94,63 @@ int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r
 int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_spec *s,
 		     struct step_result *r);
 
+/*
+ * An interactive test: the solution and the interactor at once, each in a
+ * jail of its own, the solution's stdout piped to the interactor's stdin
+ * and the interactor's stdout to the solution's stdin (the worker holds
+ * neither pipe). Their stderr is captured as in sandbox_run. With
+ * protocol set, the worker serves the process management protocol
+ * (worker/procctl.h) for the solution in the interactor's control
+ * directory while the test runs.
+ */
+struct interact_spec {
+	const struct step_spec *solution;   /* its stdin_data is not used */
+	const struct step_spec *interactor; /* its wall_ms is not used */
+	uint32_t wall_ms;           /* the pair's wall limit */
+	/* After the solution has ended, the interactor may go on until the
+	 * wall limit or this long, whichever comes later (0: 1000 ms). */
+	uint32_t tail_ms;
+	/* Exit codes (below 32) of an interactor that ends first after which
+	 * the solution still runs to its own end, under its limits; any other
+	 * end of the interactor stops the solution at once. */
+	uint32_t solution_continues;
+	bool protocol;
+};
+
+struct interact_result {
+	struct step_result solution;
+	struct step_result interactor;
+	/* The solution ended before the interactor did (by the reap times the
+	 * inits report). */
+	bool solution_first;
+	/* goboxd ended the solution, and not for a limit of its own: */
+	bool terminated;            /* the protocol's terminate wait, after the grace */
+	bool stopped;               /* the interactor had ended (solution_continues) */
+	/* The wall limit came while both ran: the solution is timed out and
+	 * the interactor was killed with it (not a failure of its own). */
+	bool wall_limit;
+	/* ...and neither had used CPU time for a while: both were blocked,
+	 * waiting for each other. */
+	bool idle;
+	unsigned protocol_errors;   /* rule breaks by the protocol's client */
+	char protocol_error[128];   /* the last one */
+};
+
+void interact_result_init(struct interact_result *r);
+void interact_result_free(struct interact_result *r);
+
+/* How long a terminated program may take to exit by itself. */
+#define SANDBOX_TERMINATE_GRACE_MS 50
+
+/*
+ * Run one interactive test in two ready (or starting) jails: sj for the
+ * solution, ij for the interactor (with a control directory when protocol
+ * is set). Returns 0 when both ran (whatever they did), or negative errno
+ * when the sandbox failed (then the failing side's internal_error is set).
+ */
+int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spec *s,
+		     struct interact_result *r);
+
 /* The marker appended to a captured stream that hit its cap. */
 #define TRUNCATION_MARKER "\n[goboxd: output truncated]\n"
 

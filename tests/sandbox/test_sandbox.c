@@ -973,3 +973,321 @@ Test(sandbox, no_one_second_stall, .timeout = 300)
 	cr_assert_eq(slow, 0, "%d runs took >= 900 ms (max %llu)", slow,
 		     (unsigned long long)max);
 }
+
+/* ---- interactive tests: two programs, two jails ---------------------------- */
+
+/* The interactor's jail: its own uid, the box (where probes are) and a
+ * control directory. */
+static struct jail *open_interactor_jail(void)
+{
+	struct jail_opts o = { .box_dir = box, .uid = TEST_UID + 1, .gid = TEST_GID + 1,
+			       .control_dir = true };
+	struct jail *j = NULL;
+	char err[256];
+	int rc = jail_start_with(sb, &o, &j, err, sizeof(err));
+
+	cr_assert_eq(rc, 0, "jail_start_with: %s", err);
+	return j;
+}
+
+struct pair_case {
+	const char *const *sol_argv;
+	const char *const *itr_argv;
+	struct limits sol_limits, itr_limits;
+	uint32_t wall_ms;
+	bool protocol;
+};
+
+static int run_pair(const struct pair_case *c, struct interact_result *r)
+{
+	struct step_spec ss = { .argv = c->sol_argv, .envp = test_env, .limits = c->sol_limits };
+	struct step_spec is = { .argv = c->itr_argv, .envp = test_env, .limits = c->itr_limits };
+	struct interact_spec spec = {
+		.solution = &ss, .interactor = &is, .wall_ms = c->wall_ms,
+		/* testlib: accepted and points let the solution finish */
+		.solution_continues = (1u << 0) | (1u << 7),
+		.protocol = c->protocol,
+	};
+	struct jail *sj = open_jail(), *ij = open_interactor_jail();
+	int rc;
+
+	interact_result_init(r);
+	rc = sandbox_interact(sj, ij, &spec, r);
+	jail_destroy(sj);
+	jail_destroy(ij);
+	return rc;
+}
+
+/* Two shell scripts; the wall limit in ms. */
+static int pair_sh(const char *sol, const char *itr, uint32_t wall_ms, struct interact_result *r)
+{
+	const char *sa[] = { "/usr/bin/sh", "-c", sol, NULL };
+	const char *ia[] = { "/usr/bin/sh", "-c", itr, NULL };
+	struct pair_case c = { sa, ia, default_limits(), default_limits(), wall_ms, true };
+
+	return run_pair(&c, r);
+}
+
+static void assert_pair_ran(int rc, const struct interact_result *r)
+{
+	cr_assert_eq(rc, 0, "sandbox_interact: %d (%s / %s)", rc, r->solution.internal_msg,
+		     r->interactor.internal_msg);
+	cr_assert_not(r->solution.outcome.internal_error);
+	cr_assert_not(r->interactor.outcome.internal_error);
+}
+
+static const char *text(const struct buf *b)
+{
+	return b->data ? b->data : "";
+}
+
+Test(sandbox, interact_dialogue_both_ways)
+{
+	struct interact_result r;
+	int rc = pair_sh("read x; echo $((x + 1)); echo sol-err >&2",
+			 "echo 41; read y; echo \"got $y\" >&2; [ \"$y\" = 42 ]", 5000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert(r.interactor.outcome.exited);
+	cr_assert_eq(r.interactor.outcome.exit_code, 0, "%s", text(&r.interactor.err));
+	cr_assert_str_eq(text(&r.interactor.err), "got 42\n");
+	cr_assert(r.solution.outcome.exited);
+	cr_assert_eq(r.solution.outcome.exit_code, 0);
+	cr_assert_str_eq(text(&r.solution.err), "sol-err\n");
+	/* the dialogue went through pipes the worker does not read */
+	cr_assert_eq(r.solution.out.len, 0);
+	cr_assert_not(r.wall_limit || r.idle || r.stopped || r.terminated);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_deadlock_ends_at_the_wall_limit_as_idle)
+{
+	struct interact_result r;
+	int rc = pair_sh("read x", "read y", 1000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert(r.solution.outcome.timed_out);
+	cr_assert(r.wall_limit);
+	cr_assert(r.idle);
+	/* killed with the solution: not a failure of its own */
+	cr_assert_not(r.interactor.outcome.timed_out);
+	cr_assert_lt(r.solution.cpu_ms, 50, "cpu %llu ms", (unsigned long long)r.solution.cpu_ms);
+	cr_assert_geq(r.solution.wall_ms, 1000);
+	cr_assert_lt(r.solution.wall_ms, 3000);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_a_computing_solution_is_not_idle)
+{
+	struct interact_result r;
+	int rc = pair_sh("while :; do :; done", "read y", 1000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert(r.solution.outcome.timed_out);
+	cr_assert(r.wall_limit);
+	cr_assert_not(r.idle);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_interactor_verdict_stops_the_solution)
+{
+	struct interact_result r;
+	uint64_t t0 = now_ms();
+	int rc = pair_sh("sleep 30", "exit 1", 10000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert(r.stopped);
+	cr_assert_not(r.solution_first);
+	cr_assert_eq(r.solution.outcome.term_signal, SIGKILL);
+	cr_assert_not(r.solution.outcome.timed_out);
+	cr_assert_lt(now_ms() - t0, 5000);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_accepted_lets_the_solution_finish)
+{
+	struct interact_result r;
+	int rc = pair_sh("sleep 0.3; exit 6", "exit 0", 10000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert_not(r.stopped);
+	cr_assert_not(r.solution_first);
+	cr_assert(r.solution.outcome.exited);
+	cr_assert_eq(r.solution.outcome.exit_code, 6);
+	cr_assert_geq(r.solution.wall_ms, 300);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_solution_first_is_told)
+{
+	struct interact_result r;
+	int rc = pair_sh("exit 3", "read y; sleep 0.1; exit 1", 10000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert(r.solution_first);
+	cr_assert_eq(r.solution.outcome.exit_code, 3);
+	cr_assert_eq(r.interactor.outcome.exit_code, 1);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_interactor_cpu_limit_is_its_own)
+{
+	const char *sa[] = { "/usr/bin/sh", "-c", "read x", NULL };
+	const char *ia[] = { "/usr/bin/sh", "-c", "while :; do :; done", NULL };
+	struct pair_case c = { sa, ia, default_limits(), default_limits(), 10000, false };
+	struct interact_result r;
+	int rc;
+
+	c.itr_limits.cpu_ms = 300;
+	rc = run_pair(&c, &r);
+	assert_pair_ran(rc, &r);
+	cr_assert(r.interactor.outcome.timed_out);
+	cr_assert_not(r.solution.outcome.timed_out);
+	cr_assert_not(r.wall_limit);
+	interact_result_free(&r);
+}
+
+/* Writing to a solution that has gone is EPIPE for the interactor, which
+ * can then say so, not a SIGPIPE that looks like its own crash. */
+Test(sandbox, interact_interactor_survives_a_gone_solution)
+{
+	struct interact_result r;
+	int rc = pair_sh("exit 0", "sleep 0.2; echo hi; echo \"after $?\" >&2; exit 1", 10000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert(r.interactor.outcome.exited, "signal %d", r.interactor.outcome.term_signal);
+	cr_assert_eq(r.interactor.outcome.exit_code, 1);
+	cr_assert_not_null(strstr(text(&r.interactor.err), "after "), "%s", text(&r.interactor.err));
+	interact_result_free(&r);
+}
+
+/*
+ * The solution's jail shows nothing of the interactor: no control
+ * directory, no process of it; the interactor runs under a uid of its own.
+ */
+Test(sandbox, interact_solution_cannot_reach_the_interactor)
+{
+	struct interact_result r;
+	int rc = pair_sh("ls /judge >&2 2>/dev/null && echo SEEN >&2;"
+			 " ls /proc | grep '^[0-9]' | wc -l >&2;"
+			 " grep '^Uid' /proc/self/status >&2; echo done",
+			 "read x; ls /judge >&2; grep '^Uid' /proc/self/status >&2", 10000, &r);
+	const char *se = text(&r.solution.err), *ie = text(&r.interactor.err);
+
+	assert_pair_ran(rc, &r);
+	cr_assert_null(strstr(se, "SEEN"), "%s", se);
+	/* the init, the shell, ls, grep and wc at most */
+	cr_assert_leq(atoi(se), 5, "%s", se);
+	cr_assert_not_null(strstr(ie, "status"), "%s", ie);
+	cr_assert_not_null(strstr(ie, "wait"), "%s", ie);
+	/* 65534 inside both; the host uids differ (the kernel shows ours) */
+	cr_assert_not_null(strstr(se, "65534"), "%s", se);
+	cr_assert_not_null(strstr(ie, "65534"), "%s", ie);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_protocol_fifos_go_one_way)
+{
+	struct interact_result r;
+	int rc = pair_sh("read x",
+			 "cat /judge/wait 2>/dev/null && echo READ-WAIT >&2;"
+			 " (echo 1 > /judge/status) 2>/dev/null && echo WROTE-STATUS >&2;"
+			 " touch /judge/x 2>/dev/null && echo WROTE-DIR >&2; echo bye", 10000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert_str_eq(text(&r.interactor.err), "");
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_protocol_time_grows_while_the_solution_computes)
+{
+	struct interact_result r;
+	unsigned long long a = 0, b = 0;
+	int rc = pair_sh("read go; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo done;"
+			 " read x",
+			 "echo 1 > /judge/wait; a=$(head -n 1 /judge/status); echo go; read d;"
+			 " echo 1 > /judge/wait; b=$(head -n 1 /judge/status); echo \"$a $b\" >&2;"
+			 " echo bye", 20000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert_eq(sscanf(text(&r.interactor.err), "%llu %llu", &a, &b), 2, "%s",
+		     text(&r.interactor.err));
+	cr_assert_gt(b, a + 100000, "cpu %llu -> %llu us", a, b);
+	/* the reading is the cgroup's, as the step's own total is */
+	cr_assert_leq(b / 1000, r.solution.cpu_ms);
+	cr_assert_eq(r.protocol_errors, 0);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_protocol_memory_reflects_an_allocation)
+{
+	const char *sa[] = { "alloc", NULL };
+	const char *ia[] = { "/usr/bin/sh", "-c",
+			     "echo 1 > /judge/wait; sed -n 2p /judge/status >&2; echo go; read r;"
+			     " echo 1 > /judge/wait; sed -n 2p /judge/status >&2; echo bye", NULL };
+	struct pair_case c = { sa, ia, default_limits(), default_limits(), 20000, true };
+	struct interact_result r;
+	unsigned long long before = 0, after = 0;
+	int rc;
+
+	probe("alloc", "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+		       "int main(void) { char b[16]; size_t n = 64u << 20; volatile char *p;\n"
+		       "  if (!fgets(b, sizeof b, stdin)) return 2;\n"
+		       "  p = malloc(n); for (size_t i = 0; i < n; i += 512) p[i] = 1;\n"
+		       "  puts(\"ready\"); fflush(stdout);\n"
+		       "  if (!fgets(b, sizeof b, stdin)) return 3;\n"
+		       "  return p[n - 512] == 1 ? 0 : 4; }\n");
+	rc = run_pair(&c, &r);
+	assert_pair_ran(rc, &r);
+	cr_assert(r.solution.outcome.exited, "signal %d", r.solution.outcome.term_signal);
+	cr_assert_eq(r.solution.outcome.exit_code, 0, "stderr %s", text(&r.solution.err));
+	cr_assert_eq(sscanf(text(&r.interactor.err), "%llu\n%llu", &before, &after), 2, "%s",
+		     text(&r.interactor.err));
+	cr_assert_geq(after, before + (64ull << 20), "memory %llu -> %llu", before, after);
+	cr_assert_lt(before, 32ull << 20, "memory before %llu", before);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_protocol_terminate_kills_after_the_grace)
+{
+	struct interact_result r;
+	uint64_t t0 = now_ms();
+	int rc = pair_sh("sleep 30", "echo 0 > /judge/wait; sed -n 3p /judge/status >&2", 20000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert_str_eq(text(&r.interactor.err), "killed: terminated\n");
+	cr_assert(r.terminated);
+	cr_assert_eq(r.solution.outcome.term_signal, SIGKILL);
+	cr_assert_geq(r.solution.wall_ms, SANDBOX_TERMINATE_GRACE_MS);
+	cr_assert_lt(now_ms() - t0, 5000);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_protocol_terminate_of_an_ended_program)
+{
+	struct interact_result r;
+	int rc = pair_sh("read x; exit 5",
+			 "echo bye; sleep 0.3; echo 0 > /judge/wait; sed -n 3p /judge/status >&2",
+			 20000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert_str_eq(text(&r.interactor.err), "exited with code 5\n");
+	cr_assert_not(r.terminated);
+	cr_assert_eq(r.solution.outcome.exit_code, 5);
+	interact_result_free(&r);
+}
+
+Test(sandbox, interact_protocol_misuse_is_answered)
+{
+	struct interact_result r;
+	int rc = pair_sh("sleep 30",
+			 "sed -n 3p /judge/status >&2; echo 0 > /judge/wait; sed -n 3p /judge/status >&2;"
+			 " echo 1 > /judge/wait; sed -n 3p /judge/status >&2", 20000, &r);
+
+	assert_pair_ran(rc, &r);
+	cr_assert_str_eq(text(&r.interactor.err),
+			 "error: status pipe opened without a wait\nkilled: terminated\n"
+			 "error: wait after terminate\n");
+	cr_assert_eq(r.protocol_errors, 2);
+	interact_result_free(&r);
+}
