@@ -356,6 +356,8 @@ void request_free(struct job_request *r)
 		free(r->tests[i].output_file);
 	}
 	free(r->tests);
+	request_free(r->interactor);
+	request_free(r->checker);
 	free(r);
 }
 
@@ -996,13 +998,117 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 	return 0;
 }
 
+/*
+ * An error found inside a judge program's object names the object: path
+ * "checker.source", message "checker: source is required".
+ */
+static void err_within(struct req_error *e, const char *key)
+{
+	char path[sizeof(e->path) + 32];
+	char msg[sizeof(e->message) + 32];
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s%s%s", key, e->path[0] ? "." : "", e->path);
+	snprintf(msg, sizeof(msg), "%s: %s", key, e->message);
+	/* cut to fit, as set_err does */
+	n = strnlen(path, sizeof(e->path) - 1);
+	memcpy(e->path, path, n);
+	e->path[n] = '\0';
+	n = strnlen(msg, sizeof(e->message) - 1);
+	memcpy(e->message, msg, n);
+	e->message[n] = '\0';
+}
+
+/*
+ * "interactor" / "checker": a program of the judge's, in the request's own
+ * shape (language, source, source_filename, artifact_filename, build, run,
+ * files) without tests. 0 absent or parsed into *out, -1 bad.
+ */
+static int parse_program(struct native_ctx *c, const cJSON *root, const char *key,
+			 const struct langtab *t, struct job_request **out)
+{
+	static const char *const keys[] = { "language", "source", "source_filename",
+					    "artifact_filename", "build", "run", "files", NULL };
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
+	struct native_ctx pc = { .cfg = c->cfg, .m = c->m, .e = c->e };
+	struct job_request *p;
+	const cJSON *v;
+	bool dup;
+
+	if (!o)
+		return 0;
+	if (!cJSON_IsObject(o)) {
+		set_err(c->e, "invalid_type", key, "%s must be an object", key);
+		return -1;
+	}
+	if ((v = bad_key(o, keys, &dup))) {
+		set_err(c->e, dup ? "invalid_json" : "unknown_field", v->string,
+			dup ? "duplicate key %s" : "unknown field %s", v->string);
+		err_within(c->e, key);
+		return -1;
+	}
+	p = pc.r = xcalloc(1, sizeof(*p));
+	p->format = REQ_NATIVE;
+	p->files = xcalloc(1, sizeof(*p->files));
+	p->nfiles = 1;
+	if (native_language(&pc, o, t) < 0 || parse_source(&pc, o, &p->files[0]) < 0 ||
+	    resolve_names(&pc, o) < 0 ||
+	    parse_step(&pc, o, "build", &p->lang->build, p->lang->has_build, &p->build_limits,
+		       &p->build_flags) < 0 ||
+	    parse_step(&pc, o, "run", &p->lang->run, true, &p->run_limits, &p->run_flags) < 0 ||
+	    parse_extra_files(&pc, o) < 0) {
+		err_within(c->e, key);
+		request_free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+/*
+ * What a judge program excludes. The interactor talks to the solution
+ * through its stdin and stdout and gives the verdict: no comparison, no
+ * file I/O. The checker gives the verdict: no comparison. One of the two.
+ */
+static int check_judge(struct native_ctx *c, const cJSON *root)
+{
+	const struct job_request *r = c->r;
+	bool compare = cJSON_GetObjectItemCaseSensitive(root, "compare") != NULL;
+
+	if (r->interactor && r->checker) {
+		set_err(c->e, "invalid_checker", "checker",
+			"a request has an interactor or a checker, not both (the interactor "
+			"gives the verdict)");
+		return -1;
+	}
+	if (compare && (r->interactor || r->checker)) {
+		set_err(c->e, r->interactor ? "invalid_interactor" : "invalid_checker", "compare",
+			"compare does not apply: the %s gives the verdict",
+			r->interactor ? "interactor" : "checker");
+		return -1;
+	}
+	for (size_t i = 0; i < r->ntests && r->interactor; i++) {
+		const struct req_test *t = &r->tests[i];
+		char path[64];
+
+		if (!t->input_file && !t->output_file)
+			continue;
+		snprintf(path, sizeof(path), "tests[%zu].%s", i,
+			 t->input_file ? "input_file" : "output_file");
+		set_err(c->e, "invalid_interactor", path,
+			"%s: an interactive test talks through stdin and stdout, not files", path);
+		return -1;
+	}
+	return 0;
+}
+
 int request_parse_native(const char *body, size_t len, const struct langtab *t,
 			 const struct config *cfg, struct job_request **out,
 			 struct req_error *e)
 {
 	static const char *const keys[] = { "language", "source", "source_filename",
 					    "artifact_filename", "build", "run", "tests",
-					    "compare", "files", NULL };
+					    "compare", "files", "interactor", "checker", NULL };
 	struct native_ctx c = { .cfg = cfg, .e = e };
 	struct job_request *r = NULL;
 	const cJSON *v;
@@ -1039,7 +1145,9 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 	    parse_step(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
 	    parse_extra_files(&c, root) < 0 || parse_tests(&c, root) < 0 ||
 	    check_test_files(&c) < 0 ||
-	    parse_compare(&c, root, &r->compare) < 0)
+	    parse_compare(&c, root, &r->compare) < 0 ||
+	    parse_program(&c, root, "interactor", t, &r->interactor) < 0 ||
+	    parse_program(&c, root, "checker", t, &r->checker) < 0 || check_judge(&c, root) < 0)
 		goto out;
 	*out = r;
 	r = NULL;

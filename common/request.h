@@ -43,6 +43,19 @@ struct job_request {
 	struct req_test *tests;
 	size_t ntests;
 	struct compare_spec compare; /* how stdout meets expected_stdout */
+	/*
+	 * The judge's own programs (native /run only), NULL when absent; at
+	 * most one of the two. Each is a request of its own shape without
+	 * tests: language, files, artifact, build and run settings.
+	 *   interactor  runs beside the solution in every test, the two
+	 *               talking through stdin and stdout; its exit code is
+	 *               the verdict;
+	 *   checker     runs after every test on its input, the program's
+	 *               output and the expected answer; its exit code is the
+	 *               verdict.
+	 */
+	struct job_request *interactor;
+	struct job_request *checker;
 };
 
 /* A client error: HTTP status, stable code, message, and the field path. */
