@@ -860,3 +860,68 @@ Test(native, extra_files)
 	parse_bad("{\"language\":\"py3\",\"source\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],"
 		  "\"tests\":[{\"output_file\":\"a\"}]}", "invalid_filename", "tests[0].output_file");
 }
+
+#define PY "\"language\":\"py3\",\"source\":\"x\""
+
+Test(native, judge_programs)
+{
+	struct job_request *r;
+
+	r = parse_ok("{" PY ",\"interactor\":{\"language\":\"cpp\",\"source\":\"int main(){}\","
+		     "\"files\":[{\"name\":\"testlib.h\",\"content\":\"\"}],"
+		     "\"build\":{\"flags\":[\"-O2\"]},\"run\":{\"limits\":{\"memory_kb\":65536}}},"
+		     "\"tests\":[{\"stdin\":\"5\",\"expected_stdout\":\"5\"}]}");
+	cr_assert_not_null(r->interactor);
+	cr_expect_null(r->checker);
+	cr_expect_str_eq(r->interactor->lang->id, "cpp");
+	cr_assert_eq(r->interactor->nfiles, 2);
+	cr_expect_str_eq(r->interactor->files[1].name, "testlib.h");
+	cr_expect_str_eq(r->interactor->build_flags[0], "-O2");
+	cr_expect_eq(r->interactor->run_limits.memory_kb, 65536);
+	cr_expect_eq(r->interactor->ntests, 0);
+	/* the solution's own settings are its own */
+	cr_expect_str_eq(r->lang->id, "py3");
+	request_free(r);
+
+	r = parse_ok("{" PY ",\"checker\":{\"language\":\"py3\",\"source\":\"y\"},"
+		     "\"tests\":[{\"output_file\":\"out.txt\"}]}");
+	cr_assert_not_null(r->checker);
+	cr_expect_null(r->interactor);
+	cr_expect_str_eq(r->checker->files[0].data, "y");
+	request_free(r);
+}
+
+Test(native, judge_program_errors_name_the_program)
+{
+	parse_bad("{" PY ",\"interactor\":[]," T1 "}", "invalid_type", "interactor");
+	parse_bad("{" PY ",\"checker\":{\"source\":\"y\"}," T1 "}", "missing_field",
+		  "checker.language");
+	cr_expect_str_eq(err.message, "checker: language is required");
+	parse_bad("{" PY ",\"checker\":{\"language\":\"nosuch\",\"source\":\"y\"}," T1 "}",
+		  "unknown_language", "checker.language");
+	parse_bad("{" PY ",\"interactor\":{\"language\":\"py3\",\"source\":\"y\",\"tests\":[]},"
+		  T1 "}", "unknown_field", "interactor.tests");
+	parse_bad("{" PY ",\"interactor\":{\"language\":\"py3\",\"source\":\"y\","
+		  "\"files\":[{\"name\":\"../x\",\"content\":\"\"}]}," T1 "}", "invalid_filename",
+		  "interactor.files[0].name");
+	parse_bad("{" PY ",\"checker\":{\"language\":\"cpp\",\"source\":\"y\","
+		  "\"build\":{\"flags\":[\"-fplugin=/tmp/x.so\"]}}," T1 "}", "flag_not_allowed",
+		  "checker.build.flags[0]");
+}
+
+Test(native, judge_program_exclusions)
+{
+	parse_bad("{" PY ",\"interactor\":{\"language\":\"py3\",\"source\":\"y\"},"
+		  "\"checker\":{\"language\":\"py3\",\"source\":\"y\"}," T1 "}", "invalid_checker",
+		  "checker");
+	parse_bad("{" PY ",\"interactor\":{\"language\":\"py3\",\"source\":\"y\"},"
+		  "\"compare\":\"exact\"," T1 "}", "invalid_interactor", "compare");
+	parse_bad("{" PY ",\"checker\":{\"language\":\"py3\",\"source\":\"y\"},"
+		  "\"compare\":\"tokens\"," T1 "}", "invalid_checker", "compare");
+	parse_bad("{" PY ",\"interactor\":{\"language\":\"py3\",\"source\":\"y\"},"
+		  "\"tests\":[{},{\"input_file\":\"in.txt\"}]}", "invalid_interactor",
+		  "tests[1].input_file");
+	parse_bad("{" PY ",\"interactor\":{\"language\":\"py3\",\"source\":\"y\"},"
+		  "\"tests\":[{\"output_file\":\"o.txt\"}]}", "invalid_interactor",
+		  "tests[0].output_file");
+}
