@@ -2,7 +2,9 @@
 
 #include "common/verdict.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +186,62 @@ enum test_status verdict_top_level(enum build_status b, const enum test_status *
 	return TS_ACCEPTED;
 }
 
+/* The points a partial verdict's message starts with; -1 when none. */
+static int parse_points(const char *msg, size_t len, double *out)
+{
+	char head[64];
+	const char *p = head;
+	char *end;
+	size_t n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
+	double v;
+
+	memcpy(head, msg, n);
+	head[n] = '\0';
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (strncmp(p, "points", 6) == 0 && (p[6] == ' ' || p[6] == '\t'))
+		p += 7;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!(*p >= '0' && *p <= '9') && *p != '.')
+		return -1;
+	errno = 0;
+	v = strtod(p, &end);
+	if (end == p || errno != 0 || !isfinite(v) || v < 0 || v > 1)
+		return -1;
+	if (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
+				    double *points, char *why, size_t whylen)
+{
+	why[0] = '\0';
+	switch (exit_code) {
+	case 0:
+		return TS_ACCEPTED;
+	case 1:
+		return TS_WRONG_OUTPUT;
+	case 2:
+		return TS_WHITESPACE_MISMATCH;
+	case 3:
+		snprintf(why, whylen, "judge failure (exit code 3)");
+		return TS_INTERNAL_ERROR;
+	case 7:
+		if (parse_points(msg ? msg : "", msg ? len : 0, points) == 0)
+			return TS_PARTIAL;
+		snprintf(why, whylen, "exit code 7 (partial) without points from 0 to 1 at the "
+			 "start of its message");
+		return TS_INTERNAL_ERROR;
+	default:
+		snprintf(why, whylen, "exit code %d, which is no verdict (0, 1, 2, 3 or 7)",
+			 exit_code);
+		return TS_INTERNAL_ERROR;
+	}
+}
+
 const char *test_status_name(enum test_status s)
 {
 	switch (s) {
@@ -205,6 +263,8 @@ const char *test_status_name(enum test_status s)
 		return "internal_error";
 	case TS_BUILD_FAILED:
 		return "build_failed";
+	case TS_PARTIAL:
+		return "partial";
 	}
 	return "internal_error";
 }

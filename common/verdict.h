@@ -15,6 +15,9 @@ enum test_status {
 	TS_NOT_EXECUTED,
 	TS_INTERNAL_ERROR,
 	TS_BUILD_FAILED,   /* top-level only */
+	/* A judge program (interactor, checker) gave part of the test's
+	 * points (testlib's exit code 7). */
+	TS_PARTIAL,
 };
 
 enum build_status { BS_OK, BS_FAILED, BS_INTERNAL_ERROR };
@@ -69,6 +72,19 @@ enum test_status verdict_for_test(const struct run_outcome *o, bool have_expecte
 /* First non-accepted test status in order; accepted if all are. */
 enum test_status verdict_top_level(enum build_status b, const enum test_status *tests,
 				   size_t n);
+
+/*
+ * A judge program's verdict from its exit code, by the testlib
+ * convention: 0 accepted, 1 wrong_output, 2 output_whitespace_mismatch
+ * (testlib's presentation error), 7 partial. With 7 the message (its
+ * stderr) starts with the points, a fraction of the test from 0 to 1,
+ * either bare ("0.5 three of six") or as testlib writes them ("points
+ * 0.5 ..."); they go to *points. 3 (testlib's judge failure), any other
+ * code, or 7 without valid points is the judge's own failure:
+ * TS_INTERNAL_ERROR, with the reason in why.
+ */
+enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
+				    double *points, char *why, size_t whylen);
 
 const char *test_status_name(enum test_status s);
 const char *build_status_name(enum build_status s);

@@ -186,3 +186,49 @@ Test(compare, float_tolerances)
 	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, "1e", "1"), CMP_DIFFERENT);
 	cr_expect_eq(cmp_by(COMPARE_FLOAT, 1e-6, 0, "-", "0"), CMP_DIFFERENT);
 }
+
+static enum test_status jv(int code, const char *msg, double *points, char *why)
+{
+	return judge_exit_verdict(code, msg, strlen(msg), points, why, 160);
+}
+
+Test(judge, testlib_exit_codes)
+{
+	double points = -1;
+	char why[160];
+
+	cr_expect_eq(jv(0, "ok", &points, why), TS_ACCEPTED);
+	cr_expect_str_eq(why, "");
+	cr_expect_eq(jv(1, "wrong answer", &points, why), TS_WRONG_OUTPUT);
+	cr_expect_eq(jv(2, "wrong output format", &points, why), TS_WHITESPACE_MISMATCH);
+	cr_expect_eq(jv(3, "FAIL bad test", &points, why), TS_INTERNAL_ERROR);
+	cr_expect_str_eq(why, "judge failure (exit code 3)");
+	cr_expect_eq(jv(4, "", &points, why), TS_INTERNAL_ERROR);
+	cr_expect_str_eq(why, "exit code 4, which is no verdict (0, 1, 2, 3 or 7)");
+	cr_expect_eq(points, -1, "points are set by a partial verdict only");
+	cr_expect_str_eq(test_status_name(TS_PARTIAL), "partial");
+}
+
+Test(judge, partial_points)
+{
+	double points = -1;
+	char why[160];
+
+	cr_expect_eq(jv(7, "0.5 three of six", &points, why), TS_PARTIAL);
+	cr_expect_float_eq(points, 0.5, 1e-12);
+	cr_expect_eq(jv(7, "points 0.25 found it late\n", &points, why), TS_PARTIAL);
+	cr_expect_float_eq(points, 0.25, 1e-12);
+	cr_expect_eq(jv(7, "\n 1\n", &points, why), TS_PARTIAL);
+	cr_expect_float_eq(points, 1.0, 1e-12);
+	cr_expect_eq(jv(7, "0", &points, why), TS_PARTIAL);
+	cr_expect_float_eq(points, 0.0, 1e-12);
+	/* no points, or none from 0 to 1: the judge's failure */
+	cr_expect_eq(jv(7, "half", &points, why), TS_INTERNAL_ERROR);
+	cr_expect(strstr(why, "without points") != NULL, "%s", why);
+	cr_expect_eq(jv(7, "", &points, why), TS_INTERNAL_ERROR);
+	cr_expect_eq(jv(7, "1.5 too many", &points, why), TS_INTERNAL_ERROR);
+	cr_expect_eq(jv(7, "-0.5", &points, why), TS_INTERNAL_ERROR);
+	cr_expect_eq(jv(7, "0.5x", &points, why), TS_INTERNAL_ERROR);
+	cr_expect_eq(jv(7, "nan", &points, why), TS_INTERNAL_ERROR);
+	cr_expect_eq(judge_exit_verdict(7, NULL, 0, &points, why, sizeof(why)), TS_INTERNAL_ERROR);
+}
