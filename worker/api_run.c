@@ -92,25 +92,25 @@ static void add_exit(cJSON *o, const struct run_outcome *oc)
 		cJSON_AddNullToObject(o, "signal");
 }
 
-static cJSON *build_json(const struct job_result *res)
+static cJSON *build_json(enum build_status status, bool has_build, const struct step_result *r)
 {
 	cJSON *b = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(b, "status", build_status_name(res->build_status));
-	if (!res->has_build) {
+	cJSON_AddStringToObject(b, "status", build_status_name(status));
+	if (!has_build) {
 		cJSON_AddStringToObject(b, "stdout", "");
 		cJSON_AddStringToObject(b, "stderr", "");
 		cJSON_AddNumberToObject(b, "duration_ms", 0);
 		cJSON_AddBoolToObject(b, "skipped", true);
 		return b;
 	}
-	add_text(b, "stdout", &res->build.out);
-	add_text(b, "stderr", &res->build.err);
-	cJSON_AddNumberToObject(b, "duration_ms", (double)res->build.wall_ms);
-	cJSON_AddNumberToObject(b, "cpu_time_ms", (double)res->build.cpu_ms);
-	cJSON_AddNumberToObject(b, "memory_peak_kb", (double)res->build.memory_peak_kb);
-	add_exit(b, &res->build.outcome);
-	cJSON_AddBoolToObject(b, "timed_out", res->build.outcome.timed_out);
+	add_text(b, "stdout", &r->out);
+	add_text(b, "stderr", &r->err);
+	cJSON_AddNumberToObject(b, "duration_ms", (double)r->wall_ms);
+	cJSON_AddNumberToObject(b, "cpu_time_ms", (double)r->cpu_ms);
+	cJSON_AddNumberToObject(b, "memory_peak_kb", (double)r->memory_peak_kb);
+	add_exit(b, &r->outcome);
+	cJSON_AddBoolToObject(b, "timed_out", r->outcome.timed_out);
 	return b;
 }
 
@@ -130,7 +130,35 @@ static void add_output_file(cJSON *o, const struct req_test *rt, const struct te
 	cJSON_AddBoolToObject(f, "truncated", t->file_out.truncated);
 }
 
-static cJSON *test_json(const struct req_test *rt, const struct test_result *t)
+/*
+ * What the judge's program (interactor or checker) said of a test: its
+ * stderr as checker_message, partial points, why it failed; for an
+ * interactive test, whether a time limit found both sides waiting and
+ * whether the protocol ended the solution.
+ */
+static void add_judge(cJSON *o, const struct job_request *req, const struct test_result *t)
+{
+	if (!req->interactor && !req->checker)
+		return;
+	if (t->judged)
+		add_text(o, "checker_message", &t->judge.err);
+	else
+		cJSON_AddNullToObject(o, "checker_message");
+	if (t->status == TS_PARTIAL)
+		cJSON_AddNumberToObject(o, "points", t->points);
+	if (t->judge_error[0])
+		cJSON_AddStringToObject(o, "judge_error", t->judge_error);
+	if (!req->interactor)
+		return;
+	cJSON_AddBoolToObject(o, "idle", t->idle);
+	cJSON_AddBoolToObject(o, "terminated", t->terminated);
+	cJSON_AddNumberToObject(o, "protocol_errors", t->protocol_errors);
+	if (t->protocol_error[0])
+		cJSON_AddStringToObject(o, "protocol_error", t->protocol_error);
+}
+
+static cJSON *test_json(const struct job_request *req, const struct req_test *rt,
+			const struct test_result *t)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -151,6 +179,7 @@ static cJSON *test_json(const struct req_test *rt, const struct test_result *t)
 	cJSON_AddBoolToObject(o, "stdout_truncated", t->r.out_truncated);
 	cJSON_AddBoolToObject(o, "stderr_truncated", t->r.err_truncated);
 	add_output_file(o, rt, t);
+	add_judge(o, req, t);
 	return o;
 }
 
@@ -164,10 +193,16 @@ char *api_run_response(const struct job_request *req, const struct job_result *r
 		return NULL;
 	cJSON_AddStringToObject(o, "status", test_status_name(res->top));
 	cJSON_AddStringToObject(o, "language", req->lang->id);
-	cJSON_AddItemToObject(o, "build", build_json(res));
+	cJSON_AddItemToObject(o, "build", build_json(res->build_status, res->has_build,
+						     &res->build));
+	/* the judge's program, once the solution's build let it be built */
+	if (res->judge.present)
+		cJSON_AddItemToObject(o, req->interactor ? "interactor_build" : "checker_build",
+				      build_json(res->judge.status, res->judge.has_build,
+						 &res->judge.r));
 	tests = cJSON_AddArrayToObject(o, "tests");
 	for (size_t i = 0; i < res->ntests; i++)
-		cJSON_AddItemToArray(tests, test_json(&req->tests[i], &res->tests[i]));
+		cJSON_AddItemToArray(tests, test_json(req, &req->tests[i], &res->tests[i]));
 	if (res->internal_error)
 		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
 	s = cJSON_PrintUnformatted(o);

@@ -3,15 +3,18 @@
 #include "worker/job.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/jobdir.h"
 #include "common/log.h"
 #include "common/placeholder.h"
 #include "common/util.h"
 #include "nsjail/policy.h"
+#include "worker/api.h"
 #include "worker/jail.h"
 
 #define JAIL_BOX POLICY_BOX_DIR
@@ -131,39 +134,378 @@ static void account(struct job_result *res, const struct step_result *r, bool bu
 		res->memory_peak_kb = r->memory_peak_kb;
 }
 
-static void run_build(const struct job_env *env, const struct job_request *req,
-		      struct job_result *res)
+/* Build req (the solution's or the judge's program) in jail into r. */
+static enum build_status build_program(struct jail *jail, const struct config *cfg,
+				       const struct job_request *req, struct step_result *r,
+				       struct job_result *res, const char *who)
 {
-	const struct run_outcome *o = &res->build.outcome;
+	const struct run_outcome *o = &r->outcome;
 	struct step_plan p = { 0 };
 	struct step_spec s;
 	int rc;
 
-	res->has_build = true;
 	rc = plan_step(req, &req->lang->build, req->build_flags, &req->build_limits, &p);
 	if (rc < 0) {
-		res->build_status = BS_INTERNAL_ERROR;
 		set_internal(res, "expanding the build command", -rc);
-		return;
+		return BS_INTERNAL_ERROR;
 	}
-	spec_fill(&s, req, &p, &req->build_limits, env->cfg);
+	spec_fill(&s, req, &p, &req->build_limits, cfg);
 	s.open_files = req->lang->build.open_files;
-	rc = sandbox_run(env->jail, &s, &res->build);
-	account(res, &res->build, true);
+	rc = sandbox_run(jail, &s, r);
+	account(res, r, true);
 	plan_free(&p);
 	if (rc < 0 || o->internal_error) {
-		res->build_status = BS_INTERNAL_ERROR;
 		if (!res->internal_error) {
 			res->internal_error = true;
-			snprintf(res->internal_msg, sizeof(res->internal_msg), "build sandbox: %.200s",
-				 res->build.internal_msg);
+			snprintf(res->internal_msg, sizeof(res->internal_msg), "%s sandbox: %.200s", who,
+				 r->internal_msg);
 		}
-		return;
+		return BS_INTERNAL_ERROR;
 	}
 	/* Warnings on stderr do not fail a build; a non-zero exit does. */
-	res->build_status = o->exited && o->exit_code == 0 && !o->timed_out && !o->oom &&
-					    !o->output_limited ?
-				    BS_OK : BS_FAILED;
+	return o->exited && o->exit_code == 0 && !o->timed_out && !o->oom && !o->output_limited ?
+		       BS_OK : BS_FAILED;
+}
+
+static void run_build(const struct job_env *env, const struct job_request *req,
+		      struct job_result *res)
+{
+	res->has_build = true;
+	res->build_status = build_program(env->jail, env->cfg, req, &res->build, res, "build");
+}
+
+
+/* ---- the judge's program: an interactor or a checker -------------------- */
+
+/*
+ * What a judge program is handed in its control directory (the jail's
+ * /judge, read-only to it), rewritten before each test, and the
+ * arguments it gets: testlib's order. An interactor's second argument is
+ * a scratch file of its own (testlib's interactor writes one); goboxd
+ * does not read it.
+ */
+#define JUDGE_DIR POLICY_CONTROL_DIR
+#define JUDGE_INPUT "input"
+#define JUDGE_OUTPUT "output"
+#define JUDGE_ANSWER "answer"
+#define INTERACTOR_SCRATCH JAIL_TMP "/interactor-output"
+
+/* An interactor that ends first with one of these lets the solution run on
+ * to its own end, to be judged for its own failures too: accepted and
+ * partial. Any other end stops the solution at once. */
+#define SOLUTION_CONTINUES ((1u << 0) | (1u << 7))
+
+struct judge {
+	const struct job_request *prog;  /* req->interactor or req->checker */
+	bool interactive;
+	struct jail *jail;
+	struct step_plan plan;           /* its run command, testlib's arguments added */
+	bool snapshot;
+};
+
+static const char *judge_name(const struct judge *jd)
+{
+	return jd->interactive ? "interactor" : "checker";
+}
+
+/* argv + the given arguments (NULL-terminated), in place. */
+static void argv_append(char ***argv, const char *const *more)
+{
+	size_t n = 0, m = 0;
+	char **v;
+
+	while ((*argv)[n])
+		n++;
+	while (more[m])
+		m++;
+	v = xcalloc(n + m + 1, sizeof(*v));
+	memcpy(v, *argv, n * sizeof(*v));
+	for (size_t i = 0; i < m; i++)
+		v[n + i] = xstrdup(more[i]);
+	free(*argv);
+	*argv = v;
+}
+
+static void judge_destroy(struct judge *jd)
+{
+	if (!jd)
+		return;
+	plan_free(&jd->plan);
+	jail_destroy(jd->jail);
+	free(jd);
+}
+
+/*
+ * Its jail (a uid of its own, a control directory), its files, its
+ * build (into res->judge) and its run command. NULL when it cannot be
+ * used: res says why (a failed build, or the sandbox's internal error).
+ */
+static struct judge *judge_prepare(const struct job_env *env, const struct job_request *req,
+				   struct job_result *res)
+{
+	static const char *const itr_args[] = { JUDGE_DIR "/" JUDGE_INPUT, INTERACTOR_SCRATCH,
+						JUDGE_DIR "/" JUDGE_ANSWER, NULL };
+	static const char *const chk_args[] = { JUDGE_DIR "/" JUDGE_INPUT,
+						JUDGE_DIR "/" JUDGE_OUTPUT,
+						JUDGE_DIR "/" JUDGE_ANSWER, NULL };
+	struct jail_opts o = { .uid = env->judge_uid, .gid = env->judge_gid, .control_dir = true };
+	struct judge *jd = xcalloc(1, sizeof(*jd));
+	struct jobdir *d;
+	char err[256];
+	int rc;
+
+	jd->interactive = req->interactor != NULL;
+	jd->prog = jd->interactive ? req->interactor : req->checker;
+	res->judge.present = true;
+	res->judge.status = BS_OK;
+	rc = jail_start_with(env->sb, &o, &jd->jail, err, sizeof(err));
+	if (rc < 0) {
+		res->judge.status = BS_INTERNAL_ERROR;
+		snprintf(res->internal_msg, sizeof(res->internal_msg), "the %s's jail: %.200s",
+			 judge_name(jd), err);
+		res->internal_error = true;
+		log_error("%s", res->internal_msg);
+		judge_destroy(jd);
+		return NULL;
+	}
+	d = jail_jobdir(jd->jail);
+	for (size_t i = 0; i < jd->prog->nfiles && rc == 0; i++)
+		rc = jobdir_write(d, jd->prog->files[i].name, jd->prog->files[i].data,
+				  jd->prog->files[i].len, 0644);
+	if (rc < 0) {
+		res->judge.status = BS_INTERNAL_ERROR;
+		set_internal(res, "writing the judge program's files", -rc);
+	} else if (jd->prog->lang->has_build) {
+		res->judge.has_build = true;
+		res->judge.status = build_program(jd->jail, env->cfg, jd->prog, &res->judge.r, res,
+						  jd->interactive ? "interactor build" :
+								    "checker build");
+	}
+	if (res->judge.status == BS_OK) {
+		rc = plan_step(jd->prog, &jd->prog->lang->run, jd->prog->run_flags,
+			       &jd->prog->run_limits, &jd->plan);
+		if (rc < 0) {
+			res->judge.status = BS_INTERNAL_ERROR;
+			set_internal(res, "expanding the judge program's run command", -rc);
+		} else {
+			argv_append(&jd->plan.argv, jd->interactive ? itr_args : chk_args);
+		}
+	}
+	if (res->judge.status == BS_OK && req->ntests > 1) {
+		rc = jobdir_snapshot(d);
+		if (rc < 0) {
+			res->judge.status = BS_INTERNAL_ERROR;
+			set_internal(res, "keeping the judge program's built directory", -rc);
+		}
+		jd->snapshot = rc == 0;
+	}
+	if (res->judge.status != BS_OK) {
+		judge_destroy(jd);
+		return NULL;
+	}
+	return jd;
+}
+
+/* One file of the control directory, replaced. */
+static int control_write(struct jobdir *ctl, const char *name, const char *data, size_t len)
+{
+	if (unlinkat(ctl->fd, name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	/* root's, readable by the judge's group only */
+	return jobdir_write(ctl, name, data ? data : "", data ? len : 0, 0640);
+}
+
+/* Before a test: the judge's directory as its build left it, and the
+ * test's files in the control directory. */
+static int judge_test_files(struct judge *jd, const struct job_env *env,
+			    const struct req_test *t, const struct buf *output, size_t i,
+			    char *err, size_t errlen)
+{
+	struct jobdir *ctl = jail_control_dir(jd->jail);
+	int rc = 0;
+
+	if (i > 0 && jd->snapshot)
+		rc = jobdir_restore(jail_jobdir(jd->jail), env->judge_uid, env->judge_gid);
+	if (rc < 0) {
+		snprintf(err, errlen, "restoring the %s's directory: %s", judge_name(jd),
+			 strerror(-rc));
+		return rc;
+	}
+	rc = control_write(ctl, JUDGE_INPUT, t->stdin_data, t->stdin_len);
+	if (rc == 0)
+		rc = control_write(ctl, JUDGE_ANSWER, t->expected, t->expected_len);
+	if (rc == 0 && output)
+		rc = control_write(ctl, JUDGE_OUTPUT, output->data, output->len);
+	if (rc < 0)
+		snprintf(err, errlen, "writing the %s's files: %s", judge_name(jd), strerror(-rc));
+	return rc;
+}
+
+/*
+ * The judge program's own end, when it was not the verdict: killed for
+ * one of its limits, a signal, no exit at all. "" when it exited.
+ */
+static void judge_failure(const struct judge *jd, const struct run_outcome *o, char *why,
+			  size_t len)
+{
+	char sig[32];
+
+	why[0] = '\0';
+	if (o->oom)
+		snprintf(why, len, "the %s went over its memory limit", judge_name(jd));
+	else if (o->timed_out)
+		snprintf(why, len, "the %s went over its time limit", judge_name(jd));
+	else if (o->output_limited)
+		snprintf(why, len, "the %s went over its output limit", judge_name(jd));
+	else if (o->term_signal)
+		snprintf(why, len, "the %s was killed by %s", judge_name(jd),
+			 api_signal_name(o->term_signal, sig, sizeof(sig)));
+	else if (!o->exited)
+		snprintf(why, len, "the %s's end is unknown", judge_name(jd));
+}
+
+/* tr->status from the judge's exit code, or its failure. */
+static void judge_verdict(const struct judge *jd, struct test_result *tr)
+{
+	const struct run_outcome *o = &tr->judge.outcome;
+	char why[160];
+
+	judge_failure(jd, o, why, sizeof(why));
+	if (why[0]) {
+		tr->status = TS_INTERNAL_ERROR;
+		snprintf(tr->judge_error, sizeof(tr->judge_error), "%s", why);
+		return;
+	}
+	tr->status = judge_exit_verdict(o->exit_code, tr->judge.err.data, tr->judge.err.len,
+					&tr->points, why, sizeof(why));
+	if (tr->status == TS_INTERNAL_ERROR)
+		snprintf(tr->judge_error, sizeof(tr->judge_error), "the %s: %s", judge_name(jd),
+			 why);
+}
+
+/* A sandbox failure of a test: a server fault. */
+static void test_internal(struct job_result *res, struct test_result *tr, size_t i,
+			  const char *msg)
+{
+	tr->status = TS_INTERNAL_ERROR;
+	if (!res->internal_error) {
+		res->internal_error = true;
+		snprintf(res->internal_msg, sizeof(res->internal_msg), "test %zu sandbox: %.200s",
+			 i + 1, msg);
+	}
+}
+
+/* The solution's own failure (a limit, a crash, a non-zero exit); false
+ * when it ran clean. */
+static bool solution_failed(const struct run_outcome *o, enum test_status *st)
+{
+	*st = verdict_for_test(o, false, CMP_EQUAL);
+	return *st != TS_ACCEPTED;
+}
+
+/*
+ * An interactive test's verdict, in this order:
+ *   1. the wall limit came while both ran: time_exceeded (idle: both
+ *      were waiting for each other);
+ *   2. the solution ended first, or after an interactor that let it run
+ *      on, by a failure of its own (memory, time, output, a signal, a
+ *      non-zero exit): that failure;
+ *   3. the interactor's own failure (a limit, a signal): internal_error;
+ *   4. the interactor's exit code (testlib's convention).
+ * A solution goboxd ended for the interactor (it had given its verdict,
+ * or asked for the end through the protocol) is never blamed for that.
+ */
+static void interactive_verdict(const struct judge *jd, const struct interact_result *ir,
+				struct test_result *tr)
+{
+	const struct run_outcome *so = &tr->r.outcome;
+	enum test_status own;
+
+	if (ir->wall_limit) {
+		tr->status = TS_TIME_EXCEEDED;
+		return;
+	}
+	if (!ir->terminated && !ir->stopped && solution_failed(so, &own)) {
+		tr->status = own;
+		return;
+	}
+	judge_verdict(jd, tr);
+}
+
+static void run_interactive_test(struct judge *jd, const struct job_env *env,
+				 const struct job_request *req, const struct step_spec *sol,
+				 size_t i, struct job_result *res)
+{
+	struct test_result *tr = &res->tests[i];
+	struct interact_result ir;
+	struct step_spec is;
+	struct interact_spec spec = {
+		.solution = sol,
+		.interactor = &is,
+		.wall_ms = req->run_limits.wall_ms,
+		.solution_continues = SOLUTION_CONTINUES,
+		.protocol = true,
+	};
+	char err[256];
+	int rc;
+
+	spec_fill(&is, jd->prog, &jd->plan, &jd->prog->run_limits, env->cfg);
+	is.open_files = jd->prog->lang->run.open_files;
+	interact_result_init(&ir);
+	rc = judge_test_files(jd, env, &req->tests[i], NULL, i, err, sizeof(err));
+	if (rc < 0) {
+		tr->ran = true;
+		test_internal(res, tr, i, err);
+		interact_result_free(&ir);
+		return;
+	}
+	rc = sandbox_interact(env->jail, jd->jail, &spec, &ir);
+	/* the results move to the test */
+	step_result_free(&tr->r);
+	step_result_free(&tr->judge);
+	tr->r = ir.solution;
+	tr->judge = ir.interactor;
+	tr->ran = tr->judged = true;
+	tr->idle = ir.idle;
+	tr->terminated = ir.terminated;
+	tr->protocol_errors = ir.protocol_errors;
+	snprintf(tr->protocol_error, sizeof(tr->protocol_error), "%s", ir.protocol_error);
+	account(res, &tr->r, false);
+	res->cpu_ms += tr->judge.cpu_ms;
+	if (rc < 0 || tr->r.outcome.internal_error || tr->judge.outcome.internal_error) {
+		test_internal(res, tr, i, tr->r.outcome.internal_error ? tr->r.internal_msg :
+									tr->judge.internal_msg);
+		return;
+	}
+	interactive_verdict(jd, &ir, tr);
+}
+
+/* After a clean run with an answer (stdout or the output file): the
+ * checker's verdict. */
+static void run_checker(struct judge *jd, const struct job_env *env,
+			const struct job_request *req, const struct buf *output, size_t i,
+			struct job_result *res)
+{
+	struct test_result *tr = &res->tests[i];
+	struct step_spec cs;
+	char err[256];
+	int rc;
+
+	rc = judge_test_files(jd, env, &req->tests[i], output, i, err, sizeof(err));
+	if (rc < 0) {
+		test_internal(res, tr, i, err);
+		return;
+	}
+	spec_fill(&cs, jd->prog, &jd->plan, &jd->prog->run_limits, env->cfg);
+	cs.open_files = jd->prog->lang->run.open_files;
+	rc = sandbox_run(jd->jail, &cs, &tr->judge);
+	tr->judged = true;
+	res->cpu_ms += tr->judge.cpu_ms;
+	if (rc < 0 || tr->judge.outcome.internal_error) {
+		test_internal(res, tr, i, tr->judge.internal_msg);
+		return;
+	}
+	judge_verdict(jd, tr);
 }
 
 /*
@@ -172,7 +514,7 @@ static void run_build(const struct job_env *env, const struct job_request *req,
  * nothing of an earlier test alive. The run command is the same for all.
  */
 static void run_test(const struct job_env *env, const struct job_request *req,
-		     const struct step_plan *p, size_t i, struct job_result *res)
+		     const struct step_plan *p, struct judge *jd, size_t i, struct job_result *res)
 {
 	const struct req_test *t = &req->tests[i];
 	struct test_result *tr = &res->tests[i];
@@ -199,18 +541,16 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		tr->r.outcome.internal_error = true;
 		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
 			 "writing the input file: %s", strerror(-rc));
+	} else if (jd && jd->interactive) {
+		run_interactive_test(jd, env, req, &s, i, res);
+		return;
 	} else {
 		rc = sandbox_run(env->jail, &s, &tr->r);
 	}
 	tr->ran = true;
 	account(res, &tr->r, false);
 	if (rc < 0 || tr->r.outcome.internal_error) {
-		tr->status = TS_INTERNAL_ERROR;
-		if (!res->internal_error) {
-			res->internal_error = true;
-			snprintf(res->internal_msg, sizeof(res->internal_msg), "test %zu sandbox: %.200s",
-				 i + 1, tr->r.internal_msg);
-		}
+		test_internal(res, tr, i, tr->r.internal_msg);
 		return;
 	}
 	if (t->output_file) {
@@ -226,6 +566,19 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		}
 		judged = &tr->file_out;
 	}
+	if (jd) {
+		enum test_status own;
+
+		/* The checker judges an answer: a run that failed, or left no
+		 * whole answer, has none. */
+		if (solution_failed(&tr->r.outcome, &own))
+			tr->status = own;
+		else if (tr->file_missing || tr->file_out.truncated)
+			tr->status = TS_WRONG_OUTPUT;
+		else
+			run_checker(jd, env, req, judged, i, res);
+		return;
+	}
 	if (t->expected)
 		cmp = output_compare_by(&req->compare, judged->data ? judged->data : "",
 					judged->len, t->expected, t->expected_len);
@@ -240,7 +593,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 }
 
 static void run_tests(const struct job_env *env, const struct job_request *req,
-		      struct job_result *res)
+		      struct judge *jd, struct job_result *res)
 {
 	struct step_plan p = { 0 };
 	int rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
@@ -252,7 +605,7 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 		return;
 	}
 	for (size_t i = 0; i < req->ntests; i++)
-		run_test(env, req, &p, i, res);
+		run_test(env, req, &p, jd, i, res);
 	plan_free(&p);
 }
 
@@ -265,15 +618,18 @@ static void all_tests(struct job_result *res, enum test_status st)
 int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
 {
 	struct jobdir *d = jail_jobdir(env->jail);
+	struct judge *jd = NULL;
 	enum test_status *sts;
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
 	step_result_init(&res->build);
+	step_result_init(&res->judge.r);
 	res->ntests = req->ntests;
 	res->tests = xcalloc(req->ntests, sizeof(*res->tests));
 	for (size_t i = 0; i < req->ntests; i++) {
 		step_result_init(&res->tests[i].r);
+		step_result_init(&res->tests[i].judge);
 		buf_init(&res->tests[i].file_out, 0);
 		res->tests[i].status = TS_NOT_EXECUTED;
 	}
@@ -294,15 +650,22 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 		if (rc < 0)
 			set_internal(res, "keeping the built job directory", -rc);
 	}
-	if (rc == 0 && res->build_status == BS_OK)
-		run_tests(env, req, res);
+	/* The judge's program only for a solution that built. */
+	if (rc == 0 && res->build_status == BS_OK && (req->interactor || req->checker))
+		jd = judge_prepare(env, req, res);
+	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || jd))
+		run_tests(env, req, jd, res);
 	else if (rc < 0)
 		all_tests(res, TS_INTERNAL_ERROR);
+	judge_destroy(jd);
 
 	sts = xcalloc(req->ntests, sizeof(*sts));
 	for (size_t i = 0; i < req->ntests; i++)
 		sts[i] = res->tests[i].status;
 	res->top = verdict_top_level(res->build_status, sts, req->ntests);
+	/* A judge that could not be built or started judged nothing. */
+	if (res->build_status == BS_OK && res->judge.present && res->judge.status != BS_OK)
+		res->top = TS_INTERNAL_ERROR;
 	free(sts);
 	return 0;
 }
@@ -312,8 +675,10 @@ void job_result_free(struct job_result *res)
 	if (!res)
 		return;
 	step_result_free(&res->build);
+	step_result_free(&res->judge.r);
 	for (size_t i = 0; i < res->ntests && res->tests; i++) {
 		step_result_free(&res->tests[i].r);
+		step_result_free(&res->tests[i].judge);
 		buf_free(&res->tests[i].file_out);
 	}
 	free(res->tests);

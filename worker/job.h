@@ -2,7 +2,10 @@
  * The job runner: one request in one jail (worker/jail.h): build once,
  * then each test from the state the build left; verdicts. Both wire
  * formats go through here. The jail, and with it the job directory, is
- * the caller's to destroy.
+ * the caller's to destroy. A request with a judge program (an interactor
+ * or a checker) gets a second jail for it, under a uid of its own, which
+ * the job starts and destroys: built once, run beside the solution
+ * (interactor) or after it (checker) in each test.
  */
 #ifndef GOBOXD_JOB_H
 #define GOBOXD_JOB_H
@@ -24,12 +27,31 @@ struct test_result {
 	/* File I/O tests: what the program left in the test's output_file. */
 	struct buf file_out;
 	bool file_missing;          /* no such regular file after the run */
+	/* The judge program's part (interactor or checker), when it ran: */
+	struct step_result judge;
+	bool judged;
+	double points;              /* TS_PARTIAL only */
+	char judge_error[224];      /* why the judge made it internal_error, or "" */
+	/* Interactive tests only: */
+	bool idle;                  /* the wall limit came while both sides waited */
+	bool terminated;            /* ended by the protocol's terminate wait */
+	unsigned protocol_errors;   /* rule breaks by the interactor's protocol use */
+	char protocol_error[128];   /* the last one */
+};
+
+/* The judge's program (an interactor or a checker), built once per job. */
+struct judge_build {
+	bool present;
+	bool has_build;
+	enum build_status status;
+	struct step_result r;
 };
 
 struct job_result {
 	bool has_build;
 	enum build_status build_status;
 	struct step_result build;
+	struct judge_build judge;
 	struct test_result *tests;
 	size_t ntests;
 	enum test_status top;
@@ -46,6 +68,11 @@ struct job_env {
 	const struct config *cfg;
 	uid_t uid;
 	gid_t gid;
+	/* A job with an interactor or a checker starts a second jail in sb
+	 * for it, run as judge_uid:judge_gid (never the solution's). */
+	struct sandbox *sb;
+	uid_t judge_uid;
+	gid_t judge_gid;
 };
 
 /* Runs the job; returns 0 (the result says what happened) or -ENOMEM. */

@@ -290,7 +290,11 @@ static struct jail *jail_prepare(struct worker *w)
 
 static void job_in_jail(struct worker *w, struct jail *j)
 {
-	struct job_env env = { .jail = j, .cfg = w->cfg, .uid = w->uid, .gid = w->gid };
+	/* A judge program runs under a uid of its own: above the prober's
+	 * (base + STATS_MAX_WORKERS), one per worker. */
+	uid_t judge = w->cfg->sandbox_uid_base + STATS_MAX_WORKERS + 1 + w->ctx->index;
+	struct job_env env = { .jail = j, .cfg = w->cfg, .uid = w->uid, .gid = w->gid,
+			       .sb = w->sb, .judge_uid = judge, .judge_gid = judge };
 
 	if (j) {
 		w->job.rc = job_run(&env, w->job.req, &w->job.res);
