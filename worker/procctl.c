@@ -288,12 +288,14 @@ void procctl_service(struct procctl *p)
 	char why[96];
 
 	/*
-	 * Requests first: a client writes its wait before it opens the status
-	 * pipe, so a status fd with no request before it is a rule broken,
-	 * never a request not read yet.
+	 * The status fd first, then the requests: a client writes its wait
+	 * before it opens the status pipe, so once its fd is here its wait is
+	 * in the wait FIFO, and a status fd with no request before it is a
+	 * rule broken, never a request not read yet. (Reading the requests
+	 * first would miss a wait written between the two reads.)
 	 */
-	take_requests(p);
 	take_status_fd(p);
+	take_requests(p);
 	while (p->status_fd >= 0) {
 		if (p->nq == 0) {
 			rule_broken(p, "the status pipe was opened without a wait");
@@ -323,6 +325,7 @@ void procctl_service(struct procctl *p)
 		}
 		pop(p);
 		take_status_fd(p);
+		take_requests(p);
 	}
 }
 
