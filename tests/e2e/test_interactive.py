@@ -368,3 +368,16 @@ def test_nothing_left_behind(daemon):
     assert daemon.leftovers() == []
     assert daemon.step_cgroups() == []
     assert daemon.stopped_clean() == []
+
+
+def test_the_worked_example_in_api_md(daemon):
+    # the guessing game a reader pastes into curl answers as the page says
+    import os
+    import re
+    page = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "api.md")).read()
+    m = re.search(r"<<'EOF'\n(.*?)\nEOF\n", page, re.S)
+    assert m, "no curl example in docs/api.md"
+    body = run(daemon, json.loads(m.group(1)))
+    assert body["status"] == "accepted", dump(body)
+    assert [t["checker_message"] for t in body["tests"]] == [
+        "found 37 in 3 guesses\n", "found 100 in 7 guesses\n"], dump(body)
