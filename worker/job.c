@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,14 +405,28 @@ static bool solution_failed(const struct run_outcome *o, enum test_status *st)
 }
 
 /*
+ * A failure that the end of the dialogue may have caused: an interactor
+ * that has given its verdict and gone leaves the solution reading end of
+ * file (a Python EOFError, exit 1) or writing into a closed pipe
+ * (SIGPIPE). Which of the two ended first cannot be told reliably under
+ * load (each jail's init reaps its own), so such an end is judged by the
+ * interactor's verdict; a limit or any other signal is the solution's own.
+ */
+static bool dialogue_end_failure(const struct run_outcome *o)
+{
+	return (o->exited && o->exit_code != 0) || o->term_signal == SIGPIPE;
+}
+
+/*
  * An interactive test's verdict, in this order:
  *   1. the wall limit came while both ran: time_exceeded (idle: both
  *      were waiting for each other);
- *   2. the solution ended first, or after an interactor that let it run
- *      on, by a failure of its own (memory, time, output, a signal, a
- *      non-zero exit): that failure;
+ *   2. the solution's own limits (memory, time, output) or a signal
+ *      other than SIGPIPE: that verdict;
  *   3. the interactor's own failure (a limit, a signal): internal_error;
- *   4. the interactor's exit code (testlib's convention).
+ *   4. the interactor's exit code (testlib's convention), but a solution
+ *      that exited non-zero or by SIGPIPE after an accepting interactor
+ *      (0 or 7) is runtime_error.
  * A solution goboxd ended for the interactor (it had given its verdict,
  * or asked for the end through the protocol) is never blamed for that.
  */
@@ -419,17 +434,21 @@ static void interactive_verdict(const struct judge *jd, const struct interact_re
 				struct test_result *tr)
 {
 	const struct run_outcome *so = &tr->r.outcome;
-	enum test_status own;
+	bool ours = !ir->terminated && !ir->stopped;
+	enum test_status own = TS_ACCEPTED;
 
 	if (ir->wall_limit) {
 		tr->status = TS_TIME_EXCEEDED;
 		return;
 	}
-	if (!ir->terminated && !ir->stopped && solution_failed(so, &own)) {
+	if (ours && solution_failed(so, &own) && !dialogue_end_failure(so)) {
 		tr->status = own;
 		return;
 	}
 	judge_verdict(jd, tr);
+	if (ours && own != TS_ACCEPTED &&
+	    (tr->status == TS_ACCEPTED || tr->status == TS_PARTIAL))
+		tr->status = own;
 }
 
 static void run_interactive_test(struct judge *jd, const struct job_env *env,

@@ -364,12 +364,6 @@ def test_bad_interactor_requests(daemon, req, code):
     assert body["error"]["code"] == code, dump(body)
 
 
-def test_nothing_left_behind(daemon):
-    assert daemon.leftovers() == []
-    assert daemon.step_cgroups() == []
-    assert daemon.stopped_clean() == []
-
-
 def test_the_worked_example_in_api_md(daemon):
     # the guessing game a reader pastes into curl answers as the page says
     import os
@@ -381,3 +375,10 @@ def test_the_worked_example_in_api_md(daemon):
     assert body["status"] == "accepted", dump(body)
     assert [t["checker_message"] for t in body["tests"]] == [
         "found 37 in 3 guesses\n", "found 100 in 7 guesses\n"], dump(body)
+
+
+def test_nothing_left_behind(daemon):
+    assert daemon.leftovers() == []
+    assert daemon.step_cgroups() == []
+    assert daemon.stopped_clean() == []
+
