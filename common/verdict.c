@@ -189,7 +189,7 @@ enum test_status verdict_top_level(enum build_status b, const enum test_status *
 /* The points a partial verdict's message starts with; -1 when none. */
 static int parse_points(const char *msg, size_t len, double *out)
 {
-	char head[64];
+	char head[64] = "";
 	const char *p = head;
 	char *end;
 	size_t n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
