@@ -215,3 +215,23 @@ def daemon():
     d = Daemon()
     yield d
     d.stop()
+
+
+def judged(kind, source, judge, tests, language="py3", judge_language="py3", **extra):
+    """A /run request with a judge program: kind is "interactor" or "checker"."""
+    req = {"language": language, "source": source,
+           kind: {"language": judge_language, "source": judge}, "tests": tests}
+    req.update(extra)
+    return req
+
+
+def dump(body):
+    """A response, cut to fit an assertion message."""
+    return json.dumps(body)[:4000]
+
+
+def run_ok(daemon, req, status=200):
+    """POST /run, check the HTTP status, return the body."""
+    code, body = daemon.post("/run", req)
+    assert code == status, dump(body)
+    return body

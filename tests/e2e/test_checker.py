@@ -5,11 +5,9 @@ output, the expected answer) and testlib's exit codes.
 The problem: print any proper divisor of n (several answers are right,
 so no fixed expected string can judge it).
 """
-import json
-
 import pytest
 
-from conftest import Daemon
+from conftest import Daemon, dump, judged, run_ok as run
 
 DIVISOR_CHECKER = r'''
 import sys
@@ -39,22 +37,8 @@ def daemon():
     d.stop()
 
 
-def checked(source, checker, tests, language="py3", checker_language="py3", **extra):
-    req = {"language": language, "source": source,
-           "checker": {"language": checker_language, "source": checker},
-           "tests": tests}
-    req.update(extra)
-    return req
-
-
-def run(daemon, req, status=200):
-    code, body = daemon.post("/run", req)
-    assert code == status, json.dumps(body)[:3000]
-    return body
-
-
-def dump(body):
-    return json.dumps(body)[:4000]
+def checked(source, judge, tests, language="py3", checker_language="py3", **extra):
+    return judged("checker", source, judge, tests, language, checker_language, **extra)
 
 
 TESTS = [{"stdin": "12\n", "expected_stdout": "2\n"}, {"stdin": "35\n", "expected_stdout": "5\n"}]

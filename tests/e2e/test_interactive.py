@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import Daemon
+from conftest import Daemon, dump, judged, run_ok as run
 
 GUESS_INTERACTOR = r'''
 import sys
@@ -70,23 +70,8 @@ def daemon():
     d.stop()
 
 
-def interactive(source, interactor, tests, language="py3", interactor_language="py3",
-                **extra):
-    req = {"language": language, "source": source,
-           "interactor": {"language": interactor_language, "source": interactor},
-           "tests": tests}
-    req.update(extra)
-    return req
-
-
-def run(daemon, req, status=200):
-    code, body = daemon.post("/run", req)
-    assert code == status, json.dumps(body)[:3000]
-    return body
-
-
-def dump(body):
-    return json.dumps(body)[:4000]
+def interactive(source, judge, tests, language="py3", interactor_language="py3", **extra):
+    return judged("interactor", source, judge, tests, language, interactor_language, **extra)
 
 
 def test_accepted(daemon):
