@@ -1243,7 +1243,10 @@ Test(sandbox, interact_protocol_memory_reflects_an_allocation)
 	cr_assert_eq(r.solution.outcome.exit_code, 0, "stderr %s", text(&r.solution.err));
 	cr_assert_eq(sscanf(text(&r.interactor.err), "%llu\n%llu", &before, &after), 2, "%s",
 		     text(&r.interactor.err));
-	cr_assert_geq(after, before + (64ull << 20), "memory %llu -> %llu", before, after);
+	/* the readings are the kernel's, kept in per-CPU batches of 64 pages,
+	 * and pages charged before can be gone after: 1 MiB of slack */
+	cr_assert_geq(after + (1ull << 20), before + (64ull << 20), "memory %llu -> %llu", before,
+		      after);
 	cr_assert_lt(before, 32ull << 20, "memory before %llu", before);
 	interact_result_free(&r);
 }
