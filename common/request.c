@@ -206,6 +206,27 @@ static char *json_bytes(const cJSON *item, const struct nul_marker *m, size_t *l
 }
 
 /* RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
+/*
+ * A file's content as the client sent it: the JSON string's bytes, decoded
+ * from base64 when it says so. 0, or -1 when that is not valid base64.
+ */
+static int file_content(const cJSON *v, const struct nul_marker *m, bool base64, char **data,
+			size_t *len)
+{
+	size_t rlen;
+	char *raw = json_bytes(v, m, &rlen);
+	int rc;
+
+	if (!base64) {
+		*data = raw;
+		*len = rlen;
+		return 0;
+	}
+	rc = base64_decode(raw, rlen, data, len);
+	free(raw);
+	return rc < 0 ? -1 : 0;
+}
+
 static bool utf8_valid(const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -846,8 +867,6 @@ static int parse_extra_files(struct native_ctx *c, const cJSON *root)
 	cJSON_ArrayForEach(o, a) {
 		struct req_file *f = &r->files[r->nfiles];
 		const cJSON *v, *b64;
-		char *raw;
-		size_t rawlen;
 		bool dup;
 		int rc;
 
@@ -888,24 +907,15 @@ static int parse_extra_files(struct native_ctx *c, const cJSON *root)
 				v ? "%s must be a string" : "%s is required", path);
 			return -1;
 		}
-		raw = json_bytes(v, &c->m, &rawlen);
 		b64 = cJSON_GetObjectItemCaseSensitive(o, "base64_encoded");
 		if (b64 && !cJSON_IsBool(b64)) {
-			free(raw);
 			set_err(c->e, "invalid_type", path, "files[%zu].base64_encoded must be true or "
 				"false", i);
 			return -1;
 		}
-		if (b64 && cJSON_IsTrue(b64)) {
-			rc = base64_decode(raw, rawlen, &f->data, &f->len);
-			free(raw);
-			if (rc < 0) {
-				set_err(c->e, "invalid_base64", path, "%s is not valid base64", path);
-				return -1;
-			}
-		} else {
-			f->data = raw;
-			f->len = rawlen;
+		if (file_content(v, &c->m, cJSON_IsTrue(b64), &f->data, &f->len) < 0) {
+			set_err(c->e, "invalid_base64", path, "%s is not valid base64", path);
+			return -1;
 		}
 		if (over(f->len, c->cfg->max_file_bytes)) {
 			set_err(c->e, "file_too_large", path, "%s is larger than %zu bytes", path,
@@ -1391,26 +1401,17 @@ bad:
 static char *cz_file_content(struct codize_ctx *c, const cJSON *o, size_t i, size_t *len)
 {
 	const cJSON *v = cz_get(o, "content");
-	size_t cap = c->cfg->max_file_bytes, rlen;
-	char path[64], *raw, *data;
+	size_t cap = c->cfg->max_file_bytes;
+	char path[64], *data;
 
 	snprintf(path, sizeof(path), "files.%zu.content", i);
 	if (!v) {
 		cz_err(c, path, "required");
 		return NULL;
 	}
-	raw = json_bytes(v, &c->m, &rlen);
-	if (!cJSON_IsTrue(cz_get(o, "base64_encoded"))) {
-		data = raw;
-		*len = rlen;
-	} else {
-		int rc = base64_decode(raw, rlen, &data, len);
-
-		free(raw);
-		if (rc < 0) {
-			cz_err(c, path, "invalid base64");
-			return NULL;
-		}
+	if (file_content(v, &c->m, cJSON_IsTrue(cz_get(o, "base64_encoded")), &data, len) < 0) {
+		cz_err(c, path, "invalid base64");
+		return NULL;
 	}
 	if (over(*len, cap)) {
 		cz_err(c, path, "file too large (max: %zu bytes)", cap);

@@ -2,7 +2,6 @@
 
 #include "common/verdict.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,30 +185,22 @@ enum test_status verdict_top_level(enum build_status b, const enum test_status *
 	return TS_ACCEPTED;
 }
 
-/* The points a partial verdict's message starts with; -1 when none. */
+/*
+ * The points a partial verdict's message starts with: its first token, or
+ * the one after a leading "points" (testlib's spelling), a decimal number
+ * from 0 to 1. -1 when there is none.
+ */
 static int parse_points(const char *msg, size_t len, double *out)
 {
-	char head[64] = "";
-	const char *p = head;
-	char *end;
-	size_t n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
+	size_t pos = 0, start = 0, tlen = 0;
 	double v;
 
-	memcpy(head, msg, n);
-	head[n] = '\0';
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	if (strncmp(p, "points", 6) == 0 && (p[6] == ' ' || p[6] == '\t'))
-		p += 7;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (!(*p >= '0' && *p <= '9') && *p != '.')
+	if (!next_token(msg, len, &pos, &start, &tlen))
 		return -1;
-	errno = 0;
-	v = strtod(p, &end);
-	if (end == p || errno != 0 || !isfinite(v) || v < 0 || v > 1)
+	if (tlen == 6 && memcmp(msg + start, "points", 6) == 0 &&
+	    !next_token(msg, len, &pos, &start, &tlen))
 		return -1;
-	if (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r')
+	if (!decimal_token(msg + start, tlen, &v) || v < 0 || v > 1)
 		return -1;
 	*out = v;
 	return 0;

@@ -43,7 +43,6 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "worker/initmsg.h"
@@ -410,14 +409,8 @@ static void reap(struct init *in)
 	while (read(in->sigfd, &si, sizeof(si)) > 0)
 		;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
 		for (int i = 0; i < MAX_CHILDREN; i++) {
-			struct initmsg_exited e = {
-				.status = status,
-				.reaped_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
-			};
+			struct initmsg_exited e = { status };
 
 			if (in->kids[i].pid != pid)
 				continue;

@@ -94,9 +94,6 @@ struct initmsg_started {
 
 struct initmsg_exited {
 	int32_t status;         /* as waitpid(2) gave it */
-	uint32_t pad;
-	uint64_t reaped_ns;     /* CLOCK_MONOTONIC when the init reaped it: tells
-				 * which of two programs ended first */
 };
 
 /* Names of the stages, for messages ("execve", "cgroup"...). */

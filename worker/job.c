@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,13 +116,26 @@ static void spec_fill(struct step_spec *s, const struct job_request *req,
 	}
 }
 
-static void set_internal(struct job_result *res, const char *what, int err)
+/* The job's sandbox fault (a 5xx), logged; the first one's words are kept. */
+static void job_fault(struct job_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void job_fault(struct job_result *res, const char *fmt, ...)
 {
+	va_list ap;
+
 	if (res->internal_error)
 		return;
 	res->internal_error = true;
-	snprintf(res->internal_msg, sizeof(res->internal_msg), "%.180s: %s", what, strerror(err));
+	va_start(ap, fmt);
+	vsnprintf(res->internal_msg, sizeof(res->internal_msg), fmt, ap);
+	va_end(ap);
 	log_error("%s", res->internal_msg);
+}
+
+static void set_internal(struct job_result *res, const char *what, int err)
+{
+	job_fault(res, "%.180s: %s", what, strerror(err));
 }
 
 static void account(struct job_result *res, const struct step_result *r, bool build)
@@ -156,11 +170,7 @@ static enum build_status build_program(struct jail *jail, const struct config *c
 	account(res, r, true);
 	plan_free(&p);
 	if (rc < 0 || o->internal_error) {
-		if (!res->internal_error) {
-			res->internal_error = true;
-			snprintf(res->internal_msg, sizeof(res->internal_msg), "%s sandbox: %.200s", who,
-				 r->internal_msg);
-		}
+		job_fault(res, "%s sandbox: %.200s", who, r->internal_msg);
 		return BS_INTERNAL_ERROR;
 	}
 	/* Warnings on stderr do not fail a build; a non-zero exit does. */
@@ -201,6 +211,7 @@ struct judge {
 	bool interactive;
 	struct jail *jail;
 	struct step_plan plan;           /* its run command, testlib's arguments added */
+	struct step_spec spec;           /* ...and the step it runs as, the same each test */
 	bool snapshot;
 };
 
@@ -262,10 +273,7 @@ static struct judge *judge_prepare(const struct job_env *env, const struct job_r
 	rc = jail_start_with(env->sb, &o, &jd->jail, err, sizeof(err));
 	if (rc < 0) {
 		res->judge.status = BS_INTERNAL_ERROR;
-		snprintf(res->internal_msg, sizeof(res->internal_msg), "the %s's jail: %.200s",
-			 judge_name(jd), err);
-		res->internal_error = true;
-		log_error("%s", res->internal_msg);
+		job_fault(res, "the %s's jail: %.200s", judge_name(jd), err);
 		judge_destroy(jd);
 		return NULL;
 	}
@@ -290,6 +298,8 @@ static struct judge *judge_prepare(const struct job_env *env, const struct job_r
 			set_internal(res, "expanding the judge program's run command", -rc);
 		} else {
 			argv_append(&jd->plan.argv, jd->interactive ? itr_args : chk_args);
+			spec_fill(&jd->spec, jd->prog, &jd->plan, &jd->prog->run_limits, env->cfg);
+			jd->spec.open_files = jd->prog->lang->run.open_files;
 		}
 	}
 	if (res->judge.status == BS_OK && req->ntests > 1) {
@@ -389,11 +399,7 @@ static void test_internal(struct job_result *res, struct test_result *tr, size_t
 			  const char *msg)
 {
 	tr->status = TS_INTERNAL_ERROR;
-	if (!res->internal_error) {
-		res->internal_error = true;
-		snprintf(res->internal_msg, sizeof(res->internal_msg), "test %zu sandbox: %.200s",
-			 i + 1, msg);
-	}
+	job_fault(res, "test %zu sandbox: %.200s", i + 1, msg);
 }
 
 /* The solution's own failure (a limit, a crash, a non-zero exit); false
@@ -457,10 +463,9 @@ static void run_interactive_test(struct judge *jd, const struct job_env *env,
 {
 	struct test_result *tr = &res->tests[i];
 	struct interact_result ir;
-	struct step_spec is;
 	struct interact_spec spec = {
 		.solution = sol,
-		.interactor = &is,
+		.interactor = &jd->spec,
 		.wall_ms = req->run_limits.wall_ms,
 		.solution_continues = SOLUTION_CONTINUES,
 		.protocol = true,
@@ -468,8 +473,6 @@ static void run_interactive_test(struct judge *jd, const struct job_env *env,
 	char err[256];
 	int rc;
 
-	spec_fill(&is, jd->prog, &jd->plan, &jd->prog->run_limits, env->cfg);
-	is.open_files = jd->prog->lang->run.open_files;
 	interact_result_init(&ir);
 	rc = judge_test_files(jd, env, &req->tests[i], NULL, i, err, sizeof(err));
 	if (rc < 0) {
@@ -506,7 +509,6 @@ static void run_checker(struct judge *jd, const struct job_env *env,
 			struct job_result *res)
 {
 	struct test_result *tr = &res->tests[i];
-	struct step_spec cs;
 	char err[256];
 	int rc;
 
@@ -515,9 +517,7 @@ static void run_checker(struct judge *jd, const struct job_env *env,
 		test_internal(res, tr, i, err);
 		return;
 	}
-	spec_fill(&cs, jd->prog, &jd->plan, &jd->prog->run_limits, env->cfg);
-	cs.open_files = jd->prog->lang->run.open_files;
-	rc = sandbox_run(jd->jail, &cs, &tr->judge);
+	rc = sandbox_run(jd->jail, &jd->spec, &tr->judge);
 	tr->judged = true;
 	res->cpu_ms += tr->judge.cpu_ms;
 	if (rc < 0 || tr->judge.outcome.internal_error) {

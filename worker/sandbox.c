@@ -399,7 +399,6 @@ struct run {
 	 * (in_r, out_w, handed to the init), not ours to feed or read. */
 	bool dialogue;
 	uint32_t run_flags;     /* more IMR_* flags for the RUN message */
-	uint64_t reaped_ns;     /* from EXITED */
 };
 
 static void close_fd(int *fd)
@@ -745,7 +744,6 @@ static int init_message(struct run *run)
 		if (m.h.len != sizeof(m.u.exited))
 			break;
 		run->status = m.u.exited.status;
-		run->reaped_ns = m.u.exited.reaped_ns;
 		run->reaped = true;
 		return 0;
 	case IM_FAILED:
@@ -762,16 +760,21 @@ static int init_message(struct run *run)
 	return internal(run, -EPROTO, "the jail's init sent an unexpected message");
 }
 
+/* Kill the step when us, its CPU time, is over its limit. */
+static void cpu_limit(struct run *run, uint64_t us)
+{
+	if (run->s->limits.cpu_ms && us > (uint64_t)run->s->limits.cpu_ms * 1000) {
+		run->r->outcome.timed_out = true;
+		kill_step(run);
+	}
+}
+
 static void check_cpu(struct run *run)
 {
 	uint64_t us;
 
-	if (!run->s->limits.cpu_ms || cg_step_cpu_us(run->cg, &us) < 0)
-		return;
-	if (us > (uint64_t)run->s->limits.cpu_ms * 1000) {
-		run->r->outcome.timed_out = true;
-		kill_step(run);
-	}
+	if (run->s->limits.cpu_ms && cg_step_cpu_us(run->cg, &us) == 0)
+		cpu_limit(run, us);
 }
 
 static int next_timeout(struct run *run, uint64_t now)
@@ -1013,6 +1016,8 @@ int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_
 
 /* ---- an interactive test ------------------------------------------------ */
 
+/* After the solution has ended, the interactor may go on until the wall
+ * limit or this long, whichever comes later. */
 #define INTERACT_TAIL_MS 1000
 /*
  * A deadlock is told at the wall limit: over the last IDLE_WINDOW_MS (half
@@ -1066,9 +1071,9 @@ static uint64_t both_cpu_us(const struct pair *pr)
 	return a + b;
 }
 
-static void push_sample(struct pair *pr, uint64_t now)
+static void push_sample(struct pair *pr, uint64_t now, uint64_t us)
 {
-	pr->samples[pr->nsamples++ % IDLE_SAMPLES] = (struct cpu_sample){ now, both_cpu_us(pr) };
+	pr->samples[pr->nsamples++ % IDLE_SAMPLES] = (struct cpu_sample){ now, us };
 }
 
 static bool was_idle(const struct pair *pr, uint64_t now)
@@ -1181,11 +1186,10 @@ static bool solution_continues(const struct pair *pr)
 static void pair_ends(struct pair *pr, uint64_t now)
 {
 	struct run *sol = &pr->sol, *itr = &pr->itr;
-	uint64_t tail = pr->s->tail_ms ? pr->s->tail_ms : INTERACT_TAIL_MS;
 
 	if (sol->reaped && !pr->sol_end_seen) {
 		pr->sol_end_seen = true;
-		pr->itr_deadline_ms = now + tail;
+		pr->itr_deadline_ms = now + INTERACT_TAIL_MS;
 		if (pr->deadline_ms > pr->itr_deadline_ms)
 			pr->itr_deadline_ms = pr->deadline_ms;
 	}
@@ -1220,13 +1224,18 @@ static void pair_timers(struct pair *pr, uint64_t now)
 		kill_step(itr);
 	}
 	if (now >= pr->next_cpu_ms) {
+		/* one reading of each side serves its limit and the idle check */
+		uint64_t su = 0, iu = 0;
+
+		cg_step_cpu_us(sol->cg, &su);
+		cg_step_cpu_us(itr->cg, &iu);
 		if (!sol->reaped)
-			check_cpu(sol);
+			cpu_limit(sol, su);
 		if (!itr->reaped)
-			check_cpu(itr);
+			cpu_limit(itr, iu);
 		cg_step_sample(sol->cg);
 		cg_step_sample(itr->cg);
-		push_sample(pr, now);
+		push_sample(pr, now, su + iu);
 		pr->next_cpu_ms = now + CPU_POLL_MS;
 	}
 }
@@ -1273,7 +1282,7 @@ static int pair_loop(struct pair *pr)
 	pr->deadline_ms = pr->s->wall_ms ? pr->sol.start_ms + pr->s->wall_ms : 0;
 	pr->next_cpu_ms = now + CPU_POLL_MS;
 	pr->loop_start_ms = now;
-	push_sample(pr, now);
+	push_sample(pr, now, both_cpu_us(pr));
 	while (!(pr->sol.reaped && pr->itr.reaped)) {
 		struct pollfd pf[6];
 		int nf = 0;
@@ -1305,7 +1314,6 @@ static int pair_loop(struct pair *pr)
 	/* a terminate answer waits for the end, which has come */
 	if (pr->pc)
 		procctl_service(pr->pc);
-	pr->r->solution_first = pr->sol.reaped_ns < pr->itr.reaped_ns;
 	return 0;
 }
 
@@ -1381,7 +1389,7 @@ int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spe
 	memset(&pr, 0, sizeof(pr));
 	pr.s = s;
 	pr.r = r;
-	r->solution_first = r->terminated = r->stopped = r->wall_limit = r->idle = false;
+	r->terminated = r->stopped = r->wall_limit = r->idle = false;
 	r->protocol_errors = 0;
 	r->protocol_error[0] = '\0';
 	run_init(&pr.sol, sj, s->solution, &r->solution);

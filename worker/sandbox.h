@@ -107,9 +107,6 @@ struct interact_spec {
 	const struct step_spec *solution;   /* its stdin_data is not used */
 	const struct step_spec *interactor; /* its wall_ms is not used */
 	uint32_t wall_ms;           /* the pair's wall limit */
-	/* After the solution has ended, the interactor may go on until the
-	 * wall limit or this long, whichever comes later (0: 1000 ms). */
-	uint32_t tail_ms;
 	/* Exit codes (below 32) of an interactor that ends first after which
 	 * the solution still runs to its own end, under its limits; any other
 	 * end of the interactor stops the solution at once. */
@@ -120,9 +117,6 @@ struct interact_spec {
 struct interact_result {
 	struct step_result solution;
 	struct step_result interactor;
-	/* The solution ended before the interactor did (by the reap times the
-	 * inits report). */
-	bool solution_first;
 	/* goboxd ended the solution, and not for a limit of its own: */
 	bool terminated;            /* the protocol's terminate wait, after the grace */
 	bool stopped;               /* the interactor had ended (solution_continues) */

@@ -100,6 +100,7 @@ struct worker {
 	struct job_slot job;
 	uid_t uid;
 	gid_t gid;
+	uid_t judge_uid;        /* its jobs' judge programs (gid the same) */
 };
 
 /* Tags for epoll data: pointers to these identify the fd. */
@@ -290,11 +291,8 @@ static struct jail *jail_prepare(struct worker *w)
 
 static void job_in_jail(struct worker *w, struct jail *j)
 {
-	/* A judge program runs under a uid of its own: above the prober's
-	 * (base + STATS_MAX_WORKERS), one per worker. */
-	uid_t judge = w->cfg->sandbox_uid_base + STATS_MAX_WORKERS + 1 + w->ctx->index;
 	struct job_env env = { .jail = j, .cfg = w->cfg, .uid = w->uid, .gid = w->gid,
-			       .sb = w->sb, .judge_uid = judge, .judge_gid = judge };
+			       .sb = w->sb, .judge_uid = w->judge_uid, .judge_gid = w->judge_uid };
 
 	if (j) {
 		w->job.rc = job_run(&env, w->job.req, &w->job.res);
@@ -1086,6 +1084,9 @@ int worker_main(const struct worker_ctx *ctx)
 	w.cfg = ctx->cfg;
 	w.uid = ctx->cfg->sandbox_uid_base + ctx->index;
 	w.gid = w.uid;
+	/* A judge program runs under a uid of its own: above the prober's
+	 * (base + STATS_MAX_WORKERS), one per worker. */
+	w.judge_uid = ctx->cfg->sandbox_uid_base + STATS_MAX_WORKERS + 1 + ctx->index;
 	w.rctx.w = ctx;
 	w.rctx.jail_name = "";
 	w.rctx.jail_version = "";

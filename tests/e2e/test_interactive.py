@@ -320,7 +320,7 @@ def test_protocol_memory_reflects_an_allocation(daemon):
     t = body["tests"][0]
     assert t["status"] == "accepted", dump(body)
     a, b = (int(x) for x in t["checker_message"].split())
-    # kernel readings, in per-CPU batches of 64 pages: 1 MiB of slack
+    # kernel readings, charged in per-CPU batches: 1 MiB of slack
     assert b - a >= (80 << 20) - (1 << 20), dump(body)
 
 

@@ -1097,7 +1097,6 @@ Test(sandbox, interact_interactor_verdict_stops_the_solution)
 
 	assert_pair_ran(rc, &r);
 	cr_assert(r.stopped);
-	cr_assert_not(r.solution_first);
 	cr_assert_eq(r.solution.outcome.term_signal, SIGKILL);
 	cr_assert_not(r.solution.outcome.timed_out);
 	cr_assert_lt(now_ms() - t0, 5000);
@@ -1111,20 +1110,19 @@ Test(sandbox, interact_accepted_lets_the_solution_finish)
 
 	assert_pair_ran(rc, &r);
 	cr_assert_not(r.stopped);
-	cr_assert_not(r.solution_first);
 	cr_assert(r.solution.outcome.exited);
 	cr_assert_eq(r.solution.outcome.exit_code, 6);
 	cr_assert_geq(r.solution.wall_ms, 300);
 	interact_result_free(&r);
 }
 
-Test(sandbox, interact_solution_first_is_told)
+Test(sandbox, interact_a_solution_ending_first_keeps_its_exit_code)
 {
 	struct interact_result r;
 	int rc = pair_sh("exit 3", "read y; sleep 0.1; exit 1", 10000, &r);
 
 	assert_pair_ran(rc, &r);
-	cr_assert(r.solution_first);
+	cr_assert_not(r.stopped);
 	cr_assert_eq(r.solution.outcome.exit_code, 3);
 	cr_assert_eq(r.interactor.outcome.exit_code, 1);
 	interact_result_free(&r);
@@ -1243,8 +1241,8 @@ Test(sandbox, interact_protocol_memory_reflects_an_allocation)
 	cr_assert_eq(r.solution.outcome.exit_code, 0, "stderr %s", text(&r.solution.err));
 	cr_assert_eq(sscanf(text(&r.interactor.err), "%llu\n%llu", &before, &after), 2, "%s",
 		     text(&r.interactor.err));
-	/* the readings are the kernel's, kept in per-CPU batches of 64 pages,
-	 * and pages charged before can be gone after: 1 MiB of slack */
+	/* the readings are the kernel's, charged in per-CPU batches, and
+	 * pages charged before can be gone after: 1 MiB of slack */
 	cr_assert_geq(after + (1ull << 20), before + (64ull << 20), "memory %llu -> %llu", before,
 		      after);
 	cr_assert_lt(before, 32ull << 20, "memory before %llu", before);
