@@ -1248,6 +1248,20 @@ static int reap_overdue(struct run *run, uint64_t now)
 	return internal(run, -ETIMEDOUT, "the jail's init did not report the program's end");
 }
 
+/*
+ * A kill finds the solution dying on its own when its init had not yet
+ * reported the end (a process frees its memory before its parent learns of
+ * its death): then goboxd did not stop or terminate it, its own end stands.
+ * Only SIGKILL is goboxd's.
+ */
+static void solution_reaped(struct pair *pr)
+{
+	int st = pr->sol.status;
+
+	if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
+		pr->r->stopped = pr->r->terminated = false;
+}
+
 static int pair_events(struct pair *pr, const struct pollfd *pf, int nf)
 {
 	bool serve = false;
@@ -1258,9 +1272,11 @@ static int pair_events(struct pair *pr, const struct pollfd *pf, int nf)
 
 		if (!pf[i].revents)
 			continue;
-		if (!pr->sol.reaped && fd == jail_sock(pr->sol.j))
+		if (!pr->sol.reaped && fd == jail_sock(pr->sol.j)) {
 			rc = init_message(&pr->sol);
-		else if (!pr->itr.reaped && fd == jail_sock(pr->itr.j))
+			if (pr->sol.reaped)
+				solution_reaped(pr);
+		} else if (!pr->itr.reaped && fd == jail_sock(pr->itr.j))
 			rc = init_message(&pr->itr);
 		else if (fd == pr->sol.err_r)
 			pump_read(&pr->sol, &pr->sol.err_r);

@@ -117,7 +117,8 @@ struct interact_spec {
 struct interact_result {
 	struct step_result solution;
 	struct step_result interactor;
-	/* goboxd ended the solution, and not for a limit of its own: */
+	/* goboxd ended the solution (its kill, SIGKILL, ended it), and not
+	 * for a limit of its own: */
 	bool terminated;            /* the protocol's terminate wait, after the grace */
 	bool stopped;               /* the interactor had ended (solution_continues) */
 	/* The wall limit came while both ran: the solution is timed out and

@@ -1128,6 +1128,36 @@ Test(sandbox, interact_a_solution_ending_first_keeps_its_exit_code)
 	interact_result_free(&r);
 }
 
+/*
+ * A solution that crashes while its interactor ends: the interactor sees
+ * the end of the dialogue and exits before the solution's init has reported
+ * the crash (a dying process frees its memory before its parent learns of
+ * its death; 512 MiB make that slow enough to lose the race every time).
+ * The kill that follows finds it dying: it was not stopped by goboxd, and
+ * its own signal stands.
+ */
+Test(sandbox, interact_a_kill_too_late_is_not_a_stop)
+{
+	const char *sa[] = { "/sandbox/late_segv", NULL };
+	const char *ia[] = { "/usr/bin/sh", "-c", "read y; exit 1", NULL };
+	struct pair_case c = { sa, ia, default_limits(), default_limits(), 10000, false };
+	struct interact_result r;
+	int rc;
+
+	probe("late_segv", "#include <signal.h>\n#include <stdlib.h>\n#include <string.h>\n"
+			   "#include <unistd.h>\n"
+			   "int main(void) { size_t n = (size_t)512 << 20; char *p = malloc(n);\n"
+			   "  if (!p) return 2; memset(p, 1, n);\n"
+			   "  close(1); raise(SIGSEGV); return p[n - 1]; }\n");
+	c.sol_limits.memory_kb = 1024 * 1024;
+	rc = run_pair(&c, &r);
+	assert_pair_ran(rc, &r);
+	cr_assert_eq(r.interactor.outcome.exit_code, 1);
+	cr_assert_eq(r.solution.outcome.term_signal, SIGSEGV);
+	cr_assert_not(r.stopped);
+	interact_result_free(&r);
+}
+
 Test(sandbox, interact_interactor_cpu_limit_is_its_own)
 {
 	const char *sa[] = { "/usr/bin/sh", "-c", "read x", NULL };
