@@ -12,13 +12,17 @@ quick) and measures, in one run:
   load       at 10, 50 and 100 clients: goboxd's throughput and latency
              against a raw loop of jail launches (the same jail binary
              running the same program, no goboxd) at the same concurrency;
+  judge      the same A+B with a checker and as an interactive problem
+             (C++ judges): service time per test (50 tests a request)
+             and of a one-test request, builds left out, against the
+             plain comparison;
   spin       a CPU-bound C++ test (a fixed count of dependent multiplies)
              sent by twice as many clients as there are workers: the spread
              of the CPU time goboxd reports for the same work, which is
              what a time limit is judged on, and the throughput.
 
   tests/load/engine.py path/to/goboxd [--jail bwrap|nsjail] [--seconds 15]
-      [--requests 10] [--levels 10,50,100] [--skip overhead,hello,load,spin]
+      [--requests 10] [--levels 10,50,100] [--skip overhead,hello,judge,load,spin]
       [--daemon-arg=--pin-cpus ...]
 
 Every request is checked (200 and accepted); anything else counts as an
@@ -170,6 +174,74 @@ def phase_hello(d, tmp, count=200):
     print("  goboxd p50 %.1f ms p99 %.1f ms; bare python3 p50 %.1f ms; difference %.1f ms"
           % (p50, pct(lat, 99), b50, p50 - b50))
     return p50 - b50
+
+
+CHECKER = r"""#include <cstdio>
+int main(int argc, char **argv) {
+    if (argc < 4) return 3;
+    FILE *o = fopen(argv[2], "r"), *a = fopen(argv[3], "r");
+    long x, y;
+    if (!o || !a || fscanf(a, "%ld", &y) != 1) return 3;
+    if (fscanf(o, "%ld", &x) != 1) { fputs("no number\n", stderr); return 2; }
+    if (x != y) { fprintf(stderr, "%ld, not %ld\n", x, y); return 1; }
+    return 0;
+}
+"""
+
+INTERACTOR = r"""#include <cstdio>
+int main(int argc, char **argv) {
+    FILE *in = fopen(argc > 1 ? argv[1] : "", "r");
+    long a, b, x;
+    if (!in || fscanf(in, "%ld %ld", &a, &b) != 2) return 3;
+    printf("%ld %ld\n", a, b);
+    fflush(stdout);
+    if (scanf("%ld", &x) != 1) { fputs("no answer\n", stderr); return 2; }
+    if (x != a + b) { fprintf(stderr, "%ld, not %ld\n", x, a + b); return 1; }
+    return 0;
+}
+"""
+
+
+def judge_request(kind, count):
+    tests = [{"stdin": "%d %d\n" % (i, i + 1), "expected_stdout": "%d\n" % (2 * i + 1)}
+             for i in range(count)]
+    body = {"language": "cpp", "source": APLUSB, "tests": tests}
+    if kind != "plain":
+        body[kind] = {"language": "cpp", "source": CHECKER if kind == "checker" else INTERACTOR}
+    return body
+
+
+def phase_judge(d, requests):
+    """Per-test and per-request cost of a checker and of an interactor:
+    the request's time less its builds (the solution's and the judge's),
+    which leaves the jails, the runs and the verdicts."""
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
+    rows = {}
+    for kind in ("plain", "checker", "interactor"):
+        row = []
+        for count in (50, 1):
+            body = judge_request(kind, count)
+            times = []
+            for i in range(requests + 1):
+                t = time.perf_counter()
+                st, res = d.request("POST", "/run", body, conn)
+                ms = (time.perf_counter() - t) * 1000
+                if st != 200 or res.get("status") != "accepted":
+                    raise SystemExit("%s request failed: %s" % (kind, json.dumps(res)[:500]))
+                ms -= res["build"]["duration_ms"]
+                if kind != "plain":
+                    ms -= res[kind + "_build"]["duration_ms"]
+                if i > 0:  # warm-up
+                    times.append(ms)
+            row.append(statistics.median(times))
+        rows[kind] = row
+    conn.close()
+    print("judge: C++ A+B, C++ judges, %d requests each, builds left out" % requests)
+    print("| | per test (50 tests) | more than plain | one-test request | more than plain |")
+    print("|---|---|---|---|---|")
+    for kind, (many, one) in rows.items():
+        print("| %s | %.2f ms | %+.2f ms | %.1f ms | %+.1f ms |"
+              % (kind, many / 50, (many - rows["plain"][0]) / 50, one, one - rows["plain"][1]))
 
 
 def closed_loop(clients, seconds, one):
@@ -325,6 +397,8 @@ def main():
             phase_overhead(d, tmp, a.requests)
         if "hello" not in skip:
             phase_hello(d, tmp)
+        if "judge" not in skip:
+            phase_judge(d, a.requests)
         if "load" not in skip:
             phase_load(d, tmp, a.jail, [int(x) for x in a.levels.split(",")], a.seconds)
         if "spin" not in skip:
