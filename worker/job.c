@@ -248,36 +248,48 @@ static void judge_destroy(struct judge *jd)
 }
 
 /*
- * Its jail (a uid of its own, a control directory), its files, its
- * build (into res->judge) and its run command. NULL when it cannot be
- * used: res says why (a failed build, or the sandbox's internal error).
+ * Its jail (a uid of its own, a control directory), started before the
+ * solution's build: jail_start_with does not wait for the jail, which
+ * sets itself up while the build runs. NULL when it cannot start: res
+ * says why.
  */
-static struct judge *judge_prepare(const struct job_env *env, const struct job_request *req,
-				   struct job_result *res)
+static struct judge *judge_open(const struct job_env *env, const struct job_request *req,
+				struct job_result *res)
+{
+	struct jail_opts o = { .uid = env->judge_uid, .gid = env->judge_gid, .control_dir = true };
+	struct judge *jd = xcalloc(1, sizeof(*jd));
+	char err[256];
+
+	jd->interactive = req->interactor != NULL;
+	jd->prog = jd->interactive ? req->interactor : req->checker;
+	if (jail_start_with(env->sb, &o, &jd->jail, err, sizeof(err)) < 0) {
+		res->judge.present = true;
+		res->judge.status = BS_INTERNAL_ERROR;
+		job_fault(res, "the %s's jail: %.200s", judge_name(jd), err);
+		judge_destroy(jd);
+		return NULL;
+	}
+	return jd;
+}
+
+/*
+ * In its jail, once the solution has built: its files, its build (into
+ * res->judge) and its run command. False when it cannot be used: res
+ * says why (a failed build, or the sandbox's internal error).
+ */
+static bool judge_prepare(struct judge *jd, const struct job_env *env,
+			  const struct job_request *req, struct job_result *res)
 {
 	static const char *const itr_args[] = { JUDGE_DIR "/" JUDGE_INPUT, INTERACTOR_SCRATCH,
 						JUDGE_DIR "/" JUDGE_ANSWER, NULL };
 	static const char *const chk_args[] = { JUDGE_DIR "/" JUDGE_INPUT,
 						JUDGE_DIR "/" JUDGE_OUTPUT,
 						JUDGE_DIR "/" JUDGE_ANSWER, NULL };
-	struct jail_opts o = { .uid = env->judge_uid, .gid = env->judge_gid, .control_dir = true };
-	struct judge *jd = xcalloc(1, sizeof(*jd));
-	struct jobdir *d;
-	char err[256];
-	int rc;
+	struct jobdir *d = jail_jobdir(jd->jail);
+	int rc = 0;
 
-	jd->interactive = req->interactor != NULL;
-	jd->prog = jd->interactive ? req->interactor : req->checker;
 	res->judge.present = true;
 	res->judge.status = BS_OK;
-	rc = jail_start_with(env->sb, &o, &jd->jail, err, sizeof(err));
-	if (rc < 0) {
-		res->judge.status = BS_INTERNAL_ERROR;
-		job_fault(res, "the %s's jail: %.200s", judge_name(jd), err);
-		judge_destroy(jd);
-		return NULL;
-	}
-	d = jail_jobdir(jd->jail);
 	for (size_t i = 0; i < jd->prog->nfiles && rc == 0; i++)
 		rc = jobdir_write(d, jd->prog->files[i].name, jd->prog->files[i].data,
 				  jd->prog->files[i].len, 0644);
@@ -310,11 +322,7 @@ static struct judge *judge_prepare(const struct job_env *env, const struct job_r
 		}
 		jd->snapshot = rc == 0;
 	}
-	if (res->judge.status != BS_OK) {
-		judge_destroy(jd);
-		return NULL;
-	}
-	return jd;
+	return res->judge.status == BS_OK;
 }
 
 /* One file of the control directory, replaced. */
@@ -661,6 +669,11 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 				  0644);
 	if (rc < 0)
 		set_internal(res, "writing a source file", -rc);
+	if (rc == 0 && (req->interactor || req->checker)) {
+		jd = judge_open(env, req, res);
+		if (!jd)
+			rc = -EIO;  /* a job fault, already recorded */
+	}
 	if (rc == 0 && req->lang->has_build)
 		run_build(env, req, res);
 	/* With one test there is nothing to restore: no snapshot either. */
@@ -670,8 +683,10 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 			set_internal(res, "keeping the built job directory", -rc);
 	}
 	/* The judge's program only for a solution that built. */
-	if (rc == 0 && res->build_status == BS_OK && (req->interactor || req->checker))
-		jd = judge_prepare(env, req, res);
+	if (rc == 0 && res->build_status == BS_OK && jd && !judge_prepare(jd, env, req, res)) {
+		judge_destroy(jd);
+		jd = NULL;
+	}
 	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || jd))
 		run_tests(env, req, jd, res);
 	else if (rc < 0)

@@ -148,6 +148,16 @@ def test_checker_build_failure_is_internal_error(daemon):
     assert [t["status"] for t in body["tests"]] == ["not_executed"] * 2, dump(body)
 
 
+def test_a_solution_that_does_not_build_is_not_judged(daemon):
+    # the checker's jail starts beside the solution's build; a build that
+    # fails leaves the checker unbuilt, and the jail goes with the job
+    body = run(daemon, checked("int main( {", "import sys\nsys.exit(0)\n", TESTS, language="cpp"))
+    assert body["status"] == "build_failed", dump(body)
+    assert "checker_build" not in body, dump(body)
+    assert [t["status"] for t in body["tests"]] == ["not_executed"] * 2, dump(body)
+    assert daemon.leftovers() == [], dump(body)
+
+
 def test_checker_judges_the_output_file(daemon):
     src = "n = int(open('in.txt').read())\nopen('out.txt', 'w').write('%d\\n' % " \
           "next(d for d in range(2, n) if n % d == 0))\n"
