@@ -8,6 +8,7 @@ import atexit
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -23,6 +24,15 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 # GOBOXD_TEST_LANGUAGES points the daemon at another languages directory
 # (for trying a new language file before it joins languages/).
 LANGUAGES = os.environ.get("GOBOXD_TEST_LANGUAGES", os.path.join(TOP, "languages"))
+
+
+# AddressSanitizer and LeakSanitizer errors; UBSan's "file:line:col: runtime error:"
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|:\d+:\d+: runtime error: ")
+
+
+def sanitizer_reports(log):
+    """The lines of a log that start a sanitizer's report."""
+    return [line for line in log.splitlines() if SANITIZER_REPORT.search(line)]
 
 
 def free_port():
@@ -141,6 +151,9 @@ class Daemon:
         return [w["pid"] for w in info["stats"]["workers"]]
 
     def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Stop the daemon; its exit status. A sanitizer's report in its
+        log (an ASan build's run, `make integration` in that build) fails
+        the test that stops it."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
@@ -149,6 +162,8 @@ class Daemon:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+        reports = sanitizer_reports(self.read_log())
+        assert not reports, "goboxd's sanitizer reports:\n" + "\n".join(reports[:20])
         return self.proc.returncode
 
     def cgroup_trees(self):
