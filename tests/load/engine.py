@@ -109,6 +109,17 @@ def pct(values, p):
     return v[k]
 
 
+def timed_accepted(d, body, conn, what):
+    """POST /run on conn: the request's time in ms and its answer, which
+    must be 200 and accepted (anything else ends the benchmark)."""
+    t = time.perf_counter()
+    st, res = d.request("POST", "/run", body, conn)
+    ms = (time.perf_counter() - t) * 1000
+    if st != 200 or res.get("status") != "accepted":
+        raise SystemExit("%s request failed: %s" % (what, json.dumps(res)[:500]))
+    return ms, res
+
+
 def bare_runs(argv, stdin, count, cwd):
     times = []
     for _ in range(count):
@@ -126,11 +137,7 @@ def phase_overhead(d, tmp, requests):
     conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
     per_test, in_jail = [], []
     for i in range(requests + 1):
-        t = time.perf_counter()
-        st, res = d.request("POST", "/run", body, conn)
-        wall = (time.perf_counter() - t) * 1000
-        if st != 200 or res.get("status") != "accepted":
-            raise SystemExit("A+B request failed: %s" % json.dumps(res)[:500])
+        wall, res = timed_accepted(d, body, conn, "A+B")
         if i == 0:
             continue  # warm-up
         per_test.append((wall - res["build"]["duration_ms"]) / 50)
@@ -157,11 +164,7 @@ def phase_hello(d, tmp, count=200):
     conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
     lat = []
     for i in range(count + 10):
-        t = time.perf_counter()
-        st, res = d.request("POST", "/run", body, conn)
-        ms = (time.perf_counter() - t) * 1000
-        if st != 200 or res.get("status") != "accepted":
-            raise SystemExit("hello request failed: %s" % json.dumps(res)[:500])
+        ms, _ = timed_accepted(d, body, conn, "hello")
         if i >= 10:
             lat.append(ms)
     conn.close()
@@ -223,11 +226,7 @@ def phase_judge(d, requests):
             body = judge_request(kind, count)
             times = []
             for i in range(requests + 1):
-                t = time.perf_counter()
-                st, res = d.request("POST", "/run", body, conn)
-                ms = (time.perf_counter() - t) * 1000
-                if st != 200 or res.get("status") != "accepted":
-                    raise SystemExit("%s request failed: %s" % (kind, json.dumps(res)[:500]))
+                ms, res = timed_accepted(d, body, conn, kind)
                 ms -= res["build"]["duration_ms"]
                 if kind != "plain":
                     ms -= res[kind + "_build"]["duration_ms"]
