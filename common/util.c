@@ -103,6 +103,17 @@ int set_nonblock(int fd, bool on)
 	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
 }
 
+int pipe_cloexec(int *rd, int *wr)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	*rd = p[0];
+	*wr = p[1];
+	return 0;
+}
+
 int set_cloexec(int fd, bool on)
 {
 	int fl = fcntl(fd, F_GETFD);

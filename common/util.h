@@ -22,6 +22,8 @@ ssize_t read_small_file(const char *path, char *buf, size_t size);
 int write_file_str(const char *path, const char *s);
 
 int set_nonblock(int fd, bool on);
+/* A pipe, both ends CLOEXEC. 0 or negative errno; *rd and *wr set on success. */
+int pipe_cloexec(int *rd, int *wr);
 int set_cloexec(int fd, bool on);
 
 /* strtoull over the whole string with range check. 0 or -EINVAL/-ERANGE. */

@@ -331,17 +331,6 @@ void procctl_service(struct procctl *p)
 
 /* ---- life -------------------------------------------------------------- */
 
-static int pipe_pair(int *r, int *w)
-{
-	int fds[2];
-
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -errno;
-	*r = fds[0];
-	*w = fds[1];
-	return 0;
-}
-
 static int start_opener(struct procctl *p)
 {
 	sigset_t all, old;
@@ -383,9 +372,9 @@ int procctl_start(int dirfd, uid_t uid, gid_t gid, const struct procctl_ops *ops
 		snprintf(err, errlen, "open(%s): %s", PROCCTL_WAIT, strerror(errno));
 		goto fail;
 	}
-	rc = pipe_pair(&p->go_r, &p->go_w);
+	rc = pipe_cloexec(&p->go_r, &p->go_w);
 	if (rc == 0)
-		rc = pipe_pair(&p->got_r, &p->got_w);
+		rc = pipe_cloexec(&p->got_r, &p->got_w);
 	if (rc == 0 && set_nonblock(p->got_r, true) < 0)
 		rc = -errno;
 	if (rc < 0) {

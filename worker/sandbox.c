@@ -423,17 +423,6 @@ static int internal(struct run *run, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static int make_pipe(int *rd, int *wr)
-{
-	int p[2];
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	*rd = p[0];
-	*wr = p[1];
-	return 0;
-}
-
 /* ---- one step: preparation ---------------------------------------------- */
 
 static int check_spec(struct run *run)
@@ -461,12 +450,12 @@ static int prepare(struct run *run)
 	int rc = 0;
 
 	if (!run->dialogue) {
-		rc = make_pipe(&run->in_r, &run->in_w);
+		rc = pipe_cloexec(&run->in_r, &run->in_w);
 		if (rc == 0)
-			rc = make_pipe(&run->out_r, &run->out_w);
+			rc = pipe_cloexec(&run->out_r, &run->out_w);
 	}
 	if (rc == 0)
-		rc = make_pipe(&run->err_r, &run->err_w);
+		rc = pipe_cloexec(&run->err_r, &run->err_w);
 	if (rc < 0)
 		return internal(run, rc, "pipe2: %s", strerror(-rc));
 	/*
