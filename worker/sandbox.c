@@ -1333,21 +1333,15 @@ static int pair_loop(struct pair *pr)
  */
 static int dialogue_pipes(struct pair *pr)
 {
-	int a[2], b[2];
+	/* solution -> interactor, then interactor -> solution; run_release
+	 * closes whatever was made */
+	int rc = pipe_cloexec(&pr->itr.in_r, &pr->sol.out_w);
 
-	if (pipe2(a, O_CLOEXEC) < 0)
-		return internal(&pr->sol, -errno, "pipe2: %s", strerror(errno));
-	if (pipe2(b, O_CLOEXEC) < 0) {
-		close(a[0]);
-		close(a[1]);
-		return internal(&pr->sol, -errno, "pipe2: %s", strerror(errno));
-	}
-	/* a: solution -> interactor, b: interactor -> solution */
-	pr->sol.out_w = a[1];
-	pr->itr.in_r = a[0];
-	pr->itr.out_w = b[1];
-	pr->sol.in_r = b[0];
-	if (fchmod(a[0], 0666) < 0 || fchmod(b[0], 0666) < 0)
+	if (rc == 0)
+		rc = pipe_cloexec(&pr->sol.in_r, &pr->itr.out_w);
+	if (rc < 0)
+		return internal(&pr->sol, rc, "pipe2: %s", strerror(-rc));
+	if (fchmod(pr->itr.in_r, 0666) < 0 || fchmod(pr->sol.in_r, 0666) < 0)
 		return internal(&pr->sol, -errno, "fchmod(pipe): %s", strerror(errno));
 	return 0;
 }
