@@ -1131,10 +1131,18 @@ Test(sandbox, interact_a_solution_ending_first_keeps_its_exit_code)
 /*
  * A solution that crashes while its interactor ends: the interactor sees
  * the end of the dialogue and exits before the solution's init has reported
- * the crash (a dying process frees its memory before its parent learns of
- * its death; 512 MiB make that slow enough to lose the race every time).
- * The kill that follows finds it dying: it was not stopped by goboxd, and
- * its own signal stands.
+ * the crash. The kill that follows finds it dying: it was not stopped by
+ * goboxd, and its own signal stands.
+ *
+ * The order is the kernel's, not the scheduler's. The crash is decided
+ * before the dialogue can end: the solution's stdout is held by a child
+ * that waits on a robust process-shared mutex the solution owns, and the
+ * kernel hands that mutex on (EOWNERDEAD) only once the solution is dying,
+ * before it frees its memory. Then the solution frees 512 MiB, slowly,
+ * while the child exits, the interactor reads the end and exits, and goboxd
+ * kills what is left; only then can the solution's init report the crash.
+ * (Closing stdout and then raising the signal is a race: a kill that comes
+ * in between is a real stop.)
  */
 Test(sandbox, interact_a_kill_too_late_is_not_a_stop)
 {
@@ -1144,16 +1152,26 @@ Test(sandbox, interact_a_kill_too_late_is_not_a_stop)
 	struct interact_result r;
 	int rc;
 
-	probe("late_segv", "#include <signal.h>\n#include <stdlib.h>\n#include <string.h>\n"
-			   "#include <unistd.h>\n"
-			   "int main(void) { size_t n = (size_t)512 << 20; char *p = malloc(n);\n"
-			   "  if (!p) return 2; memset(p, 1, n);\n"
-			   "  close(1); raise(SIGSEGV); return p[n - 1]; }\n");
+	probe("late_segv",
+	      "#include <pthread.h>\n#include <signal.h>\n#include <stdlib.h>\n"
+	      "#include <string.h>\n#include <sys/mman.h>\n#include <unistd.h>\n"
+	      "int main(void) { size_t n = (size_t)512 << 20; char *p;\n"
+	      "  pthread_mutexattr_t a; pthread_mutex_t *m = mmap(NULL, sizeof(*m),\n"
+	      "    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);\n"
+	      "  if (m == MAP_FAILED) return 2;\n"
+	      "  pthread_mutexattr_init(&a);\n"
+	      "  pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);\n"
+	      "  pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);\n"
+	      "  if (pthread_mutex_init(m, &a) || pthread_mutex_lock(m)) return 3;\n"
+	      "  if (fork() == 0) { pthread_mutex_lock(m); _exit(0); }\n"
+	      "  close(1); p = malloc(n); if (!p) return 4; memset(p, 1, n);\n"
+	      "  raise(SIGSEGV); return p[n - 1]; }\n");
 	c.sol_limits.memory_kb = 1024 * 1024;
 	rc = run_pair(&c, &r);
 	assert_pair_ran(rc, &r);
 	cr_assert_eq(r.interactor.outcome.exit_code, 1);
-	cr_assert_eq(r.solution.outcome.term_signal, SIGSEGV);
+	cr_assert_eq(r.solution.outcome.term_signal, SIGSEGV, "signal %d, exit code %d",
+		     r.solution.outcome.term_signal, r.solution.outcome.exit_code);
 	cr_assert_not(r.stopped);
 	interact_result_free(&r);
 }
