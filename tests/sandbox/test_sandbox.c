@@ -1163,8 +1163,8 @@ Test(sandbox, interact_a_kill_too_late_is_not_a_stop)
 	      "  pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);\n"
 	      "  pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);\n"
 	      "  if (pthread_mutex_init(m, &a) || pthread_mutex_lock(m)) return 3;\n"
-	      "  if (fork() == 0) { pthread_mutex_lock(m); _exit(0); }\n"
-	      "  close(1); p = malloc(n); if (!p) return 4; memset(p, 1, n);\n"
+	      "  switch (fork()) { case -1: return 4; case 0: pthread_mutex_lock(m); _exit(0); }\n"
+	      "  close(1); p = malloc(n); if (!p) return 5; memset(p, 1, n);\n"
 	      "  raise(SIGSEGV); return p[n - 1]; }\n");
 	c.sol_limits.memory_kb = 1024 * 1024;
 	rc = run_pair(&c, &r);
