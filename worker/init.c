@@ -15,7 +15,11 @@
  * whatever is left in the namespace.
  *
  * It keeps CAP_SYS_ADMIN inside the jail's user namespace, and only for
- * one thing: mounting a fresh /tmp for each program. It is not dumpable,
+ * two things: mounting a fresh /tmp for each program, and giving each
+ * program an IPC namespace of its own (SysV shared memory, semaphores and
+ * message queues, POSIX message queues), which the kernel frees with the
+ * program's last process, so nothing of that kind reaches the next
+ * program or outlives this one. It is not dumpable,
  * so a program running under the same uid cannot open /proc/1/mem, its
  * fds or its environment. Libc only; no goboxd library.
  */
@@ -227,6 +231,10 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 		if (n < 0)
 			child_fail(p->err_w, IMS_CGROUP);
 	}
+	/* Its own IPC objects, gone with its last process; needs the
+	 * capability that child_caps drops below. */
+	if (unshare(CLONE_NEWIPC) < 0)
+		child_fail(p->err_w, IMS_IPC);
 	child_fds(p);
 	for (int i = 0; i < IMRL_COUNT; i++) {
 		struct rlimit rl = { r->rlimit[i], r->rlimit[i] };

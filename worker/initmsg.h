@@ -80,7 +80,7 @@ struct initmsg_run {
 /* Where starting a program failed, for the worker's error message. */
 enum initmsg_stage {
 	IMS_FORK = 1, IMS_TMP, IMS_SETSID, IMS_CGROUP, IMS_FDS, IMS_RLIMITS, IMS_CHDIR,
-	IMS_CREDS, IMS_CAPS, IMS_NNP, IMS_SECCOMP, IMS_EXEC, IMS_PROTOCOL, IMS_CPU,
+	IMS_CREDS, IMS_CAPS, IMS_NNP, IMS_SECCOMP, IMS_EXEC, IMS_PROTOCOL, IMS_CPU, IMS_IPC,
 };
 
 struct initmsg_failed {
@@ -102,7 +102,7 @@ static inline const char *initmsg_stage_name(uint32_t stage)
 	static const char *const names[] = {
 		"?", "fork", "mounting /tmp", "setsid", "joining the cgroup", "stdio",
 		"rlimits", "chdir", "setuid", "dropping capabilities", "no_new_privs",
-		"seccomp", "execve", "protocol", "CPU affinity",
+		"seccomp", "execve", "protocol", "CPU affinity", "a fresh IPC namespace",
 	};
 
 	return stage < sizeof(names) / sizeof(names[0]) ? names[stage] : "?";
