@@ -888,10 +888,10 @@ static int finish(struct run *run)
 	} else if (WIFSIGNALED(run->status)) {
 		o->term_signal = WTERMSIG(run->status);
 	}
-	/* Reaching the limit alone (reclaim, a failed allocation) counts when
-	 * the program did not finish cleanly. */
-	o->oom = st.oom_killed ||
-		 (st.memory_limit_hit && !(o->exited && o->exit_code == 0));
+	/* What the kernel did, not how close the usage came: on cgroup v1 the
+	 * usage and its failure count include page cache, which the kernel
+	 * reclaims at the limit instead of killing anything. */
+	o->oom = st.oom_killed;
 	return 0;
 }
 
@@ -1105,9 +1105,7 @@ static void pc_status(void *arg, struct procctl_status *st)
 		st->state = PCS_OUTPUT;
 	} else if (o->timed_out) {
 		st->state = PCS_TIME;
-	} else if (cg_step_stats(run->cg, &cs) == 0 &&
-		   (cs.oom_killed || (cs.memory_limit_hit &&
-				      !(WIFEXITED(run->status) && WEXITSTATUS(run->status) == 0)))) {
+	} else if (cg_step_stats(run->cg, &cs) == 0 && cs.oom_killed) {
 		st->state = PCS_MEMORY;
 	} else if (WIFEXITED(run->status)) {
 		st->state = PCS_EXITED;

@@ -106,3 +106,53 @@ def test_shared_memory_counts_against_the_memory_limit(daemon):
                         "run": {"limits": {"memory_kb": 65536}},
                         "tests": [{"stdin": ""}]})
     assert body["tests"][0]["status"] == "memory_exceeded", dump(body)
+
+
+# Reads 300 MiB of the system's libraries (their page cache is charged to
+# the reader, and reclaimed at the memory limit), then sleeps past its wall
+# time. It never holds more than one 1 MiB buffer of its own.
+CACHE_READER = r'''
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int main(void)
+{
+	static char buf[1 << 20];
+	const char *dir = "/usr/lib/x86_64-linux-gnu";
+	long total = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) && total < (300L << 20)) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		int fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			total += n;
+		close(fd);
+	}
+	printf("read %ld MiB\n", total >> 20);
+	fflush(stdout);
+	sleep(30);
+	return 0;
+}
+'''
+
+
+def test_page_cache_is_not_a_memory_verdict(daemon):
+    """Killed for wall time after reading far more than its memory limit
+    through the page cache: the kernel reclaimed, it killed nothing, so
+    the verdict is the time limit."""
+    body = run(daemon, {"language": "c", "source": CACHE_READER,
+                        "run": {"limits": {"memory_kb": 49152, "wall_time_s": 2}},
+                        "tests": [{"stdin": ""}]})
+    t = body["tests"][0]
+    assert t["stdout"].startswith("read "), dump(body)
+    assert int(t["stdout"].split()[1]) > 48, dump(body)
+    assert t["status"] == "time_exceeded", dump(body)
