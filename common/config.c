@@ -58,6 +58,10 @@ static const struct opt opts[] = {
 	{ "sandbox-uid-base", OT_U32, F(sandbox_uid_base), 1000, 4000000000u,
 	  "worker i runs jails as this uid + i" },
 	{ "tmpfs-size", OT_KB, F(tmpfs_kb), 64 * 1024, 16 * GiB, "size of each program's fresh /tmp" },
+	{ "job-disk-size", OT_KB, F(job_disk_kb), 0, 256 * GiB,
+	  "a worker's job disk, shared by its job's files (0: no cap, the jail dir's disk)" },
+	{ "job-disk-files", OT_U32, F(job_disk_files), 0, 100000000,
+	  "files (and directories) the job disk and each /tmp may hold (0: no cap)" },
 	{ "max-concurrency", OT_UINT, F(max_concurrent_jobs), 1, 1024,
 	  "jobs running at once (default: CPUs)" },
 	{ "max-queue-size", OT_UINT, F(max_queue), 0, 100000, "jobs waiting at most" },
@@ -125,6 +129,8 @@ void config_defaults(struct config *c)
 	c->bwrap_path = xstrdup("/usr/bin/bwrap");
 	c->sandbox_uid_base = 60000;
 	c->tmpfs_kb = 256 * 1024;
+	c->job_disk_kb = 512 * 1024;
+	c->job_disk_files = 16384;
 	c->max_concurrent_jobs = (unsigned)ncpu;
 	c->max_queue = 256;
 	c->queue_timeout_ms = 60 * 1000;

@@ -36,6 +36,8 @@ struct config {
 	bool allow_degraded_cgroups; /* start without cgroups, refusing every job */
 	uint32_t sandbox_uid_base; /* worker i runs jails as uid base+i */
 	uint64_t tmpfs_kb;      /* size of each program's fresh /tmp */
+	uint64_t job_disk_kb;   /* a worker's job disk (tmpfs); 0: none */
+	uint32_t job_disk_files; /* files on it, and in each /tmp; 0: no cap */
 
 	/* concurrency */
 	unsigned max_concurrent_jobs;

@@ -3,6 +3,7 @@
 #include "common/verdict.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,8 @@ enum compare_result output_compare_by(const struct compare_spec *spec, const cha
  *   time_exceeded   a timer kill is a SIGKILL, so it outranks the signal
  *   wrong_output    output cap hit: the captured output was cut, so it
  *                   cannot be the right answer, whatever the exit status
+ *   disk_exceeded   killed by SIGXFSZ, or failed with its disk full: the
+ *                   write that failed is the likeliest reason
  *   runtime_error   killed by a signal, or a non-zero exit
  *   comparison      with no expected output, a clean run is accepted
  * An outcome that reports neither an exit nor a signal is the sandbox's
@@ -153,6 +156,9 @@ enum test_status verdict_for_test(const struct run_outcome *o, bool have_expecte
 		return TS_TIME_EXCEEDED;
 	if (o->output_limited)
 		return TS_WRONG_OUTPUT;
+	if (o->term_signal == SIGXFSZ ||
+	    (o->disk_full && (o->term_signal != 0 || (o->exited && o->exit_code != 0))))
+		return TS_DISK_EXCEEDED;
 	if (o->term_signal != 0)
 		return TS_RUNTIME_ERROR;
 	if (!o->exited)
@@ -256,6 +262,8 @@ const char *test_status_name(enum test_status s)
 		return "build_failed";
 	case TS_PARTIAL:
 		return "partial";
+	case TS_DISK_EXCEEDED:
+		return "disk_exceeded";
 	}
 	return "internal_error";
 }

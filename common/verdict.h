@@ -18,6 +18,9 @@ enum test_status {
 	/* A judge program (interactor, checker) gave part of the test's
 	 * points (testlib's exit code 7). */
 	TS_PARTIAL,
+	/* It wrote past a disk limit (the job disk's bytes or files, its
+	 * /tmp's, or the largest file it may write) and did not end cleanly. */
+	TS_DISK_EXCEEDED,
 };
 
 enum build_status { BS_OK, BS_FAILED, BS_INTERNAL_ERROR };
@@ -61,6 +64,7 @@ struct run_outcome {
 	bool timed_out;       /* wall or CPU limit hit */
 	bool oom;             /* cgroup OOM kill or memory limit hit */
 	bool output_limited;  /* killed for exceeding the output cap */
+	bool disk_full;       /* its job disk or its /tmp was full when it ended */
 	bool exited;          /* normal exit (exit_code valid) */
 	int exit_code;
 	int term_signal;      /* 0 unless killed by a signal */

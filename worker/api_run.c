@@ -92,9 +92,20 @@ static void add_exit(cJSON *o, const struct run_outcome *oc)
 		cJSON_AddNullToObject(o, "signal");
 }
 
+/* Time and memory of a step that ran: the cgroup's peak counts the page
+ * cache the step made; the resident peak is its processes' own memory. */
+static void add_usage(cJSON *o, const struct step_result *r)
+{
+	cJSON_AddNumberToObject(o, "duration_ms", (double)r->wall_ms);
+	cJSON_AddNumberToObject(o, "cpu_time_ms", (double)r->cpu_ms);
+	cJSON_AddNumberToObject(o, "memory_peak_kb", (double)r->memory_peak_kb);
+	cJSON_AddNumberToObject(o, "memory_rss_peak_kb", (double)r->memory_rss_peak_kb);
+}
+
 static cJSON *build_json(enum build_status status, bool has_build, const struct step_result *r)
 {
 	cJSON *b = cJSON_CreateObject();
+	enum test_status limit;
 
 	cJSON_AddStringToObject(b, "status", build_status_name(status));
 	if (!has_build) {
@@ -106,11 +117,13 @@ static cJSON *build_json(enum build_status status, bool has_build, const struct 
 	}
 	add_text(b, "stdout", &r->out);
 	add_text(b, "stderr", &r->err);
-	cJSON_AddNumberToObject(b, "duration_ms", (double)r->wall_ms);
-	cJSON_AddNumberToObject(b, "cpu_time_ms", (double)r->cpu_ms);
-	cJSON_AddNumberToObject(b, "memory_peak_kb", (double)r->memory_peak_kb);
+	add_usage(b, r);
 	add_exit(b, &r->outcome);
+	/* Which limit stopped the build, read as a test's verdict would. */
+	limit = verdict_for_test(&r->outcome, false, CMP_EQUAL);
 	cJSON_AddBoolToObject(b, "timed_out", r->outcome.timed_out);
+	cJSON_AddBoolToObject(b, "memory_exceeded", limit == TS_MEMORY_EXCEEDED);
+	cJSON_AddBoolToObject(b, "disk_exceeded", limit == TS_DISK_EXCEEDED);
 	return b;
 }
 
@@ -172,9 +185,7 @@ static cJSON *test_json(const struct job_request *req, const struct req_test *rt
 	}
 	add_text(o, "stdout", &t->r.out);
 	add_text(o, "stderr", &t->r.err);
-	cJSON_AddNumberToObject(o, "duration_ms", (double)t->r.wall_ms);
-	cJSON_AddNumberToObject(o, "cpu_time_ms", (double)t->r.cpu_ms);
-	cJSON_AddNumberToObject(o, "memory_peak_kb", (double)t->r.memory_peak_kb);
+	add_usage(o, &t->r);
 	add_exit(o, &t->r.outcome);
 	cJSON_AddBoolToObject(o, "stdout_truncated", t->r.out_truncated);
 	cJSON_AddBoolToObject(o, "stderr_truncated", t->r.err_truncated);

@@ -276,12 +276,13 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
  */
 static int fresh_tmp(struct init *in, const struct initmsg_run *r)
 {
-	char opts[64];
+	char opts[96];
 	unsigned long fl = MS_NOSUID | MS_NODEV | (r->flags & IMR_TMP_NOEXEC ? MS_NOEXEC : 0);
 
 	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
 		return -errno;
-	snprintf(opts, sizeof(opts), "size=%llu,mode=1777", (unsigned long long)r->tmp_bytes);
+	snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=1777",
+		 (unsigned long long)r->tmp_bytes, (unsigned long long)r->tmp_inodes);
 	if (mount("tmpfs", TMP_DIR, "tmpfs", fl, opts) < 0)
 		return -errno;
 	in->tmp_mounted = true;
@@ -408,22 +409,36 @@ static void do_filter(struct init *in, size_t len)
 
 /* ---- the loop --------------------------------------------------------- */
 
+/* What the worker cannot see from outside: the program's /tmp is in
+ * this jail's mount namespace. */
+static uint32_t exit_flags(const struct init *in)
+{
+	struct statvfs sv;
+
+	if (in->tmp_mounted && statvfs(TMP_DIR, &sv) == 0 && initmsg_fs_full(&sv))
+		return IME_TMP_FULL;
+	return 0;
+}
+
 static void reap(struct init *in)
 {
 	struct signalfd_siginfo si;
+	struct rusage ru;
 	int status;
 	pid_t pid;
 
 	while (read(in->sigfd, &si, sizeof(si)) > 0)
 		;
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
 		for (int i = 0; i < MAX_CHILDREN; i++) {
-			struct initmsg_exited e = { status };
+			struct initmsg_exited e = { status, 0, (uint64_t)ru.ru_maxrss };
 
 			if (in->kids[i].pid != pid)
 				continue;
-			if (in->kids[i].id != UINT32_MAX)
+			if (in->kids[i].id != UINT32_MAX) {
+				e.flags = exit_flags(in);
 				send_msg(in, IM_EXITED, in->kids[i].id, &e, sizeof(e));
+			}
 			in->kids[i].pid = 0;
 		}
 	}

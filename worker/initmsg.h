@@ -21,10 +21,12 @@
 #ifndef GOBOXD_INITMSG_H
 #define GOBOXD_INITMSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/statvfs.h>
 
-#define INITMSG_VERSION 2
+#define INITMSG_VERSION 3
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -72,6 +74,7 @@ struct initmsg_run {
 	uint32_t ncgroup;       /* cgroup.procs fds after the three stdio fds */
 	int32_t cpu;            /* the one CPU the program may run on; -1: any */
 	uint64_t tmp_bytes;     /* size of the fresh /tmp */
+	uint64_t tmp_inodes;    /* and how many files it may hold */
 	uint64_t rlimit[IMRL_COUNT]; /* soft = hard; UINT64_MAX: unlimited */
 	uint32_t argc, envc;
 	/* then: cwd, argv[0..argc-1], envp[0..envc-1], each NUL-terminated */
@@ -92,9 +95,30 @@ struct initmsg_started {
 	int32_t pid;            /* inside the jail */
 };
 
+/* EXITED flags */
+#define IME_TMP_FULL 0x1u   /* its /tmp was full (bytes or files) when it ended */
+
 struct initmsg_exited {
 	int32_t status;         /* as waitpid(2) gave it */
+	uint32_t flags;
+	/* the largest resident set of the program or any child it waited for
+	 * (wait4's ru_maxrss): its memory without the page cache */
+	uint64_t maxrss_kb;
 };
+
+/*
+ * A capped tmpfs (a program's /tmp, a job's disk) counts as full when a
+ * write would fail: a tmpfs fills page by page, so a program that met
+ * ENOSPC leaves less than a few pages free, and one that met it for files
+ * leaves no inode. The init and the worker decide it the same way.
+ */
+#define INITMSG_FULL_SLACK (64 * 1024)
+
+static inline bool initmsg_fs_full(const struct statvfs *sv)
+{
+	return (uint64_t)sv->f_bavail * sv->f_frsize < INITMSG_FULL_SLACK ||
+	       (sv->f_files > 0 && sv->f_favail == 0);
+}
 
 /* Names of the stages, for messages ("execve", "cgroup"...). */
 static inline const char *initmsg_stage_name(uint32_t stage)

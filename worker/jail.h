@@ -153,6 +153,8 @@ struct sandbox {
 	uid_t uid;
 	gid_t gid;
 	uint64_t tmpfs_kb;
+	uint64_t tmp_files;     /* nr_inodes of each /tmp; 0: no cap */
+	bool disk_quota;        /* jail_dir is the capped job disk */
 	int cpu;                /* -1: not pinned */
 };
 

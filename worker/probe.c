@@ -158,7 +158,8 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 	struct sandbox_opts o = {
 		.jail = cfg->jail, .nsjail_path = cfg->nsjail_path, .bwrap_path = cfg->bwrap_path,
 		.cgroup_root = cfg->cgroup_root, .uid = uid, .gid = uid,
-		.tmpfs_kb = cfg->tmpfs_kb, .init_path = cfg->init_path, .jail_dir = cfg->jail_dir,
+		.tmpfs_kb = cfg->tmpfs_kb, .disk_files = cfg->job_disk_files,
+		.init_path = cfg->init_path, .jail_dir = cfg->jail_dir,
 	};
 	const char **mounts = langtab_mounts(lt);
 	char tree[32];

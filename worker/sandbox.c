@@ -7,13 +7,16 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -278,6 +281,40 @@ static void copy_ro_mounts(struct sandbox *sb, const char *const *in)
 	}
 }
 
+/*
+ * The job disk: a tmpfs over the jail directory, capped in bytes and files,
+ * seen by this process and the jails it starts only. Its pages are charged
+ * to the cgroup of whoever wrote them, and it vanishes with the last
+ * process of the namespace, so a crash leaves nothing on the host's disk.
+ * Mounts made here must not reach the host: the namespace is made a slave
+ * of the host's before anything is mounted (host mounts still show).
+ */
+static int mount_job_disk(const struct sandbox_opts *o, char *err, size_t errlen)
+{
+	char opts[96];
+	int rc;
+
+	if (unshare(CLONE_NEWNS) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "unshare(CLONE_NEWNS) for the job disk: %s", strerror(errno));
+		return rc;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "making / a mount slave: %s", strerror(errno));
+		return rc;
+	}
+	snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=0711",
+		 (unsigned long long)o->disk_bytes, (unsigned long long)o->disk_files);
+	if (mount("goboxd-jobs", o->jail_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "mounting the job disk (tmpfs %s) on %s: %s", opts,
+			 o->jail_dir, strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
 int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, size_t errlen)
 {
 	struct sandbox *sb = xcalloc(1, sizeof(*sb));
@@ -302,6 +339,13 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	sb->uid = o->uid;
 	sb->gid = o->gid;
 	sb->tmpfs_kb = o->tmpfs_kb ? o->tmpfs_kb : 65536;
+	sb->tmp_files = o->disk_files;
+	if (o->disk_bytes) {
+		rc = mount_job_disk(o, err, errlen);
+		if (rc < 0)
+			goto fail;
+		sb->disk_quota = true;
+	}
 	sb->cpu = o->pin_cpu ? (int)o->cpu : -1;
 	rc = seccomp_set_build(&sb->sc, err, errlen);
 	if (rc < 0)
@@ -388,6 +432,7 @@ struct run {
 	int cgfds[3];
 	int ncg;
 	int status;
+	uint32_t exit_flags;    /* IME_* from the init's EXITED */
 	bool started, reaped;
 	size_t in_off;
 	size_t out_cap, err_cap;
@@ -533,6 +578,7 @@ static int send_run(struct run *run)
 		.ncgroup = (uint32_t)run->ncg,
 		.cpu = run->sb->cpu,
 		.tmp_bytes = run->sb->tmpfs_kb * 1024,
+		.tmp_inodes = run->sb->tmp_files,
 	};
 	int fds[INITMSG_MAX_FDS] = { run->in_r, run->out_w, run->err_w };
 	union {
@@ -733,6 +779,8 @@ static int init_message(struct run *run)
 		if (m.h.len != sizeof(m.u.exited))
 			break;
 		run->status = m.u.exited.status;
+		run->exit_flags = m.u.exited.flags;
+		run->r->memory_rss_peak_kb = m.u.exited.maxrss_kb;
 		run->reaped = true;
 		return 0;
 	case IM_FAILED:
@@ -866,6 +914,14 @@ static void drain(struct run *run)
 
 /* ---- one step: the outcome ---------------------------------------------- */
 
+/* The job disk is full (what a program left stays until the next restore). */
+static bool disk_full(const struct sandbox *sb)
+{
+	struct statvfs sv;
+
+	return sb->disk_quota && statvfs(sb->jail_dir, &sv) == 0 && initmsg_fs_full(&sv);
+}
+
 static int finish(struct run *run)
 {
 	struct step_result *r = run->r;
@@ -892,6 +948,7 @@ static int finish(struct run *run)
 	 * usage and its failure count include page cache, which the kernel
 	 * reclaims at the limit instead of killing anything. */
 	o->oom = st.oom_killed;
+	o->disk_full = (run->exit_flags & IME_TMP_FULL) || disk_full(run->sb);
 	return 0;
 }
 
@@ -912,7 +969,7 @@ static void run_init(struct run *run, struct jail *j, const struct step_spec *s,
 	buf_reset(&r->interleaved);
 	memset(&r->outcome, 0, sizeof(r->outcome));
 	r->out_truncated = r->err_truncated = false;
-	r->wall_ms = r->cpu_ms = r->memory_peak_kb = 0;
+	r->wall_ms = r->cpu_ms = r->memory_peak_kb = r->memory_rss_peak_kb = 0;
 	r->internal_msg[0] = '\0';
 	run->out_cap = s->stdout_cap ? s->stdout_cap : (size_t)dflt;
 	run->err_cap = s->stderr_cap ? s->stderr_cap : (size_t)dflt;

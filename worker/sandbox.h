@@ -35,6 +35,16 @@ struct sandbox_opts {
 	uid_t uid;                  /* host uid the jailed program runs as */
 	gid_t gid;
 	uint64_t tmpfs_kb;          /* each program's fresh /tmp */
+	/*
+	 * The job disk: when disk_bytes is not 0, sandbox_open gives this
+	 * process a mount namespace of its own and mounts a tmpfs of that
+	 * size, holding at most disk_files files, over jail_dir, so that every
+	 * job directory made here shares that cap. It must be called while
+	 * the process has one thread and CAP_SYS_ADMIN. disk_files also caps
+	 * the files of each program's /tmp (0: no cap).
+	 */
+	uint64_t disk_bytes;
+	uint64_t disk_files;
 	bool pin_cpu;               /* every program on CPU cpu */
 	unsigned cpu;
 };
@@ -76,7 +86,8 @@ struct step_result {
 	bool out_truncated, err_truncated;
 	uint64_t wall_ms;
 	uint64_t cpu_ms;
-	uint64_t memory_peak_kb;
+	uint64_t memory_peak_kb;    /* the step cgroup's, page cache included */
+	uint64_t memory_rss_peak_kb; /* the largest resident set of its processes */
 	char internal_msg[256];     /* set when outcome.internal_error */
 };
 

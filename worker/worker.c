@@ -987,6 +987,8 @@ static void setup_sandbox(struct worker *w)
 		.uid = w->uid,
 		.gid = w->gid,
 		.tmpfs_kb = cfg->tmpfs_kb,
+		.disk_bytes = cfg->job_disk_kb * 1024,
+		.disk_files = cfg->job_disk_files,
 	};
 	const char **mounts = langtab_mounts(w->ctx->lt);
 	int rc;

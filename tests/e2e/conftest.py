@@ -196,7 +196,7 @@ class Daemon:
                 left = jobs
             else:
                 warm = [j for j in jobs if not j.endswith(".base")
-                        and not os.listdir(os.path.join(self.jail_dir, j))]
+                        and not os.listdir(self.job_dir_path(j))]
                 left = [j for j in jobs if j not in warm] + warm[self.workers:]
             if not left or time.time() >= deadline:
                 return left
@@ -212,10 +212,31 @@ class Daemon:
 
     def job_dirs(self):
         """Job directories and their snapshots (the jail dir also holds
-        goboxd's own etc/)."""
-        if not os.path.isdir(self.jail_dir):
-            return []
-        return sorted(d for d in os.listdir(self.jail_dir) if d.startswith("job-"))
+        goboxd's own etc/): the host's, where the prober makes its own,
+        and each live worker's, which are on its private job disk (seen
+        through /proc/PID/root)."""
+        views = [self.jail_dir]
+        if self.proc.poll() is None:
+            try:
+                views += ["/proc/%d/root%s" % (pid, self.jail_dir)
+                          for pid in self.worker_pids() if pid]
+            except OSError:
+                pass
+        found = set()
+        for v in views:
+            try:
+                found.update(d for d in os.listdir(v) if d.startswith("job-"))
+            except OSError:
+                pass
+        return sorted(found)
+
+    def job_dir_path(self, name):
+        """Where a job directory named by job_dirs() can be read."""
+        for pid in (self.worker_pids() if self.proc.poll() is None else []):
+            p = "/proc/%d/root%s/%s" % (pid, self.jail_dir, name)
+            if os.path.lexists(p):
+                return p
+        return os.path.join(self.jail_dir, name)
 
 
 def decode(raw):

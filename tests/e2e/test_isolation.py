@@ -1,12 +1,25 @@
-"""Nothing carries from test to test: IPC objects, through the real daemon."""
+"""Nothing carries from test to test, and a job's disk is bounded like its
+memory: IPC objects, files and file counts, through the real daemon.
+
+The daemon of this module runs with a small job disk (32 MiB, 400 files)
+so that the limits are reached in a fraction of a second.
+"""
+import os
+import threading
+import time
+
 import pytest
 
 from conftest import Daemon, dump, run_ok as run
 
+DISK_MB = 32
+DISK_FILES = 400
+
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon()
+    d = Daemon(args=["--job-disk-size", "%dM" % DISK_MB,
+                     "--job-disk-files", str(DISK_FILES)])
     yield d
     d.stop()
 
@@ -108,6 +121,214 @@ def test_shared_memory_counts_against_the_memory_limit(daemon):
     assert body["tests"][0]["status"] == "memory_exceeded", dump(body)
 
 
+# Writes 1 MiB blocks into numbered files until a write fails, then says
+# why and exits 1 (as most programs do when they cannot write).
+FILL_BYTES = r'''
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	static char block[1 << 20];
+	const char *dir = argc > 1 ? argv[1] : ".";
+	long total = 0;
+	char name[256];
+
+	memset(block, 'x', sizeof(block));
+	for (int f = 0; f < 1000; f++) {
+		snprintf(name, sizeof(name), "%s/big%d", dir, f);
+		int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0) {
+			printf("open: %s after %ld MiB\n", strerror(errno), total);
+			return 1;
+		}
+		for (int i = 0; i < 8; i++) {
+			ssize_t n = write(fd, block, sizeof(block));
+			if (n >= 0 && n < (ssize_t)sizeof(block))
+				n = write(fd, block, sizeof(block) - n);   /* the error */
+			if (n < (ssize_t)sizeof(block)) {
+				printf("write: %s after %ld MiB\n", n < 0 ? strerror(errno) : "short",
+				       total);
+				return 1;
+			}
+			total++;
+		}
+		close(fd);
+	}
+	printf("wrote %ld MiB\n", total);
+	return 0;
+}
+'''
+
+FILL_FILES = r'''
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : ".";
+	char name[256];
+
+	for (long i = 0; i < 500000; i++) {
+		snprintf(name, sizeof(name), "%s/f%ld", dir, i);
+		int fd = open(name, O_WRONLY | O_CREAT, 0644);
+		if (fd < 0) {
+			printf("open: %s after %ld files\n", strerror(errno), i);
+			return 1;
+		}
+		close(fd);
+	}
+	puts("made 500000 files");
+	return 0;
+}
+'''
+
+
+def fill(daemon, source, where="."):
+    """One of the programs above, filling `where`, run as one test."""
+    return run(daemon, {"language": "c",
+                        "source": source.replace('argc > 1 ? argv[1] : "."', '"%s"' % where),
+                        "run": {"limits": {"memory_kb": 262144}},
+                        "tests": [{"stdin": ""}]})
+
+
+def test_job_disk_caps_bytes(daemon):
+    body = fill(daemon, FILL_BYTES)
+    t = body["tests"][0]
+    assert t["status"] == "disk_exceeded", dump(body)
+    assert "No space left on device" in t["stdout"], dump(body)
+    mib = int(t["stdout"].split("after ")[1].split()[0])
+    assert mib < DISK_MB, dump(body)
+
+
+def test_job_disk_caps_files(daemon):
+    body = fill(daemon, FILL_FILES)
+    t = body["tests"][0]
+    assert t["status"] == "disk_exceeded", dump(body)
+    assert "No space left on device" in t["stdout"], dump(body)
+    assert int(t["stdout"].split("after ")[1].split()[0]) < DISK_FILES, dump(body)
+
+
+def test_tmp_caps_files(daemon):
+    body = fill(daemon, FILL_FILES, "/tmp")
+    t = body["tests"][0]
+    assert t["status"] == "disk_exceeded", dump(body)
+    assert int(t["stdout"].split("after ")[1].split()[0]) < DISK_FILES, dump(body)
+
+
+def test_a_full_disk_does_not_reach_the_next_test(daemon):
+    """Each test starts from the build's files: the first fills the disk,
+    the second writes a little and is accepted."""
+    src = FILL_BYTES.replace("for (int f = 0; f < 1000; f++)",
+                             "int first = getchar() == '1';\n\tfor (int f = 0; f < (first ? 1000 : 1); f++)")
+    body = run(daemon, {"language": "c", "source": src, "tests": [
+        {"stdin": "1"}, {"stdin": "2", "expected_stdout": "wrote 8 MiB\n"}]})
+    assert [t["status"] for t in body["tests"]] == ["disk_exceeded", "accepted"], dump(body)
+
+
+def test_a_successful_program_on_a_full_disk_is_judged_by_its_output(daemon):
+    """The limit names a failure, it does not make one."""
+    src = FILL_BYTES.replace('printf("write: %s after %ld MiB\\n", n < 0 ? strerror(errno) : "short",\n\t\t\t\t       total);\n\t\t\t\treturn 1;',
+                             'puts("full, and fine");\n\t\t\t\treturn 0;')
+    assert "full, and fine" in src
+    body = run(daemon, {"language": "c", "source": src,
+                        "tests": [{"stdin": "", "expected_stdout": "full, and fine\n"}]})
+    assert body["tests"][0]["status"] == "accepted", dump(body)
+
+
+# A build whose linker must write a binary larger than the job disk.
+HUGE_BINARY = r'''
+__asm__(".section .data\n.globl blob\nblob:\n.skip 48000000, 1\n.previous\n");
+int main(void) { return 0; }
+'''
+
+
+def test_the_build_is_bounded_by_the_job_disk(daemon):
+    """The linker meets a full disk, says so, and removes what it wrote."""
+    body = run(daemon, {"language": "c", "source": HUGE_BINARY, "tests": [{"stdin": ""}]})
+    assert body["status"] == "build_failed", dump(body)
+    assert body["build"]["memory_exceeded"] is False, dump(body)
+    assert "No space left on device" in body["build"]["stderr"], dump(body)
+
+
+def test_a_build_past_its_file_size_limit_stops(daemon):
+    """A file larger than the build's file_size_kb kills the assembler
+    (SIGXFSZ), and the compiler driver says so."""
+    body = run(daemon, {"language": "c", "source": HUGE_BINARY.replace("48000000", "24000000"),
+                        "build": {"limits": {"file_size_kb": 16384}},
+                        "tests": [{"stdin": ""}]})
+    assert body["status"] == "build_failed", dump(body)
+    assert "File size limit exceeded" in body["build"]["stderr"], dump(body)
+
+
+def test_a_program_past_its_file_size_limit_is_told_so(daemon):
+    """SIGXFSZ names the disk limit, though the job disk has room."""
+    body = run(daemon, {"language": "c", "source": FILL_BYTES,
+                        "run": {"limits": {"file_size_kb": 4096}},
+                        "tests": [{"stdin": ""}]})
+    t = body["tests"][0]
+    assert t["status"] == "disk_exceeded", dump(body)
+    assert t["signal"] == "SIGXFSZ", dump(body)
+
+
+SLOW_WRITER = r'''
+#include <stdio.h>
+#include <unistd.h>
+int main(void)
+{
+	FILE *f = fopen("marker", "w");
+	fputs("x", f);
+	fclose(f);
+	sleep(2);
+	return 0;
+}
+'''
+
+
+def test_job_directories_are_not_on_the_host_disk(daemon):
+    """While a job runs, its directory is in the worker's own job disk:
+    the jail directory on the host holds none of it."""
+    result = {}
+
+    def job():
+        result["body"] = run(daemon, {"language": "c", "source": SLOW_WRITER,
+                                      "tests": [{"stdin": ""}]})
+
+    t = threading.Thread(target=job)
+    t.start()
+    try:
+        deadline = time.time() + 20
+        seen = []
+        while time.time() < deadline and not seen:
+            for pid in daemon.worker_pids():
+                root = "/proc/%d/root%s" % (pid, daemon.jail_dir)
+                try:
+                    for d in os.listdir(root):
+                        if os.path.exists(os.path.join(root, d, "marker")):
+                            seen.append((pid, d))
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        assert seen, "no worker showed the running job's directory"
+        host = [d for d in os.listdir(daemon.jail_dir) if d.startswith("job-")]
+        assert not any(d == s[1] for s in seen for d in host), host
+        assert not any(os.path.exists(os.path.join(daemon.jail_dir, d, "marker"))
+                       for d in host), host
+    finally:
+        t.join()
+    assert result["body"]["status"] == "accepted", dump(result["body"])
+
+
+def test_nothing_is_left_behind(daemon):
+    assert daemon.leftovers() == []
+
+
 # Reads 300 MiB of the system's libraries (their page cache is charged to
 # the reader, and reclaimed at the memory limit), then sleeps past its wall
 # time. It never holds more than one 1 MiB buffer of its own.
@@ -148,7 +369,8 @@ int main(void)
 def test_page_cache_is_not_a_memory_verdict(daemon):
     """Killed for wall time after reading far more than its memory limit
     through the page cache: the kernel reclaimed, it killed nothing, so
-    the verdict is the time limit."""
+    the verdict is the time limit; the resident peak shows how little the
+    program itself held."""
     body = run(daemon, {"language": "c", "source": CACHE_READER,
                         "run": {"limits": {"memory_kb": 49152, "wall_time_s": 2}},
                         "tests": [{"stdin": ""}]})
@@ -156,3 +378,4 @@ def test_page_cache_is_not_a_memory_verdict(daemon):
     assert t["stdout"].startswith("read "), dump(body)
     assert int(t["stdout"].split()[1]) > 48, dump(body)
     assert t["status"] == "time_exceeded", dump(body)
+    assert t["memory_rss_peak_kb"] < 16384, dump(body)

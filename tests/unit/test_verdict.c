@@ -100,6 +100,27 @@ Test(verdict, output_cut_is_never_accepted)
 	cr_expect_eq(verdict_for_test(&o, false, CMP_EQUAL), TS_WRONG_OUTPUT);
 }
 
+Test(verdict, disk_limits)
+{
+	struct run_outcome xfsz = { .term_signal = SIGXFSZ };
+	struct run_outcome failed_full = { .exited = true, .exit_code = 1, .disk_full = true };
+	struct run_outcome crashed_full = { .term_signal = SIGSEGV, .disk_full = true };
+	struct run_outcome clean_full = { .exited = true, .disk_full = true };
+	struct run_outcome timed_full = { .timed_out = true, .term_signal = SIGKILL,
+					  .disk_full = true };
+	struct run_outcome oom_full = { .oom = true, .term_signal = SIGKILL, .disk_full = true };
+
+	cr_expect_eq(verdict_for_test(&xfsz, true, CMP_EQUAL), TS_DISK_EXCEEDED);
+	cr_expect_eq(verdict_for_test(&failed_full, true, CMP_EQUAL), TS_DISK_EXCEEDED);
+	cr_expect_eq(verdict_for_test(&crashed_full, false, CMP_EQUAL), TS_DISK_EXCEEDED);
+	/* a full disk names a failure, it does not make one */
+	cr_expect_eq(verdict_for_test(&clean_full, true, CMP_EQUAL), TS_ACCEPTED);
+	cr_expect_eq(verdict_for_test(&clean_full, true, CMP_DIFFERENT), TS_WRONG_OUTPUT);
+	/* the time and memory limits stopped it, whatever the disk */
+	cr_expect_eq(verdict_for_test(&timed_full, true, CMP_EQUAL), TS_TIME_EXCEEDED);
+	cr_expect_eq(verdict_for_test(&oom_full, true, CMP_EQUAL), TS_MEMORY_EXCEEDED);
+}
+
 Test(verdict, neither_exit_nor_signal_is_internal)
 {
 	struct run_outcome o = { 0 };
@@ -130,6 +151,7 @@ Test(verdict, names_match_the_spec)
 	cr_expect_str_eq(test_status_name(TS_NOT_EXECUTED), "not_executed");
 	cr_expect_str_eq(test_status_name(TS_INTERNAL_ERROR), "internal_error");
 	cr_expect_str_eq(test_status_name(TS_BUILD_FAILED), "build_failed");
+	cr_expect_str_eq(test_status_name(TS_DISK_EXCEEDED), "disk_exceeded");
 	cr_expect_str_eq(build_status_name(BS_OK), "ok");
 	cr_expect_str_eq(build_status_name(BS_FAILED), "failed");
 	cr_expect_str_eq(build_status_name(BS_INTERNAL_ERROR), "internal_error");
