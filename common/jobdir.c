@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +61,29 @@ fail:
 	return rc;
 }
 
+/*
+ * Open name strictly inside the directory dirfd: the kernel refuses any
+ * symlink (the last component's too), any "..", any absolute path and any
+ * mount crossing on the way (openat2's RESOLVE_BENEATH and friends), so
+ * nothing a program planted in a job directory can send root elsewhere.
+ * A kernel without openat2 (before 5.6) gets openat with O_NOFOLLOW, which
+ * is as strict for the one-component names goboxd passes.
+ */
+static int open_beneath(int dirfd, const char *name, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	return fd < 0 ? -errno : (int)fd;
+}
+
 int jobdir_write(const struct jobdir *d, const char *name, const void *data, size_t len,
 		 mode_t mode)
 {
@@ -70,9 +95,9 @@ int jobdir_write(const struct jobdir *d, const char *name, const void *data, siz
 		return -EINVAL;
 	if (fstat(d->fd, &st) < 0)
 		return -errno;
-	fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open_beneath(d->fd, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* fchmod after creation: the process umask must not change the mode */
 	if (fchown(fd, st.st_uid, st.st_gid) < 0 || fchmod(fd, mode & 07777) < 0) {
 		rc = -errno;
@@ -102,9 +127,9 @@ int jobdir_read(const struct jobdir *d, const char *name, size_t cap, struct buf
 	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
 	    strcmp(name, "..") == 0)
 		return -EINVAL;
-	fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = open_beneath(d->fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0)
-		return errno == ELOOP ? -EINVAL : -errno;
+		return fd == -ELOOP ? -EINVAL : fd;
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
 		close(fd);
@@ -298,6 +323,30 @@ static mode_t frozen_mode(mode_t m)
 	return 0444 | ((m & 0111) ? 0111 : 0);
 }
 
+/*
+ * A regular file of the snapshot: root's and read-only, changed through an
+ * fd opened beneath the job directory (never by name, which could have
+ * become a link), then hard-linked into the snapshot.
+ */
+static int freeze_file(int src, int dst, const char *name)
+{
+	struct stat st;
+	int fd = open_beneath(src, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	int rc = 0;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	else if (fchown(fd, 0, 0) < 0 || fchmod(fd, frozen_mode(st.st_mode)) < 0 ||
+		 linkat(src, name, dst, name, 0) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static int snap_level(int src, int dst, int depth)
 {
 	struct dirent *de;
@@ -327,10 +376,7 @@ static int snap_level(int src, int dst, int depth)
 		if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			rc = -errno;
 		} else if (S_ISREG(st.st_mode)) {
-			if (fchownat(src, name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0 ||
-			    fchmodat(src, name, frozen_mode(st.st_mode), 0) < 0 ||
-			    linkat(src, name, dst, name, 0) < 0)
-				rc = -errno;
+			rc = freeze_file(src, dst, name);
 		} else if (S_ISLNK(st.st_mode)) {
 			n = readlinkat(src, name, target, sizeof(target) - 1);
 			if (n < 0)

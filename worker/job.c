@@ -536,6 +536,20 @@ static void run_checker(struct judge *jd, const struct job_env *env,
 }
 
 /*
+ * The test's input file, in place of whatever the build left under that
+ * name: a file, a directory, or a symlink to a host file, which is removed
+ * as a link and never followed (the write below creates a new file).
+ */
+static int write_input(struct jobdir *d, const char *name, const struct req_test *t)
+{
+	int rc = rm_tree_at(d->fd, name);
+
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	return jobdir_write(d, name, t->stdin_data, t->stdin_len, 0644);
+}
+
+/*
  * One test, from the state the build left: the job directory restored from
  * its snapshot (the first test finds it untouched), a fresh /tmp, and
  * nothing of an earlier test alive. The run command is the same for all.
@@ -563,8 +577,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		tr->r.outcome.internal_error = true;
 		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
 			 "restoring the job directory: %s", strerror(-rc));
-	} else if (t->input_file &&
-		   (rc = jobdir_write(d, t->input_file, t->stdin_data, t->stdin_len, 0644)) < 0) {
+	} else if (t->input_file && (rc = write_input(d, t->input_file, t)) < 0) {
 		tr->r.outcome.internal_error = true;
 		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
 			 "writing the input file: %s", strerror(-rc));

@@ -578,3 +578,33 @@ Test(jobdir, sweep_owner_takes_only_the_dead_process_s, .init = setup, .fini = t
 	cr_assert_eq(jobdir_remove(&mine), 0);
 	munmap(shared, sizeof(*shared));
 }
+
+/* A build may leave links to host files: root's snapshot and restore touch
+ * the links, never what they point to. */
+Test(jobdir, snapshot_and_restore_never_follow_links, .init = setup, .fini = teardown)
+{
+	struct jobdir d;
+	struct stat st;
+	char victim[128], p[4200];
+
+	snprintf(victim, sizeof(victim), "%s/victim", outside);
+	write_host_file(victim, "host");
+	cr_assert_eq(chmod(victim, 0666), 0);
+	cr_assert_eq(chown(victim, test_uid(), test_gid()), 0);
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	snprintf(p, sizeof(p), "%s/input.txt", d.path);
+	cr_assert_eq(symlink(victim, p), 0);
+	snprintf(p, sizeof(p), "%s/dir", d.path);
+	cr_assert_eq(symlink(outside, p), 0);
+	cr_assert_eq(jobdir_snapshot(&d), 0);
+	cr_assert_eq(jobdir_restore(&d, test_uid(), test_gid()), 0);
+	cr_expect_eq(jobdir_write(&d, "input.txt", "job", 3, 0644), -EEXIST,
+		     "a write over a planted link must fail, not follow it");
+	cr_assert_eq(stat(victim, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0666);
+	cr_expect_eq(st.st_uid, test_uid());
+	cr_expect(host_file_is(victim, "host"));
+	cr_assert_eq(stat(outside, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0700);
+	cr_expect_eq(jobdir_remove(&d), 0);
+}
