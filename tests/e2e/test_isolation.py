@@ -5,6 +5,9 @@ The daemon of this module runs with a small job disk (32 MiB, 400 files)
 so that the limits are reached in a fraction of a second.
 """
 import os
+import shutil
+import subprocess
+import tempfile
 import threading
 import time
 
@@ -323,6 +326,71 @@ def test_job_directories_are_not_on_the_host_disk(daemon):
     finally:
         t.join()
     assert result["body"]["status"] == "accepted", dump(result["body"])
+
+
+def test_the_job_disk_stays_out_of_the_host_mount_table():
+    """The workers' mounts are made in namespaces that are slaves of the
+    host's: none may show on the host, where it would cover the jail
+    directory for everyone. The jail directory sits on a shared mount here
+    (as on a systemd host, where / is shared), so that a mount made in a
+    plain copy of the host's namespace would propagate back."""
+    top = tempfile.mkdtemp(prefix="goboxd-shared-")
+    os.chmod(top, 0o711)
+    subprocess.run(["mount", "--bind", top, top], check=True)
+    try:
+        subprocess.run(["mount", "--make-shared", top], check=True)
+        jails = os.path.join(top, "jails")
+        d = Daemon(workers=1, args=["--jail-dir", jails])
+        try:
+            pid = d.worker_pids()[0]
+            with open("/proc/%d/mountinfo" % pid) as f:
+                assert any(" %s " % jails in line for line in f), \
+                    "the worker has no job disk: the check below would see nothing"
+            with open("/proc/self/mountinfo") as f:
+                ours = [line for line in f if " %s " % jails in line]
+            assert ours == [], ours
+        finally:
+            d.stop()
+    finally:
+        subprocess.run(["umount", "-l", top], check=False)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_a_killed_worker_leaves_nothing(daemon):
+    """A worker killed in the middle of a job: its job disk goes with it."""
+    result = {}
+
+    def doomed():
+        try:
+            result["body"] = daemon.post("/run", {"language": "c", "source": SLOW_WRITER,
+                                                  "tests": [{"stdin": ""}]})
+        except OSError:
+            pass
+
+    before = set(daemon.worker_pids())
+    t = threading.Thread(target=doomed)
+    t.start()
+    deadline = time.time() + 20
+    victim = None
+    while time.time() < deadline and victim is None:
+        for pid in before:
+            root = "/proc/%d/root%s" % (pid, daemon.jail_dir)
+            try:
+                if any(os.path.exists(os.path.join(root, d, "marker")) for d in os.listdir(root)):
+                    victim = pid
+            except OSError:
+                pass
+        time.sleep(0.05)
+    assert victim, "no worker showed the running job's directory"
+    os.kill(victim, 9)
+    t.join()
+    deadline = time.time() + 15
+    while time.time() < deadline and (victim in daemon.worker_pids()
+                                      or len(daemon.worker_pids()) < daemon.workers):
+        time.sleep(0.1)
+    assert not [d for d in os.listdir(daemon.jail_dir) if d.startswith("job-")
+                and os.listdir(os.path.join(daemon.jail_dir, d))]
+    assert daemon.leftovers() == []
 
 
 def test_nothing_is_left_behind(daemon):
