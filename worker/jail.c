@@ -470,17 +470,29 @@ void jail_destroy(struct jail *j)
 		close(j->log_r);
 	if (j->exec_r >= 0)
 		close(j->exec_r);
+	jail_discard_files(j);
+	free(j);
+}
+
+int jail_discard_files(struct jail *j)
+{
+	int rc = 0, r;
+
 	if (j->own_dir) {
-		rc = jobdir_remove(&j->dir);
-		if (rc < 0)
+		r = jobdir_remove(&j->dir);
+		if (r < 0)
 			log_warn("removing job directory %s: %s (the sweeper will retry)", j->box,
-				 strerror(-rc));
+				 strerror(-r));
+		j->own_dir = false;
+		rc = r;
 	}
 	if (j->ctl.fd >= 0) {
-		rc = jobdir_remove(&j->ctl);
-		if (rc < 0)
+		r = jobdir_remove(&j->ctl);
+		if (r < 0)
 			log_warn("removing control directory %s: %s (the sweeper will retry)",
-				 j->ctl.path, strerror(-rc));
+				 j->ctl.path, strerror(-r));
+		j->ctl.fd = -1;
+		rc = rc ? rc : r;
 	}
-	free(j);
+	return rc;
 }

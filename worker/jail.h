@@ -191,6 +191,13 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
 int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen);
 /* Kill everything in it, reap it, remove its cgroup and its directory. */
 void jail_destroy(struct jail *j);
+/*
+ * Remove the jail's job directory (with its snapshot) and control
+ * directory now, while the jail itself may wait for a later teardown:
+ * they share the worker's job disk with the next job. 0 or -errno (the
+ * sweeper retries what was left).
+ */
+int jail_discard_files(struct jail *j);
 
 /* Host path of the box (the job directory, or box_dir). */
 const char *jail_box_dir(const struct jail *j);

@@ -344,6 +344,10 @@ static void *job_thread(void *arg)
 		job_in_jail(w, j);
 		if (write(w->evfd, &one, sizeof(one)) < 0)
 			log_error("write(eventfd): %s", strerror(errno));
+		/* The jail may wait, its files may not: the next job's share
+		 * the job disk with them. */
+		if (j)
+			jail_discard_files(j);
 		if (nspent == JOB_SPENT_MAX)
 			jail_destroy(spent[--nspent]);
 		spent[nspent++] = j;

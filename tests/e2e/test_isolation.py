@@ -447,3 +447,38 @@ def test_page_cache_is_not_a_memory_verdict(daemon):
     assert int(t["stdout"].split()[1]) > 48, dump(body)
     assert t["status"] == "time_exceeded", dump(body)
     assert t["memory_rss_peak_kb"] < 16384, dump(body)
+
+
+def test_the_next_job_gets_the_whole_disk():
+    """One worker, jobs back to back: the files a job left must not stay
+    on the job disk while the next job runs (its jail's teardown may wait,
+    its files may not)."""
+    d = Daemon(workers=1, args=["--job-disk-size", "%dM" % DISK_MB,
+                                "--job-disk-files", str(DISK_FILES)])
+    try:
+        leave = FILL_BYTES.replace('printf("write: %s after %ld MiB\\n", n < 0 ? strerror(errno) : "short",\n\t\t\t\t       total);\n\t\t\t\treturn 1;',
+                                   'puts("full");\n\t\t\t\treturn 0;')
+        assert "full" in leave
+        src = FILL_BYTES.replace("for (int f = 0; f < 1000; f++)", "for (int f = 0; f < 2; f++)")
+        jobs = [{"language": "c", "source": leave,
+                 "tests": [{"stdin": "", "expected_stdout": "full\n"}]}] * 3
+        jobs.append({"language": "c", "source": src,
+                     "tests": [{"stdin": "", "expected_stdout": "wrote 16 MiB\n"}]})
+        bodies = [None] * len(jobs)
+
+        def post(i):
+            bodies[i] = run(d, jobs[i])
+
+        # Queued together, so that each job starts as soon as the one
+        # before it has answered, with no idle moment between them.
+        threads = []
+        for i in range(len(jobs)):
+            threads.append(threading.Thread(target=post, args=(i,)))
+            threads[-1].start()
+            time.sleep(0.05)
+        for t in threads:
+            t.join()
+        for b in bodies:
+            assert b["status"] == "accepted", dump(b)
+    finally:
+        d.stop()
