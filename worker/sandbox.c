@@ -557,7 +557,11 @@ static int send_run(struct run *run)
 		m.argc++;
 	for (const char *const *p = s->envp; p && *p; p++)
 		m.envc++;
-	buf_init(&b, 4096);
+	/* No limit on the buffer itself: a cut message would reach the init
+	 * as a malformed RUN. The protocol's cap is checked below; what
+	 * validation lets through (64 flags of 256 bytes, the file names,
+	 * the language's arguments and environment) stays far under it. */
+	buf_init(&b, 0);
 	buf_append(&b, &h, sizeof(h));
 	buf_append(&b, &m, sizeof(m));
 	buf_append(&b, POLICY_BOX_DIR, sizeof(POLICY_BOX_DIR));
