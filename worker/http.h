@@ -54,6 +54,8 @@ struct http_parser {
 	size_t max_body_bytes;    /* 0: no cap */
 	size_t header_bytes;      /* raw bytes of request line + headers so far */
 	size_t trailer_bytes;     /* chunked trailers count against the header cap */
+	size_t ext_bytes;         /* so do chunk extensions */
+	size_t body_wire;         /* bytes after the header section, framing included */
 	const char *base;         /* start of the bytes of the running execute */
 	struct http_request req;
 	struct buf field, value;  /* header being assembled */
@@ -66,6 +68,18 @@ struct http_parser {
 	const char *err_code;     /* stable code for the JSON body */
 	char err_msg[160];
 };
+
+/*
+ * The most bytes one request that the parser accepts can take on the wire:
+ * its head (the header cap), its body (the body cap) and, for a chunked
+ * body, the framing around it (sizes, extensions, line ends, trailers): at
+ * most the header cap plus the body's own size, or the request is refused
+ * with 413 as soon as it goes over.
+ */
+static inline size_t http_request_max_bytes(size_t max_header_bytes, size_t max_body_bytes)
+{
+	return 2 * (max_header_bytes + max_body_bytes);
+}
 
 void http_parser_init(struct http_parser *p, size_t max_header_bytes, size_t max_body_bytes);
 void http_parser_free(struct http_parser *p);
