@@ -32,6 +32,17 @@
 #include "worker/sandbox.h"
 
 #define READ_CHUNK 65536
+/*
+ * What one connection may make its worker keep, whatever its client does:
+ * input read ahead of the parser (pipelined requests wait in the socket
+ * beyond it), and answers not yet sent (past that, the connection is
+ * neither read nor parsed until the client takes some). A buffer that
+ * grew past CONN_BUF_KEEP for one big request or answer is freed once
+ * empty.
+ */
+#define READ_AHEAD (256 * 1024)
+#define OUT_HIGH (256 * 1024)
+#define CONN_BUF_KEEP (64 * 1024)
 #define MAX_EVENTS 64
 #define TICK_MS 200
 
@@ -45,9 +56,10 @@ enum conn_state {
 struct conn {
 	int fd;
 	enum conn_state state;
-	struct buf in;        /* read, not yet fed to the parser */
+	struct buf in;        /* read; from in_off on, not yet fed to the parser */
 	struct buf raw;       /* bytes of the request being parsed (for handoff) */
-	struct buf out;
+	struct buf out;       /* answers; from out_off on, not yet sent */
+	size_t in_off, out_off; /* consumed by offset: no memmove per request or send */
 	struct http_parser hp;
 	uint64_t last_active_ms;
 	uint64_t req_start_ms; /* first byte of the current request, 0 if none */
@@ -109,16 +121,39 @@ static char tag_listen, tag_chan, tag_sig, tag_ev;
 static void conn_free(struct worker *w, struct conn *c);
 static void conn_process(struct worker *w, struct conn *c);
 
+static size_t in_left(const struct conn *c)
+{
+	return c->in.len - c->in_off;
+}
+
+static size_t out_left(const struct conn *c)
+{
+	return c->out.len - c->out_off;
+}
+
+/* An emptied buffer that one big request or answer made large. */
+static void buf_shrink(struct buf *b)
+{
+	if (b->len == 0 && b->cap > CONN_BUF_KEEP)
+		buf_free(b);
+}
+
+/* Parse more of this connection's input now? Not while its answers pile up. */
+static bool conn_may_read(const struct conn *c)
+{
+	return c->state == C_READING && out_left(c) < OUT_HIGH;
+}
+
 /*
- * Watch for input only while requests are being read: during a job or a
- * handoff the input waits in the socket (level-triggered epoll would
- * otherwise report it again and again). Watch for output while some is
- * pending.
+ * Watch for input only while requests are being read and the client takes
+ * its answers: during a job or a handoff, or with OUT_HIGH unsent, the
+ * input waits in the socket (level-triggered epoll would otherwise report
+ * it again and again). Watch for output while some is pending.
  */
 static void ep_update(struct worker *w, struct conn *c)
 {
-	uint32_t want = (c->state == C_READING ? EPOLLIN | EPOLLRDHUP : 0) |
-			(c->out.len ? EPOLLOUT : 0);
+	uint32_t want = (conn_may_read(c) ? EPOLLIN | EPOLLRDHUP : 0) |
+			(out_left(c) ? EPOLLOUT : 0);
 	struct epoll_event ev = { .events = want, .data.ptr = c };
 
 	if (c->dead || want == c->events)
@@ -259,6 +294,7 @@ static void conn_next_request(struct conn *c, bool keep_alive)
 {
 	http_parser_next(&c->hp);
 	buf_reset(&c->raw);
+	buf_shrink(&c->raw);
 	c->served++;
 	c->req_start_ms = 0;
 	if (!keep_alive)
@@ -583,6 +619,18 @@ static void handle_request(struct worker *w, struct conn *c)
 	conn_next_request(c, ka);
 }
 
+/*
+ * The most a handed-off connection carries: one request the parser
+ * accepted, and what was read ahead of the parser (under READ_AHEAD plus
+ * one read). The worker it goes to keeps that much, so nothing a client
+ * pipelined is lost on the way.
+ */
+static size_t handoff_max(const struct config *cfg)
+{
+	return http_request_max_bytes(cfg->max_header_bytes, cfg->max_body_bytes) + READ_AHEAD +
+	       READ_CHUNK;
+}
+
 /* Move the connection to the master's queue: fd plus unparsed bytes. */
 static void conn_handoff(struct worker *w, struct conn *c)
 {
@@ -590,7 +638,7 @@ static void conn_handoff(struct worker *w, struct conn *c)
 	int mfd;
 
 	/* What the parser consumed for this request, then what it has not seen. */
-	if (c->in.len && buf_append(&c->raw, c->in.data, c->in.len) < 0) {
+	if (in_left(c) && buf_append(&c->raw, c->in.data + c->in_off, in_left(c)) < 0) {
 		conn_free(w, c);
 		return;
 	}
@@ -610,48 +658,73 @@ static void conn_handoff(struct worker *w, struct conn *c)
 
 static void conn_flush(struct worker *w, struct conn *c)
 {
-	while (c->out.len > 0) {
-		ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+	while (out_left(c) > 0) {
+		ssize_t n = send(c->fd, c->out.data + c->out_off, out_left(c), MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN) {
-				ep_update(w, c);
-				return;
-			}
+			if (errno == EAGAIN)
+				break;
 			c->state = C_CLOSING;
-			buf_reset(&c->out);
+			c->out_off = c->out.len;
 			c->peer_closed = true;
 			break;
 		}
-		buf_consume(&c->out, (size_t)n);
+		c->out_off += (size_t)n;
 		c->last_active_ms = now_ms();
+	}
+	if (out_left(c) == 0) {
+		buf_reset(&c->out);
+		c->out_off = 0;
+		buf_shrink(&c->out);
+	} else if (c->out_off > c->out.len / 2) {
+		/* Moving the unsent half is paid for by the half sent. */
+		buf_consume(&c->out, c->out_off);
+		c->out_off = 0;
 	}
 	ep_update(w, c);
 }
 
-/* Parse and answer as much as the input allows, in order. */
-static void conn_process(struct worker *w, struct conn *c)
+/* The parser used n bytes of the input. */
+static void conn_consume_input(struct conn *c, size_t n)
 {
-	while (c->state == C_READING && c->in.len > 0) {
+	c->in_off += n;
+	if (c->in_off == c->in.len) {
+		buf_reset(&c->in);
+		c->in_off = 0;
+		buf_shrink(&c->in);
+	}
+}
+
+/* Parse and answer what the input holds, in order, while answers are taken. */
+static void conn_parse(struct worker *w, struct conn *c)
+{
+	while (conn_may_read(c) && in_left(c) > 0) {
 		size_t used = 0;
-		enum http_feed f = http_parser_feed(&c->hp, c->in.data, c->in.len, &used);
+		enum http_feed f = http_parser_feed(&c->hp, c->in.data + c->in_off, in_left(c),
+						    &used);
 
 		if (used) {
 			if (!c->req_start_ms)
 				c->req_start_ms = now_ms();
-			if (buf_append(&c->raw, c->in.data, used) < 0) {
+			if (buf_append(&c->raw, c->in.data + c->in_off, used) < 0) {
 				c->state = C_CLOSING;
 				break;
 			}
-			buf_consume(&c->in, used);
+			conn_consume_input(c, used);
 		}
 		if (f == HTTP_NEED_MORE)
 			break;
 		if (f == HTTP_HEADERS_DONE) {
-			if (c->hp.req.expect_continue)
-				buf_puts(&c->out, "HTTP/1.1 100 Continue\r\n\r\n");
+			/*
+			 * Only to a client that waits for it: when some of the body is
+			 * here already (the client did not wait, or the connection was
+			 * handed over with its request whole), the answer is omitted
+			 * (RFC 9110, 10.1.1), so a job's client never hears it twice.
+			 */
+			if (c->hp.req.expect_continue && in_left(c) == 0)
+				buf_puts(&c->out, HTTP_CONTINUE_RESPONSE);
 			continue;
 		}
 		if (f == HTTP_ERROR) {
@@ -665,13 +738,21 @@ static void conn_process(struct worker *w, struct conn *c)
 		}
 		handle_request(w, c);
 	}
-	conn_flush(w, c);
-	if (c->state == C_HANDOFF && c->out.len == 0) {
+}
+
+static void conn_process(struct worker *w, struct conn *c)
+{
+	/* A flush that makes room lets the rest of the input be parsed. */
+	do {
+		conn_parse(w, c);
+		conn_flush(w, c);
+	} while (conn_may_read(c) && in_left(c) > 0);
+	if (c->state == C_HANDOFF && out_left(c) == 0) {
 		conn_handoff(w, c);
 		return;
 	}
 	if ((c->state == C_CLOSING || (c->peer_closed && c->state == C_READING)) &&
-	    c->out.len == 0)
+	    out_left(c) == 0)
 		conn_free(w, c);
 }
 
@@ -679,11 +760,16 @@ static void conn_readable(struct worker *w, struct conn *c)
 {
 	char tmp[READ_CHUNK];
 
-	if (c->state != C_READING) {
-		/* Hold input back until the current job or handoff is done. */
+	if (!conn_may_read(c)) {
+		/* Hold input back until the current job or handoff is done, or
+		 * until the client takes its answers. */
 		return;
 	}
-	for (;;) {
+	if (c->in_off) {
+		buf_consume(&c->in, c->in_off);
+		c->in_off = 0;
+	}
+	while (in_left(c) < READ_AHEAD) {
 		ssize_t n = recv(c->fd, tmp, sizeof(tmp), 0);
 
 		if (n > 0) {
@@ -692,9 +778,6 @@ static void conn_readable(struct worker *w, struct conn *c)
 				conn_free(w, c);
 				return;
 			}
-			/* Do not read far ahead of the parser: it caps sizes. */
-			if (c->in.len > w->cfg->max_body_bytes + w->cfg->max_header_bytes)
-				break;
 			continue;
 		}
 		if (n == 0) {
@@ -736,6 +819,50 @@ static void accept_all(struct worker *w)
 	}
 }
 
+/*
+ * A connection the master hands over, with the bytes its first worker had
+ * read. Whatever happens, its client hears an answer: a request that no
+ * longer fits (a reload lowered the caps) gets 413, a failure 503.
+ */
+static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
+{
+	char *data = NULL;
+	size_t len = 0;
+	struct conn *c;
+	int rc = chan_memfd_read(fds[1], &data, &len, handoff_max(w->cfg));
+
+	close(fds[1]);
+	set_nonblock(fds[0], true);
+	c = conn_new(w, fds[0]);
+	if (!c) {
+		free(data);
+		chan_tell(w, CHAN_DONE, NULL, 0);
+		return;
+	}
+	c->job_token = true;
+	c->queued_ms = queued_ms;
+	if (rc < 0) {
+		random_hex(c->reqid, 8);
+		if (rc == -EMSGSIZE)
+			respond_error(w, c, 413, "body_too_large",
+				      "the request and what was pipelined after it exceed this "
+				      "server's caps", false);
+		else
+			respond_error(w, c, 503, "overloaded", "could not take the job over",
+				      false);
+		log_request(c, "-", "-", rc == -EMSGSIZE ? 413 : 503, now_ms(), NULL);
+		conn_drop_token(w, c);
+		c->state = C_CLOSING;
+	} else {
+		/* The memfd's bytes become the input as they are: no second copy. */
+		buf_free(&c->in);
+		c->in.data = data;
+		c->in.len = len;
+		c->in.cap = len + 1;
+	}
+	conn_process(w, c);
+}
+
 static void chan_readable(struct worker *w)
 {
 	for (;;) {
@@ -769,31 +896,7 @@ static void chan_readable(struct worker *w)
 			continue;
 		}
 		if (m.type == CHAN_DISPATCH && nfds == 2) {
-			char *data = NULL;
-			size_t len = 0;
-			struct conn *c;
-
-			if (chan_memfd_read(fds[1], &data, &len,
-					    w->cfg->max_body_bytes + 2 * w->cfg->max_header_bytes) <
-			    0) {
-				close(fds[0]);
-				close(fds[1]);
-				chan_tell(w, CHAN_DONE, NULL, 0);
-				continue;
-			}
-			close(fds[1]);
-			set_nonblock(fds[0], true);
-			c = conn_new(w, fds[0]);
-			if (!c) {
-				free(data);
-				chan_tell(w, CHAN_DONE, NULL, 0);
-				continue;
-			}
-			c->job_token = true;
-			c->queued_ms = m.arg;
-			buf_append(&c->in, data, len);
-			free(data);
-			conn_process(w, c);
+			conn_dispatched(w, fds, m.arg);
 			continue;
 		}
 		for (size_t i = 0; i < nfds; i++)
@@ -839,7 +942,7 @@ static void sweep_conns(struct worker *w)
 			log_request(c, "-", "-", 408, c->req_start_ms, NULL);
 			c->state = C_CLOSING;
 			conn_flush(w, c);
-			if (c->out.len == 0 || now - c->last_active_ms > 1000)
+			if (out_left(c) == 0 || now - c->last_active_ms > 1000)
 				conn_free(w, c);
 			continue;
 		}
@@ -849,14 +952,14 @@ static void sweep_conns(struct worker *w)
 		 * about to, and a reload must not make it fail.
 		 */
 		if (c->state == C_READING && !http_parser_in_request(&c->hp) &&
-		    c->out.len == 0 &&
+		    out_left(c) == 0 &&
 		    ((w->draining && (c->served > 0 ||
 				      now - c->last_active_ms > w->cfg->read_timeout_ms)) ||
 		     now - c->last_active_ms > w->cfg->keepalive_timeout_ms)) {
 			conn_free(w, c);
 			continue;
 		}
-		if (c->out.len > 0 && now - c->last_active_ms > w->cfg->read_timeout_ms)
+		if (out_left(c) > 0 && now - c->last_active_ms > w->cfg->read_timeout_ms)
 			conn_free(w, c); /* a client that does not read its answer */
 	}
 }

@@ -2,6 +2,7 @@
 the loop does for it, and what one connection may make a worker keep."""
 import json
 import socket
+import time
 
 import pytest
 
@@ -22,10 +23,14 @@ class Conn:
         self.s.sendall(data)
 
     def recv(self, n):
+        """Bytes, or b"" at the end (a reset included: a silent close)."""
         if self.rest:
             out, self.rest = self.rest, b""
             return out
-        return self.s.recv(n)
+        try:
+            return self.s.recv(n)
+        except ConnectionResetError:
+            return b""
 
     def response(self):
         buf = b""
@@ -78,7 +83,96 @@ def daemon():
     d.stop()
 
 
+def flood_until_answered(port, head, filler, limit):
+    """Send head, then filler again and again, until the worker answers
+    (or closes) or limit bytes went out; (status line, bytes sent)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.setblocking(False)
+    pending, sent, answer = head, 0, b""
+    deadline = time.time() + 20
+    while sent < limit and time.time() < deadline:
+        try:
+            got = s.recv(65536)
+            answer += got
+            if not got or b"\r\n" in answer:
+                break
+        except BlockingIOError:
+            pass
+        except OSError:
+            break
+        try:
+            n = s.send(pending)
+            sent += n
+            pending = pending[n:] or filler
+        except BlockingIOError:
+            time.sleep(0.001)
+        except OSError:
+            break
+    s.setblocking(True)
+    s.settimeout(30)
+    try:
+        while b"\r\n" not in answer:
+            got = s.recv(65536)
+            if not got:
+                break
+            answer += got
+    except OSError:
+        pass
+    s.close()
+    return answer.split(b"\r\n")[0], sent
+
+
 # ---- section 4: the HTTP layer --------------------------------------------
+
+def test_chunk_extensions_count_against_the_caps(daemon):
+    # one chunk whose extension never ends: nothing of it is body, so
+    # before the fix the worker kept it all (and answered 408 at the end)
+    head = b"POST /run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;"
+    line, sent = flood_until_answered(daemon.port, head, b"a" * 65536, 256 << 20)
+    assert line.startswith(b"HTTP/1.1 413"), (line, sent)
+    # the header cap (16 KiB) and what was in flight in the socket buffers
+    assert sent < 16 << 20, sent
+
+
+def test_chunk_size_padding_counts_against_the_caps(daemon):
+    # "000...0001": a chunk size line llhttp reads without any callback
+    head = b"POST /run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    line, sent = flood_until_answered(daemon.port, head, b"0" * 65536, 256 << 20)
+    assert line.startswith(b"HTTP/1.1 413"), (line, sent)
+    assert sent < 16 << 20, sent
+
+
+def test_chunked_request_with_small_extensions_still_runs(daemon):
+    body = json.dumps(HELLO).encode()
+    chunks = b"".join(b"%x;ext=%d\r\n%s\r\n" % (len(body[i:i + 7]), i, body[i:i + 7])
+                      for i in range(0, len(body), 7))
+    c = Conn(daemon.port)
+    c.send(b"POST /run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+           + chunks + b"0\r\nX-Trailer: 1\r\n\r\n")
+    status, _, got = c.response()
+    c.close()
+    assert status == 200 and json.loads(got)["status"] == "accepted", got
+
+
+def test_expect_continue_is_answered_once(daemon):
+    body = json.dumps(HELLO).encode()
+    c = Conn(daemon.port)
+    c.send(post_head("/run", len(body), b"Expect: 100-continue\r\nConnection: close\r\n"))
+    first = c.response()
+    assert first[0] == 100
+    c.send(body)
+    rest = b""
+    while True:
+        chunk = c.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    c.close()
+    # the job is handed to the master and parsed again by the worker that
+    # runs it: that worker must not say "100 Continue" a second time
+    assert rest.startswith(b"HTTP/1.1 200 "), rest[:200]
+    assert b"100 Continue" not in rest
+
 
 def test_long_build_command_reaches_the_init(daemon):
     # 30 macros of 200 bytes: the RUN message to the jail's init is over
@@ -92,3 +186,59 @@ def test_long_build_command_reaches_the_init(daemon):
     status, body = daemon.post("/run", req)
     assert status == 200, body
     assert body["status"] == "accepted", json.dumps(body)[:2000]
+
+
+def test_pipelined_bytes_after_a_job_are_all_answered():
+    # small body caps, so that what a client pipelines behind a job can be
+    # more than a request: before the fix the worker that ran the job kept
+    # at most one body and two headers' worth and closed without a word
+    d = Daemon(args=["--max-run-body-size", "64k", "--max-body-size", "64k"], workers=1)
+    try:
+        job = json.dumps(HELLO).encode()
+        probe = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+        n = (256 << 10) // len(probe)
+        c = Conn(d.port)
+        c.send(post_head("/run", len(job)) + job + probe * n)
+        got = []
+        while len(got) < n + 1:
+            r = c.response()
+            if r is None:
+                break
+            got.append(r[0])
+        c.close()
+        assert len(got) == n + 1, "%d answers of %d" % (len(got), n + 1)
+        assert got == [200] * (n + 1)
+    finally:
+        d.stop()
+
+
+def test_client_that_never_reads_does_not_grow_the_worker():
+    d = Daemon(workers=1)
+    try:
+        pid = d.worker_pids()[0]
+        reset_peak(pid)
+        before = vm_kb(pid, "VmHWM")
+        s = socket.create_connection(("127.0.0.1", d.port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.setblocking(False)
+        reqs = b"GET /info HTTP/1.1\r\nHost: x\r\n\r\n" * 256
+        sent, stalled = 0, None
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            try:
+                sent += s.send(reqs)
+                stalled = None
+            except BlockingIOError:
+                stalled = stalled or time.time()
+                if time.time() - stalled > 1.5:
+                    break  # the worker stopped reading: the point of the test
+                time.sleep(0.01)
+        grown = vm_kb(pid, "VmHWM") - before
+        # the read-ahead, the unsent answers and the parser: under 2 MiB
+        # (before the fix it grew by about 12 MB a second here)
+        assert grown < 8 << 10, "worker grew by %d KiB after %d bytes" % (grown, sent)
+        # the answers are still owed: the worker is alive and answers others
+        assert d.get("/healthz", timeout=5)[0] == 200
+        s.close()
+    finally:
+        d.stop()
