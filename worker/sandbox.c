@@ -392,6 +392,7 @@ struct run {
 	size_t in_off;
 	size_t out_cap, err_cap;
 	size_t kept_out, kept_err;
+	struct outtext_stream cost_out, cost_err; /* for the job's budget */
 	bool limited;           /* a cap was hit: everything after is dropped */
 	bool killed;
 	uint64_t start_ms, deadline_ms, next_cpu_ms, reap_by_ms;
@@ -635,6 +636,9 @@ static void capture(struct run *run, bool is_err, const char *data, size_t n)
 		if (take > room)
 			take = room;
 	}
+	if (run->s->budget)
+		take = outtext_take(run->s->budget, is_err ? &run->cost_err : &run->cost_out, data,
+				    take);
 	buf_append(b, data, take);
 	if (run->s->want_interleaved)
 		buf_append(&r->interleaved, data, take);

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import Daemon
+from conftest import Daemon, dump, judged
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -242,3 +242,98 @@ def test_client_that_never_reads_does_not_grow_the_worker():
         s.close()
     finally:
         d.stop()
+
+
+# ---- section 3: the answer ------------------------------------------------
+
+BIG = ("import sys\nif sys.stdin.read() != 'quiet':\n"
+       "    sys.stdout.buffer.write(b'\\x01' * (%d << 10))\n")
+MARKER = "\n[goboxd: output truncated]\n"
+
+
+def big_output(kib, tests):
+    """tests runs of a program that prints kib KiB of the byte 0x01."""
+    return {"language": "py3", "source": BIG % kib,
+            "run": {"limits": {"output_kb": kib + 1, "wall_time_s": 20, "cpu_time_s": 20}},
+            "tests": [{"stdin": ""} for _ in range(tests)]}
+
+
+@pytest.fixture(scope="module")
+def capped():
+    """A daemon whose jobs may answer with 1 MiB of output."""
+    d = Daemon(args=["--max-job-output-size", "1M"])
+    yield d
+    d.stop()
+
+
+def test_job_output_cap_counts_escaped_bytes_and_truncates_later_tests(capped):
+    d = capped
+    req = big_output(1024, 4)
+    # a test that prints nothing is not touched by the cap
+    req["tests"].append({"stdin": "quiet", "expected_stdout": ""})
+    body = json.dumps(req).encode()
+    c = Conn(d.port, timeout=120)
+    c.send(post_head("/run", len(body)))
+    c.send(body)
+    status, _, raw = c.response()
+    c.close()
+    assert status == 200, raw[:2000]
+    # each 0x01 costs 6 bytes in JSON (\u0001): 4 MiB of output would
+    # be 24 MiB of answer; the cap is 1 MiB, plus the fixed fields
+    assert len(raw) < (1 << 20) + (16 << 10), len(raw)
+    out = json.loads(raw)
+    tests = out["tests"]
+    first = tests[0]["stdout"]
+    assert tests[0]["stdout_truncated"] and first.endswith(MARKER)
+    kept = first[:-len(MARKER)]
+    assert set(kept) == {"\x01"} and 150000 < len(kept) <= (1 << 20) // 6, len(kept)
+    for t in tests[:4]:
+        assert t["status"] == "wrong_output" and t["stdout_truncated"], t["status"]
+    for t in tests[1:4]:
+        assert t["stdout"] == MARKER
+    assert tests[4]["status"] == "accepted", tests[4]
+    assert out["status"] == "wrong_output"
+
+
+def test_job_output_cap_counts_base64_twice_on_codize(capped):
+    def run(kib):
+        src = "import sys\nsys.stdout.write('o' * (%d << 10))\n" % kib
+        status, body = capped.post("/v1/run", {"runtime": "python",
+                                               "files": [{"name": "m.py", "content": src}]})
+        assert status == 200, body
+        return body["run"]
+    # 300 KiB is 800 KiB of answer (stdout and output, in base64): it fits
+    assert run(300)["status"] == "OK"
+    # 500 KiB is under --output-limit (1 MiB), but 1.3 MiB of answer
+    got = run(500)
+    assert got == dict(got, status="OUTPUT_LIMIT_EXCEEDED", exit_code=137, stdout="",
+                       output=""), got
+
+
+def test_job_output_cap_cuts_output_files(capped):
+    src = "open('out.txt', 'w').write('x' * (700 << 10))\n"
+    req = {"language": "py3", "source": src,
+           "tests": [{"stdin": "", "output_file": "out.txt"},
+                     {"stdin": "", "output_file": "out.txt", "expected_stdout": ""}]}
+    status, body = capped.post("/run", req)
+    assert status == 200, body
+    first, second = (t["output_file"] for t in body["tests"])
+    assert len(first["content"]) == 700 << 10 and not first["truncated"]
+    # what was left of 1 MiB (the budget counts output, not the fields)
+    assert second["truncated"] and len(second["content"]) == 324 << 10
+    # cut at the job's cap as at its own: it cannot be the right answer
+    assert body["tests"][1]["status"] == "wrong_output"
+
+
+def test_job_output_cap_cuts_a_checkers_message_without_blaming_it(capped):
+    checker = "import sys\nsys.stderr.write('m' * (700 << 10))\n"
+    req = judged("checker", "print(1)\n", checker, [{"stdin": ""}, {"stdin": ""}])
+    status, body = capped.post("/run", req)
+    assert status == 200, body
+    first, second = body["tests"]
+    assert first["status"] == second["status"] == "accepted", dump(body)
+    assert len(first["checker_message"]) == 700 << 10
+    assert second["checker_message"].endswith(MARKER)
+    # 1 MiB, less the first message and the solution's "1\n" twice (3
+    # bytes each in JSON): the budget is the whole job's
+    assert len(second["checker_message"]) - len(MARKER) == (324 << 10) - 2 * 3
