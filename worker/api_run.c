@@ -134,11 +134,10 @@ static cJSON *test_json(const struct job_request *req, const struct req_test *rt
 	return o;
 }
 
-char *api_run_response(const struct job_request *req, const struct job_result *res)
+cJSON *api_run_json(const struct job_request *req, const struct job_result *res)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *tests;
-	char *s;
 
 	if (!o)
 		return NULL;
@@ -156,9 +155,7 @@ char *api_run_response(const struct job_request *req, const struct job_result *r
 		cJSON_AddItemToArray(tests, test_json(req, &req->tests[i], &res->tests[i]));
 	if (res->internal_error)
 		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
-	s = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	return s;
+	return o;
 }
 
 char *api_run_error(const struct req_error *e)

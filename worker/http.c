@@ -574,15 +574,11 @@ const char *http_status_text(int status)
 	}
 }
 
-int http_format_response(struct buf *out, int status, const char *content_type,
-			 const char *body, size_t len, bool keep_alive,
-			 const char *extra_headers)
+static int format_head(struct buf *out, int status, const char *content_type, size_t len,
+		       bool keep_alive, const char *extra_headers)
 {
-	size_t old_len = out->len;
-	bool old_trunc = out->truncated;
-	int rc;
+	int rc = buf_printf(out, "HTTP/1.1 %d %s\r\n", status, http_status_text(status));
 
-	rc = buf_printf(out, "HTTP/1.1 %d %s\r\n", status, http_status_text(status));
 	if (!rc && content_type)
 		rc = buf_printf(out, "Content-Type: %s\r\n", content_type);
 	if (!rc)
@@ -592,6 +588,18 @@ int http_format_response(struct buf *out, int status, const char *content_type,
 		rc = buf_puts(out, extra_headers);
 	if (!rc)
 		rc = buf_puts(out, "\r\n");
+	return rc;
+}
+
+int http_format_response(struct buf *out, int status, const char *content_type,
+			 const char *body, size_t len, bool keep_alive,
+			 const char *extra_headers)
+{
+	size_t old_len = out->len;
+	bool old_trunc = out->truncated;
+	int rc;
+
+	rc = format_head(out, status, content_type, len, keep_alive, extra_headers);
 	if (!rc && len)
 		rc = buf_append(out, body, len);
 	if (!rc && out->truncated && !old_trunc)
@@ -604,6 +612,33 @@ int http_format_response(struct buf *out, int status, const char *content_type,
 			out->data[old_len] = '\0';
 	}
 	return rc;
+}
+
+int http_response_around(struct buf *out, int status, const char *content_type, char *body,
+			 size_t len, bool keep_alive, const char *extra_headers)
+{
+	struct buf head;
+	char *p;
+	int rc;
+
+	buf_init(&head, 0);
+	rc = format_head(&head, status, content_type, len, keep_alive, extra_headers);
+	/* realloc of a big block moves its pages (mremap), not its bytes */
+	p = rc ? NULL : realloc(body, head.len + len + 1);
+	if (!p) {
+		free(body);
+		buf_free(&head);
+		return rc ? rc : -ENOMEM;
+	}
+	memmove(p + head.len, p, len);
+	memcpy(p, head.data, head.len);
+	p[head.len + len] = '\0';
+	buf_free(out);
+	out->data = p;
+	out->len = head.len + len;
+	out->cap = out->len + 1;
+	buf_free(&head);
+	return 0;
 }
 
 int http_format_error(struct buf *out, int status, const char *code, const char *message,

@@ -111,6 +111,14 @@ int http_format_response(struct buf *out, int status, const char *content_type,
 			 const char *body, size_t len, bool keep_alive,
 			 const char *extra_headers);
 /*
+ * The same response made around a body built elsewhere (the job thread's
+ * JSON): body (malloc'd, len bytes) is taken over, whatever happens, and
+ * the head is written in front of it in the same block, so that a big
+ * body is never held twice. out's old content is dropped.
+ */
+int http_response_around(struct buf *out, int status, const char *content_type, char *body,
+			 size_t len, bool keep_alive, const char *extra_headers);
+/*
  * {"error":{"code":..,"message":..}} response. A code in upper case is one
  * of Codize's (/v1/run): code and message are then also at the top level,
  * where Codize's clients read them.

@@ -79,7 +79,6 @@ struct conn {
  * jail warm ahead of the next job.
  */
 struct job_slot {
-	bool active;
 	bool thread_running;
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -87,9 +86,19 @@ struct job_slot {
 	bool pending;           /* a job waits for the thread (under mu) */
 	bool quit;              /* the thread must end (under mu) */
 	struct conn *conn;
-	struct job_request *req;
+	struct job_request *req;    /* non-NULL while a job is on: from its start to its end */
 	struct job_result res;
 	int rc;
+	/*
+	 * The answer, built whole by the job thread so that the loop never
+	 * spends time on a big one: its head says keep-alive as the
+	 * connection did when the job started (the loop rewrites it in the
+	 * rare case that changed), with the headers in hdr.
+	 */
+	bool ka;
+	char hdr[128];
+	struct buf answer;
+	int status;
 	uint64_t started_ms;
 	char method[16];
 	char path[64];
@@ -212,7 +221,7 @@ static void conn_drop_token(struct worker *w, struct conn *c)
 
 static void conn_free(struct worker *w, struct conn *c)
 {
-	if (w->job.active && w->job.conn == c) {
+	if (w->job.req && w->job.conn == c) {
 		/* The job thread still works for it: detach, answer nobody. */
 		w->job.conn = NULL;
 	}
@@ -341,6 +350,39 @@ static void job_in_jail(struct worker *w, struct jail *j)
 	w->job.rc = -EIO;
 }
 
+/*
+ * The answer, in the job thread: the JSON tree holds copies of the output,
+ * so the captured output is freed before the tree is printed, and the head
+ * is written around the printed body: a big answer is held at most twice
+ * (tree and text), never on the loop.
+ */
+static void job_answer(struct job_slot *j)
+{
+	cJSON *tree = NULL;
+	char *body = NULL;
+
+	buf_init(&j->answer, 0);
+	j->status = 200;
+	if (j->rc < 0 || j->res.internal_error) {
+		j->status = 500;
+		http_format_error(&j->answer, 500, "internal_error",
+				  j->res.internal_msg[0] ? j->res.internal_msg : "the sandbox failed",
+				  j->ka, j->hdr);
+		return;
+	}
+	tree = j->req->format == REQ_CODIZE ? api_codize_json(j->req, &j->res) :
+					      api_run_json(j->req, &j->res);
+	job_result_free(&j->res);
+	body = tree ? cJSON_PrintUnformatted(tree) : NULL;
+	cJSON_Delete(tree);
+	if (!body || http_response_around(&j->answer, 200, "application/json", body,
+					  strlen(body), j->ka, j->hdr) < 0) {
+		j->status = 500;
+		http_format_error(&j->answer, 500, "out_of_memory", "could not build the response",
+				  j->ka, j->hdr);
+	}
+}
+
 /* Jails whose job is over, torn down when the thread has nothing better
  * to do; past this many, at once. */
 #define JOB_SPENT_MAX 4
@@ -378,6 +420,7 @@ static void *job_thread(void *arg)
 		/* The next job's jail starts now and is ready by its turn. */
 		warm = jail_prepare(w);
 		job_in_jail(w, j);
+		job_answer(js);
 		if (write(w->evfd, &one, sizeof(one)) < 0)
 			log_error("write(eventfd): %s", strerror(errno));
 		if (nspent == JOB_SPENT_MAX)
@@ -432,13 +475,14 @@ static int job_start(struct worker *w, struct conn *c, struct job_request *req)
 	memset(&j->res, 0, sizeof(j->res));
 	j->conn = c;
 	j->req = req;
+	j->ka = conn_keep_alive(w, c);
+	extra_headers(c, j->hdr, sizeof(j->hdr), NULL);
 	j->started_ms = now_ms();
 	snprintf(j->method, sizeof(j->method), "%s", c->hp.req.method);
 	snprintf(j->path, sizeof(j->path), "%s", c->hp.req.path);
 	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
-	j->active = true;
 	pthread_mutex_lock(&j->mu);
 	j->pending = true;
 	pthread_cond_signal(&j->cv);
@@ -465,26 +509,49 @@ static void job_record(struct worker *w, const struct job_slot *j, const struct 
 	stats_push(w->ctx->stats, &rec, res->internal_error);
 }
 
+/*
+ * The job thread's answer goes out as it is, without a copy, unless the
+ * connection stopped being keep-alive meanwhile (the worker began to
+ * drain, the client half-closed): then its head is written again.
+ */
+static void conn_take_answer(struct conn *c, struct job_slot *j, bool ka)
+{
+	struct buf *a = &j->answer;
+	const char *end = a->data ? strstr(a->data, "\r\n\r\n") : NULL;
+
+	if (!end)
+		return;
+	if (ka != j->ka) {
+		end += 4;
+		http_format_response(&c->out, j->status, "application/json", end,
+				     a->len - (size_t)(end - a->data), ka, j->hdr);
+		return;
+	}
+	if (out_left(c) == 0) {
+		buf_free(&c->out);
+		c->out = *a;
+		c->out_off = 0;
+		buf_init(a, 0);
+		return;
+	}
+	buf_append(&c->out, a->data, a->len);
+}
+
 static void job_finish(struct worker *w)
 {
 	struct job_slot *j = &w->job;
 	struct conn *c = j->conn;
-	char *body = NULL;
-	int status = 200;
 	cJSON *extra = cJSON_CreateObject();
 
-	j->active = false;
 	atomic_fetch_sub(&w->ctx->stats->in_flight, 1);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].state,
 		     w->draining ? WS_DRAINING : WS_IDLE);
 	atomic_fetch_add(&w->ctx->stats->workers[w->ctx->index].jobs_done, 1);
 	job_record(w, j, c);
 
-	if (j->rc < 0 || j->res.internal_error) {
-		status = 500;
-		if (extra)
-			cJSON_AddStringToObject(extra, "error", j->res.internal_msg);
-	}
+	if (j->status == 500 && extra)
+		cJSON_AddStringToObject(extra, "error", j->res.internal_msg[0] ?
+					j->res.internal_msg : "could not build the response");
 	if (extra) {
 		cJSON_AddStringToObject(extra, "language", j->req->lang->id);
 		cJSON_AddStringToObject(extra, "job_status", test_status_name(j->res.top));
@@ -496,25 +563,9 @@ static void job_finish(struct worker *w)
 	}
 	if (c) {
 		bool ka = conn_keep_alive(w, c);
-		char hdr[128];
 
-		extra_headers(c, hdr, sizeof(hdr), NULL);
-		if (status == 500) {
-			http_format_error(&c->out, 500, "internal_error",
-					  j->res.internal_msg[0] ? j->res.internal_msg :
-					  "the sandbox failed", ka, hdr);
-		} else {
-			body = j->req->format == REQ_CODIZE ?
-				       api_codize_response(j->req, &j->res) :
-				       api_run_response(j->req, &j->res);
-			if (body)
-				http_format_response(&c->out, 200, "application/json", body,
-						     strlen(body), ka, hdr);
-			else
-				http_format_error(&c->out, status = 500, "out_of_memory",
-						  "could not build the response", ka, hdr);
-		}
-		log_request(c, j->method, j->path, status, j->started_ms - c->queued_ms, extra);
+		conn_take_answer(c, j, ka);
+		log_request(c, j->method, j->path, j->status, j->started_ms - c->queued_ms, extra);
 		extra = NULL;
 		c->state = C_READING;
 		conn_next_request(c, ka);
@@ -522,7 +573,7 @@ static void job_finish(struct worker *w)
 	/* The master counts this job as running until told, client or not. */
 	chan_tell(w, CHAN_DONE, NULL, 0);
 	cJSON_Delete(extra);
-	free(body);
+	buf_free(&j->answer);
 	job_result_free(&j->res);
 	request_free(j->req);
 	j->req = NULL;
@@ -589,6 +640,10 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		return;
 	}
 	c->job_token = false; /* spent: the job's end reports CHAN_DONE */
+	/* The job has its own copy of everything: while it runs, the worker
+	 * need not hold the request's bytes twice more. */
+	buf_free(&c->hp.req.body);
+	buf_free(&c->raw);
 	rc = job_start(w, c, jr);
 	if (rc < 0) {
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
@@ -971,7 +1026,7 @@ static void start_draining(struct worker *w)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->ctx->listen_fd, NULL);
 		w->listening = false;
 	}
-	if (!w->job.active)
+	if (!w->job.req)
 		atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_DRAINING);
 }
 
@@ -1133,7 +1188,7 @@ static void loop(struct worker *w)
 			} else if (p == &tag_ev) {
 				uint64_t v;
 
-				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.active)
+				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.req)
 					job_finish(w);
 			} else {
 				struct conn *c = p;
@@ -1172,7 +1227,7 @@ static void loop(struct worker *w)
 			sweep_conns(w);
 			last_sweep = now_ms();
 		}
-		if (w->draining && !w->job.active && w->nconns == 0)
+		if (w->draining && !w->job.req && w->nconns == 0)
 			break;
 	}
 }
@@ -1225,7 +1280,7 @@ int worker_main(const struct worker_ctx *ctx)
 
 	loop(&w);
 
-	if (w.job.active) {
+	if (w.job.req) {
 		/*
 		 * Fast stop (SIGQUIT, or the master vanished): leave at once. The
 		 * jail child dies with us (PR_SET_PDEATHSIG) and the master's

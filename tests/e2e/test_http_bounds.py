@@ -2,6 +2,7 @@
 the loop does for it, and what one connection may make a worker keep."""
 import json
 import socket
+import threading
 import time
 
 import pytest
@@ -337,3 +338,28 @@ def test_job_output_cap_cuts_a_checkers_message_without_blaming_it(capped):
     # 1 MiB, less the first message and the solution's "1\n" twice (3
     # bytes each in JSON): the budget is the whole job's
     assert len(second["checker_message"]) - len(MARKER) == (324 << 10) - 2 * 3
+
+
+def test_health_answers_while_a_big_answer_is_built():
+    # a budget that lets 2 x 16 MiB of 0x01 through: about 200 MB of JSON,
+    # which kept the loop from answering for seconds while it built it
+    d = Daemon(args=["--max-job-output-size", "1G"], workers=1)
+    try:
+        req = big_output(16 << 10, 2)
+        done = []
+        t = threading.Thread(target=lambda: done.append(d.request("POST", "/run", req,
+                                                                  timeout=300)))
+        t.start()
+        slowest = 0.0
+        while t.is_alive():
+            start = time.time()
+            status, _ = d.get("/healthz", timeout=60)
+            assert status == 200
+            slowest = max(slowest, time.time() - start)
+            time.sleep(0.05)
+        t.join()
+        status, body, _ = done[0]
+        assert status == 200 and len(body["tests"][1]["stdout"]) == 16 << 20
+        assert slowest < 1.0, slowest
+    finally:
+        d.stop()

@@ -794,6 +794,33 @@ Test(http, format_response)
 	buf_free(&out);
 }
 
+/* A body made elsewhere gets the same head, in front of it in its own block. */
+Test(http, response_around_a_body_is_the_same_response)
+{
+	static const char *const bodies[] = { "", "{\"status\":\"ok\"}", "x\0y" };
+	static const size_t lens[] = { 0, 15, 3 };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct buf want, got;
+		char *body = malloc(lens[i] + 1);
+
+		memcpy(body, bodies[i], lens[i] + 1);
+		buf_init(&want, 0);
+		buf_init(&got, 0);
+		buf_puts(&got, "dropped");
+		cr_assert_eq(http_format_response(&want, 200, "application/json", bodies[i], lens[i],
+						  i == 1, "X-Request-Id: r\r\n"), 0);
+		cr_assert_eq(http_response_around(&got, 200, "application/json", body, lens[i],
+						  i == 1, "X-Request-Id: r\r\n"), 0);
+		cr_assert_eq(got.len, want.len);
+		cr_assert_eq(memcmp(got.data, want.data, want.len), 0, "%s", got.data);
+		cr_assert_eq(got.data[got.len], '\0');
+		cr_assert_gt(got.cap, got.len);
+		buf_free(&want);
+		buf_free(&got);
+	}
+}
+
 Test(http, format_error_is_escaped_json)
 {
 	struct buf out;
