@@ -147,6 +147,22 @@ static void buf_shrink(struct buf *b)
 		buf_free(b);
 }
 
+/* Only what is still to be parsed stays, in a block of its size (a
+ * dispatched connection's first block holds its whole request). */
+static void conn_compact_input(struct conn *c)
+{
+	struct buf rest;
+
+	if (!c->in_off)
+		return;
+	buf_init(&rest, 0);
+	if (buf_append(&rest, c->in.data + c->in_off, in_left(c)) < 0)
+		return;
+	buf_free(&c->in);
+	c->in = rest;
+	c->in_off = 0;
+}
+
 /* Parse more of this connection's input now? Not while its answers pile up. */
 static bool conn_may_read(const struct conn *c)
 {
@@ -644,6 +660,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	 * need not hold the request's bytes twice more. */
 	buf_free(&c->hp.req.body);
 	buf_free(&c->raw);
+	conn_compact_input(c);
 	rc = job_start(w, c, jr);
 	if (rc < 0) {
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
@@ -763,7 +780,9 @@ static void conn_parse(struct worker *w, struct conn *c)
 		if (used) {
 			if (!c->req_start_ms)
 				c->req_start_ms = now_ms();
-			if (buf_append(&c->raw, c->in.data + c->in_off, used) < 0) {
+			/* Kept for a handoff; a dispatched job runs here, whatever. */
+			if (!c->job_token &&
+			    buf_append(&c->raw, c->in.data + c->in_off, used) < 0) {
 				c->state = C_CLOSING;
 				break;
 			}
