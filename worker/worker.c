@@ -835,8 +835,13 @@ static void conn_readable(struct worker *w, struct conn *c)
 	char tmp[READ_CHUNK];
 
 	if (!conn_may_read(c)) {
-		/* Hold input back until the current job or handoff is done, or
-		 * until the client takes its answers. */
+		/*
+		 * Hold input back until the current job or handoff is done, or
+		 * until the client takes its answers. A hang-up or error is
+		 * reported whatever the mask: a connection that is done must be
+		 * let go now, or epoll reports it again and again.
+		 */
+		conn_process(w, c);
 		return;
 	}
 	if (c->in_off) {

@@ -253,6 +253,43 @@ def test_client_that_never_reads_does_not_grow_the_worker():
         d.stop()
 
 
+def proc_cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_client_gone_with_answers_unsent_is_let_go():
+    # its answers fill the socket, then it closes with them unread (a
+    # reset): the worker's send fails, and the connection must be freed,
+    # not reported by epoll again and again (it spun, and held up a stop
+    # for the whole shutdown timeout)
+    d = Daemon(workers=1)
+    try:
+        pid = d.worker_pids()[0]
+        s = socket.create_connection(("127.0.0.1", d.port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.setblocking(False)
+        reqs = b"GET /info HTTP/1.1\r\nHost: x\r\n\r\n" * 256
+        deadline = time.time() + 2
+        while time.time() < deadline:
+            try:
+                s.send(reqs)
+            except BlockingIOError:
+                time.sleep(0.01)
+        s.close()
+        time.sleep(0.5)
+        before = proc_cpu_seconds(pid)
+        time.sleep(2)
+        used = proc_cpu_seconds(pid) - before
+        assert used < 0.5, "the worker used %.2f s of CPU in 2 s of nothing" % used
+        start = time.time()
+        d.stop()
+        assert time.time() - start < 10
+    finally:
+        d.stop()
+
+
 # ---- section 3: the answer ------------------------------------------------
 
 BIG = ("import sys\nif sys.stdin.read() != 'quiet':\n"
