@@ -141,7 +141,7 @@ static size_t out_left(const struct conn *c)
 }
 
 /* An emptied buffer that one big request or answer made large. */
-static void buf_shrink(struct buf *b)
+static void release_if_large(struct buf *b)
 {
 	if (b->len == 0 && b->cap > CONN_BUF_KEEP)
 		buf_free(b);
@@ -319,7 +319,7 @@ static void conn_next_request(struct conn *c, bool keep_alive)
 {
 	http_parser_next(&c->hp);
 	buf_reset(&c->raw);
-	buf_shrink(&c->raw);
+	release_if_large(&c->raw);
 	c->served++;
 	c->req_start_ms = 0;
 	if (!keep_alive)
@@ -749,7 +749,7 @@ static void conn_flush(struct worker *w, struct conn *c)
 	if (out_left(c) == 0) {
 		buf_reset(&c->out);
 		c->out_off = 0;
-		buf_shrink(&c->out);
+		release_if_large(&c->out);
 	} else if (c->out_off > c->out.len / 2) {
 		/* Moving the unsent half is paid for by the half sent. */
 		buf_consume(&c->out, c->out_off);
@@ -765,7 +765,7 @@ static void conn_consume_input(struct conn *c, size_t n)
 	if (c->in_off == c->in.len) {
 		buf_reset(&c->in);
 		c->in_off = 0;
-		buf_shrink(&c->in);
+		release_if_large(&c->in);
 	}
 }
 
