@@ -2,6 +2,7 @@
 the loop does for it, and what one connection may make a worker keep."""
 import json
 import os
+import signal
 import socket
 import threading
 import time
@@ -210,6 +211,45 @@ def test_pipelined_bytes_after_a_job_are_all_answered():
         c.close()
         assert len(got) == n + 1, "%d answers of %d" % (len(got), n + 1)
         assert got == [200] * (n + 1)
+    finally:
+        d.stop()
+
+
+def test_handed_over_request_that_no_longer_fits_gets_413(tmp_path):
+    # a job queued under the old caps reaches a worker of a generation
+    # whose caps a reload lowered: before, that worker dropped the
+    # connection without a word
+    cfg = tmp_path / "goboxd.yaml"
+    cfg.write_text("max_concurrency: 1\n")
+    d = Daemon(args=["--config", str(cfg)], workers=1)
+    try:
+        slow = {"language": "py3", "source": "import time\ntime.sleep(3)\n",
+                "tests": [{"stdin": ""}]}
+        big = {"language": "py3", "source": "print(len(input()))\n",
+               "tests": [{"stdin": "x" * (1 << 20) + "\n"}]}
+        got = {}
+
+        def send_big():
+            try:
+                got["big"] = d.request("POST", "/run", big, timeout=30)
+            except OSError as e:  # a dropped connection, or none at all
+                got["big"] = (None, repr(e), {})
+
+        first = threading.Thread(target=lambda: got.update(slow=d.post("/run", slow)))
+        first.start()
+        time.sleep(1)
+        # the one job slot is taken: this one waits in the master's queue
+        second = threading.Thread(target=send_big)
+        second.start()
+        time.sleep(0.5)
+        cfg.write_text("max_concurrency: 1\nmax_run_body_size: 64k\nmax_body_size: 64k\n")
+        d.proc.send_signal(signal.SIGHUP)
+        first.join()
+        second.join()
+        assert got["slow"][0] == 200
+        status, body, headers = got["big"]
+        assert status == 413 and body["error"]["code"] == "body_too_large", (status, body)
+        assert headers.get("Connection") == "close"
     finally:
         d.stop()
 
