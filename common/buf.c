@@ -100,6 +100,21 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	}
 }
 
+void buf_truncate(struct buf *b, size_t n)
+{
+	char *p;
+
+	if (n >= b->len)
+		return;
+	b->len = n;
+	b->data[n] = '\0';
+	p = realloc(b->data, n + 1);
+	if (p) {
+		b->data = p;
+		b->cap = n + 1;
+	}
+}
+
 void buf_consume(struct buf *b, size_t n)
 {
 	if (n >= b->len) {

@@ -21,6 +21,8 @@ int buf_append(struct buf *b, const void *data, size_t len);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Keep the first n bytes; the memory past them goes back. */
+void buf_truncate(struct buf *b, size_t n);
 /* Remove the first n bytes. */
 void buf_consume(struct buf *b, size_t n);
 /* Hand the data over to the caller (who frees it); the buffer is empty. */

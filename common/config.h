@@ -56,6 +56,7 @@ struct config {
 	size_t max_expected_bytes;  /* per test */
 	unsigned max_files;         /* /v1/run */
 	size_t max_file_bytes;      /* /v1/run, per file */
+	size_t max_job_output_bytes; /* a job's output, as it costs in the answer */
 	uint32_t read_timeout_ms;   /* slow-client guard, per request */
 	uint32_t keepalive_timeout_ms;
 

@@ -4,19 +4,26 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/request.h"
 #include "worker/job.h"
 
-/* Native /run: 200 body (JSON). NULL on ENOMEM. */
-char *api_run_response(const struct job_request *req, const struct job_result *res);
+/*
+ * The 200 bodies as JSON trees, NULL on ENOMEM. The tree holds its own
+ * copies of the output: the caller may free the job's result before it
+ * prints the tree (the job thread does, to hold a big answer fewer times).
+ */
+/* Native /run. */
+cJSON *api_run_json(const struct job_request *req, const struct job_result *res);
 /* Native /run: 400/413 error body {"error":{"code","message","path"}}. */
 char *api_run_error(const struct req_error *e);
 
 /* "SIGSEGV" for 11 (SIG<number> when the name is unknown), written to buf. */
 const char *api_signal_name(int sig, char *buf, size_t n);
 
-/* Codize /v1/run: 200 body {"compile":..,"run":..}. */
-char *api_codize_response(const struct job_request *req, const struct job_result *res);
+/* Codize /v1/run: {"compile":..,"run":..}. */
+cJSON *api_codize_json(const struct job_request *req, const struct job_result *res);
 /*
  * Codize error body: {"code","message","errors":[{"path":[..],"message"}]}
  * (errors only for VALIDATION_ERROR), the same object also under "error".

@@ -66,10 +66,9 @@ static cJSON *step_json(const struct step_result *r)
 	return s;
 }
 
-char *api_codize_response(const struct job_request *req, const struct job_result *res)
+cJSON *api_codize_json(const struct job_request *req, const struct job_result *res)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *s;
 
 	if (!o)
 		return NULL;
@@ -81,9 +80,7 @@ char *api_codize_response(const struct job_request *req, const struct job_result
 		cJSON_AddItemToObject(o, "run", step_json(&res->tests[0].r));
 	else
 		cJSON_AddNullToObject(o, "run");
-	s = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	return s;
+	return o;
 }
 
 /* "files.0.name" -> ["files", 0, "name"] */

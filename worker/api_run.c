@@ -6,62 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/outtext.h"
 #include "common/util.h"
 #include "worker/api.h"
 
-/*
- * Program output is bytes; JSON strings are UTF-8 without NULs. Invalid
- * sequences and NUL become U+FFFD so the response always parses.
- */
-static char *utf8_clean(const char *s, size_t n)
-{
-	char *out = xcalloc(n * 3 + 1, 1);
-	size_t o = 0;
-
-	for (size_t i = 0; i < n;) {
-		unsigned char c = (unsigned char)s[i];
-		size_t len = 0;
-		uint32_t cp = 0;
-
-		if (c >= 0x01 && c < 0x80)
-			len = 1, cp = c;
-		else if (c >= 0xC2 && c <= 0xDF)
-			len = 2, cp = c & 0x1F;
-		else if (c >= 0xE0 && c <= 0xEF)
-			len = 3, cp = c & 0x0F;
-		else if (c >= 0xF0 && c <= 0xF4)
-			len = 4, cp = c & 0x07;
-		if (len && i + len <= n) {
-			bool ok = true;
-
-			for (size_t k = 1; k < len; k++) {
-				unsigned char cc = (unsigned char)s[i + k];
-
-				ok &= (cc & 0xC0) == 0x80;
-				cp = (cp << 6) | (cc & 0x3F);
-			}
-			/* overlong, surrogate, out of range */
-			if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-				   (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))))
-				ok = false;
-			if (ok) {
-				memcpy(out + o, s + i, len);
-				o += len;
-				i += len;
-				continue;
-			}
-		}
-		memcpy(out + o, "\xEF\xBF\xBD", 3);
-		o += 3;
-		i++;
-	}
-	out[o] = '\0';
-	return out;
-}
-
 static void add_text(cJSON *o, const char *key, const struct buf *b)
 {
-	char *clean = utf8_clean(b->data ? b->data : "", b->len);
+	char *clean = outtext_utf8(b->data ? b->data : "", b->len);
 
 	cJSON_AddStringToObject(o, key, clean);
 	free(clean);
@@ -194,11 +145,10 @@ static cJSON *test_json(const struct job_request *req, const struct req_test *rt
 	return o;
 }
 
-char *api_run_response(const struct job_request *req, const struct job_result *res)
+cJSON *api_run_json(const struct job_request *req, const struct job_result *res)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *tests;
-	char *s;
 
 	if (!o)
 		return NULL;
@@ -216,9 +166,7 @@ char *api_run_response(const struct job_request *req, const struct job_result *r
 		cJSON_AddItemToArray(tests, test_json(req, &req->tests[i], &res->tests[i]));
 	if (res->internal_error)
 		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
-	s = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	return s;
+	return o;
 }
 
 char *api_run_error(const struct req_error *e)

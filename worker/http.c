@@ -66,6 +66,19 @@ static int fail_body_too_large(struct http_parser *p)
 }
 
 /*
+ * A chunked body's framing out of bounds. Its bytes are not body, so the
+ * body cap alone would never see them: chunk extensions reach only their
+ * own callbacks, and a chunk size padded with zeros ("000...01") reaches
+ * none (Node's CVE-2024-22019 is the same hole).
+ */
+static int fail_framing(struct http_parser *p, const char *what)
+{
+	if (codize_route(p))
+		return fail(p, 413, "REQUEST_BODY_TOO_LARGE", "request body too large");
+	return fail(p, 413, "body_too_large", "%s", what);
+}
+
+/*
  * Spans (method, URL, version, header names and values) all point into the
  * bytes of the running execute, so their end tells exactly how far the
  * header section has reached; whitespace between spans is caught at the
@@ -300,6 +313,22 @@ static int on_body(llhttp_t *ll, const char *at, size_t len)
 	return 0;
 }
 
+/* Extensions (";name=value" after a chunk size) get the header cap, as trailers do. */
+static int on_chunk_extension(llhttp_t *ll, const char *at, size_t len)
+{
+	struct http_parser *p = parser_of(ll);
+	char what[96];
+
+	(void)at;
+	p->ext_bytes += len;
+	if (p->max_header_bytes && p->ext_bytes > p->max_header_bytes) {
+		snprintf(what, sizeof(what), "chunk extensions exceed %zu bytes",
+			 p->max_header_bytes);
+		return fail_framing(p, what);
+	}
+	return 0;
+}
+
 static int on_message_complete(llhttp_t *ll)
 {
 	struct http_parser *p = parser_of(ll);
@@ -321,6 +350,8 @@ static const llhttp_settings_t http_settings = {
 	.on_header_value_complete = on_header_value_complete,
 	.on_headers_complete = on_headers_complete,
 	.on_chunk_header = on_chunk_header,
+	.on_chunk_extension_name = on_chunk_extension,
+	.on_chunk_extension_value = on_chunk_extension,
 	.on_body = on_body,
 	.on_message_complete = on_message_complete,
 };
@@ -377,6 +408,8 @@ void http_parser_next(struct http_parser *p)
 	llhttp_reset(&p->ll);
 	p->header_bytes = 0;
 	p->trailer_bytes = 0;
+	p->ext_bytes = 0;
+	p->body_wire = 0;
 	p->base = NULL;
 	p->headers_done = false;
 	p->headers_reported = false;
@@ -424,12 +457,31 @@ static enum http_feed feed_error(struct http_parser *p, llhttp_errno_t err)
 	return HTTP_ERROR;
 }
 
+/*
+ * n more bytes of the body section were parsed. Whatever of them is not
+ * body is framing, allowed up to the header cap plus the body so far: a
+ * sane client's chunks are far larger than their size lines.
+ */
+static int count_body_wire(struct http_parser *p, size_t n)
+{
+	char what[96];
+
+	p->body_wire += n;
+	if (!p->max_header_bytes ||
+	    p->body_wire - p->req.body.len <= p->max_header_bytes + p->req.body.len)
+		return 0;
+	snprintf(what, sizeof(what), "chunk framing exceeds the body's size plus %zu bytes",
+		 p->max_header_bytes);
+	return fail_framing(p, what);
+}
+
 enum http_feed http_parser_feed(struct http_parser *p, const char *data, size_t len,
 				size_t *consumed)
 {
 	size_t off = 0;
 	llhttp_errno_t err;
 	const char *pos;
+	bool in_body;
 
 	if (p->err_status) {
 		*consumed = 0;
@@ -442,10 +494,14 @@ enum http_feed http_parser_feed(struct http_parser *p, const char *data, size_t 
 	/* Paused after reporting HTTP_HEADERS_DONE. */
 	llhttp_resume(&p->ll);
 	for (;;) {
+		/* Headers always pause at their end: an execute is one section. */
+		in_body = p->headers_done;
 		p->base = data + off;
 		err = llhttp_execute(&p->ll, data + off, len - off);
 		if (err == HPE_OK) {
 			*consumed = len;
+			if (in_body && count_body_wire(p, len - off))
+				return HTTP_ERROR;
 			if (!p->headers_done) {
 				p->header_bytes += len - off;
 				if (p->max_header_bytes && p->header_bytes > p->max_header_bytes) {
@@ -459,6 +515,8 @@ enum http_feed http_parser_feed(struct http_parser *p, const char *data, size_t 
 		*consumed = pos && pos >= data && pos <= data + len ? (size_t)(pos - data) : len;
 		if (err != HPE_PAUSED)
 			return feed_error(p, err);
+		if (in_body && count_body_wire(p, *consumed - off))
+			return HTTP_ERROR;
 		if (p->done)
 			return HTTP_REQUEST_DONE;
 
@@ -516,15 +574,11 @@ const char *http_status_text(int status)
 	}
 }
 
-int http_format_response(struct buf *out, int status, const char *content_type,
-			 const char *body, size_t len, bool keep_alive,
-			 const char *extra_headers)
+static int format_head(struct buf *out, int status, const char *content_type, size_t len,
+		       bool keep_alive, const char *extra_headers)
 {
-	size_t old_len = out->len;
-	bool old_trunc = out->truncated;
-	int rc;
+	int rc = buf_printf(out, "HTTP/1.1 %d %s\r\n", status, http_status_text(status));
 
-	rc = buf_printf(out, "HTTP/1.1 %d %s\r\n", status, http_status_text(status));
 	if (!rc && content_type)
 		rc = buf_printf(out, "Content-Type: %s\r\n", content_type);
 	if (!rc)
@@ -534,6 +588,18 @@ int http_format_response(struct buf *out, int status, const char *content_type,
 		rc = buf_puts(out, extra_headers);
 	if (!rc)
 		rc = buf_puts(out, "\r\n");
+	return rc;
+}
+
+int http_format_response(struct buf *out, int status, const char *content_type,
+			 const char *body, size_t len, bool keep_alive,
+			 const char *extra_headers)
+{
+	size_t old_len = out->len;
+	bool old_trunc = out->truncated;
+	int rc;
+
+	rc = format_head(out, status, content_type, len, keep_alive, extra_headers);
 	if (!rc && len)
 		rc = buf_append(out, body, len);
 	if (!rc && out->truncated && !old_trunc)
@@ -546,6 +612,33 @@ int http_format_response(struct buf *out, int status, const char *content_type,
 			out->data[old_len] = '\0';
 	}
 	return rc;
+}
+
+int http_response_around(struct buf *out, int status, const char *content_type, char *body,
+			 size_t len, bool keep_alive, const char *extra_headers)
+{
+	struct buf head;
+	char *p;
+	int rc;
+
+	buf_init(&head, 0);
+	rc = format_head(&head, status, content_type, len, keep_alive, extra_headers);
+	/* realloc of a big block moves its pages (mremap), not its bytes */
+	p = rc ? NULL : realloc(body, head.len + len + 1);
+	if (!p) {
+		free(body);
+		buf_free(&head);
+		return rc ? rc : -ENOMEM;
+	}
+	memmove(p + head.len, p, len);
+	memcpy(p, head.data, head.len);
+	p[head.len + len] = '\0';
+	buf_free(out);
+	out->data = p;
+	out->len = head.len + len;
+	out->cap = out->len + 1;
+	buf_free(&head);
+	return 0;
 }
 
 int http_format_error(struct buf *out, int status, const char *code, const char *message,

@@ -54,6 +54,8 @@ struct http_parser {
 	size_t max_body_bytes;    /* 0: no cap */
 	size_t header_bytes;      /* raw bytes of request line + headers so far */
 	size_t trailer_bytes;     /* chunked trailers count against the header cap */
+	size_t ext_bytes;         /* so do chunk extensions */
+	size_t body_wire;         /* bytes after the header section, framing included */
 	const char *base;         /* start of the bytes of the running execute */
 	struct http_request req;
 	struct buf field, value;  /* header being assembled */
@@ -66,6 +68,18 @@ struct http_parser {
 	const char *err_code;     /* stable code for the JSON body */
 	char err_msg[160];
 };
+
+/*
+ * The most bytes one request that the parser accepts can take on the wire:
+ * its head (the header cap), its body (the body cap) and, for a chunked
+ * body, the framing around it (sizes, extensions, line ends, trailers): at
+ * most the header cap plus the body's own size, or the request is refused
+ * with 413 as soon as it goes over.
+ */
+static inline size_t http_request_max_bytes(size_t max_header_bytes, size_t max_body_bytes)
+{
+	return 2 * (max_header_bytes + max_body_bytes);
+}
 
 void http_parser_init(struct http_parser *p, size_t max_header_bytes, size_t max_body_bytes);
 void http_parser_free(struct http_parser *p);
@@ -96,6 +110,14 @@ const char *http_status_text(int status);
 int http_format_response(struct buf *out, int status, const char *content_type,
 			 const char *body, size_t len, bool keep_alive,
 			 const char *extra_headers);
+/*
+ * The same response made around a body built elsewhere (the job thread's
+ * JSON): body (malloc'd, len bytes) is taken over, whatever happens, and
+ * the head is written in front of it in the same block, so that a big
+ * body is never held twice. out's old content is dropped.
+ */
+int http_response_around(struct buf *out, int status, const char *content_type, char *body,
+			 size_t len, bool keep_alive, const char *extra_headers);
 /*
  * {"error":{"code":..,"message":..}} response. A code in upper case is one
  * of Codize's (/v1/run): code and message are then also at the top level,

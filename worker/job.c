@@ -138,6 +138,35 @@ static void set_internal(struct job_result *res, const char *what, int err)
 	job_fault(res, "%.180s: %s", what, strerror(err));
 }
 
+/*
+ * Output read after a step (a test's output file) or shown but not judged
+ * by goboxd (a judge program's message), cut to what the answer may still
+ * take of the job's budget. The judge is not blamed for it: its message is
+ * only shown. True when all of it fit.
+ */
+static bool fit_budget(struct job_result *res, struct buf *b, bool marker)
+{
+	struct outtext_stream st = { 0 };
+	size_t n = outtext_take(&res->budget, &st, b->data ? b->data : "", b->len);
+
+	if (n == b->len)
+		return true;
+	buf_truncate(b, n);
+	b->truncated = true;
+	if (marker)
+		buf_puts(b, TRUNCATION_MARKER);
+	return false;
+}
+
+/* After its verdict, a judge program's part of a test keeps only what the
+ * answer shows: its message, within the budget. */
+static void judge_done(struct job_result *res, struct test_result *tr)
+{
+	buf_free(&tr->judge.out);
+	buf_free(&tr->judge.interleaved);
+	fit_budget(res, &tr->judge.err, true);
+}
+
 static void account(struct job_result *res, const struct step_result *r, bool build)
 {
 	if (build)
@@ -166,6 +195,7 @@ static enum build_status build_program(struct jail *jail, const struct config *c
 	}
 	spec_fill(&s, req, &p, &req->build_limits, cfg);
 	s.open_files = req->lang->build.open_files;
+	s.budget = &res->budget;
 	rc = sandbox_run(jail, &s, r);
 	account(res, r, true);
 	plan_free(&p);
@@ -567,6 +597,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 
 	spec_fill(&s, req, p, &req->run_limits, env->cfg);
 	s.open_files = req->lang->run.open_files;
+	s.budget = &res->budget;
 	if (!t->input_file) {
 		s.stdin_data = t->stdin_data;
 		s.stdin_len = t->stdin_len;
@@ -583,6 +614,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 			 "writing the input file: %s", strerror(-rc));
 	} else if (jd && jd->interactive) {
 		run_interactive_test(jd, env, req, &s, i, res);
+		judge_done(res, tr);
 		return;
 	} else {
 		rc = sandbox_run(env->jail, &s, &tr->r);
@@ -604,6 +636,8 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 			set_internal(res, "reading the output file", -rc);
 			return;
 		}
+		/* Past the job's budget it is cut, as past its own cap. */
+		fit_budget(res, &tr->file_out, false);
 		judged = &tr->file_out;
 	}
 	if (jd) {
@@ -617,6 +651,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 			tr->status = TS_WRONG_OUTPUT;
 		else
 			run_checker(jd, env, req, judged, i, res);
+		judge_done(res, tr);
 		return;
 	}
 	if (t->expected)
@@ -674,6 +709,9 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 		res->tests[i].status = TS_NOT_EXECUTED;
 	}
 	res->build_status = BS_OK;
+	outtext_budget_init(&res->budget,
+			    req->format == REQ_CODIZE ? OUTTEXT_BASE64_TWICE : OUTTEXT_JSON,
+			    env->cfg->max_job_output_bytes);
 
 	if (!d)
 		rc = -EINVAL;

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "common/config.h"
+#include "common/outtext.h"
 #include "common/request.h"
 #include "common/verdict.h"
 #include "worker/sandbox.h"
@@ -58,6 +59,10 @@ struct job_result {
 	bool internal_error;
 	char internal_msg[256];
 	uint64_t build_ms, run_ms, cpu_ms, memory_peak_kb;
+	/* What the answer may still take of output (--max-job-output-size):
+	 * every step's capture draws on it, so the answer stays bounded
+	 * whatever the number of tests times their output. */
+	struct outtext_budget budget;
 };
 
 /* The environment every step starts from (NULL-terminated). */

@@ -227,6 +227,7 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	cJSON_AddNumberToObject(lim, "max_expected_bytes", (double)cfg->max_expected_bytes);
 	cJSON_AddNumberToObject(lim, "max_files", cfg->max_files);
 	cJSON_AddNumberToObject(lim, "max_file_bytes", (double)cfg->max_file_bytes);
+	cJSON_AddNumberToObject(lim, "max_job_output_bytes", (double)cfg->max_job_output_bytes);
 	cJSON_AddNumberToObject(lim, "workers", cfg->workers);
 	cJSON_AddItemToObject(lim, "step_max", limits_json(&cfg->limits_max));
 	cJSON_AddItemToObject(o, "stats", stats_json(w));

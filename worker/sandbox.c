@@ -437,6 +437,7 @@ struct run {
 	size_t in_off;
 	size_t out_cap, err_cap;
 	size_t kept_out, kept_err;
+	struct outtext_stream cost_out, cost_err; /* for the job's budget */
 	bool limited;           /* a cap was hit: everything after is dropped */
 	bool killed;
 	uint64_t start_ms, deadline_ms, next_cpu_ms, reap_by_ms;
@@ -603,7 +604,11 @@ static int send_run(struct run *run)
 		m.argc++;
 	for (const char *const *p = s->envp; p && *p; p++)
 		m.envc++;
-	buf_init(&b, 4096);
+	/* No limit on the buffer itself: a cut message would reach the init
+	 * as a malformed RUN. The protocol's cap is checked below; what
+	 * validation lets through (64 flags of 256 bytes, the file names,
+	 * the language's arguments and environment) stays far under it. */
+	buf_init(&b, 0);
 	buf_append(&b, &h, sizeof(h));
 	buf_append(&b, &m, sizeof(m));
 	buf_append(&b, POLICY_BOX_DIR, sizeof(POLICY_BOX_DIR));
@@ -677,6 +682,9 @@ static void capture(struct run *run, bool is_err, const char *data, size_t n)
 		if (take > room)
 			take = room;
 	}
+	if (run->s->budget)
+		take = outtext_take(run->s->budget, is_err ? &run->cost_err : &run->cost_out, data,
+				    take);
 	buf_append(b, data, take);
 	if (run->s->want_interleaved)
 		buf_append(&r->interleaved, data, take);

@@ -17,6 +17,7 @@
 #include "common/buf.h"
 #include "common/config.h"
 #include "common/limits.h"
+#include "common/outtext.h"
 #include "common/verdict.h"
 
 /* Process-wide sandbox context, made once per worker. */
@@ -75,6 +76,9 @@ struct step_spec {
 	size_t stdout_cap;
 	size_t stderr_cap;
 	size_t combined_cap;        /* 0: no cap on stdout+stderr together */
+	/* The job's output budget (common/outtext.h), shared by its steps:
+	 * output past it is cut as past a cap. NULL: none. */
+	struct outtext_budget *budget;
 	bool want_interleaved;      /* also record both streams in write order */
 };
 

@@ -32,6 +32,17 @@
 #include "worker/sandbox.h"
 
 #define READ_CHUNK 65536
+/*
+ * What one connection may make its worker keep, whatever its client does:
+ * input read ahead of the parser (pipelined requests wait in the socket
+ * beyond it), and answers not yet sent (past that, the connection is
+ * neither read nor parsed until the client takes some). A buffer that
+ * grew past CONN_BUF_KEEP for one big request or answer is freed once
+ * empty.
+ */
+#define READ_AHEAD (256 * 1024)
+#define OUT_HIGH (256 * 1024)
+#define CONN_BUF_KEEP (64 * 1024)
 #define MAX_EVENTS 64
 #define TICK_MS 200
 
@@ -45,9 +56,10 @@ enum conn_state {
 struct conn {
 	int fd;
 	enum conn_state state;
-	struct buf in;        /* read, not yet fed to the parser */
+	struct buf in;        /* read; from in_off on, not yet fed to the parser */
 	struct buf raw;       /* bytes of the request being parsed (for handoff) */
-	struct buf out;
+	struct buf out;       /* answers; from out_off on, not yet sent */
+	size_t in_off, out_off; /* consumed by offset: no memmove per request or send */
 	struct http_parser hp;
 	uint64_t last_active_ms;
 	uint64_t req_start_ms; /* first byte of the current request, 0 if none */
@@ -67,7 +79,6 @@ struct conn {
  * jail warm ahead of the next job.
  */
 struct job_slot {
-	bool active;
 	bool thread_running;
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -75,9 +86,19 @@ struct job_slot {
 	bool pending;           /* a job waits for the thread (under mu) */
 	bool quit;              /* the thread must end (under mu) */
 	struct conn *conn;
-	struct job_request *req;
+	struct job_request *req;    /* non-NULL while a job is on: from its start to its end */
 	struct job_result res;
 	int rc;
+	/*
+	 * The answer, built whole by the job thread so that the loop never
+	 * spends time on a big one: its head says keep-alive as the
+	 * connection did when the job started (the loop rewrites it in the
+	 * rare case that changed), with the headers in hdr.
+	 */
+	bool ka;
+	char hdr[128];
+	struct buf answer;
+	int status;
 	uint64_t started_ms;
 	char method[16];
 	char path[64];
@@ -109,16 +130,55 @@ static char tag_listen, tag_chan, tag_sig, tag_ev;
 static void conn_free(struct worker *w, struct conn *c);
 static void conn_process(struct worker *w, struct conn *c);
 
+static size_t in_left(const struct conn *c)
+{
+	return c->in.len - c->in_off;
+}
+
+static size_t out_left(const struct conn *c)
+{
+	return c->out.len - c->out_off;
+}
+
+/* An emptied buffer that one big request or answer made large. */
+static void release_if_large(struct buf *b)
+{
+	if (b->len == 0 && b->cap > CONN_BUF_KEEP)
+		buf_free(b);
+}
+
+/* Only what is still to be parsed stays, in a block of its size (a
+ * dispatched connection's first block holds its whole request). */
+static void conn_compact_input(struct conn *c)
+{
+	struct buf rest;
+
+	if (!c->in_off)
+		return;
+	buf_init(&rest, 0);
+	if (buf_append(&rest, c->in.data + c->in_off, in_left(c)) < 0)
+		return;
+	buf_free(&c->in);
+	c->in = rest;
+	c->in_off = 0;
+}
+
+/* Parse more of this connection's input now? Not while its answers pile up. */
+static bool conn_may_read(const struct conn *c)
+{
+	return c->state == C_READING && out_left(c) < OUT_HIGH;
+}
+
 /*
- * Watch for input only while requests are being read: during a job or a
- * handoff the input waits in the socket (level-triggered epoll would
- * otherwise report it again and again). Watch for output while some is
- * pending.
+ * Watch for input only while requests are being read and the client takes
+ * its answers: during a job or a handoff, or with OUT_HIGH unsent, the
+ * input waits in the socket (level-triggered epoll would otherwise report
+ * it again and again). Watch for output while some is pending.
  */
 static void ep_update(struct worker *w, struct conn *c)
 {
-	uint32_t want = (c->state == C_READING ? EPOLLIN | EPOLLRDHUP : 0) |
-			(c->out.len ? EPOLLOUT : 0);
+	uint32_t want = (conn_may_read(c) ? EPOLLIN | EPOLLRDHUP : 0) |
+			(out_left(c) ? EPOLLOUT : 0);
 	struct epoll_event ev = { .events = want, .data.ptr = c };
 
 	if (c->dead || want == c->events)
@@ -177,7 +237,7 @@ static void conn_drop_token(struct worker *w, struct conn *c)
 
 static void conn_free(struct worker *w, struct conn *c)
 {
-	if (w->job.active && w->job.conn == c) {
+	if (w->job.req && w->job.conn == c) {
 		/* The job thread still works for it: detach, answer nobody. */
 		w->job.conn = NULL;
 	}
@@ -259,6 +319,7 @@ static void conn_next_request(struct conn *c, bool keep_alive)
 {
 	http_parser_next(&c->hp);
 	buf_reset(&c->raw);
+	release_if_large(&c->raw);
 	c->served++;
 	c->req_start_ms = 0;
 	if (!keep_alive)
@@ -305,6 +366,39 @@ static void job_in_jail(struct worker *w, struct jail *j)
 	w->job.rc = -EIO;
 }
 
+/*
+ * The answer, in the job thread: the JSON tree holds copies of the output,
+ * so the captured output is freed before the tree is printed, and the head
+ * is written around the printed body: a big answer is held at most twice
+ * (tree and text), never on the loop.
+ */
+static void job_answer(struct job_slot *j)
+{
+	cJSON *tree = NULL;
+	char *body = NULL;
+
+	buf_init(&j->answer, 0);
+	j->status = 200;
+	if (j->rc < 0 || j->res.internal_error) {
+		j->status = 500;
+		http_format_error(&j->answer, 500, "internal_error",
+				  j->res.internal_msg[0] ? j->res.internal_msg : "the sandbox failed",
+				  j->ka, j->hdr);
+		return;
+	}
+	tree = j->req->format == REQ_CODIZE ? api_codize_json(j->req, &j->res) :
+					      api_run_json(j->req, &j->res);
+	job_result_free(&j->res);
+	body = tree ? cJSON_PrintUnformatted(tree) : NULL;
+	cJSON_Delete(tree);
+	if (!body || http_response_around(&j->answer, 200, "application/json", body,
+					  strlen(body), j->ka, j->hdr) < 0) {
+		j->status = 500;
+		http_format_error(&j->answer, 500, "out_of_memory", "could not build the response",
+				  j->ka, j->hdr);
+	}
+}
+
 /* Jails whose job is over, torn down when the thread has nothing better
  * to do; past this many, at once. */
 #define JOB_SPENT_MAX 4
@@ -342,6 +436,7 @@ static void *job_thread(void *arg)
 		/* The next job's jail starts now and is ready by its turn. */
 		warm = jail_prepare(w);
 		job_in_jail(w, j);
+		job_answer(js);
 		if (write(w->evfd, &one, sizeof(one)) < 0)
 			log_error("write(eventfd): %s", strerror(errno));
 		/* The jail may wait, its files may not: the next job's share
@@ -400,13 +495,14 @@ static int job_start(struct worker *w, struct conn *c, struct job_request *req)
 	memset(&j->res, 0, sizeof(j->res));
 	j->conn = c;
 	j->req = req;
+	j->ka = conn_keep_alive(w, c);
+	extra_headers(c, j->hdr, sizeof(j->hdr), NULL);
 	j->started_ms = now_ms();
 	snprintf(j->method, sizeof(j->method), "%s", c->hp.req.method);
 	snprintf(j->path, sizeof(j->path), "%s", c->hp.req.path);
 	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
-	j->active = true;
 	pthread_mutex_lock(&j->mu);
 	j->pending = true;
 	pthread_cond_signal(&j->cv);
@@ -433,26 +529,49 @@ static void job_record(struct worker *w, const struct job_slot *j, const struct 
 	stats_push(w->ctx->stats, &rec, res->internal_error);
 }
 
+/*
+ * The job thread's answer goes out as it is, without a copy, unless the
+ * connection stopped being keep-alive meanwhile (the worker began to
+ * drain, the client half-closed): then its head is written again.
+ */
+static void conn_take_answer(struct conn *c, struct job_slot *j, bool ka)
+{
+	struct buf *a = &j->answer;
+	const char *end = a->data ? strstr(a->data, "\r\n\r\n") : NULL;
+
+	if (!end)
+		return;
+	if (ka != j->ka) {
+		end += 4;
+		http_format_response(&c->out, j->status, "application/json", end,
+				     a->len - (size_t)(end - a->data), ka, j->hdr);
+		return;
+	}
+	if (out_left(c) == 0) {
+		buf_free(&c->out);
+		c->out = *a;
+		c->out_off = 0;
+		buf_init(a, 0);
+		return;
+	}
+	buf_append(&c->out, a->data, a->len);
+}
+
 static void job_finish(struct worker *w)
 {
 	struct job_slot *j = &w->job;
 	struct conn *c = j->conn;
-	char *body = NULL;
-	int status = 200;
 	cJSON *extra = cJSON_CreateObject();
 
-	j->active = false;
 	atomic_fetch_sub(&w->ctx->stats->in_flight, 1);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].state,
 		     w->draining ? WS_DRAINING : WS_IDLE);
 	atomic_fetch_add(&w->ctx->stats->workers[w->ctx->index].jobs_done, 1);
 	job_record(w, j, c);
 
-	if (j->rc < 0 || j->res.internal_error) {
-		status = 500;
-		if (extra)
-			cJSON_AddStringToObject(extra, "error", j->res.internal_msg);
-	}
+	if (j->status == 500 && extra)
+		cJSON_AddStringToObject(extra, "error", j->res.internal_msg[0] ?
+					j->res.internal_msg : "could not build the response");
 	if (extra) {
 		cJSON_AddStringToObject(extra, "language", j->req->lang->id);
 		cJSON_AddStringToObject(extra, "job_status", test_status_name(j->res.top));
@@ -464,25 +583,9 @@ static void job_finish(struct worker *w)
 	}
 	if (c) {
 		bool ka = conn_keep_alive(w, c);
-		char hdr[128];
 
-		extra_headers(c, hdr, sizeof(hdr), NULL);
-		if (status == 500) {
-			http_format_error(&c->out, 500, "internal_error",
-					  j->res.internal_msg[0] ? j->res.internal_msg :
-					  "the sandbox failed", ka, hdr);
-		} else {
-			body = j->req->format == REQ_CODIZE ?
-				       api_codize_response(j->req, &j->res) :
-				       api_run_response(j->req, &j->res);
-			if (body)
-				http_format_response(&c->out, 200, "application/json", body,
-						     strlen(body), ka, hdr);
-			else
-				http_format_error(&c->out, status = 500, "out_of_memory",
-						  "could not build the response", ka, hdr);
-		}
-		log_request(c, j->method, j->path, status, j->started_ms - c->queued_ms, extra);
+		conn_take_answer(c, j, ka);
+		log_request(c, j->method, j->path, j->status, j->started_ms - c->queued_ms, extra);
 		extra = NULL;
 		c->state = C_READING;
 		conn_next_request(c, ka);
@@ -490,7 +593,7 @@ static void job_finish(struct worker *w)
 	/* The master counts this job as running until told, client or not. */
 	chan_tell(w, CHAN_DONE, NULL, 0);
 	cJSON_Delete(extra);
-	free(body);
+	buf_free(&j->answer);
 	job_result_free(&j->res);
 	request_free(j->req);
 	j->req = NULL;
@@ -557,6 +660,11 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		return;
 	}
 	c->job_token = false; /* spent: the job's end reports CHAN_DONE */
+	/* The job has its own copy of everything: while it runs, the worker
+	 * need not hold the request's bytes twice more. */
+	buf_free(&c->hp.req.body);
+	buf_free(&c->raw);
+	conn_compact_input(c);
 	rc = job_start(w, c, jr);
 	if (rc < 0) {
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
@@ -587,6 +695,18 @@ static void handle_request(struct worker *w, struct conn *c)
 	conn_next_request(c, ka);
 }
 
+/*
+ * The most a handed-off connection carries: one request the parser
+ * accepted, and what was read ahead of the parser (under READ_AHEAD plus
+ * one read). The worker it goes to keeps that much, so nothing a client
+ * pipelined is lost on the way.
+ */
+static size_t handoff_max(const struct config *cfg)
+{
+	return http_request_max_bytes(cfg->max_header_bytes, cfg->max_body_bytes) + READ_AHEAD +
+	       READ_CHUNK;
+}
+
 /* Move the connection to the master's queue: fd plus unparsed bytes. */
 static void conn_handoff(struct worker *w, struct conn *c)
 {
@@ -594,7 +714,7 @@ static void conn_handoff(struct worker *w, struct conn *c)
 	int mfd;
 
 	/* What the parser consumed for this request, then what it has not seen. */
-	if (c->in.len && buf_append(&c->raw, c->in.data, c->in.len) < 0) {
+	if (in_left(c) && buf_append(&c->raw, c->in.data + c->in_off, in_left(c)) < 0) {
 		conn_free(w, c);
 		return;
 	}
@@ -614,48 +734,75 @@ static void conn_handoff(struct worker *w, struct conn *c)
 
 static void conn_flush(struct worker *w, struct conn *c)
 {
-	while (c->out.len > 0) {
-		ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+	while (out_left(c) > 0) {
+		ssize_t n = send(c->fd, c->out.data + c->out_off, out_left(c), MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN) {
-				ep_update(w, c);
-				return;
-			}
+			if (errno == EAGAIN)
+				break;
 			c->state = C_CLOSING;
-			buf_reset(&c->out);
+			c->out_off = c->out.len;
 			c->peer_closed = true;
 			break;
 		}
-		buf_consume(&c->out, (size_t)n);
+		c->out_off += (size_t)n;
 		c->last_active_ms = now_ms();
+	}
+	if (out_left(c) == 0) {
+		buf_reset(&c->out);
+		c->out_off = 0;
+		release_if_large(&c->out);
+	} else if (c->out_off > c->out.len / 2) {
+		/* Moving the unsent half is paid for by the half sent. */
+		buf_consume(&c->out, c->out_off);
+		c->out_off = 0;
 	}
 	ep_update(w, c);
 }
 
-/* Parse and answer as much as the input allows, in order. */
-static void conn_process(struct worker *w, struct conn *c)
+/* The parser used n bytes of the input. */
+static void conn_consume_input(struct conn *c, size_t n)
 {
-	while (c->state == C_READING && c->in.len > 0) {
+	c->in_off += n;
+	if (c->in_off == c->in.len) {
+		buf_reset(&c->in);
+		c->in_off = 0;
+		release_if_large(&c->in);
+	}
+}
+
+/* Parse and answer what the input holds, in order, while answers are taken. */
+static void conn_parse(struct worker *w, struct conn *c)
+{
+	while (conn_may_read(c) && in_left(c) > 0) {
 		size_t used = 0;
-		enum http_feed f = http_parser_feed(&c->hp, c->in.data, c->in.len, &used);
+		enum http_feed f = http_parser_feed(&c->hp, c->in.data + c->in_off, in_left(c),
+						    &used);
 
 		if (used) {
 			if (!c->req_start_ms)
 				c->req_start_ms = now_ms();
-			if (buf_append(&c->raw, c->in.data, used) < 0) {
+			/* Kept for a handoff; a dispatched job runs here, whatever. */
+			if (!c->job_token &&
+			    buf_append(&c->raw, c->in.data + c->in_off, used) < 0) {
 				c->state = C_CLOSING;
 				break;
 			}
-			buf_consume(&c->in, used);
+			conn_consume_input(c, used);
 		}
 		if (f == HTTP_NEED_MORE)
 			break;
 		if (f == HTTP_HEADERS_DONE) {
-			if (c->hp.req.expect_continue)
-				buf_puts(&c->out, "HTTP/1.1 100 Continue\r\n\r\n");
+			/*
+			 * Only to a client that waits for it: when some of the body is
+			 * here already (the client did not wait, or the connection was
+			 * handed over with its request whole), the answer is omitted
+			 * (RFC 9110, 10.1.1), so a job's client never hears it twice.
+			 */
+			if (c->hp.req.expect_continue && in_left(c) == 0)
+				buf_puts(&c->out, HTTP_CONTINUE_RESPONSE);
 			continue;
 		}
 		if (f == HTTP_ERROR) {
@@ -669,13 +816,21 @@ static void conn_process(struct worker *w, struct conn *c)
 		}
 		handle_request(w, c);
 	}
-	conn_flush(w, c);
-	if (c->state == C_HANDOFF && c->out.len == 0) {
+}
+
+static void conn_process(struct worker *w, struct conn *c)
+{
+	/* A flush that makes room lets the rest of the input be parsed. */
+	do {
+		conn_parse(w, c);
+		conn_flush(w, c);
+	} while (conn_may_read(c) && in_left(c) > 0);
+	if (c->state == C_HANDOFF && out_left(c) == 0) {
 		conn_handoff(w, c);
 		return;
 	}
 	if ((c->state == C_CLOSING || (c->peer_closed && c->state == C_READING)) &&
-	    c->out.len == 0)
+	    out_left(c) == 0)
 		conn_free(w, c);
 }
 
@@ -683,11 +838,21 @@ static void conn_readable(struct worker *w, struct conn *c)
 {
 	char tmp[READ_CHUNK];
 
-	if (c->state != C_READING) {
-		/* Hold input back until the current job or handoff is done. */
+	if (!conn_may_read(c)) {
+		/*
+		 * Hold input back until the current job or handoff is done, or
+		 * until the client takes its answers. A hang-up or error is
+		 * reported whatever the mask: a connection that is done must be
+		 * let go now, or epoll reports it again and again.
+		 */
+		conn_process(w, c);
 		return;
 	}
-	for (;;) {
+	if (c->in_off) {
+		buf_consume(&c->in, c->in_off);
+		c->in_off = 0;
+	}
+	while (in_left(c) < READ_AHEAD) {
 		ssize_t n = recv(c->fd, tmp, sizeof(tmp), 0);
 
 		if (n > 0) {
@@ -696,9 +861,6 @@ static void conn_readable(struct worker *w, struct conn *c)
 				conn_free(w, c);
 				return;
 			}
-			/* Do not read far ahead of the parser: it caps sizes. */
-			if (c->in.len > w->cfg->max_body_bytes + w->cfg->max_header_bytes)
-				break;
 			continue;
 		}
 		if (n == 0) {
@@ -740,6 +902,50 @@ static void accept_all(struct worker *w)
 	}
 }
 
+/*
+ * A connection the master hands over, with the bytes its first worker had
+ * read. Whatever happens, its client hears an answer: a request that no
+ * longer fits (a reload lowered the caps) gets 413, a failure 503.
+ */
+static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
+{
+	char *data = NULL;
+	size_t len = 0;
+	struct conn *c;
+	int rc = chan_memfd_read(fds[1], &data, &len, handoff_max(w->cfg));
+
+	close(fds[1]);
+	set_nonblock(fds[0], true);
+	c = conn_new(w, fds[0]);
+	if (!c) {
+		free(data);
+		chan_tell(w, CHAN_DONE, NULL, 0);
+		return;
+	}
+	c->job_token = true;
+	c->queued_ms = queued_ms;
+	if (rc < 0) {
+		random_hex(c->reqid, 8);
+		if (rc == -EMSGSIZE)
+			respond_error(w, c, 413, "body_too_large",
+				      "the request and what was pipelined after it exceed this "
+				      "server's caps", false);
+		else
+			respond_error(w, c, 503, "overloaded", "could not take the job over",
+				      false);
+		log_request(c, "-", "-", rc == -EMSGSIZE ? 413 : 503, now_ms(), NULL);
+		conn_drop_token(w, c);
+		c->state = C_CLOSING;
+	} else {
+		/* The memfd's bytes become the input as they are: no second copy. */
+		buf_free(&c->in);
+		c->in.data = data;
+		c->in.len = len;
+		c->in.cap = len + 1;
+	}
+	conn_process(w, c);
+}
+
 static void chan_readable(struct worker *w)
 {
 	for (;;) {
@@ -773,31 +979,7 @@ static void chan_readable(struct worker *w)
 			continue;
 		}
 		if (m.type == CHAN_DISPATCH && nfds == 2) {
-			char *data = NULL;
-			size_t len = 0;
-			struct conn *c;
-
-			if (chan_memfd_read(fds[1], &data, &len,
-					    w->cfg->max_body_bytes + 2 * w->cfg->max_header_bytes) <
-			    0) {
-				close(fds[0]);
-				close(fds[1]);
-				chan_tell(w, CHAN_DONE, NULL, 0);
-				continue;
-			}
-			close(fds[1]);
-			set_nonblock(fds[0], true);
-			c = conn_new(w, fds[0]);
-			if (!c) {
-				free(data);
-				chan_tell(w, CHAN_DONE, NULL, 0);
-				continue;
-			}
-			c->job_token = true;
-			c->queued_ms = m.arg;
-			buf_append(&c->in, data, len);
-			free(data);
-			conn_process(w, c);
+			conn_dispatched(w, fds, m.arg);
 			continue;
 		}
 		for (size_t i = 0; i < nfds; i++)
@@ -843,7 +1025,7 @@ static void sweep_conns(struct worker *w)
 			log_request(c, "-", "-", 408, c->req_start_ms, NULL);
 			c->state = C_CLOSING;
 			conn_flush(w, c);
-			if (c->out.len == 0 || now - c->last_active_ms > 1000)
+			if (out_left(c) == 0 || now - c->last_active_ms > 1000)
 				conn_free(w, c);
 			continue;
 		}
@@ -853,14 +1035,14 @@ static void sweep_conns(struct worker *w)
 		 * about to, and a reload must not make it fail.
 		 */
 		if (c->state == C_READING && !http_parser_in_request(&c->hp) &&
-		    c->out.len == 0 &&
+		    out_left(c) == 0 &&
 		    ((w->draining && (c->served > 0 ||
 				      now - c->last_active_ms > w->cfg->read_timeout_ms)) ||
 		     now - c->last_active_ms > w->cfg->keepalive_timeout_ms)) {
 			conn_free(w, c);
 			continue;
 		}
-		if (c->out.len > 0 && now - c->last_active_ms > w->cfg->read_timeout_ms)
+		if (out_left(c) > 0 && now - c->last_active_ms > w->cfg->read_timeout_ms)
 			conn_free(w, c); /* a client that does not read its answer */
 	}
 }
@@ -872,7 +1054,7 @@ static void start_draining(struct worker *w)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->ctx->listen_fd, NULL);
 		w->listening = false;
 	}
-	if (!w->job.active)
+	if (!w->job.req)
 		atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_DRAINING);
 }
 
@@ -1036,7 +1218,7 @@ static void loop(struct worker *w)
 			} else if (p == &tag_ev) {
 				uint64_t v;
 
-				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.active)
+				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.req)
 					job_finish(w);
 			} else {
 				struct conn *c = p;
@@ -1075,7 +1257,7 @@ static void loop(struct worker *w)
 			sweep_conns(w);
 			last_sweep = now_ms();
 		}
-		if (w->draining && !w->job.active && w->nconns == 0)
+		if (w->draining && !w->job.req && w->nconns == 0)
 			break;
 	}
 }
@@ -1128,7 +1310,7 @@ int worker_main(const struct worker_ctx *ctx)
 
 	loop(&w);
 
-	if (w.job.active) {
+	if (w.job.req) {
 		/*
 		 * Fast stop (SIGQUIT, or the master vanished): leave at once. The
 		 * jail child dies with us (PR_SET_PDEATHSIG) and the master's

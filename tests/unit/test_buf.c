@@ -67,3 +67,23 @@ Test(buf, steal_hands_over)
 	cr_assert_null(b.data);
 	free(p);
 }
+
+Test(buf, truncate_keeps_the_start_and_gives_memory_back)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	for (int i = 0; i < 1000; i++)
+		buf_puts(&b, "0123456789");
+	cr_assert_geq(b.cap, 10001);
+	buf_truncate(&b, 15);
+	cr_assert_eq(b.len, 15);
+	cr_assert_str_eq(b.data, "012345678901234");
+	cr_assert_eq(b.cap, 16);
+	/* longer than it is: nothing changes */
+	buf_truncate(&b, 100);
+	cr_assert_eq(b.len, 15);
+	cr_assert_eq(buf_puts(&b, "x"), 0);
+	cr_assert_str_eq(b.data, "012345678901234x");
+	buf_free(&b);
+}

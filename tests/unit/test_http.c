@@ -482,6 +482,109 @@ Test(http, oversize_chunked_413)
 	buf_free(&b);
 }
 
+/*
+ * Feed a chunked request's head, then filler again and again in pieces, as
+ * a client that never stops would; the bytes used before the parser
+ * refused (0 if it never did).
+ */
+static size_t flood_until_refused(const char *head, const char *filler, size_t limit,
+				  struct conn *c)
+{
+	size_t fl = strlen(filler);
+
+	conn_init(c, MAX_HDR, MAX_BODY);
+	conn_input(c, head, strlen(head));
+	while (!c->err_status && c->stream_off < limit)
+		conn_input(c, filler, fl);
+	return c->err_status ? c->stream_off : 0;
+}
+
+Test(http, chunk_extensions_count_against_the_header_cap)
+{
+	const char *head = "POST /run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+	char big[MAX_HDR + 2];
+	struct buf b;
+	struct conn c;
+	size_t used;
+
+	/* One extension that never ends: refused once it passes the cap. */
+	used = flood_until_refused("POST /run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;",
+				   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+				   1 << 20, &c);
+	cr_assert_neq(used, 0, "a 1 MiB chunk extension was taken");
+	cr_assert_lt(used, 2 * MAX_HDR, "refused only after %zu bytes", used);
+	cr_assert_eq(c.err_status, 413);
+	cr_assert_str_eq(c.err_code, "body_too_large");
+	cr_assert(strstr(c.err_msg, "chunk extensions"), "%s", c.err_msg);
+	conn_free(&c);
+
+	/* Small ones on many chunks add up: names and values both count. */
+	buf_init(&b, 0);
+	buf_puts(&b, head);
+	for (int i = 0; i < 80; i++)
+		buf_puts(&b, "10;name=valuevaluevalue\r\n0123456789abcdef\r\n");
+	buf_puts(&b, "0\r\n\r\n");
+	run_whole(&c, b.data, MAX_HDR, MAX_BODY);
+	cr_assert_eq(c.err_status, 413, "%d %s", c.err_status, c.err_msg);
+	cr_assert(strstr(c.err_msg, "chunk extensions"), "%s", c.err_msg);
+	conn_free(&c);
+	buf_free(&b);
+
+	/* Under the cap they are allowed, and not part of the body. */
+	memset(big, 'e', sizeof(big));
+	buf_init(&b, 0);
+	buf_printf(&b, "%s5;%.*s\r\nhello\r\n0\r\n\r\n", head, MAX_HDR - 8, big);
+	run_whole(&c, b.data, MAX_HDR, MAX_BODY);
+	cr_assert_eq(c.nreq, 1, "%s", c.err_msg);
+	cr_assert(strstr(c.log.data, " body=5:hello\n"), "%s", c.log.data);
+	conn_free(&c);
+	buf_free(&b);
+
+	/* /v1/run refuses in Codize's words. */
+	expect_error("POST /v1/run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;"
+		     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		     64, MAX_BODY, 413, "REQUEST_BODY_TOO_LARGE");
+}
+
+Test(http, chunk_framing_is_bounded_by_the_body)
+{
+	const char *head = "POST /run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+	struct buf b;
+	struct conn c;
+	size_t used;
+
+	/* A chunk size padded with zeros reaches no callback at all. */
+	used = flood_until_refused(head, "0000000000000000000000000000000000000000000000000000000",
+				   1 << 20, &c);
+	cr_assert_neq(used, 0, "1 MiB of a chunk size line was taken");
+	cr_assert_lt(used, 2 * MAX_HDR, "refused only after %zu bytes", used);
+	cr_assert_eq(c.err_status, 413);
+	cr_assert(strstr(c.err_msg, "chunk framing"), "%s", c.err_msg);
+	conn_free(&c);
+
+	/* One-byte chunks: five bytes of framing each, past the header cap
+	 * plus the body once there are more than MAX_HDR / 4 of them. */
+	buf_init(&b, 0);
+	buf_puts(&b, head);
+	for (int i = 0; i < MAX_HDR / 4 + 8; i++)
+		buf_puts(&b, "1\r\nx\r\n");
+	buf_puts(&b, "0\r\n\r\n");
+	expect_error(b.data, MAX_HDR, MAX_BODY, 413, "body_too_large");
+	buf_reset(&b);
+
+	/* Eight-byte chunks up to the body cap: less framing than body. */
+	buf_puts(&b, head);
+	for (int i = 0; i < MAX_BODY / 8; i++)
+		buf_puts(&b, "8\r\n01234567\r\n");
+	buf_puts(&b, "0\r\nX-Trailer: t\r\n\r\n");
+	run_whole(&c, b.data, MAX_HDR, MAX_BODY);
+	cr_assert_eq(c.nreq, 1, "%s", c.err_msg);
+	cr_assert_leq(b.len, http_request_max_bytes(MAX_HDR, MAX_BODY));
+	conn_free(&c);
+	buf_free(&b);
+}
+
 Test(http, malformed_request_line_400)
 {
 	expect_error("GARBAGE\r\n\r\n", MAX_HDR, MAX_BODY, 400, "bad_request");
@@ -689,6 +792,33 @@ Test(http, format_response)
 	cr_assert_eq(out.len, 4);
 	cr_assert_str_eq(out.data, "keep");
 	buf_free(&out);
+}
+
+/* A body made elsewhere gets the same head, in front of it in its own block. */
+Test(http, response_around_a_body_is_the_same_response)
+{
+	static const char *const bodies[] = { "", "{\"status\":\"ok\"}", "x\0y" };
+	static const size_t lens[] = { 0, 15, 3 };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct buf want, got;
+		char *body = malloc(lens[i] + 1);
+
+		memcpy(body, bodies[i], lens[i] + 1);
+		buf_init(&want, 0);
+		buf_init(&got, 0);
+		buf_puts(&got, "dropped");
+		cr_assert_eq(http_format_response(&want, 200, "application/json", bodies[i], lens[i],
+						  i == 1, "X-Request-Id: r\r\n"), 0);
+		cr_assert_eq(http_response_around(&got, 200, "application/json", body, lens[i],
+						  i == 1, "X-Request-Id: r\r\n"), 0);
+		cr_assert_eq(got.len, want.len);
+		cr_assert_eq(memcmp(got.data, want.data, want.len), 0, "%s", got.data);
+		cr_assert_eq(got.data[got.len], '\0');
+		cr_assert_gt(got.cap, got.len);
+		buf_free(&want);
+		buf_free(&got);
+	}
 }
 
 Test(http, format_error_is_escaped_json)
