@@ -290,7 +290,30 @@ int rm_tree_at(int dirfd, const char *name)
 
 /* ---- snapshot and restore --------------------------------------------- */
 
-#define SNAP_MAX_DEPTH 64
+/*
+ * Snapshot and restore copy a tree as deep as the build made it: any depth
+ * is fine. The walk holds one directory of each side open (never one per
+ * level), goes down by name and back up through "..", and on the way up
+ * checks that ".." is the directory it came from (device and inode, kept
+ * per level), so a directory moved under it ends the walk with -ESTALE
+ * instead of taking it elsewhere. Nothing runs in the jail meanwhile.
+ */
+struct mirror_level {
+	dev_t sdev, ddev;
+	ino_t sino, dino;
+	long pos;    /* where this level's listing resumes */
+	mode_t mode; /* the source directory's own mode */
+};
+
+struct mirror {
+	bool snapshot; /* else a restore */
+	uid_t uid;     /* a restore's owner of what it makes */
+	gid_t gid;
+	int src, dst;  /* the directories being listed, one per side */
+	struct mirror_level *lv; /* from the top; the last is the current level */
+	size_t n;
+	size_t cap;
+};
 
 /* Readable by all, executable by all when its owner could execute it. */
 static mode_t frozen_mode(mode_t m)
@@ -298,15 +321,130 @@ static mode_t frozen_mode(mode_t m)
 	return 0444 | ((m & 0111) ? 0111 : 0);
 }
 
-static int snap_level(int src, int dst, int depth)
+/* A file or a symlink (anything else is dropped). */
+static int mirror_leaf(const struct mirror *m, const char *name, const struct stat *st)
+{
+	char target[4096];
+	ssize_t n;
+
+	if (S_ISREG(st->st_mode)) {
+		if (m->snapshot && (fchownat(m->src, name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0 ||
+				    fchmodat(m->src, name, frozen_mode(st->st_mode), 0) < 0))
+			return -errno;
+		return linkat(m->src, name, m->dst, name, 0) < 0 ? -errno : 0;
+	}
+	if (!S_ISLNK(st->st_mode))
+		return 0;
+	n = readlinkat(m->src, name, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	if (symlinkat(target, m->dst, name) < 0)
+		return -errno;
+	if (!m->snapshot && fchownat(m->dst, name, m->uid, m->gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
+static int mirror_push(struct mirror *m, int s, int d, mode_t mode)
+{
+	struct stat ss, ds;
+
+	if (fstat(s, &ss) < 0 || fstat(d, &ds) < 0)
+		return -errno;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct mirror_level *lv = realloc(m->lv, cap * sizeof(*lv));
+
+		if (!lv)
+			return -ENOMEM;
+		m->lv = lv;
+		m->cap = cap;
+	}
+	m->lv[m->n++] = (struct mirror_level){ .sdev = ss.st_dev, .sino = ss.st_ino,
+					       .ddev = ds.st_dev, .dino = ds.st_ino,
+					       .mode = mode };
+	return 0;
+}
+
+/* Make name's copy and go down into both; the level is pushed. */
+static int mirror_down(struct mirror *m, const char *name, const struct stat *st)
+{
+	mode_t mode = st->st_mode & 07777;
+	int s, d, rc;
+
+	if (mkdirat(m->dst, name, m->snapshot ? mode : 0700) < 0 ||
+	    (m->snapshot && fchmodat(m->dst, name, mode, 0) < 0))
+		return -errno;
+	s = m->snapshot ? open_dir_at(m->src, name)
+			: openat(m->src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s < 0)
+		return m->snapshot ? s : -errno;
+	d = openat(m->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0) {
+		rc = -errno;
+		close(s);
+		return rc;
+	}
+	rc = mirror_push(m, s, d, mode);
+	if (rc < 0) {
+		close(s);
+		close(d);
+		return rc;
+	}
+	close(m->src);
+	close(m->dst);
+	m->src = s;
+	m->dst = d;
+	return 0;
+}
+
+/* Back to the parents through "..", checked; then the child's own modes. */
+static int mirror_up(struct mirror *m)
+{
+	const struct mirror_level *child = &m->lv[m->n - 1], *up = &m->lv[m->n - 2];
+	struct stat ss, ds;
+	int s, d, rc = 0;
+
+	s = openat(m->src, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = openat(m->dst, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s < 0 || d < 0 || fstat(s, &ss) < 0 || fstat(d, &ds) < 0)
+		rc = -errno;
+	else if (ss.st_dev != up->sdev || ss.st_ino != up->sino || ds.st_dev != up->ddev ||
+		 ds.st_ino != up->dino)
+		rc = -ESTALE;
+	/* open_dir_at gave the source an owner-only mode: its own back */
+	else if (m->snapshot ? fchmod(m->src, child->mode) < 0
+			     : (fchown(m->dst, m->uid, m->gid) < 0 || fchmod(m->dst, child->mode) < 0))
+		rc = -errno;
+	if (rc < 0) {
+		if (s >= 0)
+			close(s);
+		if (d >= 0)
+			close(d);
+		return rc;
+	}
+	close(m->src);
+	close(m->dst);
+	m->src = s;
+	m->dst = d;
+	m->n--;
+	return 0;
+}
+
+/*
+ * List the current level from where it stopped: copy files and links,
+ * and at the first directory go down into it (1). 0 when the level is
+ * done, or negative errno.
+ */
+static int mirror_level(struct mirror *m)
 {
 	struct dirent *de;
 	DIR *dir;
 	int dfd, rc = 0;
 
-	if (depth >= SNAP_MAX_DEPTH)
-		return -ELOOP;
-	dfd = fcntl(src, F_DUPFD_CLOEXEC, 0);
+	/* fdopendir owns its fd, and a dup shares the offset: seek it */
+	dfd = fcntl(m->src, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
 	dir = fdopendir(dfd);
@@ -314,48 +452,50 @@ static int snap_level(int src, int dst, int depth)
 		close(dfd);
 		return -errno;
 	}
-	rewinddir(dir);
+	seekdir(dir, m->lv[m->n - 1].pos);
 	while (rc == 0 && (de = readdir(dir))) {
 		const char *name = de->d_name;
-		char target[4096];
 		struct stat st;
-		ssize_t n;
-		int s2, d2;
 
 		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 			continue;
-		if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fstatat(m->src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			rc = -errno;
-		} else if (S_ISREG(st.st_mode)) {
-			if (fchownat(src, name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0 ||
-			    fchmodat(src, name, frozen_mode(st.st_mode), 0) < 0 ||
-			    linkat(src, name, dst, name, 0) < 0)
-				rc = -errno;
-		} else if (S_ISLNK(st.st_mode)) {
-			n = readlinkat(src, name, target, sizeof(target) - 1);
-			if (n < 0)
-				rc = -errno;
-			else if (target[n] = '\0', symlinkat(target, dst, name) < 0)
-				rc = -errno;
 		} else if (S_ISDIR(st.st_mode)) {
-			if (mkdirat(dst, name, st.st_mode & 07777) < 0 ||
-			    fchmodat(dst, name, st.st_mode & 07777, 0) < 0) {
-				rc = -errno;
-				continue;
-			}
-			s2 = open_dir_at(src, name);
-			d2 = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			rc = s2 < 0 ? s2 : d2 < 0 ? -errno : snap_level(s2, d2, depth + 1);
-			/* open_dir_at gave it an owner-only mode: give its own back */
-			if (s2 >= 0 && fchmod(s2, st.st_mode & 07777) < 0 && rc == 0)
-				rc = -errno;
-			if (s2 >= 0)
-				close(s2);
-			if (d2 >= 0)
-				close(d2);
+			m->lv[m->n - 1].pos = telldir(dir);
+			rc = mirror_down(m, name, &st);
+			if (rc == 0)
+				rc = 1;
+		} else {
+			rc = mirror_leaf(m, name, &st);
 		}
 	}
 	closedir(dir);
+	return rc;
+}
+
+static int mirror_tree(struct mirror *m, int src, int dst)
+{
+	int rc = -EBADF;
+
+	m->src = fcntl(src, F_DUPFD_CLOEXEC, 0);
+	m->dst = fcntl(dst, F_DUPFD_CLOEXEC, 0);
+	if (m->src >= 0 && m->dst >= 0)
+		rc = mirror_push(m, m->src, m->dst, 0);
+	else if (errno)
+		rc = -errno;
+	while (rc >= 0 && m->lv) {
+		rc = mirror_level(m);
+		if (rc == 0 && m->n == 1)
+			break;
+		if (rc == 0)
+			rc = mirror_up(m);
+	}
+	if (m->src >= 0)
+		close(m->src);
+	if (m->dst >= 0)
+		close(m->dst);
+	free(m->lv);
 	return rc;
 }
 
@@ -379,63 +519,7 @@ int jobdir_snapshot(struct jobdir *d)
 	d->base_fd = fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return -errno;
-	return snap_level(d->fd, fd, 0);
-}
-
-static int restore_level(int src, int dst, uid_t uid, gid_t gid, int depth)
-{
-	struct dirent *de;
-	DIR *dir;
-	int dfd, rc = 0;
-
-	if (depth >= SNAP_MAX_DEPTH)
-		return -ELOOP;
-	dfd = fcntl(src, F_DUPFD_CLOEXEC, 0);
-	if (dfd < 0)
-		return -errno;
-	dir = fdopendir(dfd);
-	if (!dir) {
-		close(dfd);
-		return -errno;
-	}
-	rewinddir(dir);
-	while (rc == 0 && (de = readdir(dir))) {
-		const char *name = de->d_name;
-		char target[4096];
-		struct stat st;
-		ssize_t n;
-		int s2, d2;
-
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-			continue;
-		if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = -errno;
-		} else if (S_ISREG(st.st_mode)) {
-			if (linkat(src, name, dst, name, 0) < 0)
-				rc = -errno;
-		} else if (S_ISLNK(st.st_mode)) {
-			n = readlinkat(src, name, target, sizeof(target) - 1);
-			if (n < 0 || (target[n] = '\0', symlinkat(target, dst, name) < 0) ||
-			    fchownat(dst, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-				rc = -errno;
-		} else if (S_ISDIR(st.st_mode)) {
-			if (mkdirat(dst, name, 0700) < 0) {
-				rc = -errno;
-				continue;
-			}
-			s2 = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			d2 = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			rc = s2 < 0 || d2 < 0 ? -errno : restore_level(s2, d2, uid, gid, depth + 1);
-			if (rc == 0 && (fchown(d2, uid, gid) < 0 || fchmod(d2, st.st_mode & 07777) < 0))
-				rc = -errno;
-			if (s2 >= 0)
-				close(s2);
-			if (d2 >= 0)
-				close(d2);
-		}
-	}
-	closedir(dir);
-	return rc;
+	return mirror_tree(&(struct mirror){ .snapshot = true }, d->fd, fd);
 }
 
 int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid)
@@ -450,7 +534,7 @@ int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid)
 		return -errno;
 	rc = rm_contents(d->fd);
 	if (rc == 0)
-		rc = restore_level(d->base_fd, d->fd, uid, gid, 0);
+		rc = mirror_tree(&(struct mirror){ .uid = uid, .gid = gid }, d->base_fd, d->fd);
 	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
 		rc = -errno;
 	return rc;

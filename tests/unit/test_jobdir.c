@@ -515,6 +515,88 @@ Test(jobdir, snapshot_freezes_files_and_restore_undoes_a_test, .init = setup,
 	cr_assert_eq(jobdir_remove(&d), 0);
 }
 
+/* Under path, depth nested directories "d", a file "f<i>" at each level. */
+static void make_deep_tree(const char *path, int depth)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY);
+
+	cr_assert_geq(fd, 0);
+	for (int i = 0; i < depth; i++) {
+		char name[16];
+		int nfd, f;
+
+		snprintf(name, sizeof(name), "f%d", i);
+		f = openat(fd, name, O_CREAT | O_WRONLY, 0640);
+		cr_assert_geq(f, 0);
+		cr_assert_eq(write(f, name, strlen(name)), (ssize_t)strlen(name));
+		close(f);
+		cr_assert_eq(mkdirat(fd, "d", i % 2 ? 0750 : 0700), 0);
+		nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+		cr_assert_geq(nfd, 0);
+		close(fd);
+		fd = nfd;
+	}
+	close(fd);
+}
+
+/* The deepest level's file of a make_deep_tree tree, and its content. */
+static bool deep_file_is(const char *path, int depth, const char *text)
+{
+	char name[16], buf[64] = "";
+	int fd = open(path, O_RDONLY | O_DIRECTORY), f;
+	ssize_t n;
+
+	for (int i = 0; fd >= 0 && i < depth - 1; i++) {
+		int nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+		close(fd);
+		fd = nfd;
+	}
+	if (fd < 0)
+		return false;
+	snprintf(name, sizeof(name), "f%d", depth - 1);
+	f = openat(fd, name, O_RDONLY);
+	close(fd);
+	if (f < 0)
+		return false;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	return n >= 0 && strcmp(buf, text) == 0;
+}
+
+/* A build may leave a tree of any depth: far deeper than the 64 levels
+ * the snapshot once stopped at (with ELOOP, a 500 for the job). */
+Test(jobdir, snapshot_and_restore_a_tree_300_levels_deep, .init = setup, .fini = teardown)
+{
+	struct jobdir d;
+	struct stat st;
+	char p[4200];
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	make_deep_tree(d.path, 300);
+	cr_assert_eq(jobdir_snapshot(&d), 0);
+	snprintf(p, sizeof(p), "%s.base", d.path);
+	cr_expect(deep_file_is(p, 300, "f299"), "the snapshot lacks the deepest file");
+	/* a test removes the whole tree and leaves a deep one of its own */
+	cr_assert_eq(rm_tree_at(d.fd, "d"), 0);
+	cr_assert_eq(mkdirat(d.fd, "other", 0700), 0);
+	snprintf(p, sizeof(p), "%s/other", d.path);
+	make_deep_tree(p, 200);
+	cr_assert_eq(jobdir_restore(&d, test_uid(), test_gid()), 0);
+	cr_expect(deep_file_is(d.path, 300, "f299"), "the restore lacks the deepest file");
+	snprintf(p, sizeof(p), "%s/other", d.path);
+	cr_expect_not(exists(p), "the test's tree survived the restore");
+	/* each directory gets its own mode back, and the sandbox owns it */
+	snprintf(p, sizeof(p), "%s/d/d", d.path);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0750);
+	cr_expect_eq(st.st_uid, test_uid());
+	cr_assert_eq(jobdir_remove(&d), 0);
+	snprintf(p, sizeof(p), "%s.base", d.path);
+	cr_expect_not(exists(p));
+	cr_expect_not(exists(d.path));
+}
+
 Test(jobdir, remove_takes_the_snapshot_too, .init = setup, .fini = teardown)
 {
 	struct jobdir d;
