@@ -1,9 +1,14 @@
 """The control plane drops nothing and leaks nothing: job directories of
 any depth, fds and capabilities of the master's children, dispatches that
 fail, and removals that never hold up a request."""
+import json
 import os
 import shutil
+import signal
+import socket
 import tempfile
+import threading
+import time
 
 from conftest import LANGUAGES, Daemon
 
@@ -27,6 +32,90 @@ run:
     PYTHONDONTWRITEBYTECODE: "1"
 probe: [/usr/bin/python3, --version]
 """
+
+
+def slow(seconds):
+    return {"language": "py3", "source": "import time\ntime.sleep(%s)\nprint('done')\n" % seconds,
+            "tests": [{"stdin": "", "expected_stdout": "done\n"}]}
+
+
+# A probe that takes a while, so that a test finds the prober at work.
+SLOW_PROBE = """id: zzslow
+name: A language whose probe takes four seconds
+source_filename: a.py
+run:
+  cmd: /usr/bin/python3
+  args: ["{{source}}"]
+probe: [/usr/bin/python3, -c, "import time; time.sleep(4); print('slow 1')"]
+"""
+
+
+def children(pid):
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        return [int(p) for p in f.read().split()]
+
+
+def title(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().rstrip(b"\0").decode()
+    except OSError:
+        return ""
+
+
+def wait_for(pred, timeout=20, what="the condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def prober_at_work(daemon, not_pid=None):
+    """The prober's pid once it runs a probe (its jail is its child)."""
+    def find():
+        for pid in children(daemon.proc.pid):
+            if pid != not_pid and title(pid) == "goboxd: prober":
+                try:
+                    if children(pid):
+                        return pid
+                except OSError:
+                    pass
+        return None
+    return wait_for(find, what="a prober running a probe")
+
+
+def status_fields(pid):
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            out[k] = v.strip()
+    return out
+
+
+def fd_links(pid):
+    out = []
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            out.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:
+            pass
+    return out
+
+
+def server_socket_inode(daemon_port, client):
+    """The inode of the daemon's end of a client's TCP connection."""
+    local = "0100007F:%04X" % daemon_port
+    remote = "0100007F:%04X" % client.getsockname()[1]
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[1] == local and fields[2] == remote:
+                return int(fields[9])
+    return None
 
 
 def lang_dir(*extra):
@@ -71,6 +160,34 @@ def test_a_build_200_directories_deep_is_kept_restored_and_removed():
         assert status == 200, body
         assert body["status"] == "accepted", body
         assert daemon.leftovers() == []
+    finally:
+        daemon.stop()
+        shutil.rmtree(d)
+
+
+# Capability numbers (linux/capability.h) of what launching a jail takes
+# (docs/architecture.md): CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID.
+JAIL_CAPS = (1 << 0) | (1 << 1) | (1 << 3) | (1 << 5) | (1 << 6) | (1 << 7)
+
+
+def test_the_prober_keeps_only_what_launching_a_jail_takes():
+    """The prober ran with every capability (CapEff 1fffeffffff)."""
+    d = lang_dir(("zzslow.yaml", SLOW_PROBE))
+    daemon = Daemon(languages=d, workers=1)
+    try:
+        prober = prober_at_work(daemon)
+        st = status_fields(prober)
+        assert int(st["CapEff"], 16) == JAIL_CAPS, st["CapEff"]
+        assert int(st["CapPrm"], 16) == JAIL_CAPS, st["CapPrm"]
+        assert int(st["CapBnd"], 16) == JAIL_CAPS, st["CapBnd"]
+        assert int(st["CapInh"], 16) == 0 and int(st["CapAmb"], 16) == 0, st
+        assert st["NoNewPrivs"] == "1", st["NoNewPrivs"]
+        # the workers hold the same, no more
+        worker = status_fields(daemon.worker_pids()[0])
+        assert worker["CapEff"] == st["CapEff"] and worker["CapBnd"] == st["CapBnd"]
+        # and the probes still pass with it
+        body = daemon.wait_ready(timeout=60)
+        assert body["languages"]["zzslow"]["ok"] is True, body
     finally:
         daemon.stop()
         shutil.rmtree(d)
