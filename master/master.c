@@ -154,6 +154,23 @@ static unsigned live_workers(const struct master *m, uint32_t gen)
 	return n;
 }
 
+/*
+ * In a child just forked, before anything else: close what only the master
+ * may hold. Every fd is CLOEXEC, but these children never exec; a queued
+ * client kept by a worker of a new generation (or the prober) would keep
+ * the connection open after the master had answered it, and a memfd would
+ * keep the request's bytes.
+ */
+static void child_close_master_fds(struct master *m)
+{
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		if (m->slots[i].chan >= 0)
+			close(m->slots[i].chan);
+	close(m->epfd);
+	close(m->sigfd);
+	queue_free(&m->q);
+}
+
 static int spawn_worker(struct master *m, size_t idx)
 {
 	struct wslot *s = &m->slots[idx];
@@ -183,12 +200,7 @@ static int spawn_worker(struct master *m, size_t idx)
 		sigset_t none;
 
 		close(sv[0]);
-		/* Other workers' channels are the master's business only. */
-		for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
-			if (m->slots[i].pid > 0 && m->slots[i].chan >= 0)
-				close(m->slots[i].chan);
-		close(m->epfd);
-		close(m->sigfd);
+		child_close_master_fds(m);
 		/* a SIGUSR1 sent to every goboxd process must not kill workers;
 		 * they follow the master's log reopening by themselves */
 		signal(SIGUSR1, SIG_IGN);
@@ -451,12 +463,8 @@ static void start_prober(struct master *m)
 		prctl(PR_SET_NAME, "goboxd-prober", 0, 0, 0);
 		proctitle_set("goboxd: prober");
 		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-		close(m->epfd);
-		close(m->sigfd);
+		child_close_master_fds(m);
 		close(m->listen_fd);
-		for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
-			if (m->slots[i].pid > 0)
-				close(m->slots[i].chan);
 		signal(SIGTERM, on_prober_term);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGINT, SIG_IGN);

@@ -191,3 +191,53 @@ def test_the_prober_keeps_only_what_launching_a_jail_takes():
     finally:
         daemon.stop()
         shutil.rmtree(d)
+
+
+def test_queued_clients_never_reach_a_new_generation_or_the_prober():
+    """A reload forked its workers and the prober with the queued clients'
+    sockets and memfds still open in them."""
+    d = lang_dir(("zzslow.yaml", SLOW_PROBE))
+    daemon = Daemon(languages=d, workers=1, args=["--max-concurrency", "1"])
+    results = []
+    try:
+        daemon.wait_probed()
+        busy = threading.Thread(target=lambda: results.append(daemon.post("/run", slow(4))))
+        busy.start()
+        wait_for(lambda: daemon.get("/info")[1]["stats"]["in_flight_jobs"] >= 1, what="the slow job")
+        # one job waits in the master's queue behind it
+        job = json.dumps(HELLO).encode()
+        client = socket.create_connection(("127.0.0.1", daemon.port), timeout=30)
+        client.sendall(b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+                       % (len(job), job))
+        wait_for(lambda: daemon.get("/info")[1]["stats"]["queued_jobs"] == 1, what="a queued job")
+        inode = server_socket_inode(daemon.port, client)
+        conn = "socket:[%d]" % inode
+        master = fd_links(daemon.proc.pid)
+        # the check below can see what it looks for: the master holds both
+        assert conn in master, master
+        assert any("goboxd-conn" in l for l in master), master
+        old = set(daemon.worker_pids())
+        old_prober = [p for p in children(daemon.proc.pid) if title(p) == "goboxd: prober"]
+        daemon.proc.send_signal(signal.SIGHUP)
+        new = wait_for(lambda: set(daemon.worker_pids()) - old, what="a new worker")
+        prober = prober_at_work(daemon, not_pid=old_prober[0] if old_prober else None)
+        assert daemon.get("/info")[1]["stats"]["queued_jobs"] == 1, "the job left the queue early"
+        for pid in children(daemon.proc.pid):
+            links = fd_links(pid)
+            assert conn not in links, (title(pid), links)
+            assert not [l for l in links if "goboxd-conn" in l], (title(pid), links)
+        assert prober in children(daemon.proc.pid) and new
+        # the queued job still runs, on the new generation
+        reply = b""
+        while b"accepted" not in reply:
+            chunk = client.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+        client.close()
+        assert reply.startswith(b"HTTP/1.1 200"), reply[:200]
+        busy.join()
+        assert results and results[0][0] == 200, results
+    finally:
+        daemon.stop()
+        shutil.rmtree(d)
