@@ -315,16 +315,61 @@ static void publish_queue(struct master *m)
 	atomic_store(&m->stats->queued, (int64_t)m->q.len);
 }
 
-static void send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
+/* 0 when the worker has the job (the master's copies closed), or -errno. */
+static int send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
 {
+	struct chan_msg msg = { .magic = CHAN_MAGIC, .type = CHAN_DISPATCH, .generation = s->gen,
+				.arg = now_ms() - e->enq_ms };
 	int fds[2] = { e->fd, e->memfd };
+	int rc = chan_send(s->chan, &msg, fds, 2);
 
-	tell(m, s, CHAN_DISPATCH, fds, 2, now_ms() - e->enq_ms);
+	if (rc < 0)
+		return rc;
 	close(e->fd);
 	close(e->memfd);
 	s->idle = false;
 	s->busy = true;
 	m->running++;
+	return 0;
+}
+
+/*
+ * The worker's end of the channel is gone (it died and is not reaped yet)
+ * or it does not read it (its queue is full): it cannot take this job or
+ * any other.
+ */
+static bool worker_unreachable(int rc)
+{
+	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN ||
+	       rc == -EAGAIN;
+}
+
+/*
+ * Give a job to an idle worker of the current generation. 0: one took it.
+ * -EAGAIN: none could; the job is still the caller's, to queue. Another
+ * negative errno: the message could not be sent at all (memory), and the
+ * caller answers the client. A worker that cannot be reached is killed so
+ * that it is reaped and replaced, and the next idle one is tried.
+ */
+static int hand_over(struct master *m, const struct queue_entry *e)
+{
+	struct wslot *s;
+
+	while ((s = idle_worker(m))) {
+		int rc = send_job(m, s, e);
+
+		if (rc == 0)
+			return 0;
+		if (!worker_unreachable(rc)) {
+			log_error("dispatch to worker pid %d failed: %s", s->pid, strerror(-rc));
+			return rc;
+		}
+		log_warn("dispatch to worker pid %d failed: %s; replacing it", s->pid,
+			 strerror(-rc));
+		s->idle = false;
+		kill(s->pid, SIGKILL);
+	}
+	return -EAGAIN;
 }
 
 static void dispatch(struct master *m)
@@ -332,12 +377,17 @@ static void dispatch(struct master *m)
 	struct queue_entry e;
 
 	while (m->q.len > 0 && m->running < m->cfg.max_concurrent_jobs) {
-		struct wslot *s = idle_worker(m);
+		int rc;
 
-		if (!s)
-			break;
 		queue_pop(&m->q, &e);
-		send_job(m, s, &e);
+		rc = hand_over(m, &e);
+		if (rc == -EAGAIN) {
+			/* just popped: there is room, and it keeps its place */
+			queue_unpop(&m->q, &e);
+			break;
+		}
+		if (rc < 0)
+			refuse(m, &e, "overloaded", "could not hand the job to a sandbox; retry later");
 	}
 	publish_queue(m);
 }
@@ -365,10 +415,12 @@ static void enqueue(struct master *m, int fd, int memfd)
 	}
 	/* A free slot and nobody ahead: no queueing at all. */
 	if (m->q.len == 0 && m->running < m->cfg.max_concurrent_jobs) {
-		struct wslot *s = idle_worker(m);
+		int rc = hand_over(m, &e);
 
-		if (s) {
-			send_job(m, s, &e);
+		if (rc == 0)
+			return;
+		if (rc != -EAGAIN) {
+			refuse(m, &e, "overloaded", "could not hand the job to a sandbox; retry later");
 			return;
 		}
 	}

@@ -241,3 +241,89 @@ def test_queued_clients_never_reach_a_new_generation_or_the_prober():
     finally:
         daemon.stop()
         shutil.rmtree(d)
+
+
+def proc_state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def read_reply(sock):
+    """Everything the daemon sends until it closes or a whole answer came."""
+    reply = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        reply += chunk
+        head, sep, body = reply.partition(b"\r\n\r\n")
+        if sep and b"content-length:" in head.lower():
+            n = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            if len(body) >= n:
+                break
+    return reply
+
+
+def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
+    """A worker that died after saying it was idle, not reaped yet: the
+    master closed the client it could not hand over, without a word."""
+    d = lang_dir()
+    daemon = Daemon(languages=d, workers=2)
+    results = []
+    stopped = False
+    try:
+        daemon.wait_probed()
+        busy = threading.Thread(target=lambda: results.append(daemon.post("/run", slow(3))))
+        busy.start()
+
+        def states():
+            return {w["pid"]: w["state"] for w in daemon.get("/info")[1]["stats"]["workers"]}
+        wait_for(lambda: "busy" in states().values(), what="the slow job")
+        idle = [pid for pid, st in states().items() if st == "idle"]
+        assert len(idle) == 1, states()
+        # The master sleeps while the job reaches its channel and the only
+        # idle worker dies: when it wakes, it reads the job before the
+        # SIGCHLD, and sends it to a worker that is no more.
+        os.kill(daemon.proc.pid, signal.SIGSTOP)
+        stopped = True
+        wait_for(lambda: proc_state(daemon.proc.pid) == "T", what="the master to stop")
+        job = json.dumps(HELLO).encode()
+        client = socket.create_connection(("127.0.0.1", daemon.port), timeout=30)
+        client.sendall(b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+                       % (len(job), job))
+
+        def handed_over():
+            inode = server_socket_inode(daemon.port, client)
+            if not inode:
+                return False  # not accepted yet
+            conn = "socket:[%d]" % inode
+            return all(conn not in fd_links(pid) for pid in children(daemon.proc.pid))
+        wait_for(handed_over, what="the worker to hand the job to the master")
+        os.kill(idle[0], signal.SIGKILL)
+        # all of it: its job thread holds the channel until it has exited too
+        wait_for(lambda: proc_state(idle[0]) == "Z"
+                 and os.listdir("/proc/%d/task" % idle[0]) == [str(idle[0])],
+                 what="the idle worker to die")
+        os.kill(daemon.proc.pid, signal.SIGCONT)
+        stopped = False
+        reply = read_reply(client)
+        client.close()
+        assert reply.startswith(b"HTTP/1.1 200"), reply[:300]
+        assert any("replacing it" in l.get("msg", "") for l in daemon.log_lines()), \
+            "the dispatch never met the dead worker: the test proved nothing"
+        busy.join()
+        assert results and results[0][0] == 200, results
+        # nothing is counted as running any more, and jobs still go through
+        wait_for(lambda: daemon.get("/info")[1]["stats"]["in_flight_jobs"] == 0,
+                 what="no job in flight")
+        for _ in range(3):
+            status, body = daemon.post("/run", HELLO)
+            assert status == 200 and body["status"] == "accepted", body
+    finally:
+        if stopped:
+            os.kill(daemon.proc.pid, signal.SIGCONT)
+        daemon.stop()
+        shutil.rmtree(d)
