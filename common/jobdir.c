@@ -23,6 +23,8 @@
  * level whatever depth the sandbox built.
  */
 #define RM_MAX_DEPTH 32
+/* How many removals a stoppable removal makes between two checks. */
+#define RM_BATCH 256
 
 int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out)
 {
@@ -181,6 +183,9 @@ struct rm_pass {
 	bool progress; /* something was removed or hoisted */
 	bool seen;     /* the top level still had entries */
 	int err;       /* first error, kept for when no progress is made */
+	volatile sig_atomic_t *stop; /* NULL, or set (by a signal) to stop */
+	unsigned *ops; /* unlinks and renames so far, across passes */
+	bool stopped;
 };
 
 /* Move a too-deep directory to the top of the tree under a fresh name. */
@@ -204,6 +209,8 @@ static void rm_note(struct rm_pass *p, int rc)
 		p->err = rc;
 	if (rc == 0)
 		p->progress = true;
+	if (++*p->ops % RM_BATCH == 0 && p->stop && *p->stop)
+		p->stopped = true;
 }
 
 static void rm_level(struct rm_pass *p, int fd, int depth)
@@ -225,7 +232,7 @@ static void rm_level(struct rm_pass *p, int fd, int depth)
 		return;
 	}
 	rewinddir(dir);
-	while ((de = readdir(dir))) {
+	while (!p->stopped && (de = readdir(dir))) {
 		const char *name = de->d_name;
 		int sub;
 
@@ -248,20 +255,27 @@ static void rm_level(struct rm_pass *p, int fd, int depth)
 		}
 		rm_level(p, sub, depth + 1);
 		close(sub);
-		rm_note(p, unlinkat(fd, name, AT_REMOVEDIR) < 0 ? -errno : 0);
+		if (!p->stopped)
+			rm_note(p, unlinkat(fd, name, AT_REMOVEDIR) < 0 ? -errno : 0);
 	}
 	closedir(dir);
 }
 
-/* Empty the directory open at rootfd; passes repeat while they make progress. */
-static int rm_contents(int rootfd)
+/*
+ * Empty the directory open at rootfd; passes repeat while they make
+ * progress. With stop, every RM_BATCH removals it checks *stop and returns
+ * -EINTR when set, the tree part removed.
+ */
+static int rm_contents(int rootfd, volatile sig_atomic_t *stop)
 {
-	unsigned seq = 0;
+	unsigned seq = 0, ops = 0;
 
 	for (;;) {
-		struct rm_pass p = { .rootfd = rootfd, .seq = &seq };
+		struct rm_pass p = { .rootfd = rootfd, .seq = &seq, .stop = stop, .ops = &ops };
 
 		rm_level(&p, rootfd, 0);
+		if (p.stopped)
+			return -EINTR;
 		if (!p.seen)
 			return 0;
 		if (!p.progress)
@@ -281,7 +295,7 @@ int rm_tree_at(int dirfd, const char *name)
 	fd = open_dir_at(dirfd, name);
 	if (fd < 0)
 		return fd;
-	rc = rm_contents(fd);
+	rc = rm_contents(fd, NULL);
 	close(fd);
 	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
 		rc = -errno;
@@ -532,7 +546,7 @@ int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid)
 	/* The program owned the directory and may have taken its modes away. */
 	if (fchmod(d->fd, 0700) < 0 || fstat(d->fd, &st) < 0)
 		return -errno;
-	rc = rm_contents(d->fd);
+	rc = rm_contents(d->fd, NULL);
 	if (rc == 0)
 		rc = mirror_tree(&(struct mirror){ .uid = uid, .gid = gid }, d->base_fd, d->fd);
 	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
@@ -549,7 +563,7 @@ int jobdir_remove(struct jobdir *d)
 		return 0;
 	if (d->base_fd >= 0) {
 		snprintf(base, sizeof(base), "%s.base", d->path);
-		rc = rm_contents(d->base_fd);
+		rc = rm_contents(d->base_fd, NULL);
 		if (rc == 0 && rmdir(base) < 0)
 			rc = -errno;
 		if (rc < 0)
@@ -559,7 +573,7 @@ int jobdir_remove(struct jobdir *d)
 	}
 	/* the sandbox owns the directory and may have taken its modes away */
 	fchmod(d->fd, 0700);
-	rc = rm_contents(d->fd);
+	rc = rm_contents(d->fd, NULL);
 	if (rc == 0 && rmdir(d->path) < 0)
 		rc = -errno;
 	close(d->fd);
@@ -568,45 +582,35 @@ int jobdir_remove(struct jobdir *d)
 }
 
 /*
- * One candidate of the sweep: 1 when removed, 0 when skipped (too young,
- * or locked by a live job), negative errno on failure.
+ * A directory that can be swept: no live process holds its lock. The lock
+ * is taken and released at once (the sweeper takes it again to remove
+ * it); a directory this process cannot open is left to the sweeper.
  */
-static int sweep_one(int pfd, const char *name, unsigned age_s, time_t now)
+static bool unlocked(int pfd, const char *name)
 {
-	struct stat st;
-	int fd, rc;
+	int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok;
 
-	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return 0;
-	if (now - st.st_mtime < (time_t)age_s)
-		return 0;
-	fd = open_dir_at(pfd, name);
 	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		rc = errno == EWOULDBLOCK ? 0 : -errno;
-		close(fd);
-		return rc;
-	}
-	rc = rm_contents(fd);
-	if (rc == 0 && unlinkat(pfd, name, AT_REMOVEDIR) < 0)
-		rc = -errno;
+		return errno == EACCES;
+	ok = flock(fd, LOCK_EX | LOCK_NB) == 0;
 	close(fd);
-	return rc < 0 ? rc : 1;
+	return ok;
 }
 
-/* Sweep the entries of parent whose names start with prefix. */
-static int sweep_prefix(const char *parent, const char *prefix, unsigned age_s,
-			unsigned *removed)
+int jobdir_stale(const char *parent, pid_t owner, unsigned age_s,
+		 void (*found)(void *arg, const char *path), void *arg)
 {
+	char prefix[32], path[4096];
 	struct dirent *de;
-	unsigned count = 0;
 	time_t now = time(NULL);
 	DIR *dir;
 	int pfd, dfd;
 
+	if (owner > 0)
+		snprintf(prefix, sizeof(prefix), JOBDIR_PREFIX "%d-", (int)owner);
+	else
+		snprintf(prefix, sizeof(prefix), JOBDIR_PREFIX);
 	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
@@ -620,36 +624,59 @@ static int sweep_prefix(const char *parent, const char *prefix, unsigned age_s,
 		return rc;
 	}
 	while ((de = readdir(dir))) {
-		int rc;
+		struct stat st;
+		int n;
 
-		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0 ||
+		    fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)age_s ||
+		    !unlocked(pfd, de->d_name))
 			continue;
-		rc = sweep_one(pfd, de->d_name, age_s, now);
-		if (rc > 0)
-			count++;
-		else if (rc < 0)
-			log_warn("sweep %s/%s: %s", parent, de->d_name, strerror(-rc));
+		n = snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		if (n > 0 && (size_t)n < sizeof(path))
+			found(arg, path);
 	}
 	closedir(dir);
 	close(pfd);
-	if (removed)
-		*removed = count;
 	return 0;
 }
 
-/*
- * A directory that cannot be removed is logged and left for the next
- * sweep; only an unreadable parent fails the sweep as a whole.
- */
-int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed)
+int jobdir_reclaim(const char *path, volatile sig_atomic_t *stop)
 {
-	return sweep_prefix(parent, JOBDIR_PREFIX, age_s, removed);
-}
+	const char *slash = strrchr(path, '/');
+	char parent[4096];
+	const char *name;
+	int pfd, fd, rc;
 
-int jobdir_sweep_owner(const char *parent, pid_t pid, unsigned *removed)
-{
-	char prefix[32];
-
-	snprintf(prefix, sizeof(prefix), JOBDIR_PREFIX "%d-", (int)pid);
-	return sweep_prefix(parent, prefix, 0, removed);
+	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(parent))
+		return -EINVAL;
+	snprintf(parent, sizeof(parent), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	name = slash + 1;
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	/* no mode changed before the lock says it is nobody's */
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES)
+		fd = open_dir_at(pfd, name);
+	else if (fd < 0)
+		fd = -errno;
+	if (fd < 0) {
+		close(pfd);
+		/* gone already, or a symlink or a file under that name: not ours */
+		return fd == -ENOENT || fd == -ELOOP || fd == -ENOTDIR ? 0 : fd;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? 0 : -errno;
+		goto out;
+	}
+	/* the sandbox owned it and may have taken its modes away */
+	fchmod(fd, 0700);
+	rc = rm_contents(fd, stop);
+	if (rc == 0)
+		rc = unlinkat(pfd, name, AT_REMOVEDIR) < 0 ? -errno : 1;
+out:
+	close(fd);
+	close(pfd);
+	return rc;
 }

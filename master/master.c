@@ -26,6 +26,7 @@
 #include "common/stats.h"
 #include "common/util.h"
 #include "master/queue.h"
+#include "master/sweeper.h"
 #include "worker/cgroup.h"
 #include "worker/probe.h"
 #include "worker/worker.h"
@@ -67,6 +68,8 @@ struct master {
 	bool reprobe;         /* start a prober when the running one has ended */
 	uint64_t next_probe_ms;
 	uint64_t next_sweep_ms;
+	struct sweeper sweeper; /* removes job directories off this loop */
+	uint64_t sweeper_retry_ms;
 	bool stopping;
 	bool fast;
 	bool quit_sent;       /* graceful stop: workers told to finish */
@@ -169,6 +172,12 @@ static void child_close_master_fds(struct master *m)
 	close(m->epfd);
 	close(m->sigfd);
 	queue_free(&m->q);
+}
+
+/* jobdir_stale's callback: the path goes to the next sweeper. */
+static void sweep_later(void *arg, const char *path)
+{
+	sweeper_add(arg, path);
 }
 
 static int spawn_worker(struct master *m, size_t idx)
@@ -578,16 +587,14 @@ static void reap_children(struct master *m)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		unsigned removed = 0;
-
+		if (sweeper_reaped(&m->sweeper, pid, status))
+			continue;
 		/*
 		 * A child that died without cleaning up (a worker killed in the
 		 * middle of a job, or with a warm jail) leaves its job
 		 * directories unlocked: they go now, not at the next sweep.
 		 */
-		if (jobdir_sweep_owner(m->cfg.jail_dir, pid, &removed) == 0 && removed)
-			log_info("removed %u job director%s of exited process %d", removed,
-				 removed == 1 ? "y" : "ies", (int)pid);
+		jobdir_stale(m->cfg.jail_dir, pid, 0, sweep_later, &m->sweeper);
 		if (pid == m->prober) {
 			m->prober = 0;
 			if (m->reprobe && !m->stopping)
@@ -663,16 +670,31 @@ static void reload(struct master *m)
 	sd_notify(0, "READY=1\nSTATUS=reloaded");
 }
 
+/* Every --sweep-interval: what crashes left behind, older than --sweep-age. */
 static void sweep(struct master *m)
 {
-	unsigned removed = 0;
-	int rc = jobdir_sweep(m->cfg.jail_dir, m->cfg.sweep_age_s, &removed);
+	int rc = jobdir_stale(m->cfg.jail_dir, 0, m->cfg.sweep_age_s, sweep_later, &m->sweeper);
 
 	if (rc < 0)
 		log_warn("sweeping %s: %s", m->cfg.jail_dir, strerror(-rc));
-	else if (removed)
-		log_info("swept %u stale job directories from %s", removed, m->cfg.jail_dir);
 	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
+}
+
+static void sweeper_child(void *arg)
+{
+	struct master *m = arg;
+
+	child_close_master_fds(m);
+	close(m->listen_fd);
+}
+
+/* At most one sweeper at a time; a failed fork is retried a second later. */
+static void start_sweeper(struct master *m)
+{
+	if (now_ms() < m->sweeper_retry_ms)
+		return;
+	if (sweeper_start(&m->sweeper, sweeper_child, m) < 0)
+		m->sweeper_retry_ms = now_ms() + 1000;
 }
 
 /* Refuse what still waits, tell every worker to finish (or quit now). */
@@ -723,7 +745,7 @@ static void begin_stop(struct master *m, bool fast)
 
 static bool any_children(const struct master *m)
 {
-	if (m->prober > 0)
+	if (m->prober > 0 || m->sweeper.pid > 0)
 		return true;
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
 		if (m->slots[i].pid > 0)
@@ -740,6 +762,8 @@ static void kill_all(struct master *m)
 		}
 	if (m->prober > 0)
 		kill(m->prober, SIGKILL);
+	if (m->sweeper.pid > 0)
+		kill(m->sweeper.pid, SIGKILL);
 }
 
 /* After a rotation: the master's line goes to the new file at once. */
@@ -810,9 +834,7 @@ static int check_searchable(const char *path, char *err, size_t errlen)
 
 static int prepare_dirs(struct master *m, char *err, size_t errlen)
 {
-	unsigned removed = 0;
 	char path[4096];
-	int rc;
 
 	/* Each level traversable (not readable) by the sandbox uids. */
 	snprintf(path, sizeof(path), "%s", m->cfg.jail_dir);
@@ -834,12 +856,8 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 	/* The jails run as unprivileged uids: they must reach their directory. */
 	if (check_searchable(m->cfg.jail_dir, err, errlen) < 0)
 		return -1;
-	rc = jobdir_sweep(m->cfg.jail_dir, m->cfg.sweep_age_s, &removed);
-	if (rc < 0)
-		log_warn("start-up sweep of %s: %s", m->cfg.jail_dir, strerror(-rc));
-	else if (removed)
-		log_info("start-up sweep removed %u stale job directories", removed);
-	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
+	/* The first sweep is due at once; the loop starts it, off start-up's path. */
+	m->next_sweep_ms = now_ms();
 	return 0;
 }
 
@@ -942,6 +960,8 @@ static int loop(struct master *m)
 					stop_workers(m, false);
 				continue;
 			}
+			/* the directories of workers that died while stopping */
+			start_sweeper(m);
 			if (!any_children(m))
 				return 0;
 			if (now_ms() >= m->stop_deadline_ms) {
@@ -953,8 +973,10 @@ static int loop(struct master *m)
 		respawn_due(m);
 		expire_queue(m);
 		dispatch(m);
-		if (now_ms() >= m->next_sweep_ms)
+		/* a sweeper at work holds what it removes: list again after it */
+		if (now_ms() >= m->next_sweep_ms && m->sweeper.pid == 0)
 			sweep(m);
+		start_sweeper(m);
 		if (now_ms() >= m->next_probe_ms && m->prober == 0)
 			start_prober(m);
 		if (live_workers(m, m->gen) == 0) {
@@ -1016,6 +1038,7 @@ out:
 	if (m->listen_fd >= 0)
 		close(m->listen_fd);
 	queue_free(&m->q);
+	sweeper_free(&m->sweeper);
 	stats_unmap(m->stats);
 	probe_table_unmap(m->probes);
 	langtab_free(m->lt);

@@ -327,3 +327,69 @@ def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
             os.kill(daemon.proc.pid, signal.SIGCONT)
         daemon.stop()
         shutil.rmtree(d)
+
+
+def fill(path, n):
+    """A directory of n empty files, made under a name no sweep takes."""
+    os.mkdir(path)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for i in range(n):
+            os.close(os.open("f%d" % i, os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def timed(fn):
+    start = time.monotonic()
+    out = fn()
+    return out, time.monotonic() - start
+
+
+# CAP_DAC_OVERRIDE and CAP_FOWNER: removing what other uids wrote.
+SWEEPER_CAPS = (1 << 1) | (1 << 3)
+
+
+def test_a_big_removal_never_holds_up_a_request():
+    """The master removed swept directories in its own loop: a hello-world
+    /run waited for the whole removal (8.3 s for 500,000 files)."""
+    d = lang_dir()
+    daemon = Daemon(languages=d, workers=1, args=["--sweep-interval", "1s",
+                                                  "--sweep-age", "1s"])
+    try:
+        daemon.wait_probed()
+        # a dead worker's job directory, as a crash leaves it; made under
+        # another name so that no sweep sees it half made
+        stale = os.path.join(daemon.jail_dir, "job-4194305-Crash1")
+        making = os.path.join(daemon.jail_dir, "making-Crash1")
+        fill(making, 200000)
+        os.rename(making, stale)
+        old = time.time() - 3600
+        os.utime(stale, (old, old))
+        # removing starts (each unlink moves the directory's mtime)
+        wait_for(lambda: os.stat(stale).st_mtime > old + 60, timeout=30,
+                 what="the sweep to start")
+        sweepers = [p for p in children(daemon.proc.pid) if title(p) == "goboxd: sweeper"]
+        (health, _), health_s = timed(lambda: daemon.get("/healthz"))
+        (status, body), run_s = timed(lambda: daemon.post("/run", HELLO))
+        still_there = os.path.exists(stale)
+        assert health == 200 and status == 200 and body["status"] == "accepted", body
+        # answered while the removal went on, not after it
+        assert still_there, "answered only once the removal had ended"
+        assert health_s < 2 and run_s < 2, (health_s, run_s)
+        # by a process of its own, with only what removing takes
+        assert len(sweepers) == 1, [title(p) for p in children(daemon.proc.pid)]
+        st = status_fields(sweepers[0])
+        assert int(st["CapEff"], 16) == SWEEPER_CAPS, st["CapEff"]
+        assert int(st["CapBnd"], 16) == SWEEPER_CAPS, st["CapBnd"]
+        assert st["NoNewPrivs"] == "1"
+        assert not [l for l in fd_links(sweepers[0]) if l.startswith("socket:")], \
+            fd_links(sweepers[0])
+        wait_for(lambda: not os.path.exists(stale), timeout=120, what="the removal")
+        wait_for(lambda: not [p for p in children(daemon.proc.pid)
+                              if title(p) == "goboxd: sweeper"], what="the sweeper to exit")
+        assert any(l.get("role") == "sweeper" and "removed 1 job directory" in l.get("msg", "")
+                   for l in daemon.log_lines())
+    finally:
+        daemon.stop()
+        shutil.rmtree(d)
