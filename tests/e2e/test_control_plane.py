@@ -15,6 +15,22 @@ from conftest import LANGUAGES, Daemon
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
 
+
+def slow(seconds):
+    return {"language": "py3", "source": "import time\ntime.sleep(%s)\nprint('done')\n" % seconds,
+            "tests": [{"stdin": "", "expected_stdout": "done\n"}]}
+
+
+# A probe that takes a while, so that a test finds the prober at work.
+SLOW_PROBE = """id: zzslow
+name: A language whose probe takes four seconds
+source_filename: a.py
+run:
+  cmd: /usr/bin/python3
+  args: ["{{source}}"]
+probe: [/usr/bin/python3, -c, "import time; time.sleep(4); print('slow 1')"]
+"""
+
 # A language whose build runs the submission itself, so that a request can
 # leave a tree of its choosing in the job directory before the snapshot.
 PYBUILD = """id: pybuild
@@ -33,20 +49,24 @@ run:
 probe: [/usr/bin/python3, --version]
 """
 
-
-def slow(seconds):
-    return {"language": "py3", "source": "import time\ntime.sleep(%s)\nprint('done')\n" % seconds,
-            "tests": [{"stdin": "", "expected_stdout": "done\n"}]}
-
-
-# A probe that takes a while, so that a test finds the prober at work.
-SLOW_PROBE = """id: zzslow
-name: A language whose probe takes four seconds
-source_filename: a.py
-run:
-  cmd: /usr/bin/python3
-  args: ["{{source}}"]
-probe: [/usr/bin/python3, -c, "import time; time.sleep(4); print('slow 1')"]
+# The submission for it: its build leaves a tree 200 directories deep, each
+# test checks that the tree is back whole and leaves another one.
+DEEP = """import os, sys
+def nest(top, n):
+    os.mkdir(top)
+    os.chdir(top)
+    for i in range(n):
+        open("f%d" % i, "w").write(str(i))
+        os.mkdir("d")
+        os.chdir("d")
+    os.chdir("/sandbox")
+if sys.argv[1] == "build":
+    nest("tree", 200)
+else:
+    p = "tree/" + "d/" * 199
+    assert open(p + "f199").read() == "199", "lost the deepest file"
+    nest("scratch", 200)
+    print("ok")
 """
 
 
@@ -97,8 +117,13 @@ def status_fields(pid):
 
 
 def fd_links(pid):
+    """What a process's fds point to ([] once it has gone)."""
     out = []
-    for fd in os.listdir("/proc/%d/fd" % pid):
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except FileNotFoundError:
+        return out
+    for fd in fds:
         try:
             out.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
         except OSError:
@@ -127,26 +152,6 @@ def lang_dir(*extra):
         with open(os.path.join(d, name), "w") as f:
             f.write(text)
     return d
-
-
-DEEP = """import os, sys
-def nest(top, n):
-    os.mkdir(top)
-    os.chdir(top)
-    for i in range(n):
-        open("f%d" % i, "w").write(str(i))
-        os.mkdir("d")
-        os.chdir("d")
-    os.chdir("/sandbox")
-if sys.argv[1] == "build":
-    nest("tree", 200)
-else:
-    # the build's tree is back whole for every test
-    p = "tree/" + "d/" * 199
-    assert open(p + "f199").read() == "199", "lost the deepest file"
-    nest("scratch", 200)
-    print("ok")
-"""
 
 
 def test_a_build_200_directories_deep_is_kept_restored_and_removed():
