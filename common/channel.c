@@ -62,9 +62,17 @@ int chan_recv(int sock, struct chan_msg *m, int *fds, size_t *nfds)
 	bool bad = false;
 
 	*nfds = 0;
-	do {
+	for (bool reset = false;;) {
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	} while (n < 0 && errno == EINTR);
+		if (n >= 0 || (errno != EINTR && (errno != ECONNRESET || reset)))
+			break;
+		/*
+		 * A peer that closed with messages of ours unread is reported
+		 * once, ahead of the messages it had sent: those still count
+		 * (a worker may hand over a client and die).
+		 */
+		reset |= errno == ECONNRESET;
+	}
 	if (n < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	if (n == 0)

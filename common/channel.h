@@ -33,9 +33,10 @@ struct chan_msg {
 /* 0, or negative errno. nfds is 0..2. */
 int chan_send(int sock, const struct chan_msg *m, const int *fds, size_t nfds);
 /*
- * Receive one message. 1 when one came (fds in fds[0..*nfds)), 0 on EOF,
- * -EAGAIN when none is waiting, -EBADMSG for a malformed one (its fds are
- * closed), other negative errno on failure.
+ * Receive one message. 1 when one came (fds in fds[0..*nfds)), 0 on EOF
+ * (once every message the peer sent before it closed has been read, even
+ * when it left ours unread), -EAGAIN when none is waiting, -EBADMSG for a
+ * malformed one (its fds are closed), other negative errno on failure.
  */
 int chan_recv(int sock, struct chan_msg *m, int *fds, size_t *nfds);
 

@@ -25,6 +25,8 @@
  * level whatever depth the sandbox built.
  */
 #define RM_MAX_DEPTH 32
+/* How many removals a stoppable removal makes between two checks. */
+#define RM_BATCH 256
 
 int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out)
 {
@@ -206,6 +208,9 @@ struct rm_pass {
 	bool progress; /* something was removed or hoisted */
 	bool seen;     /* the top level still had entries */
 	int err;       /* first error, kept for when no progress is made */
+	volatile sig_atomic_t *stop; /* NULL, or set (by a signal) to stop */
+	unsigned *ops; /* unlinks and renames so far, across passes */
+	bool stopped;
 };
 
 /* Move a too-deep directory to the top of the tree under a fresh name. */
@@ -229,6 +234,8 @@ static void rm_note(struct rm_pass *p, int rc)
 		p->err = rc;
 	if (rc == 0)
 		p->progress = true;
+	if (++*p->ops % RM_BATCH == 0 && p->stop && *p->stop)
+		p->stopped = true;
 }
 
 static void rm_level(struct rm_pass *p, int fd, int depth)
@@ -250,7 +257,7 @@ static void rm_level(struct rm_pass *p, int fd, int depth)
 		return;
 	}
 	rewinddir(dir);
-	while ((de = readdir(dir))) {
+	while (!p->stopped && (de = readdir(dir))) {
 		const char *name = de->d_name;
 		int sub;
 
@@ -273,20 +280,27 @@ static void rm_level(struct rm_pass *p, int fd, int depth)
 		}
 		rm_level(p, sub, depth + 1);
 		close(sub);
-		rm_note(p, unlinkat(fd, name, AT_REMOVEDIR) < 0 ? -errno : 0);
+		if (!p->stopped)
+			rm_note(p, unlinkat(fd, name, AT_REMOVEDIR) < 0 ? -errno : 0);
 	}
 	closedir(dir);
 }
 
-/* Empty the directory open at rootfd; passes repeat while they make progress. */
-static int rm_contents(int rootfd)
+/*
+ * Empty the directory open at rootfd; passes repeat while they make
+ * progress. With stop, every RM_BATCH removals it checks *stop and returns
+ * -EINTR when set, the tree part removed.
+ */
+static int rm_contents(int rootfd, volatile sig_atomic_t *stop)
 {
-	unsigned seq = 0;
+	unsigned seq = 0, ops = 0;
 
 	for (;;) {
-		struct rm_pass p = { .rootfd = rootfd, .seq = &seq };
+		struct rm_pass p = { .rootfd = rootfd, .seq = &seq, .stop = stop, .ops = &ops };
 
 		rm_level(&p, rootfd, 0);
+		if (p.stopped)
+			return -EINTR;
 		if (!p.seen)
 			return 0;
 		if (!p.progress)
@@ -306,7 +320,7 @@ int rm_tree_at(int dirfd, const char *name)
 	fd = open_dir_at(dirfd, name);
 	if (fd < 0)
 		return fd;
-	rc = rm_contents(fd);
+	rc = rm_contents(fd, NULL);
 	close(fd);
 	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
 		rc = -errno;
@@ -315,7 +329,30 @@ int rm_tree_at(int dirfd, const char *name)
 
 /* ---- snapshot and restore --------------------------------------------- */
 
-#define SNAP_MAX_DEPTH 64
+/*
+ * Snapshot and restore copy a tree as deep as the build made it: any depth
+ * is fine. The walk holds one directory of each side open (never one per
+ * level), goes down by name and back up through "..", and on the way up
+ * checks that ".." is the directory it came from (device and inode, kept
+ * per level), so a directory moved under it ends the walk with -ESTALE
+ * instead of taking it elsewhere. Nothing runs in the jail meanwhile.
+ */
+struct mirror_level {
+	dev_t sdev, ddev;
+	ino_t sino, dino;
+	long pos;    /* where this level's listing resumes */
+	mode_t mode; /* the source directory's own mode */
+};
+
+struct mirror {
+	bool snapshot; /* else a restore */
+	uid_t uid;     /* a restore's owner of what it makes */
+	gid_t gid;
+	int src, dst;  /* the directories being listed, one per side */
+	struct mirror_level *lv; /* from the top; the last is the current level */
+	size_t n;
+	size_t cap;
+};
 
 /* Readable by all, executable by all when its owner could execute it. */
 static mode_t frozen_mode(mode_t m)
@@ -347,15 +384,129 @@ static int freeze_file(int src, int dst, const char *name)
 	return rc;
 }
 
-static int snap_level(int src, int dst, int depth)
+/* A file or a symlink (anything else is dropped). */
+static int mirror_leaf(const struct mirror *m, const char *name, const struct stat *st)
+{
+	char target[4096];
+	ssize_t n;
+
+	if (S_ISREG(st->st_mode)) {
+		if (m->snapshot)
+			return freeze_file(m->src, m->dst, name);
+		return linkat(m->src, name, m->dst, name, 0) < 0 ? -errno : 0;
+	}
+	if (!S_ISLNK(st->st_mode))
+		return 0;
+	n = readlinkat(m->src, name, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	if (symlinkat(target, m->dst, name) < 0)
+		return -errno;
+	if (!m->snapshot && fchownat(m->dst, name, m->uid, m->gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
+static int mirror_push(struct mirror *m, int s, int d, mode_t mode)
+{
+	struct stat ss, ds;
+
+	if (fstat(s, &ss) < 0 || fstat(d, &ds) < 0)
+		return -errno;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct mirror_level *lv = realloc(m->lv, cap * sizeof(*lv));
+
+		if (!lv)
+			return -ENOMEM;
+		m->lv = lv;
+		m->cap = cap;
+	}
+	m->lv[m->n++] = (struct mirror_level){ .sdev = ss.st_dev, .sino = ss.st_ino,
+					       .ddev = ds.st_dev, .dino = ds.st_ino,
+					       .mode = mode };
+	return 0;
+}
+
+/* Make name's copy and go down into both; the level is pushed. */
+static int mirror_down(struct mirror *m, const char *name, const struct stat *st)
+{
+	mode_t mode = st->st_mode & 07777;
+	int s, d, rc;
+
+	if (mkdirat(m->dst, name, m->snapshot ? mode : 0700) < 0 ||
+	    (m->snapshot && fchmodat(m->dst, name, mode, 0) < 0))
+		return -errno;
+	s = m->snapshot ? open_dir_at(m->src, name)
+			: openat(m->src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s < 0)
+		return m->snapshot ? s : -errno;
+	d = openat(m->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0) {
+		rc = -errno;
+		close(s);
+		return rc;
+	}
+	rc = mirror_push(m, s, d, mode);
+	if (rc < 0) {
+		close(s);
+		close(d);
+		return rc;
+	}
+	close(m->src);
+	close(m->dst);
+	m->src = s;
+	m->dst = d;
+	return 0;
+}
+
+/* Back to the parents through "..", checked; then the child's own modes. */
+static int mirror_up(struct mirror *m)
+{
+	const struct mirror_level *child = &m->lv[m->n - 1], *up = &m->lv[m->n - 2];
+	struct stat ss, ds;
+	int s, d, rc = 0;
+
+	s = openat(m->src, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = openat(m->dst, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s < 0 || d < 0 || fstat(s, &ss) < 0 || fstat(d, &ds) < 0)
+		rc = -errno;
+	else if (ss.st_dev != up->sdev || ss.st_ino != up->sino || ds.st_dev != up->ddev ||
+		 ds.st_ino != up->dino)
+		rc = -ESTALE;
+	/* open_dir_at gave the source an owner-only mode: its own back */
+	else if (m->snapshot ? fchmod(m->src, child->mode) < 0
+			     : (fchown(m->dst, m->uid, m->gid) < 0 || fchmod(m->dst, child->mode) < 0))
+		rc = -errno;
+	if (rc < 0) {
+		if (s >= 0)
+			close(s);
+		if (d >= 0)
+			close(d);
+		return rc;
+	}
+	close(m->src);
+	close(m->dst);
+	m->src = s;
+	m->dst = d;
+	m->n--;
+	return 0;
+}
+
+/*
+ * List the current level from where it stopped: copy files and links,
+ * and at the first directory go down into it (1). 0 when the level is
+ * done, or negative errno.
+ */
+static int mirror_level(struct mirror *m)
 {
 	struct dirent *de;
 	DIR *dir;
 	int dfd, rc = 0;
 
-	if (depth >= SNAP_MAX_DEPTH)
-		return -ELOOP;
-	dfd = fcntl(src, F_DUPFD_CLOEXEC, 0);
+	/* fdopendir owns its fd, and a dup shares the offset: seek it */
+	dfd = fcntl(m->src, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
 	dir = fdopendir(dfd);
@@ -363,45 +514,50 @@ static int snap_level(int src, int dst, int depth)
 		close(dfd);
 		return -errno;
 	}
-	rewinddir(dir);
+	seekdir(dir, m->lv[m->n - 1].pos);
 	while (rc == 0 && (de = readdir(dir))) {
 		const char *name = de->d_name;
-		char target[4096];
 		struct stat st;
-		ssize_t n;
-		int s2, d2;
 
 		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 			continue;
-		if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fstatat(m->src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			rc = -errno;
-		} else if (S_ISREG(st.st_mode)) {
-			rc = freeze_file(src, dst, name);
-		} else if (S_ISLNK(st.st_mode)) {
-			n = readlinkat(src, name, target, sizeof(target) - 1);
-			if (n < 0)
-				rc = -errno;
-			else if (target[n] = '\0', symlinkat(target, dst, name) < 0)
-				rc = -errno;
 		} else if (S_ISDIR(st.st_mode)) {
-			if (mkdirat(dst, name, st.st_mode & 07777) < 0 ||
-			    fchmodat(dst, name, st.st_mode & 07777, 0) < 0) {
-				rc = -errno;
-				continue;
-			}
-			s2 = open_dir_at(src, name);
-			d2 = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			rc = s2 < 0 ? s2 : d2 < 0 ? -errno : snap_level(s2, d2, depth + 1);
-			/* open_dir_at gave it an owner-only mode: give its own back */
-			if (s2 >= 0 && fchmod(s2, st.st_mode & 07777) < 0 && rc == 0)
-				rc = -errno;
-			if (s2 >= 0)
-				close(s2);
-			if (d2 >= 0)
-				close(d2);
+			m->lv[m->n - 1].pos = telldir(dir);
+			rc = mirror_down(m, name, &st);
+			if (rc == 0)
+				rc = 1;
+		} else {
+			rc = mirror_leaf(m, name, &st);
 		}
 	}
 	closedir(dir);
+	return rc;
+}
+
+static int mirror_tree(struct mirror *m, int src, int dst)
+{
+	int rc = -EBADF;
+
+	m->src = fcntl(src, F_DUPFD_CLOEXEC, 0);
+	m->dst = fcntl(dst, F_DUPFD_CLOEXEC, 0);
+	if (m->src >= 0 && m->dst >= 0)
+		rc = mirror_push(m, m->src, m->dst, 0);
+	else if (errno)
+		rc = -errno;
+	while (rc >= 0 && m->lv) {
+		rc = mirror_level(m);
+		if (rc == 0 && m->n == 1)
+			break;
+		if (rc == 0)
+			rc = mirror_up(m);
+	}
+	if (m->src >= 0)
+		close(m->src);
+	if (m->dst >= 0)
+		close(m->dst);
+	free(m->lv);
 	return rc;
 }
 
@@ -425,63 +581,7 @@ int jobdir_snapshot(struct jobdir *d)
 	d->base_fd = fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return -errno;
-	return snap_level(d->fd, fd, 0);
-}
-
-static int restore_level(int src, int dst, uid_t uid, gid_t gid, int depth)
-{
-	struct dirent *de;
-	DIR *dir;
-	int dfd, rc = 0;
-
-	if (depth >= SNAP_MAX_DEPTH)
-		return -ELOOP;
-	dfd = fcntl(src, F_DUPFD_CLOEXEC, 0);
-	if (dfd < 0)
-		return -errno;
-	dir = fdopendir(dfd);
-	if (!dir) {
-		close(dfd);
-		return -errno;
-	}
-	rewinddir(dir);
-	while (rc == 0 && (de = readdir(dir))) {
-		const char *name = de->d_name;
-		char target[4096];
-		struct stat st;
-		ssize_t n;
-		int s2, d2;
-
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-			continue;
-		if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = -errno;
-		} else if (S_ISREG(st.st_mode)) {
-			if (linkat(src, name, dst, name, 0) < 0)
-				rc = -errno;
-		} else if (S_ISLNK(st.st_mode)) {
-			n = readlinkat(src, name, target, sizeof(target) - 1);
-			if (n < 0 || (target[n] = '\0', symlinkat(target, dst, name) < 0) ||
-			    fchownat(dst, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-				rc = -errno;
-		} else if (S_ISDIR(st.st_mode)) {
-			if (mkdirat(dst, name, 0700) < 0) {
-				rc = -errno;
-				continue;
-			}
-			s2 = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			d2 = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			rc = s2 < 0 || d2 < 0 ? -errno : restore_level(s2, d2, uid, gid, depth + 1);
-			if (rc == 0 && (fchown(d2, uid, gid) < 0 || fchmod(d2, st.st_mode & 07777) < 0))
-				rc = -errno;
-			if (s2 >= 0)
-				close(s2);
-			if (d2 >= 0)
-				close(d2);
-		}
-	}
-	closedir(dir);
-	return rc;
+	return mirror_tree(&(struct mirror){ .snapshot = true }, d->fd, fd);
 }
 
 int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid)
@@ -494,9 +594,9 @@ int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid)
 	/* The program owned the directory and may have taken its modes away. */
 	if (fchmod(d->fd, 0700) < 0 || fstat(d->fd, &st) < 0)
 		return -errno;
-	rc = rm_contents(d->fd);
+	rc = rm_contents(d->fd, NULL);
 	if (rc == 0)
-		rc = restore_level(d->base_fd, d->fd, uid, gid, 0);
+		rc = mirror_tree(&(struct mirror){ .uid = uid, .gid = gid }, d->base_fd, d->fd);
 	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
 		rc = -errno;
 	return rc;
@@ -511,7 +611,7 @@ int jobdir_remove(struct jobdir *d)
 		return 0;
 	if (d->base_fd >= 0) {
 		snprintf(base, sizeof(base), "%s.base", d->path);
-		rc = rm_contents(d->base_fd);
+		rc = rm_contents(d->base_fd, NULL);
 		if (rc == 0 && rmdir(base) < 0)
 			rc = -errno;
 		if (rc < 0)
@@ -521,7 +621,7 @@ int jobdir_remove(struct jobdir *d)
 	}
 	/* the sandbox owns the directory and may have taken its modes away */
 	fchmod(d->fd, 0700);
-	rc = rm_contents(d->fd);
+	rc = rm_contents(d->fd, NULL);
 	if (rc == 0 && rmdir(d->path) < 0)
 		rc = -errno;
 	close(d->fd);
@@ -530,45 +630,35 @@ int jobdir_remove(struct jobdir *d)
 }
 
 /*
- * One candidate of the sweep: 1 when removed, 0 when skipped (too young,
- * or locked by a live job), negative errno on failure.
+ * A directory that can be swept: no live process holds its lock. The lock
+ * is taken and released at once (the sweeper takes it again to remove
+ * it); a directory this process cannot open is left to the sweeper.
  */
-static int sweep_one(int pfd, const char *name, unsigned age_s, time_t now)
+static bool unlocked(int pfd, const char *name)
 {
-	struct stat st;
-	int fd, rc;
+	int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok;
 
-	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return 0;
-	if (now - st.st_mtime < (time_t)age_s)
-		return 0;
-	fd = open_dir_at(pfd, name);
 	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		rc = errno == EWOULDBLOCK ? 0 : -errno;
-		close(fd);
-		return rc;
-	}
-	rc = rm_contents(fd);
-	if (rc == 0 && unlinkat(pfd, name, AT_REMOVEDIR) < 0)
-		rc = -errno;
+		return errno == EACCES;
+	ok = flock(fd, LOCK_EX | LOCK_NB) == 0;
 	close(fd);
-	return rc < 0 ? rc : 1;
+	return ok;
 }
 
-/* Sweep the entries of parent whose names start with prefix. */
-static int sweep_prefix(const char *parent, const char *prefix, unsigned age_s,
-			unsigned *removed)
+int jobdir_stale(const char *parent, pid_t owner, unsigned age_s,
+		 void (*found)(void *arg, const char *path), void *arg)
 {
+	char prefix[32], path[4096];
 	struct dirent *de;
-	unsigned count = 0;
 	time_t now = time(NULL);
 	DIR *dir;
 	int pfd, dfd;
 
+	if (owner > 0)
+		snprintf(prefix, sizeof(prefix), JOBDIR_PREFIX "%d-", (int)owner);
+	else
+		snprintf(prefix, sizeof(prefix), JOBDIR_PREFIX);
 	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
@@ -582,36 +672,59 @@ static int sweep_prefix(const char *parent, const char *prefix, unsigned age_s,
 		return rc;
 	}
 	while ((de = readdir(dir))) {
-		int rc;
+		struct stat st;
+		int n;
 
-		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0 ||
+		    fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)age_s ||
+		    !unlocked(pfd, de->d_name))
 			continue;
-		rc = sweep_one(pfd, de->d_name, age_s, now);
-		if (rc > 0)
-			count++;
-		else if (rc < 0)
-			log_warn("sweep %s/%s: %s", parent, de->d_name, strerror(-rc));
+		n = snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		if (n > 0 && (size_t)n < sizeof(path))
+			found(arg, path);
 	}
 	closedir(dir);
 	close(pfd);
-	if (removed)
-		*removed = count;
 	return 0;
 }
 
-/*
- * A directory that cannot be removed is logged and left for the next
- * sweep; only an unreadable parent fails the sweep as a whole.
- */
-int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed)
+int jobdir_reclaim(const char *path, volatile sig_atomic_t *stop)
 {
-	return sweep_prefix(parent, JOBDIR_PREFIX, age_s, removed);
-}
+	const char *slash = strrchr(path, '/');
+	char parent[4096];
+	const char *name;
+	int pfd, fd, rc;
 
-int jobdir_sweep_owner(const char *parent, pid_t pid, unsigned *removed)
-{
-	char prefix[32];
-
-	snprintf(prefix, sizeof(prefix), JOBDIR_PREFIX "%d-", (int)pid);
-	return sweep_prefix(parent, prefix, 0, removed);
+	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(parent))
+		return -EINVAL;
+	snprintf(parent, sizeof(parent), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	name = slash + 1;
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	/* no mode changed before the lock says it is nobody's */
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES)
+		fd = open_dir_at(pfd, name);
+	else if (fd < 0)
+		fd = -errno;
+	if (fd < 0) {
+		close(pfd);
+		/* gone already, or a symlink or a file under that name: not ours */
+		return fd == -ENOENT || fd == -ELOOP || fd == -ENOTDIR ? 0 : fd;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? 0 : -errno;
+		goto out;
+	}
+	/* the sandbox owned it and may have taken its modes away */
+	fchmod(fd, 0700);
+	rc = rm_contents(fd, stop);
+	if (rc == 0)
+		rc = unlinkat(pfd, name, AT_REMOVEDIR) < 0 ? -errno : 1;
+out:
+	close(fd);
+	close(pfd);
+	return rc;
 }

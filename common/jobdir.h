@@ -1,11 +1,13 @@
 /*
  * Per-job directories under the jail dir: unique by construction (mkdtemp),
  * written relative to the directory fd, removed without any shell, and
- * swept by the master when a crash left them behind.
+ * swept when a crash left them behind (the master lists them, its sweeper
+ * process removes them).
  */
 #ifndef GOBOXD_JOBDIR_H
 #define GOBOXD_JOBDIR_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -61,16 +63,23 @@ int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid);
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);
 /*
- * Remove every "job-*" directory under parent older than age_s seconds that
- * no live process holds locked. *removed counts them. 0 or negative errno.
+ * What a sweep would remove, for the caller to hand to a process of its
+ * own (removing a tree can take seconds): found(arg, path) is called for
+ * each directory under parent named "job-*" (owner > 0: "job-<owner>-*",
+ * the directories of an exited process) that is older than age_s seconds
+ * and that no live process holds locked. Only names, modes and locks are
+ * read. 0 or negative errno (parent unreadable).
  */
-int jobdir_sweep(const char *parent, unsigned age_s, unsigned *removed);
+int jobdir_stale(const char *parent, pid_t owner, unsigned age_s,
+		 void (*found)(void *arg, const char *path), void *arg);
 /*
- * Remove every "job-<pid>-*" directory (snapshots included) under parent
- * that no live process holds locked, whatever its age: pid has exited.
- * *removed counts them. 0 or negative errno.
+ * Remove the job directory at path (unlinkat, never following symlinks)
+ * unless a live process holds its lock. With stop, *stop is checked after
+ * every batch of removals, and a set flag ends the work early. 1 when
+ * removed, 0 when skipped (locked, gone, not a directory), -EINTR when
+ * stopped (what is left waits for the next sweep), or negative errno.
  */
-int jobdir_sweep_owner(const char *parent, pid_t pid, unsigned *removed);
+int jobdir_reclaim(const char *path, volatile sig_atomic_t *stop);
 /* Remove name under dirfd recursively, no symlink following. */
 int rm_tree_at(int dirfd, const char *name);
 

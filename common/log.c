@@ -171,8 +171,15 @@ static void emit(cJSON *o)
 	free(line);
 }
 
+/*
+ * Both entry points keep errno: callers log a failure and then return
+ * -errno, and a failed write of the line (or a reopen, or malloc) would
+ * otherwise replace the error they are about to report.
+ */
 void log_json(enum log_level lvl, cJSON *obj)
 {
+	int saved = errno;
+
 	if (!obj)
 		return;
 	if (lvl >= log_min) {
@@ -183,10 +190,12 @@ void log_json(enum log_level lvl, cJSON *obj)
 		cJSON_Delete(line);
 	}
 	cJSON_Delete(obj);
+	errno = saved;
 }
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
+	int saved = errno;
 	char msg[1024];
 	va_list ap;
 	cJSON *o;
@@ -197,8 +206,9 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	o = cJSON_CreateObject();
-	if (!o)
-		return;
-	cJSON_AddStringToObject(o, "msg", msg);
-	log_json(lvl, o);
+	if (o) {
+		cJSON_AddStringToObject(o, "msg", msg);
+		log_json(lvl, o);
+	}
+	errno = saved;
 }

@@ -21,7 +21,12 @@ int log_open_file(const char *path);
  */
 int log_reopen(void);
 
-/* A free-form message: {"ts":..,"level":..,"role":..,"pid":..,"msg":..} */
+/*
+ * A free-form message: {"ts":..,"level":..,"role":..,"pid":..,"msg":..}.
+ * Like log_json, it leaves errno as it found it, so "log, then return
+ * -errno" reports the caller's error even when the line could not be
+ * written.
+ */
 void log_msg(enum log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

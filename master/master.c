@@ -26,6 +26,7 @@
 #include "common/stats.h"
 #include "common/util.h"
 #include "master/queue.h"
+#include "master/sweeper.h"
 #include "worker/cgroup.h"
 #include "worker/probe.h"
 #include "worker/worker.h"
@@ -67,6 +68,8 @@ struct master {
 	bool reprobe;         /* start a prober when the running one has ended */
 	uint64_t next_probe_ms;
 	uint64_t next_sweep_ms;
+	struct sweeper sweeper; /* removes job directories off this loop */
+	uint64_t sweeper_retry_ms;
 	bool stopping;
 	bool fast;
 	bool quit_sent;       /* graceful stop: workers told to finish */
@@ -154,6 +157,29 @@ static unsigned live_workers(const struct master *m, uint32_t gen)
 	return n;
 }
 
+/*
+ * In a child just forked, before anything else: close what only the master
+ * may hold. Every fd is CLOEXEC, but these children never exec; a queued
+ * client kept by a worker of a new generation (or the prober) would keep
+ * the connection open after the master had answered it, and a memfd would
+ * keep the request's bytes.
+ */
+static void child_close_master_fds(struct master *m)
+{
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		if (m->slots[i].chan >= 0)
+			close(m->slots[i].chan);
+	close(m->epfd);
+	close(m->sigfd);
+	queue_free(&m->q);
+}
+
+/* jobdir_stale's callback: the path goes to the next sweeper. */
+static void sweep_later(void *arg, const char *path)
+{
+	sweeper_add(arg, path);
+}
+
 static int spawn_worker(struct master *m, size_t idx)
 {
 	struct wslot *s = &m->slots[idx];
@@ -183,12 +209,7 @@ static int spawn_worker(struct master *m, size_t idx)
 		sigset_t none;
 
 		close(sv[0]);
-		/* Other workers' channels are the master's business only. */
-		for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
-			if (m->slots[i].pid > 0 && m->slots[i].chan >= 0)
-				close(m->slots[i].chan);
-		close(m->epfd);
-		close(m->sigfd);
+		child_close_master_fds(m);
 		/* a SIGUSR1 sent to every goboxd process must not kill workers;
 		 * they follow the master's log reopening by themselves */
 		signal(SIGUSR1, SIG_IGN);
@@ -303,16 +324,61 @@ static void publish_queue(struct master *m)
 	atomic_store(&m->stats->queued, (int64_t)m->q.len);
 }
 
-static void send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
+/* 0 when the worker has the job (the master's copies closed), or -errno. */
+static int send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
 {
+	struct chan_msg msg = { .magic = CHAN_MAGIC, .type = CHAN_DISPATCH, .generation = s->gen,
+				.arg = now_ms() - e->enq_ms };
 	int fds[2] = { e->fd, e->memfd };
+	int rc = chan_send(s->chan, &msg, fds, 2);
 
-	tell(m, s, CHAN_DISPATCH, fds, 2, now_ms() - e->enq_ms);
+	if (rc < 0)
+		return rc;
 	close(e->fd);
 	close(e->memfd);
 	s->idle = false;
 	s->busy = true;
 	m->running++;
+	return 0;
+}
+
+/*
+ * The worker's end of the channel is gone (it died and is not reaped yet)
+ * or it does not read it (its queue is full): it cannot take this job or
+ * any other.
+ */
+static bool worker_unreachable(int rc)
+{
+	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN ||
+	       rc == -EAGAIN;
+}
+
+/*
+ * Give a job to an idle worker of the current generation. 0: one took it.
+ * -EAGAIN: none could; the job is still the caller's, to queue. Another
+ * negative errno: the message could not be sent at all (memory), and the
+ * caller answers the client. A worker that cannot be reached is killed so
+ * that it is reaped and replaced, and the next idle one is tried.
+ */
+static int hand_over(struct master *m, const struct queue_entry *e)
+{
+	struct wslot *s;
+
+	while ((s = idle_worker(m))) {
+		int rc = send_job(m, s, e);
+
+		if (rc == 0)
+			return 0;
+		if (!worker_unreachable(rc)) {
+			log_error("dispatch to worker pid %d failed: %s", s->pid, strerror(-rc));
+			return rc;
+		}
+		log_warn("dispatch to worker pid %d failed: %s; replacing it", s->pid,
+			 strerror(-rc));
+		s->idle = false;
+		kill(s->pid, SIGKILL);
+	}
+	return -EAGAIN;
 }
 
 static void dispatch(struct master *m)
@@ -320,12 +386,17 @@ static void dispatch(struct master *m)
 	struct queue_entry e;
 
 	while (m->q.len > 0 && m->running < m->cfg.max_concurrent_jobs) {
-		struct wslot *s = idle_worker(m);
+		int rc;
 
-		if (!s)
-			break;
 		queue_pop(&m->q, &e);
-		send_job(m, s, &e);
+		rc = hand_over(m, &e);
+		if (rc == -EAGAIN) {
+			/* just popped: there is room, and it keeps its place */
+			queue_unpop(&m->q, &e);
+			break;
+		}
+		if (rc < 0)
+			refuse(m, &e, "overloaded", "could not hand the job to a sandbox; retry later");
 	}
 	publish_queue(m);
 }
@@ -353,10 +424,12 @@ static void enqueue(struct master *m, int fd, int memfd)
 	}
 	/* A free slot and nobody ahead: no queueing at all. */
 	if (m->q.len == 0 && m->running < m->cfg.max_concurrent_jobs) {
-		struct wslot *s = idle_worker(m);
+		int rc = hand_over(m, &e);
 
-		if (s) {
-			send_job(m, s, &e);
+		if (rc == 0)
+			return;
+		if (rc != -EAGAIN) {
+			refuse(m, &e, "overloaded", "could not hand the job to a sandbox; retry later");
 			return;
 		}
 	}
@@ -451,12 +524,8 @@ static void start_prober(struct master *m)
 		prctl(PR_SET_NAME, "goboxd-prober", 0, 0, 0);
 		proctitle_set("goboxd: prober");
 		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-		close(m->epfd);
-		close(m->sigfd);
+		child_close_master_fds(m);
 		close(m->listen_fd);
-		for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
-			if (m->slots[i].pid > 0)
-				close(m->slots[i].chan);
 		signal(SIGTERM, on_prober_term);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGINT, SIG_IGN);
@@ -518,16 +587,14 @@ static void reap_children(struct master *m)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		unsigned removed = 0;
-
+		if (sweeper_reaped(&m->sweeper, pid, status))
+			continue;
 		/*
 		 * A child that died without cleaning up (a worker killed in the
 		 * middle of a job, or with a warm jail) leaves its job
 		 * directories unlocked: they go now, not at the next sweep.
 		 */
-		if (jobdir_sweep_owner(m->cfg.jail_dir, pid, &removed) == 0 && removed)
-			log_info("removed %u job director%s of exited process %d", removed,
-				 removed == 1 ? "y" : "ies", (int)pid);
+		jobdir_stale(m->cfg.jail_dir, pid, 0, sweep_later, &m->sweeper);
 		if (pid == m->prober) {
 			m->prober = 0;
 			if (m->reprobe && !m->stopping)
@@ -603,16 +670,31 @@ static void reload(struct master *m)
 	sd_notify(0, "READY=1\nSTATUS=reloaded");
 }
 
+/* Every --sweep-interval: what crashes left behind, older than --sweep-age. */
 static void sweep(struct master *m)
 {
-	unsigned removed = 0;
-	int rc = jobdir_sweep(m->cfg.jail_dir, m->cfg.sweep_age_s, &removed);
+	int rc = jobdir_stale(m->cfg.jail_dir, 0, m->cfg.sweep_age_s, sweep_later, &m->sweeper);
 
 	if (rc < 0)
 		log_warn("sweeping %s: %s", m->cfg.jail_dir, strerror(-rc));
-	else if (removed)
-		log_info("swept %u stale job directories from %s", removed, m->cfg.jail_dir);
 	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
+}
+
+static void sweeper_child(void *arg)
+{
+	struct master *m = arg;
+
+	child_close_master_fds(m);
+	close(m->listen_fd);
+}
+
+/* At most one sweeper at a time; a failed fork is retried a second later. */
+static void start_sweeper(struct master *m)
+{
+	if (now_ms() < m->sweeper_retry_ms)
+		return;
+	if (sweeper_start(&m->sweeper, sweeper_child, m) < 0)
+		m->sweeper_retry_ms = now_ms() + 1000;
 }
 
 /* Refuse what still waits, tell every worker to finish (or quit now). */
@@ -663,7 +745,7 @@ static void begin_stop(struct master *m, bool fast)
 
 static bool any_children(const struct master *m)
 {
-	if (m->prober > 0)
+	if (m->prober > 0 || m->sweeper.pid > 0)
 		return true;
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
 		if (m->slots[i].pid > 0)
@@ -680,6 +762,8 @@ static void kill_all(struct master *m)
 		}
 	if (m->prober > 0)
 		kill(m->prober, SIGKILL);
+	if (m->sweeper.pid > 0)
+		kill(m->sweeper.pid, SIGKILL);
 }
 
 /* After a rotation: the master's line goes to the new file at once. */
@@ -750,9 +834,7 @@ static int check_searchable(const char *path, char *err, size_t errlen)
 
 static int prepare_dirs(struct master *m, char *err, size_t errlen)
 {
-	unsigned removed = 0;
 	char path[4096];
-	int rc;
 
 	/* Each level traversable (not readable) by the sandbox uids. */
 	snprintf(path, sizeof(path), "%s", m->cfg.jail_dir);
@@ -774,12 +856,8 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 	/* The jails run as unprivileged uids: they must reach their directory. */
 	if (check_searchable(m->cfg.jail_dir, err, errlen) < 0)
 		return -1;
-	rc = jobdir_sweep(m->cfg.jail_dir, m->cfg.sweep_age_s, &removed);
-	if (rc < 0)
-		log_warn("start-up sweep of %s: %s", m->cfg.jail_dir, strerror(-rc));
-	else if (removed)
-		log_info("start-up sweep removed %u stale job directories", removed);
-	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
+	/* The first sweep is due at once; the loop starts it, off start-up's path. */
+	m->next_sweep_ms = now_ms();
 	return 0;
 }
 
@@ -882,6 +960,8 @@ static int loop(struct master *m)
 					stop_workers(m, false);
 				continue;
 			}
+			/* the directories of workers that died while stopping */
+			start_sweeper(m);
 			if (!any_children(m))
 				return 0;
 			if (now_ms() >= m->stop_deadline_ms) {
@@ -893,8 +973,10 @@ static int loop(struct master *m)
 		respawn_due(m);
 		expire_queue(m);
 		dispatch(m);
-		if (now_ms() >= m->next_sweep_ms)
+		/* a sweeper at work holds what it removes: list again after it */
+		if (now_ms() >= m->next_sweep_ms && m->sweeper.pid == 0)
 			sweep(m);
+		start_sweeper(m);
 		if (now_ms() >= m->next_probe_ms && m->prober == 0)
 			start_prober(m);
 		if (live_workers(m, m->gen) == 0) {
@@ -956,6 +1038,7 @@ out:
 	if (m->listen_fd >= 0)
 		close(m->listen_fd);
 	queue_free(&m->q);
+	sweeper_free(&m->sweeper);
 	stats_unmap(m->stats);
 	probe_table_unmap(m->probes);
 	langtab_free(m->lt);

@@ -171,6 +171,12 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 	snap->generation = generation;
 	rc = sandbox_open(&o, &sb, snap->jail_error, sizeof(snap->jail_error));
 	free(mounts);
+	/* Like a worker: what launching jails takes, and nothing more. */
+	if (rc == 0 && geteuid() == 0 && (rc = sandbox_keep_caps()) < 0) {
+		snprintf(snap->jail_error, sizeof(snap->jail_error),
+			 "dropping capabilities: %s", strerror(-rc));
+		sandbox_close(sb);
+	}
 	if (rc < 0) {
 		snap->jail_state = PROBE_FAILED;
 		sb = NULL;

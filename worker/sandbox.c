@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/caps.h"
 #include "common/jobdir.h"
 #include "common/placeholder.h"
 #include "common/util.h"
@@ -313,6 +314,24 @@ static int mount_job_disk(const struct sandbox_opts *o, char *err, size_t errlen
 		return rc;
 	}
 	return 0;
+}
+
+/*
+ * Launching jails needs root's uid but only these; docs/architecture.md
+ * says why each one is kept.
+ */
+int sandbox_keep_caps(void)
+{
+	static const cap_value_t keep[] = {
+		CAP_CHOWN,        /* job directory and files to the sandbox uid */
+		CAP_DAC_OVERRIDE, /* remove what the sandbox wrote; cgroupfs */
+		CAP_FOWNER,       /* chmod/unlink files owned by the sandbox uid */
+		CAP_KILL,         /* kill jailed processes running as the sandbox uid */
+		CAP_SETUID,       /* the jail child drops to the sandbox uid */
+		CAP_SETGID,
+	};
+
+	return caps_keep(keep, ARRAY_SIZE(keep));
 }
 
 int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, size_t errlen)

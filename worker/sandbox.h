@@ -55,6 +55,12 @@ struct sandbox_opts {
  * usable cgroup hierarchy...).
  */
 int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, size_t errlen);
+/*
+ * After sandbox_open, in a process that launches jails (a worker, the
+ * prober): keep only the capabilities that takes, no_new_privs set
+ * (caps_keep). Before any thread starts. 0 or negative errno.
+ */
+int sandbox_keep_caps(void);
 void sandbox_close(struct sandbox *sb);
 /* "nsjail" or "bwrap", and the jail binary's version line (may be ""). */
 const char *sandbox_driver_name(const struct sandbox *sb);

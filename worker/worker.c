@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -1060,46 +1059,6 @@ static void start_draining(struct worker *w)
 
 /* ---- set-up -------------------------------------------------------- */
 
-/*
- * The worker stays uid 0 but keeps only the capabilities that launching a
- * jail needs; see docs/architecture.md for why each one is kept.
- */
-static int drop_capabilities(void)
-{
-	static const cap_value_t keep[] = {
-		CAP_CHOWN,        /* job directory and files to the sandbox uid */
-		CAP_DAC_OVERRIDE, /* remove what the sandbox wrote; cgroupfs */
-		CAP_FOWNER,       /* chmod/unlink files owned by the sandbox uid */
-		CAP_KILL,         /* kill jailed processes running as the sandbox uid */
-		CAP_SETUID,       /* the jail child drops to the sandbox uid */
-		CAP_SETGID,
-	};
-	cap_t caps = cap_init();
-	int rc = -1;
-
-	if (!caps)
-		return -1;
-	for (cap_value_t v = 0; v <= CAP_LAST_CAP; v++) {
-		bool kept = false;
-
-		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-			kept |= keep[i] == v;
-		if (!kept && prctl(PR_CAPBSET_DROP, v, 0, 0, 0) < 0 && errno != EINVAL)
-			goto out;
-	}
-	if (cap_set_flag(caps, CAP_PERMITTED, ARRAY_SIZE(keep), keep, CAP_SET) < 0 ||
-	    cap_set_flag(caps, CAP_EFFECTIVE, ARRAY_SIZE(keep), keep, CAP_SET) < 0 ||
-	    cap_set_proc(caps) < 0)
-		goto out;
-	/* Dropped for good: nothing exec'd later can regain them. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		goto out;
-	rc = 0;
-out:
-	cap_free(caps);
-	return rc;
-}
-
 static int setup_fds(struct worker *w)
 {
 	sigset_t mask;
@@ -1266,6 +1225,7 @@ int worker_main(const struct worker_ctx *ctx)
 {
 	struct worker w;
 	char role[32];
+	int rc;
 
 	memset(&w, 0, sizeof(w));
 	w.ctx = ctx;
@@ -1294,8 +1254,8 @@ int worker_main(const struct worker_ctx *ctx)
 		return 1;
 	}
 	setup_sandbox(&w);
-	if (geteuid() == 0 && drop_capabilities() < 0) {
-		log_error("dropping capabilities failed: %s", strerror(errno));
+	if (geteuid() == 0 && (rc = sandbox_keep_caps()) < 0) {
+		log_error("dropping capabilities failed: %s", strerror(-rc));
 		return WORKER_EXIT_CONFIG;
 	}
 	/* After the drop: a thread keeps the capabilities it was born with. */

@@ -70,6 +70,34 @@ Test(channel, nothing_waiting_and_eof)
 	cr_assert_eq(chan_recv(sv[1], &got, fds, &n), 0);
 }
 
+/*
+ * A worker that dies with a message of the master's unread: the kernel
+ * reports ECONNRESET once, ahead of what the worker had sent (a client
+ * handed over just before), and that still arrives.
+ */
+Test(channel, what_a_dead_peer_sent_is_read_past_its_reset)
+{
+	struct chan_msg enq = { .magic = CHAN_MAGIC, .type = CHAN_ENQUEUE };
+	struct chan_msg quit = { .magic = CHAN_MAGIC, .type = CHAN_QUIT };
+	struct chan_msg got;
+	int p[2], fds[2], more[2];
+	size_t n = 0;
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(chan_send(sv[1], &enq, p, 2), 0);
+	cr_assert_eq(chan_send(sv[0], &quit, NULL, 0), 0);
+	close(sv[1]);
+	sv[1] = -1;
+	cr_assert_eq(chan_recv(sv[0], &got, fds, &n), 1);
+	cr_assert_eq(got.type, CHAN_ENQUEUE);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(chan_recv(sv[0], &got, more, &n), 0, "then the end");
+	close(fds[0]);
+	close(fds[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* The master never trusts a worker: anything malformed is refused whole. */
 Test(channel, malformed_messages_are_refused_and_their_fds_closed)
 {

@@ -1,8 +1,10 @@
 #include "autoconf.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +380,35 @@ static void make_old(const char *path, time_t age)
 	cr_assert_eq(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), 0, "%s", path);
 }
 
+/* A sweep as the daemon makes it: jobdir_stale lists, jobdir_reclaim removes. */
+struct found {
+	char paths[16][4200];
+	unsigned n;
+};
+
+static void collect(void *arg, const char *path)
+{
+	struct found *f = arg;
+
+	cr_assert_lt(f->n, 16);
+	snprintf(f->paths[f->n++], sizeof(f->paths[0]), "%s", path);
+}
+
+static int sweep(const char *dir, pid_t owner, unsigned age_s, unsigned *removed)
+{
+	struct found f = { .n = 0 };
+	unsigned count = 0;
+	int rc = jobdir_stale(dir, owner, age_s, collect, &f);
+
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < f.n; i++)
+		if (jobdir_reclaim(f.paths[i], NULL) > 0)
+			count++;
+	*removed = count;
+	return 0;
+}
+
 Test(jobdir, sweep)
 {
 	struct jobdir live, crashed, young;
@@ -408,7 +439,7 @@ Test(jobdir, sweep)
 	make_old(tdir, 3600);
 	make_old(link, 3600);
 
-	cr_expect_eq(jobdir_sweep(parent, 600, &removed), 0);
+	cr_expect_eq(sweep(parent, 0, 600, &removed), 0);
 	cr_expect_eq(removed, 1);
 	cr_expect_not(exists(crashed.path));
 	cr_expect(exists(live.path), "locked by a live job");
@@ -418,7 +449,7 @@ Test(jobdir, sweep)
 	cr_expect(host_file_is(keep, "keep"));
 
 	/* with age 0 the unlocked young one goes too, the live one stays */
-	cr_expect_eq(jobdir_sweep(parent, 0, &removed), 0);
+	cr_expect_eq(sweep(parent, 0, 0, &removed), 0);
 	cr_expect_eq(removed, 1);
 	cr_expect_not(exists(young.path));
 	cr_expect(exists(live.path));
@@ -428,13 +459,54 @@ Test(jobdir, sweep)
 	cr_expect_not(exists(p));
 }
 
+static unsigned count_entries(const char *path)
+{
+	unsigned n = 0;
+	DIR *d = opendir(path);
+	struct dirent *de;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* The sweeper's removal stops between two batches when told to. */
+Test(jobdir, reclaim_stops_after_a_batch_and_finishes_later)
+{
+	volatile sig_atomic_t stop = 1;
+	struct jobdir d;
+	char path[4096];
+	unsigned left;
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	for (int i = 0; i < 2000; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		cr_assert_eq(jobdir_write(&d, name, "x", 1, 0644), 0);
+	}
+	snprintf(path, sizeof(path), "%s", d.path);
+	cr_assert_eq(jobdir_reclaim(path, &stop), 0, "locked by its job: left alone");
+	cr_assert_eq(count_entries(path), 2000);
+	close(d.fd); /* its job has ended without removing it */
+	cr_assert_eq(jobdir_reclaim(path, &stop), -EINTR);
+	left = count_entries(path);
+	cr_expect(left > 0 && left < 2000, "%u of 2000 files left: not one batch", left);
+	stop = 0;
+	cr_assert_eq(jobdir_reclaim(path, &stop), 1);
+	cr_expect_not(exists(path));
+	cr_assert_eq(jobdir_reclaim(path, &stop), 0, "gone already");
+}
+
 Test(jobdir, sweep_missing_parent)
 {
 	unsigned removed = 7;
 	char p[128];
 
 	snprintf(p, sizeof(p), "%s/missing", parent);
-	cr_expect_eq(jobdir_sweep(p, 0, &removed), -ENOENT);
+	cr_expect_eq(sweep(p, 0, 0, &removed), -ENOENT);
 	cr_expect_eq(removed, 7);
 }
 
@@ -515,6 +587,88 @@ Test(jobdir, snapshot_freezes_files_and_restore_undoes_a_test, .init = setup,
 	cr_assert_eq(jobdir_remove(&d), 0);
 }
 
+/* Under path, depth nested directories "d", a file "f<i>" at each level. */
+static void make_deep_tree(const char *path, int depth)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY);
+
+	cr_assert_geq(fd, 0);
+	for (int i = 0; i < depth; i++) {
+		char name[16];
+		int nfd, f;
+
+		snprintf(name, sizeof(name), "f%d", i);
+		f = openat(fd, name, O_CREAT | O_WRONLY, 0640);
+		cr_assert_geq(f, 0);
+		cr_assert_eq(write(f, name, strlen(name)), (ssize_t)strlen(name));
+		close(f);
+		cr_assert_eq(mkdirat(fd, "d", i % 2 ? 0750 : 0700), 0);
+		nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+		cr_assert_geq(nfd, 0);
+		close(fd);
+		fd = nfd;
+	}
+	close(fd);
+}
+
+/* The deepest level's file of a make_deep_tree tree, and its content. */
+static bool deep_file_is(const char *path, int depth, const char *text)
+{
+	char name[16], buf[64] = "";
+	int fd = open(path, O_RDONLY | O_DIRECTORY), f;
+	ssize_t n;
+
+	for (int i = 0; fd >= 0 && i < depth - 1; i++) {
+		int nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+		close(fd);
+		fd = nfd;
+	}
+	if (fd < 0)
+		return false;
+	snprintf(name, sizeof(name), "f%d", depth - 1);
+	f = openat(fd, name, O_RDONLY);
+	close(fd);
+	if (f < 0)
+		return false;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	return n >= 0 && strcmp(buf, text) == 0;
+}
+
+/* A build may leave a tree of any depth: far deeper than the 64 levels
+ * the snapshot once stopped at (with ELOOP, a 500 for the job). */
+Test(jobdir, snapshot_and_restore_a_tree_300_levels_deep, .init = setup, .fini = teardown)
+{
+	struct jobdir d;
+	struct stat st;
+	char p[4200];
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	make_deep_tree(d.path, 300);
+	cr_assert_eq(jobdir_snapshot(&d), 0);
+	snprintf(p, sizeof(p), "%s.base", d.path);
+	cr_expect(deep_file_is(p, 300, "f299"), "the snapshot lacks the deepest file");
+	/* a test removes the whole tree and leaves a deep one of its own */
+	cr_assert_eq(rm_tree_at(d.fd, "d"), 0);
+	cr_assert_eq(mkdirat(d.fd, "other", 0700), 0);
+	snprintf(p, sizeof(p), "%s/other", d.path);
+	make_deep_tree(p, 200);
+	cr_assert_eq(jobdir_restore(&d, test_uid(), test_gid()), 0);
+	cr_expect(deep_file_is(d.path, 300, "f299"), "the restore lacks the deepest file");
+	snprintf(p, sizeof(p), "%s/other", d.path);
+	cr_expect_not(exists(p), "the test's tree survived the restore");
+	/* each directory gets its own mode back, and the sandbox owns it */
+	snprintf(p, sizeof(p), "%s/d/d", d.path);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0750);
+	cr_expect_eq(st.st_uid, test_uid());
+	cr_assert_eq(jobdir_remove(&d), 0);
+	snprintf(p, sizeof(p), "%s.base", d.path);
+	cr_expect_not(exists(p));
+	cr_expect_not(exists(d.path));
+}
+
 Test(jobdir, remove_takes_the_snapshot_too, .init = setup, .fini = teardown)
 {
 	struct jobdir d;
@@ -538,7 +692,7 @@ Test(jobdir, the_snapshot_is_locked_against_the_sweeper, .init = setup, .fini = 
 	make_built_tree(&d);
 	cr_assert_eq(jobdir_snapshot(&d), 0);
 	snprintf(base, sizeof(base), "%s.base", d.path);
-	cr_assert_eq(jobdir_sweep(parent, 0, &removed), 0);
+	cr_assert_eq(sweep(parent, 0, 0, &removed), 0);
 	cr_assert_eq(removed, 0);
 	cr_assert_eq(access(base, F_OK), 0);
 	cr_assert_eq(jobdir_remove(&d), 0);
@@ -569,9 +723,9 @@ Test(jobdir, sweep_owner_takes_only_the_dead_process_s, .init = setup, .fini = t
 	snprintf(theirs, sizeof(theirs), "%s", shared->path);
 	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &mine), 0);
 	snprintf(mine_path, sizeof(mine_path), "%s", mine.path);
-	cr_assert_eq(jobdir_sweep_owner(parent, getpid(), &removed), 0);
+	cr_assert_eq(sweep(parent, getpid(), 0, &removed), 0);
 	cr_assert_eq(removed, 0, "a live, locked directory was removed");
-	cr_assert_eq(jobdir_sweep_owner(parent, pid, &removed), 0);
+	cr_assert_eq(sweep(parent, pid, 0, &removed), 0);
 	cr_assert_eq(removed, 2); /* the directory and its snapshot */
 	cr_assert_neq(access(theirs, F_OK), 0);
 	cr_assert_eq(access(mine_path, F_OK), 0);

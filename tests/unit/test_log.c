@@ -2,8 +2,10 @@
 
 #include "common/log.h"
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,4 +100,30 @@ Test(log, an_unopenable_file_is_an_error)
 	snprintf(bad, sizeof(bad), "%s/missing/goboxd.log", dir);
 	cr_assert_eq(log_open_file(bad), -ENOENT);
 	cr_assert_eq(log_reopen(), -ENOENT, "a failed open leaves no file to reopen");
+}
+
+/* "log the failure, then return -errno" must return the caller's error. */
+Test(log, errno_survives_a_line_that_cannot_be_written)
+{
+	int ro = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	cr_assert_geq(ro, 0);
+	/* fd 2 open for reading only: writing the line fails with EBADF */
+	cr_assert_eq(dup2(ro, STDERR_FILENO), STDERR_FILENO);
+	close(ro);
+	errno = EXDEV;
+	log_error("rename(%s): %s", "x", strerror(errno));
+	cr_expect_eq(errno, EXDEV, "errno became %d", errno);
+	errno = ENOSPC;
+	log_json(LOG_WARN, cJSON_CreateObject());
+	cr_expect_eq(errno, ENOSPC, "errno became %d", errno);
+}
+
+Test(log, errno_survives_a_line_written_to_the_file)
+{
+	cr_assert_eq(log_open_file(path), 0);
+	errno = EMFILE;
+	log_info("a line");
+	cr_expect_eq(errno, EMFILE, "errno became %d", errno);
+	cr_assert(file_has(path, "\"a line\""));
 }
