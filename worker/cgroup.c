@@ -56,6 +56,7 @@ struct cg_step {
 	bool has_kill;  /* v2 cgroup.kill (5.14+) */
 	bool has_peak;  /* v2 memory.peak (5.19+) */
 	uint64_t peak_sample;
+	pid_t spare;    /* never killed: a jail's init waiting in it (0: none) */
 };
 
 /* ---- parsing helpers ---- */
@@ -413,7 +414,7 @@ static bool dup_dir(char (*dirs)[PATH_MAX], unsigned i)
  * freezer a forking process can outrun one pass, so passes repeat; pids
  * are bounded by pids.max, which makes the loop converge.
  */
-static int kill_until_empty(char (*dirs)[PATH_MAX], unsigned n)
+static int kill_until_empty(char (*dirs)[PATH_MAX], unsigned n, pid_t spare)
 {
 	uint64_t deadline = now_ms() + CG_KILL_TIMEOUT_MS;
 	long delay = 200;
@@ -432,8 +433,12 @@ static int kill_until_empty(char (*dirs)[PATH_MAX], unsigned n)
 				continue;
 			if (cnt < 0)
 				return cnt;
-			for (int k = 0; k < cnt && (size_t)k < ARRAY_SIZE(pids); k++)
-				kill(pids[k], SIGKILL);
+			for (int k = 0; k < cnt && (size_t)k < ARRAY_SIZE(pids); k++) {
+				if (spare && pids[k] == spare)
+					found--;
+				else
+					kill(pids[k], SIGKILL);
+			}
 			found += cnt;
 		}
 		if (!found)
@@ -478,7 +483,7 @@ static int rm_cgroup(const char *path, unsigned *count)
 	if (exists_in(path, "cgroup.kill"))
 		write_in(path, "cgroup.kill", "1");
 	for (int i = 0; i < CG_RMDIR_TRIES; i++) {
-		if ((rc = kill_until_empty(dirs, 1)) < 0)
+		if ((rc = kill_until_empty(dirs, 1, 0)) < 0)
 			return rc;
 		if (rmdir(path) == 0) {
 			if (count)
@@ -1268,9 +1273,19 @@ int cg_step_kill(struct cg_step *s)
 {
 	/* cgroup.kill takes the whole group at once, forks in flight included;
 	 * the loop then only waits for the group to drain */
-	if (s->ver == CG_V2 && s->has_kill)
+	if (s->ver == CG_V2 && s->has_kill && !s->spare)
 		write_in(s->dir[0], "cgroup.kill", "1");
-	return kill_until_empty(s->dir, s->ndirs);
+	return kill_until_empty(s->dir, s->ndirs, s->spare);
+}
+
+void cg_step_spare(struct cg_step *s, pid_t pid)
+{
+	s->spare = pid;
+}
+
+int cg_step_set_limits(struct cg_step *s, const struct cg_limits *l, char *err, size_t errlen)
+{
+	return s->ver == CG_V2 ? limits_v2(s, l, err, errlen) : limits_v1(s, l, err, errlen);
 }
 
 int cg_step_nprocs(const struct cg_step *s)
@@ -1391,6 +1406,7 @@ void cg_step_destroy(struct cg_step *s)
 
 	if (!s)
 		return;
+	s->spare = 0;
 	rc = cg_step_kill(s);
 	if (rc < 0)
 		log_warn("kill cgroup %s: %s", s->dir[0], strerror(-rc));

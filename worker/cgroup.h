@@ -116,6 +116,14 @@ int cg_step_open_procs(const struct cg_step *s, int *fds, size_t max);
 /* Kill every process in the step cgroup and wait until it is empty
  * (bounded). 0, or -EBUSY if processes remain. */
 int cg_step_kill(struct cg_step *s);
+/*
+ * A process cg_step_kill leaves alone (and does not wait for): a jail's
+ * init that moved into the step's cgroup so that its first program is born
+ * there. cg_step_destroy kills it too. 0: none.
+ */
+void cg_step_spare(struct cg_step *s, pid_t pid);
+/* Set (again) the step's limits, as cg_step_create does. */
+int cg_step_set_limits(struct cg_step *s, const struct cg_limits *l, char *err, size_t errlen);
 /* Number of processes currently in the step cgroup (or negative errno). */
 int cg_step_nprocs(const struct cg_step *s);
 /* The pids in the step cgroup; returns count (<= max) or negative errno. */

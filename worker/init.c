@@ -67,6 +67,7 @@ struct init {
 	struct child kids[MAX_CHILDREN];
 	char *buf;
 	bool tmp_mounted;       /* /tmp is ours, not the jail's placeholder */
+	bool entered;           /* ENTER moved us into a step's cgroup */
 };
 
 /* ---- messages ------------------------------------------------------- */
@@ -344,7 +345,8 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 
 	rc = parse_run(in->buf + sizeof(struct initmsg_hdr), len, &p, vec,
 		       sizeof(vec) / sizeof(vec[0]));
-	if (rc < 0 || nfds != 3 + p.run->ncgroup || !slot) {
+	if (rc < 0 || nfds != 3 + p.run->ncgroup || !slot ||
+	    ((p.run->flags & IMR_IN_PLACE) && (p.run->ncgroup || !in->entered))) {
 		send_failed(in, id, IMS_PROTOCOL, rc < 0 ? -rc : !slot ? EAGAIN : EBADF);
 		goto out;
 	}
@@ -405,6 +407,35 @@ static void do_filter(struct init *in, size_t len)
 	}
 	memcpy(in->filter, in->buf + sizeof(struct initmsg_hdr), len);
 	in->filter_len = (unsigned short)k;
+}
+
+/*
+ * Into the cgroup of the first program, while the jail waits for its job:
+ * a cgroup migration may sleep for an RCU grace period, and here nobody is
+ * waiting. The program forked next is born in it.
+ */
+static void do_enter(struct init *in, const int *fds, unsigned nfds)
+{
+	uint32_t type = IM_ENTERED;
+	struct initmsg_failed f = { IMS_CGROUP, 0 };
+
+	for (unsigned i = 0; i < nfds && !f.err; i++) {
+		ssize_t n;
+
+		do
+			n = write(fds[i], "0", 1);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			f.err = errno;
+	}
+	if (nfds == 0 || in->entered)
+		f.err = EINVAL;
+	if (f.err) {
+		send_msg(in, IM_FAILED, 0, &f, sizeof(f));
+		return;
+	}
+	in->entered = true;
+	send_msg(in, type, 0, NULL, 0);
 }
 
 /* ---- the loop --------------------------------------------------------- */
@@ -469,6 +500,8 @@ static int handle_packet(struct init *in)
 	}
 	if (h.type == IM_FILTER)
 		do_filter(in, h.len);
+	else if (h.type == IM_ENTER)
+		do_enter(in, fds, nfds);
 	else
 		send_failed(in, h.id, IMS_PROTOCOL, EBADMSG);
 drop:

@@ -8,6 +8,12 @@
  *
  *   init   -> worker  HELLO     once, when the jail is ready
  *   worker -> init    FILTER    once, the seccomp program every child installs
+ *   worker -> init    ENTER     at most once, before any RUN: fds, one
+ *                               cgroup.procs file per hierarchy; the init
+ *                               moves itself into that cgroup, so that the
+ *                               first program is born there (no migration,
+ *                               which can sleep, on the request's path)
+ *   init   -> worker  ENTERED   it is in (id 0), or FAILED with id 0
  *   worker -> init    RUN       start a program; fds: stdin, stdout, stderr,
  *                               then one cgroup.procs file per hierarchy
  *   init   -> worker  STARTED   the program runs (its pid inside the jail)
@@ -26,7 +32,7 @@
 #include <stdint.h>
 #include <sys/statvfs.h>
 
-#define INITMSG_VERSION 3
+#define INITMSG_VERSION 4
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -43,6 +49,8 @@ enum initmsg_type {
 	IM_STARTED,
 	IM_FAILED,
 	IM_EXITED,
+	IM_ENTER,
+	IM_ENTERED,
 };
 
 struct initmsg_hdr {
@@ -63,6 +71,9 @@ struct initmsg_hello {
 /* Start with SIGPIPE ignored: a write to a pipe nobody reads fails with
  * EPIPE instead of killing (an interactor whose solution has gone). */
 #define IMR_SIGPIPE_IGNORED 0x4u
+/* Born in the init's own cgroup (the one ENTER moved it into), joining
+ * none: the RUN carries no cgroup.procs fds. */
+#define IMR_IN_PLACE 0x8u
 
 enum initmsg_rlimit {
 	IMRL_CPU, IMRL_FSIZE, IMRL_NOFILE, IMRL_NPROC, IMRL_CORE, IMRL_MEMLOCK, IMRL_COUNT

@@ -32,6 +32,10 @@ struct jail {
 	int log_r;              /* the jail binary's stdout and stderr */
 	int exec_r;             /* silent unless the pre-exec child failed */
 	struct cg_step *cg;     /* the jail binary and the init */
+	/* The first program's cgroup, which the init enters while the jail
+	 * waits (ENTER); taken by that program's step. */
+	struct cg_step *first;
+	bool first_sent, first_ready, first_taken;
 	struct jobdir dir;
 	bool own_dir;
 	struct jobdir ctl;      /* the control directory, when ctl.fd >= 0 */
@@ -224,8 +228,7 @@ static int launch(struct jail *j, char *err, size_t errlen)
 			    .parent = getpid() };
 	int sv[2], lp[2], ep[2];
 	sigset_t all, old;
-	int rc, e[2];
-	ssize_t n;
+	int rc;
 
 	jail_args_init(&l.args);
 	rc = j->sb->drv->build_argv(&env, &l.args, err, errlen);
@@ -260,24 +263,10 @@ static int launch(struct jail *j, char *err, size_t errlen)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		goto out;
 	}
+	/* Whether the exec worked is read by jail_ready: the launcher's
+	 * cgroup attach can sleep (cgroup v1), and nobody waits for it here. */
 	close(l.exec_w);
 	l.exec_w = -1;
-	do
-		n = read(j->exec_r, e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(j->exec_r);
-	j->exec_r = -1;
-	if (n == (ssize_t)sizeof(e)) {
-		int st = e[1] > 0 && e[1] < (int)ARRAY_SIZE(jail_child_stages) ? e[1] : 0;
-
-		while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		j->pid = -1;
-		rc = -e[0];
-		snprintf(err, errlen, "starting %s: %s: %s", j->sb->path, jail_child_stages[st],
-			 strerror(e[0]));
-		goto out;
-	}
 	rc = 0;
 out:
 	if (l.sock_child >= 0)
@@ -304,6 +293,90 @@ static int make_control_dir(struct jail *j, char *err, size_t errlen)
 			 strerror(-rc));
 	}
 	return rc;
+}
+
+/*
+ * A cgroup for the jail's first program, and ENTER: the init moves into it
+ * as soon as it runs, so the first program (a one-test job's only one) is
+ * born there instead of migrating on the request's path. Best effort: a
+ * jail without it runs every program the ordinary way.
+ */
+static void send_enter(struct jail *j)
+{
+	struct cg_limits none = { 0 };
+	char cgerr[256];
+	int fds[INITMSG_MAX_FDS - 3];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(fds))];
+	} ctl;
+	struct initmsg_hdr h = { INITMSG_MAGIC, IM_ENTER, 0, 0 };
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
+	struct cmsghdr *c;
+	int n;
+
+	if (cg_step_create(j->sb->cg, &none, &j->first, cgerr, sizeof(cgerr)) < 0) {
+		log_warn("a jail's first cgroup: %s", cgerr);
+		j->first = NULL;
+		return;
+	}
+	n = cg_step_open_procs(j->first, fds, ARRAY_SIZE(fds));
+	if (n <= 0) {
+		cg_step_destroy(j->first);
+		j->first = NULL;
+		return;
+	}
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
+	j->first_sent = sendmsg(j->sock, &mh, MSG_NOSIGNAL) >= 0;
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* The init's answer to ENTER, after its hello: then the first cgroup holds
+ * the init alone, whose pid the step's kills must spare. */
+static int entered(struct jail *j, int timeout_ms)
+{
+	struct {
+		struct initmsg_hdr h;
+		struct initmsg_failed f;
+	} m;
+	struct pollfd pf = { .fd = j->sock, .events = POLLIN };
+	pid_t pids[2];
+	ssize_t n;
+	int rc;
+
+	do
+		rc = poll(&pf, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc <= 0)
+		return -ETIMEDOUT;
+	n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
+	if (n < (ssize_t)sizeof(m.h) || m.h.magic != INITMSG_MAGIC)
+		return -EPROTO;
+	if (m.h.type != IM_ENTERED) {
+		log_warn("the jail's init could not enter its first cgroup: %s",
+			 m.h.type == IM_FAILED && n == (ssize_t)sizeof(m) ? strerror(m.f.err) : "?");
+		return 0;
+	}
+	if (cg_step_pids(j->first, pids, ARRAY_SIZE(pids)) != 1)
+		return 0;
+	cg_step_spare(j->first, pids[0]);
+	j->first_ready = true;
+	return 0;
+}
+
+struct cg_step *jail_take_first_cgroup(struct jail *j)
+{
+	if (!j->first_ready || j->first_taken)
+		return NULL;
+	j->first_taken = true;
+	return j->first;
 }
 
 int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail **out,
@@ -340,6 +413,7 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
 		jail_destroy(j);
 		return rc;
 	}
+	send_enter(j);
 	*out = j;
 	return 0;
 }
@@ -394,6 +468,41 @@ static int send_filter(struct jail *j, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The launcher's pre-exec child either execs the jail binary (its CLOEXEC
+ * error pipe closes: end of file) or writes errno and stage and exits.
+ */
+static int launched(struct jail *j, int timeout_ms, char *err, size_t errlen)
+{
+	struct pollfd pf = { .fd = j->exec_r, .events = POLLIN };
+	int e[2], rc, st;
+	ssize_t n;
+
+	if (j->exec_r < 0)
+		return 0;
+	do
+		rc = poll(&pf, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0) {
+		snprintf(err, errlen, "starting %s: no exec within %d ms", j->sb->path, timeout_ms);
+		return -ETIMEDOUT;
+	}
+	do
+		n = read(j->exec_r, e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(j->exec_r);
+	j->exec_r = -1;
+	if (n != (ssize_t)sizeof(e))
+		return 0;
+	st = e[1] > 0 && e[1] < (int)ARRAY_SIZE(jail_child_stages) ? e[1] : 0;
+	while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	j->pid = -1;
+	snprintf(err, errlen, "starting %s: %s: %s", j->sb->path, jail_child_stages[st],
+		 strerror(e[0]));
+	return -e[0];
+}
+
 int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
 {
 	struct {
@@ -411,6 +520,11 @@ int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
 	}
 	if (j->ready)
 		return 0;
+	rc = launched(j, timeout_ms, err, errlen);
+	if (rc < 0) {
+		j->broken = true;
+		return rc;
+	}
 	do
 		rc = poll(&pf, 1, timeout_ms);
 	while (rc < 0 && errno == EINTR);
@@ -433,6 +547,14 @@ int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
 		snprintf(err, errlen, "goboxd-init speaks protocol %u, this goboxd %u: install both "
 			 "from the same build", (unsigned)m.hello.version, (unsigned)INITMSG_VERSION);
 		return -EPROTO;
+	}
+	if (j->first_sent) {
+		rc = entered(j, timeout_ms);
+		if (rc < 0) {
+			j->broken = true;
+			snprintf(err, errlen, "the jail's init did not answer ENTER: %s", strerror(-rc));
+			return rc;
+		}
 	}
 	rc = send_filter(j, err, errlen);
 	if (rc < 0) {
@@ -466,6 +588,8 @@ void jail_destroy(struct jail *j)
 			;
 	}
 	cg_step_destroy(j->cg);
+	/* the init, if it entered it, and whatever its first program left */
+	cg_step_destroy(j->first);
 	if (j->log_r >= 0)
 		close(j->log_r);
 	if (j->exec_r >= 0)

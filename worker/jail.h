@@ -192,6 +192,12 @@ int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen);
 /* Kill everything in it, reap it, remove its cgroup and its directory. */
 void jail_destroy(struct jail *j);
 /*
+ * The cgroup the init entered for the jail's first program (once ready),
+ * or NULL: taken once; the jail keeps and removes it. Its limits are the
+ * taker's to set, and cg_step_kill spares the init in it.
+ */
+struct cg_step *jail_take_first_cgroup(struct jail *j);
+/*
  * Remove the jail's job directory (with its snapshot) and control
  * directory now, while the jail itself may wait for a later teardown:
  * they share the worker's job disk with the next job. 0 or -errno (the

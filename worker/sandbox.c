@@ -464,6 +464,7 @@ struct run {
 	 * (in_r, out_w, handed to the init), not ours to feed or read. */
 	bool dialogue;
 	uint32_t run_flags;     /* more IMR_* flags for the RUN message */
+	bool cg_borrowed;       /* cg is the jail's first cgroup, not ours */
 };
 
 static void close_fd(int *fd)
@@ -536,6 +537,16 @@ static int prepare(struct run *run)
 	     (set_nonblock(run->in_w, true) < 0 || set_nonblock(run->out_r, true) < 0)) ||
 	    set_nonblock(run->err_r, true) < 0)
 		return internal(run, -errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
+	/* The jail's first program is born in the cgroup its init entered. */
+	run->cg = jail_take_first_cgroup(run->j);
+	if (run->cg) {
+		run->cg_borrowed = true;
+		run->run_flags |= IMR_IN_PLACE;
+		if (cl.pids)
+			cl.pids++;      /* the init waits in it */
+		rc = cg_step_set_limits(run->cg, &cl, err, sizeof(err));
+		return rc < 0 ? internal(run, rc, "cgroup: %s", err) : 0;
+	}
 	rc = cg_step_create(run->sb->cg, &cl, &run->cg, err, sizeof(err));
 	if (rc < 0)
 		return internal(run, rc, "cgroup: %s", err);
@@ -1008,7 +1019,10 @@ static void run_release(struct run *run)
 	int *fds[] = { &run->in_w, &run->out_r, &run->err_r, &run->in_r, &run->out_w,
 		       &run->err_w, &run->cgfds[0], &run->cgfds[1], &run->cgfds[2] };
 
-	if (run->cg)
+	/* A borrowed cgroup stays with its jail, the init in it. */
+	if (run->cg && run->cg_borrowed)
+		cg_step_kill(run->cg);
+	else if (run->cg)
 		cg_step_destroy(run->cg);
 	run->cg = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)

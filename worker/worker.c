@@ -432,12 +432,14 @@ static void *job_thread(void *arg)
 		if (quit)
 			break;
 		j = warm ? warm : jail_prepare(w);
-		/* The next job's jail starts now and is ready by its turn. */
-		warm = jail_prepare(w);
+		warm = NULL;
 		job_in_jail(w, j);
 		job_answer(js);
 		if (write(w->evfd, &one, sizeof(one)) < 0)
 			log_error("write(eventfd): %s", strerror(errno));
+		/* The next job's jail starts once this answer is on its way; its
+		 * start returns at the fork and is waited for by its own job. */
+		warm = jail_prepare(w);
 		/* The jail may wait, its files may not: the next job's share
 		 * the job disk with them. */
 		if (j)

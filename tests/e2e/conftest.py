@@ -173,13 +173,14 @@ class Daemon:
 
     def step_cgroups(self):
         """Cgroups in this daemon's worker subtrees beyond each idle worker's
-        one warm jail."""
+        one warm jail (its own cgroup, and the one its init waits in for
+        the first program)."""
         trees = self.cgroup_trees()
         assert trees, "no worker cgroup subtree found: the check would see nothing"
         extra = []
         for t in trees:
             subs = sorted(d for d in os.listdir(t) if os.path.isdir(os.path.join(t, d)))
-            extra += [os.path.join(t, d) for d in subs[1:]]
+            extra += [os.path.join(t, d) for d in subs[2:]]
         return extra
 
     def leftovers(self, timeout=5):
