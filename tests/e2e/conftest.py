@@ -171,17 +171,22 @@ class Daemon:
         return glob.glob(os.path.join("/sys/fs/cgroup", "**", "goboxd",
                                       "%d-w*" % self.proc.pid), recursive=True)
 
-    def step_cgroups(self):
+    def step_cgroups(self, timeout=5):
         """Cgroups in this daemon's worker subtrees beyond each idle worker's
         one warm jail (its own cgroup, and the one its init waits in for
-        the first program)."""
+        the first program). Waits a little: a job's jail is torn down, and
+        the next one started, just after its answer is sent."""
         trees = self.cgroup_trees()
         assert trees, "no worker cgroup subtree found: the check would see nothing"
-        extra = []
-        for t in trees:
-            subs = sorted(d for d in os.listdir(t) if os.path.isdir(os.path.join(t, d)))
-            extra += [os.path.join(t, d) for d in subs[2:]]
-        return extra
+        deadline = time.time() + timeout
+        while True:
+            extra = []
+            for t in trees:
+                subs = sorted(d for d in os.listdir(t) if os.path.isdir(os.path.join(t, d)))
+                extra += [os.path.join(t, d) for d in subs[2:]]
+            if not extra or time.time() >= deadline:
+                return extra
+            time.sleep(0.1)
 
     def leftovers(self, timeout=5):
         """Job directories left behind. An idle worker keeps one warm jail
@@ -200,8 +205,15 @@ class Daemon:
                         and not os.listdir(self.job_dir_path(j))]
                 left = [j for j in jobs if j not in warm] + warm[self.workers:]
             if not left or time.time() >= deadline:
-                return left
+                # what each one holds, where it was seen: for the message
+                return ["%s: %s" % (self.job_dir_path(j), self._listing(j)) for j in left]
             time.sleep(0.1)
+
+    def _listing(self, name):
+        try:
+            return sorted(os.listdir(self.job_dir_path(name)))[:10]
+        except OSError as e:
+            return str(e)
 
     def stopped_clean(self):
         """Stop the daemon; then no job directory and no cgroup of it may

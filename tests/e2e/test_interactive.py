@@ -315,7 +315,11 @@ sys.exit(0 if b - a >= 64 << 20 else 1)
 
 
 def test_protocol_memory_reflects_an_allocation(daemon):
-    sol = "input()\nx = b'z' * (80 << 20)\nprint('ready', flush=True)\ninput()\nprint(len(x) > 0)\n"
+    # The last line keeps x alive through the second reading; on stderr,
+    # since the interactor may be gone by then (a write to its pipe would
+    # fail with EPIPE, and the solution's own end is judged after "bye").
+    sol = ("input()\nx = b'z' * (80 << 20)\nprint('ready', flush=True)\ninput()\n"
+           "print(len(x) > 0, file=__import__('sys').stderr)\n")
     body = run(daemon, interactive(sol, PROTOCOL_MEMORY, [{"stdin": "1"}]))
     t = body["tests"][0]
     assert t["status"] == "accepted", dump(body)
