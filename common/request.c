@@ -391,15 +391,21 @@ struct native_ctx {
 	struct req_error *e;
 };
 
+/*
+ * A limit the request gives is a positive number: zero is how struct limits
+ * says "not given", so a 0 (or -0, or a tiny value that underflows to 0)
+ * must be refused here, or a typo would silently become the language's
+ * default.
+ */
 static int limit_time(const cJSON *v, uint32_t *ms)
 {
 	double x = v->valuedouble * 1000.0;
 
-	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
 		return -1;
 	*ms = x >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(x + 0.5);
 	/* a positive limit never rounds down to "not given" */
-	if (*ms == 0 && v->valuedouble > 0)
+	if (*ms == 0)
 		*ms = 1;
 	return 0;
 }
@@ -408,7 +414,7 @@ static int limit_count(const cJSON *v, uint64_t max, uint64_t *out)
 {
 	double x = v->valuedouble;
 
-	if (!cJSON_IsNumber(v) || !(x >= 0))
+	if (!cJSON_IsNumber(v) || !(x >= 1))
 		return -1;
 	if (x >= (double)max) {
 		*out = max;
@@ -465,10 +471,13 @@ static int parse_limits(struct native_ctx *c, const cJSON *o, const char *step,
 				l.fsize_kb = u;
 		}
 		if (rc < 0) {
+			bool seconds = strcmp(v->string, "wall_time_s") == 0 ||
+				       strcmp(v->string, "cpu_time_s") == 0;
+
 			snprintf(path, sizeof(path), "%s.limits.%s", step, v->string);
 			set_err(c->e, "invalid_limits", path,
-				"%s must be a non-negative number%s", path,
-				strstr(v->string, "_s") ? "" : " (an integer)");
+				"%s must be a number above 0%s (leave it out for the "
+				"language's default)", path, seconds ? "" : ", an integer");
 			return -1;
 		}
 	}

@@ -437,12 +437,71 @@ Test(native, limits)
 
 	struct job_request *r = parse_ok(
 		"{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":{\"wall_time_s\":1e9,"
-		"\"output_kb\":4,\"file_size_kb\":8,\"memory_kb\":0,\"cpu_time_s\":0.0001}}," T1 "}");
+		"\"output_kb\":4,\"file_size_kb\":8,\"cpu_time_s\":0.0001}}," T1 "}");
 	cr_expect_eq(r->run_limits.wall_ms, 20000);
 	cr_expect_eq(r->run_limits.output_kb, 4);
 	cr_expect_eq(r->run_limits.fsize_kb, 8);
-	cr_expect_eq(r->run_limits.memory_kb, 102400, "zero means not given");
+	cr_expect_eq(r->run_limits.memory_kb, 102400, "not given: the language's");
 	cr_expect_eq(r->run_limits.cpu_ms, 1, "a tiny positive limit stays positive");
+	request_free(r);
+}
+
+/*
+ * A limit the request names is used or refused, never replaced by the
+ * language's default: zero, negative, not a number, for every field of
+ * both steps and of the judge programs' steps.
+ */
+Test(native, limit_zero_or_not_a_number_is_refused)
+{
+	static const char *const fields[] = { "wall_time_s", "cpu_time_s", "memory_kb",
+					      "max_processes", "file_size_kb", "output_kb" };
+	static const char *const values[] = { "0", "0.0", "-0", "-1", "-0.5", "1e-400",
+					      "\"5\"", "null", "true", "[]", "{}" };
+	static const char *const owners[] = { "", "checker", "interactor" };
+	char body[512], path[96];
+
+	for (size_t o = 0; o < sizeof(owners) / sizeof(owners[0]); o++)
+	for (size_t s = 0; s < 2; s++)
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+	for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+		const char *step = s ? "run" : "build";
+		char inner[160];
+
+		snprintf(inner, sizeof(inner), "\"language\":\"cpp\",\"source\":\"x\","
+			 "\"%s\":{\"limits\":{\"%s\":%s}}", step, fields[f], values[v]);
+		if (owners[o][0]) {
+			snprintf(body, sizeof(body), "{\"language\":\"py3\",\"source\":\"x\","
+				 "\"%s\":{%s}," T1 "}", owners[o], inner);
+			snprintf(path, sizeof(path), "%s.%s.limits.%s", owners[o], step, fields[f]);
+		} else {
+			snprintf(body, sizeof(body), "{%s," T1 "}", inner);
+			snprintf(path, sizeof(path), "%s.limits.%s", step, fields[f]);
+		}
+		parse_bad(body, "invalid_limits", path);
+		cr_expect(strstr(err.message, fields[f]) != NULL, "%s: %s", body, err.message);
+	}
+}
+
+/* Counts are whole numbers; a time may be a fraction of a second. */
+Test(native, limit_fraction_only_for_times)
+{
+	static const char *const counts[] = { "memory_kb", "max_processes", "file_size_kb",
+					      "output_kb" };
+	char body[256], path[64];
+	struct job_request *r;
+
+	for (size_t f = 0; f < sizeof(counts) / sizeof(counts[0]); f++) {
+		snprintf(body, sizeof(body), "{\"language\":\"py3\",\"source\":\"x\","
+			 "\"run\":{\"limits\":{\"%s\":0.5}}," T1 "}", counts[f]);
+		snprintf(path, sizeof(path), "run.limits.%s", counts[f]);
+		parse_bad(body, "invalid_limits", path);
+		cr_expect(strstr(err.message, "an integer") != NULL, "%s", err.message);
+	}
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":"
+		     "{\"wall_time_s\":0.25,\"max_processes\":1,\"memory_kb\":1}}," T1 "}");
+	cr_expect_eq(r->run_limits.wall_ms, 250);
+	cr_expect_eq(r->run_limits.max_processes, 1);
+	cr_expect_eq(r->run_limits.memory_kb, 1);
 	request_free(r);
 }
 
