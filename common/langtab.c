@@ -70,6 +70,7 @@ static void lang_clear(struct lang *l)
 	free(l->name);
 	free(l->version_hint);
 	free(l->source_filename);
+	free(l->source_default);
 	free(l->artifact);
 	step_clear(&l->build);
 	step_clear(&l->run);
@@ -527,6 +528,17 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 			     "source_filename: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
 			     l->source_filename);
 	}
+	if ((v = ynode_get(root, "source_filename_default"))) {
+		if (!l->source_from_request)
+			return lfail(c, v->line, "source_filename_default: only with source_filename: "
+				     LANG_FROM_REQUEST " (a fixed name needs no default)");
+		if (get_str(c, v, "source_filename_default", &l->source_default) < 0)
+			return -1;
+		if (!valid_filename(l->source_default))
+			return lfail(c, v->line,
+				     "source_filename_default: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+				     l->source_default);
+	}
 	if ((v = ynode_get(root, "artifact"))) {
 		if (get_str(c, v, "artifact", &l->artifact) < 0)
 			return -1;
@@ -616,20 +628,61 @@ static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct 
 	return 0;
 }
 
+/*
+ * entry.default, plus the suffix, must give a plain file name. It may be
+ * built from the source file name ({{stem}}, {{stem_class}}: Kotlin's
+ * MainKt for Main.kt) unless the source file is named after the entry,
+ * which would be circular; it is checked with the name a request that
+ * names nothing gets.
+ */
+static int check_entry_default(struct lctx *c, const struct ynode *p, struct lang *l)
+{
+	const char *d = l->entry_default;
+	const char *src = l->source_from_request ? l->source_default : l->source_filename;
+	struct expand_ctx ctx = { .source = src };
+	char why[256], name[FILENAME_MAX_LEN + 64];
+	const char *q = d;
+	bool ok;
+	char *e;
+
+	if (placeholder_check(d, PH_IN_ENV, why, sizeof(why)) < 0)
+		return lfail(c, p->line, "entry.default: %s", why);
+	/* every "{{" left is a valid placeholder; only these two mean anything here */
+	while ((q = strstr(q, "{{"))) {
+		q += 2;
+		if (strncmp(q, "stem}}", 6) != 0 && strncmp(q, "stem_class}}", 12) != 0)
+			return lfail(c, p->line, "entry.default: only {{stem}} and {{stem_class}} "
+				     "are expanded here");
+	}
+	if (strstr(d, "{{") && !src)
+		return lfail(c, p->line,
+			     "entry.default: {{stem}} and {{stem_class}} need the source's name, and "
+			     "this language names its source after the entry (give "
+			     "source_filename_default)");
+	e = placeholder_expand_one(d, &ctx);
+	if (!e)
+		return lfail(c, p->line, "entry.default: cannot expand '%s'", d);
+	snprintf(name, sizeof(name), "%s%s", e, l->entry_suffix);
+	ok = valid_filename(e) && valid_filename(name);
+	free(e);
+	if (!ok)
+		return lfail(c, p->line, "entry: '%s' is not a plain file name", name);
+	return 0;
+}
+
 /* entry: { patterns: [...], default: NAME, suffix: .EXT } */
 static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 {
 	static const char *const keys[] = { "patterns", "default", "suffix", NULL };
-	const struct ynode *v = ynode_get(root, "entry"), *p;
-	char name[FILENAME_MAX_LEN + 64];
+	const struct ynode *v = ynode_get(root, "entry"), *p, *dn;
 
 	if (!v)
 		return 0;
 	if (want_map(c, v, "entry") < 0 || check_keys(c, v, keys, "entry") < 0)
 		return -1;
-	if (!(p = ynode_get(v, "default")))
+	if (!(dn = ynode_get(v, "default")))
 		return lfail(c, v->line, "entry: missing required key 'default'");
-	if (get_str(c, p, "entry.default", &l->entry_default) < 0)
+	if (get_str(c, dn, "entry.default", &l->entry_default) < 0)
 		return -1;
 	if ((p = ynode_get(v, "suffix"))) {
 		if (get_str(c, p, "entry.suffix", &l->entry_suffix) < 0)
@@ -639,9 +692,8 @@ static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 		if (!l->entry_suffix)
 			return lfail(c, v->line, "out of memory");
 	}
-	snprintf(name, sizeof(name), "%s%s", l->entry_default, l->entry_suffix);
-	if (!valid_filename(l->entry_default) || !valid_filename(name))
-		return lfail(c, v->line, "entry: '%s' is not a plain file name", name);
+	if (check_entry_default(c, dn, l) < 0)
+		return -1;
 	if (!(p = ynode_get(v, "patterns")))
 		return lfail(c, v->line, "entry: missing required key 'patterns'");
 	if (get_strv(c, p, "entry.patterns", &l->entry_patterns) < 0)
@@ -651,10 +703,12 @@ static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 	return compile_entry_patterns(c, p, l);
 }
 
-char *lang_infer_entry(const struct lang *l, const char *src)
+char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
 {
+	struct expand_ctx ctx = { .source = name };
+	char file[FILENAME_MAX_LEN + 64];
 	regmatch_t m[10];
-	char name[FILENAME_MAX_LEN + 64];
+	char *e;
 
 	if (!l->entry_res)
 		return NULL;
@@ -669,11 +723,19 @@ char *lang_infer_entry(const struct lang *l, const char *src)
 		len = (size_t)(m[g].rm_eo - m[g].rm_so);
 		if (g == 0 || len == 0 || len > FILENAME_MAX_LEN)
 			continue;
-		snprintf(name, sizeof(name), "%.*s%s", (int)len, src + m[g].rm_so, l->entry_suffix);
-		if (valid_filename(name))
+		snprintf(file, sizeof(file), "%.*s%s", (int)len, src + m[g].rm_so, l->entry_suffix);
+		if (valid_filename(file))
 			return strndup(src + m[g].rm_so, len);
 	}
-	return strdup(l->entry_default);
+	e = placeholder_expand_one(l->entry_default, &ctx);
+	if (!e)
+		return NULL;
+	snprintf(file, sizeof(file), "%s%s", e, l->entry_suffix);
+	if (!valid_filename(e) || !valid_filename(file)) {
+		free(e);
+		return NULL;
+	}
+	return e;
 }
 
 /*
@@ -713,7 +775,8 @@ static int parse_codize(struct lctx *c, const struct ynode *root, struct lang *l
 static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
-					    "source_filename", "artifact", "mounts", "tmp_exec",
+					    "source_filename", "source_filename_default", "artifact",
+					    "mounts", "tmp_exec",
 					    "install", "build", "run", "probe", "codize", "entry",
 					    NULL };
 

@@ -350,10 +350,11 @@ static char *name_stem(const char *name)
 }
 
 /* artifact: from_request when the request names none: the entry class the
- * source declares, or for languages without entry patterns the file's stem. */
+ * source declares (or its default, which may follow the file's name), or
+ * for languages without entry patterns the file's stem. */
 static char *default_artifact(const struct lang *lang, const struct req_file *src)
 {
-	char *entry = lang_infer_entry(lang, src->data);
+	char *entry = lang_infer_entry(lang, src->data, src->name);
 
 	return entry ? entry : name_stem(src->name);
 }
@@ -776,6 +777,21 @@ static int parse_source(struct native_ctx *c, const cJSON *root, struct req_file
 	return 0;
 }
 
+/*
+ * A language with a default source name takes a request's name only with
+ * the same extension: the compiler picks its front end by it (Kotlin's
+ * Main.kts would be a script, without the class MainKt).
+ */
+static bool same_extension(const char *name, const char *def)
+{
+	const char *ext = def ? strrchr(def, '.') : NULL;
+	size_t n = strlen(name);
+
+	if (!ext || ext == def)
+		return true;
+	return n > strlen(ext) && strcmp(name + n - strlen(ext), ext) == 0;
+}
+
 /* File names: given ones are always validated, then used only if the language says so. */
 static int resolve_names(struct native_ctx *c, const cJSON *root)
 {
@@ -788,6 +804,14 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 	    opt_filename(c, root, "artifact_filename", &art) < 0)
 		goto out;
 	if (lang->source_from_request) {
+		if (src && !same_extension(src, lang->source_default)) {
+			set_err(c->e, "invalid_filename", "source_filename",
+				"source_filename: language %s wants a %s file, not '%s'", lang->id,
+				strrchr(lang->source_default, '.'), src);
+			goto out;
+		}
+		if (!src && lang->source_default)
+			src = xstrdup(lang->source_default);
 		if (!src && !lang->entry_res) {
 			set_err(c->e, "missing_field", "source_filename",
 				"language %s needs source_filename", lang->id);
@@ -795,7 +819,7 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 		}
 		/* not named: the entry class inferred from the source names the file */
 		if (!src) {
-			char *entry = lang_infer_entry(lang, r->files[0].data);
+			char *entry = lang_infer_entry(lang, r->files[0].data, NULL);
 			const char *e = entry ? entry : lang->entry_default;
 			size_t n = strlen(e) + strlen(lang->entry_suffix) + 1;
 

@@ -302,19 +302,19 @@ Test(langtab, entry_inference)
 	l = langtab_find(t, "jv");
 	cr_assert_str_eq(l->entry_suffix, ".java");
 	/* the last group of the first matching pattern */
-	e = lang_infer_entry(l, "class A {}\npublic final class Sol { void main() {} }");
+	e = lang_infer_entry(l, "class A {}\npublic final class Sol { void main() {} }", NULL);
 	cr_expect_str_eq(e, "Sol");
 	free(e);
-	e = lang_infer_entry(l, "class Helper { }\nclass Prog {\n static void main() {} }");
+	e = lang_infer_entry(l, "class Helper { }\nclass Prog {\n static void main() {} }", NULL);
 	cr_expect_str_eq(e, "Prog", "the second pattern when the first does not match");
 	free(e);
-	e = lang_infer_entry(l, "interface X {}");
+	e = lang_infer_entry(l, "interface X {}", NULL);
 	cr_expect_str_eq(e, "Main", "nothing matches: the default");
 	free(e);
-	e = lang_infer_entry(l, "");
+	e = lang_infer_entry(l, "", NULL);
 	cr_expect_str_eq(e, "Main");
 	free(e);
-	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}"),
+	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"),
 		       "no entry section, no inference");
 	langtab_free(t);
 }
@@ -354,6 +354,83 @@ Test(langtab, from_request_names)
 	cr_assert(l->artifact_from_request);
 	cr_assert_str_eq(l->artifact, "from_request");
 	langtab_free(t);
+}
+
+static const char kt_yaml[] =
+	"id: kt\n"                                                /* 1 */
+	"name: K\n"
+	"source_filename: from_request\n"
+	"source_filename_default: solution.kt\n"
+	"artifact: from_request\n"                                /* 5 */
+	"entry:\n"
+	"  patterns: ['object[[:space:]]+([[:alpha:]]+)']\n"
+	"  default: \"{{stem_class}}Kt\"\n"
+	"build: { cmd: /usr/bin/kotlinc, args: [\"{{source}}\"] }\n"
+	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"  /* 10 */
+	"probe: [/usr/bin/java]\n";
+
+/* A name the request may give, a default when it gives none, and an entry
+ * default built from whichever name the source got. */
+Test(langtab, source_default_and_entry_from_name)
+{
+	struct langtab *t = NULL;
+	const struct lang *l;
+	char *e;
+
+	put("kt.yaml", kt_yaml);
+	cr_assert_eq(load(&t), 0, "%s", err);
+	l = langtab_find(t, "kt");
+	cr_assert(l->source_from_request);
+	cr_assert_str_eq(l->source_default, "solution.kt");
+	e = lang_infer_entry(l, "fun main() {}", "Main.kt");
+	cr_expect_str_eq(e, "MainKt");
+	free(e);
+	e = lang_infer_entry(l, "fun main() {}", "solution.kt");
+	cr_expect_str_eq(e, "SolutionKt");
+	free(e);
+	e = lang_infer_entry(l, "object App { }", "Main.kt");
+	cr_expect_str_eq(e, "App", "a pattern's match comes first");
+	free(e);
+	cr_expect_null(lang_infer_entry(l, "fun main() {}", NULL),
+		       "a default built from the name needs the name");
+	langtab_free(t);
+}
+
+static char *kt_with(int line, const char *repl)
+{
+	static char out[4096];
+	const char *p = kt_yaml;
+	size_t o = 0;
+
+	for (int l = 1; *p; l++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = (size_t)(nl - p) + 1;
+
+		if (l != line) {
+			memcpy(out + o, p, len);
+			o += len;
+		} else if (repl) {
+			o += (size_t)sprintf(out + o, "%s\n", repl);
+		}
+		p += len;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+Test(langtab, source_default_errors)
+{
+	expect_fail(kt_with(3, "source_filename: solution.kt"), 4,
+		    "source_filename_default: only with source_filename: from_request");
+	expect_fail(kt_with(4, "source_filename_default: ../x.kt"), 4,
+		    "source_filename_default: '../x.kt' is not a plain file name");
+	expect_fail(kt_with(4, "# no default: the source would be named after its entry"), 8,
+		    "{{stem}} and {{stem_class}} need the source's name");
+	expect_fail(kt_with(8, "  default: \"{{artifact}}\""), 8,
+		    "only {{stem}} and {{stem_class}} are expanded here");
+	expect_fail(kt_with(8, "  default: \"{{nope}}\""), 8, "unknown placeholder '{{nope}}'");
+	expect_fail(kt_with(8, "  default: \"{{stem}}/x\""), 8,
+		    "entry: 'solution/x' is not a plain file name");
 }
 
 Test(langtab, defaults_lowered_to_server_max)
@@ -419,10 +496,13 @@ Test(langtab, shipped_codize_runtimes)
 	langtab_free(t);
 }
 
+/* The entry of a source the request does not name. */
 static void expect_entry(const struct langtab *t, const char *id, const char *src,
 			 const char *want)
 {
-	char *e = lang_infer_entry(langtab_find(t, id), src);
+	const struct lang *l = langtab_find(t, id);
+	const char *name = l->source_from_request ? l->source_default : l->source_filename;
+	char *e = lang_infer_entry(l, src, name);
 
 	cr_expect_str_eq(e, want, "%s: %s", id, src);
 	free(e);
@@ -453,7 +533,7 @@ Test(langtab, shipped_entry_patterns)
 	expect_entry(t, "scala", "object Util { def f = 1 }\nobject Run {\n"
 				 "  def main(args: Array[String]): Unit = {}\n}\n", "Run");
 	expect_entry(t, "scala", "class X\n", "Main");
-	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}"));
+	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"));
 	langtab_free(t);
 }
 

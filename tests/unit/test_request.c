@@ -68,6 +68,20 @@ static const char jv_yaml[] =
 	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"
 	"probe: [/usr/bin/java, --version]\n";
 
+/* Kotlin's shape: the request may name the file, whose name names the class. */
+static const char kt_yaml[] =
+	"id: kt\n"
+	"name: K\n"
+	"source_filename: from_request\n"
+	"source_filename_default: solution.kt\n"
+	"artifact: from_request\n"
+	"entry:\n"
+	"  patterns: ['object[[:space:]]+([[:alpha:]]+)']\n"
+	"  default: \"{{stem_class}}Kt\"\n"
+	"build: { cmd: /usr/bin/kotlinc, args: [\"{{source}}\"] }\n"
+	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"
+	"probe: [/usr/bin/java]\n";
+
 static void put(const char *name, const char *text)
 {
 	char path[256];
@@ -90,6 +104,7 @@ static void setup(void)
 	put("cpp.yaml", cpp_yaml);
 	put("java.yaml", java_yaml);
 	put("jv.yaml", jv_yaml);
+	put("kt.yaml", kt_yaml);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.max_source_bytes = 1000;
 	cfg.max_tests = 3;
@@ -395,6 +410,47 @@ Test(native, names_from_request)
 		     "\"artifact_filename\":\"b\"," T1 "}");
 	cr_expect_str_eq(r->files[0].name, "solution.cpp");
 	cr_expect_str_eq(r->artifact, "solution");
+	request_free(r);
+}
+
+/*
+ * A language with a default source name takes the request's name instead
+ * (same extension), and the class named after the file follows it.
+ */
+Test(native, names_with_a_default)
+{
+	struct job_request *r;
+
+	r = parse_ok("{\"language\":\"kt\",\"source\":\"fun main() {}\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "solution.kt", "not named: the default");
+	cr_expect_str_eq(r->artifact, "SolutionKt");
+	request_free(r);
+	r = parse_ok("{\"language\":\"kt\",\"source\":\"fun main() {}\","
+		     "\"source_filename\":\"Main.kt\",\"artifact_filename\":\"MainKt\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "Main.kt");
+	cr_expect_str_eq(r->artifact, "MainKt");
+	request_free(r);
+	r = parse_ok("{\"language\":\"kt\",\"source\":\"fun main() {}\","
+		     "\"source_filename\":\"my-main.kt\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "my-main.kt");
+	cr_expect_str_eq(r->artifact, "My_mainKt", "the class follows the file's name");
+	request_free(r);
+	r = parse_ok("{\"language\":\"kt\",\"source\":\"object App {}\","
+		     "\"source_filename\":\"Main.kt\"," T1 "}");
+	cr_expect_str_eq(r->artifact, "App", "an entry the source declares comes first");
+	request_free(r);
+	parse_bad("{\"language\":\"kt\",\"source\":\"x\",\"source_filename\":\"Main.kts\","
+		  T1 "}", "invalid_filename", "source_filename");
+	cr_expect(strstr(err.message, ".kt") != NULL, "%s", err.message);
+	parse_bad("{\"language\":\"kt\",\"source\":\"x\",\"source_filename\":\"kt\"," T1 "}",
+		  "invalid_filename", "source_filename");
+	parse_bad("{\"language\":\"kt\",\"source\":\"x\",\"source_filename\":\"Main.KT\","
+		  T1 "}", "invalid_filename", "source_filename");
+	/* a judge program is a request of its own */
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\",\"checker\":{\"language\":\"kt\","
+		     "\"source\":\"fun main() {}\",\"source_filename\":\"Check.kt\"}," T1 "}");
+	cr_expect_str_eq(r->checker->files[0].name, "Check.kt");
+	cr_expect_str_eq(r->checker->artifact, "CheckKt");
 	request_free(r);
 }
 
