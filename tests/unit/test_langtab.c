@@ -496,6 +496,15 @@ Test(langtab, shipped_codize_runtimes)
 	langtab_free(t);
 }
 
+static void expect_entry_in(const struct langtab *t, const char *id, const char *name,
+			    const char *src, const char *want)
+{
+	char *e = lang_infer_entry(langtab_find(t, id), src, name);
+
+	cr_expect_str_eq(e, want, "%s (%s): %s", id, name ? name : "unnamed", src);
+	free(e);
+}
+
 /* The entry of a source the request does not name. */
 static void expect_entry(const struct langtab *t, const char *id, const char *src,
 			 const char *want)
@@ -525,6 +534,8 @@ Test(langtab, shipped_entry_patterns)
 		     "Prog");
 	expect_entry(t, "java", "class Main2 {}\n", "Main");
 	expect_entry(t, "kotlin", "fun main() {\n    println(1)\n}\n", "SolutionKt");
+	expect_entry_in(t, "kotlin", "Main.kt", "fun main() {}\n", "MainKt");
+	expect_entry_in(t, "kotlin", "my-main.kt", "fun main() {}\n", "My_mainKt");
 	expect_entry(t, "kotlin", "object Solver {\n    @JvmStatic fun main(args: Array<String>) {}\n}\n",
 		     "Solver");
 	expect_entry(t, "kotlin", "class App {\n  companion object {\n    @JvmStatic\n"
