@@ -199,20 +199,24 @@ static bool valid_env_name(const char *s)
  */
 static const char *mount_problem(const char *p)
 {
+	size_t len = strlen(p);
+
 	if (p[0] != '/')
 		return "must be an absolute path";
 	if (!strcmp(p, "/"))
 		return "must not be the host's root";
-	if (strlen(p) > 1024)
+	if (len > 1024)
 		return "is too long";
 	for (const char *q = p; *q; q++) {
 		if (*q == ':' || *q == ',' || (unsigned char)*q <= ' ' || *q == 0x7f)
 			return "must not contain ':', ',', blanks or control characters";
 	}
-	if (strstr(p, "//") || p[strlen(p) - 1] == '/')
+	if (strstr(p, "//") || p[len - 1] == '/')
 		return "must not contain '//' or end with '/'";
-	if (strstr(p, "/../") || strstr(p, "/./") || !strcmp(p + strlen(p) - 3, "/..") ||
-	    !strcmp(p + strlen(p) - 2, "/."))
+	/* the tails are compared only where the path is long enough: "/e" has
+	 * no three last bytes */
+	if (strstr(p, "/../") || strstr(p, "/./") || (len >= 3 && !strcmp(p + len - 3, "/..")) ||
+	    !strcmp(p + len - 2, "/."))
 		return "must not contain '.' or '..' components";
 	return NULL;
 }

@@ -767,6 +767,24 @@ Test(langtab, bad_mounts)
 	expect_fail(cpp_with(8, "mounts: [/usr/lib/]"), 8, "end with '/'");
 }
 
+/*
+ * Found by fuzz_langtab: a two-byte mount ("/e") was compared from one
+ * byte before its start (the "/.." tail). The read changes no answer, so
+ * this test fails only in an AddressSanitizer build (--enable-asan), as
+ * a heap-buffer-overflow.
+ */
+Test(langtab, short_mounts)
+{
+	struct langtab *t = NULL;
+
+	put("cpp.yaml", cpp_with(8, "mounts: [/e]"));
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_expect_str_eq(langtab_find(t, "cpp")->ro_mounts.v[0], "/e");
+	langtab_free(t);
+	expect_fail(cpp_with(8, "mounts: [/.]"), 8, "'.' or '..' components");
+	expect_fail(cpp_with(8, "mounts: [/..]"), 8, "'.' or '..' components");
+}
+
 Test(langtab, bad_packages)
 {
 	expect_fail(cpp_with(9, "install: { debian: [\"g++; rm -rf /\"] }"), 9,
