@@ -606,15 +606,170 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 	return 0;
 }
 
+/*
+ * glibc's regcomp copies a repeated subexpression: "E+" becomes "EE*" and
+ * "E{2,5}" five copies of E, so stacked or nested repetitions grow the
+ * compiled pattern exponentially ("(((a+)+)+)+", or "b" and a hundred
+ * '+': gigabytes in the master at load). Refuse a pattern whose tree,
+ * counted the way regcomp builds it, would pass this many nodes; the
+ * shipped patterns need under 200.
+ */
+#define ENTRY_MAX_NODES 4096
+#define ENTRY_MAX_DEPTH 16
+
+/* The end of the bracket expression that starts at p ('['), or NULL. */
+static const char *bracket_end(const char *p)
+{
+	const char *q = p + 1;
+
+	if (*q == '^')
+		q++;
+	if (*q == ']')
+		q++;
+	for (; *q && *q != ']'; q++) {
+		if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+			const char *e = strchr(q + 2, q[1]);
+
+			while (e && e[1] != ']')
+				e = strchr(e + 1, q[1]);
+			if (!e)
+				return NULL;
+			q = e + 1;
+		}
+	}
+	return *q ? q : NULL;
+}
+
+/* "{m}", "{m,}", "{m,n}" at p: the largest count of copies, or 0. */
+static uint64_t interval_copies(const char *p, const char **end)
+{
+	uint64_t m = 0, n;
+	const char *q = p + 1;
+
+	if (*q < '0' || *q > '9')
+		return 0;
+	/* every digit is read; past the cap the count just stays above it */
+	for (; *q >= '0' && *q <= '9'; q++)
+		m = m > ENTRY_MAX_NODES ? m : m * 10 + (uint64_t)(*q - '0');
+	n = m;
+	if (*q == ',') {
+		q++;
+		n = m + 1; /* "{m,}": m copies and a star */
+		if (*q >= '0' && *q <= '9') {
+			n = 0;
+			for (; *q >= '0' && *q <= '9'; q++)
+				n = n > ENTRY_MAX_NODES ? n : n * 10 + (uint64_t)(*q - '0');
+		}
+	}
+	if (*q != '}')
+		return 0;
+	*end = q;
+	return (n > m ? n : m) + 1;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a || a + b > ENTRY_MAX_NODES ? ENTRY_MAX_NODES + 1 : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return b && a > (ENTRY_MAX_NODES + 1) / b ? ENTRY_MAX_NODES + 1 : a * b;
+}
+
+/*
+ * Why an entry pattern is refused before regcomp sees it, or NULL: too
+ * large once repetitions are copied, groups nested too deep or unbalanced,
+ * or a back-reference (matching with one backtracks, and the source it
+ * runs on is the client's).
+ */
+static const char *entry_pattern_problem(const char *p)
+{
+	/* per open group: nodes so far, and the size of its last atom */
+	uint64_t total[ENTRY_MAX_DEPTH + 1] = { 0 }, last[ENTRY_MAX_DEPTH + 1] = { 0 };
+	int d = 0;
+
+	for (const char *q = p; *q; q++) {
+		const char *e;
+		uint64_t k, atom = 1;
+
+		switch (*q) {
+		case '\\':
+			if (q[1] >= '1' && q[1] <= '9')
+				return "back-references are not allowed";
+			if (q[1])
+				q++;
+			break;
+		case '[':
+			if (!(e = bracket_end(q)))
+				return NULL; /* regcomp says what is wrong */
+			q = e;
+			break;
+		case '(':
+			if (d == ENTRY_MAX_DEPTH)
+				return "groups are nested too deep";
+			d++;
+			total[d] = last[d] = 0;
+			continue;
+		case ')':
+			if (d == 0)
+				return "has a ')' without its '('";
+			atom = sat_add(total[d], 1);
+			d--;
+			break;
+		case '|':
+			total[d] = sat_add(total[d], 1);
+			last[d] = 0;
+			continue;
+		case '*':
+		case '?':
+			total[d] = sat_add(total[d], 1);
+			continue;
+		case '+':
+			/* E+ is E E*: one more copy of the last atom */
+			total[d] = sat_add(total[d], last[d] + 1);
+			last[d] = sat_add(sat_mul(last[d], 2), 1);
+			if (total[d] > ENTRY_MAX_NODES)
+				return "repeats too much (stacked or nested repetitions)";
+			continue;
+		case '{':
+			if ((k = interval_copies(q, &e)) == 0)
+				break; /* a literal '{' */
+			q = e;
+			total[d] = sat_add(total[d], sat_add(sat_mul(last[d], k - 1), k));
+			last[d] = sat_add(sat_mul(last[d], k), k);
+			if (total[d] > ENTRY_MAX_NODES)
+				return "repeats too much (stacked or nested repetitions)";
+			continue;
+		default:
+			break;
+		}
+		total[d] = sat_add(total[d], atom);
+		last[d] = atom;
+		if (total[d] > ENTRY_MAX_NODES)
+			return "repeats too much (stacked or nested repetitions)";
+	}
+	/* an unclosed '(' is regcomp's to report */
+	return NULL;
+}
+
 static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct lang *l)
 {
 	l->entry_res = calloc(l->entry_patterns.n ? l->entry_patterns.n : 1, sizeof(*l->entry_res));
 	if (!l->entry_res)
 		return lfail(c, p->line, "out of memory");
 	for (size_t i = 0; i < l->entry_patterns.n; i++) {
+		const char *bad = entry_pattern_problem(l->entry_patterns.v[i]);
 		char why[160];
-		int rc = regcomp(&l->entry_res[i], l->entry_patterns.v[i], REG_EXTENDED);
+		int rc;
 
+		if (bad) {
+			/* only the patterns compiled so far are freed */
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i), "entry.patterns: '%s' %s",
+				     l->entry_patterns.v[i], bad);
+		}
+		rc = regcomp(&l->entry_res[i], l->entry_patterns.v[i], REG_EXTENDED);
 		if (rc != 0) {
 			regerror(rc, &l->entry_res[i], why, sizeof(why));
 			/* only the patterns compiled so far are freed */

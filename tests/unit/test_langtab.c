@@ -337,6 +337,48 @@ Test(langtab, entry_errors)
 		    21, "unknown key 'x' in entry");
 }
 
+/*
+ * Found by fuzz_langtab: "b" and a hundred '+' made glibc's regcomp copy
+ * the repeated part 2^100 times (gigabytes, at load, in the master).
+ * Patterns that would grow past 4096 nodes are refused before regcomp,
+ * as are back-references (matching with one backtracks, on the client's
+ * source). Without the check this test does not fail, it runs out of
+ * memory.
+ */
+Test(langtab, entry_patterns_that_explode)
+{
+	static const char *const bad[] = {
+		"'(b+++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++)'",
+		"'((((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+)+)'",
+		"'(x{1000}){1000}'",
+		"'(a{5000})'",
+		"'(a{1,99999999999999999999})'",
+	};
+	char line[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "probe: [/usr/bin/g++]\nentry: { default: M, patterns: [%s] }",
+			 bad[i]);
+		expect_fail(cpp_with(20, line), 21, "repeats too much");
+	}
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: ['(a)\\1'] }"),
+		    21, "back-references are not allowed");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: ['a)(b'] }"),
+		    21, "has a ')' without its '('");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: "
+				 "['((((((((((((((((((a))))))))))))))))))'] }"),
+		    21, "groups are nested too deep");
+	/* what the shipped files use stays well inside */
+	put("bad.yaml", cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: "
+				     "['(^|\\n)[[:blank:]]*(a|b)[[:blank:]]+([[:alpha:]_]{1,8})[^{]*[{]'] }"));
+	{
+		struct langtab *t = NULL;
+
+		cr_assert_eq(load(&t), 0, "%s", err);
+		langtab_free(t);
+	}
+}
+
 Test(langtab, from_request_names)
 {
 	struct langtab *t = NULL;
