@@ -77,9 +77,12 @@ static void lang_clear(struct lang *l)
 	strv_clear(&l->aliases);
 	strv_clear(&l->probe);
 	strv_clear(&l->ro_mounts);
-	for (size_t i = 0; l->entry_res && i < l->entry_patterns.n; i++)
+	for (size_t i = 0; l->entry_res && i < l->entry_patterns.n; i++) {
 		regfree(&l->entry_res[i]);
+		regfree(&l->entry_locate[i]);
+	}
 	free(l->entry_res);
+	free(l->entry_locate);
 	strv_clear(&l->entry_patterns);
 	free(l->entry_default);
 	free(l->entry_suffix);
@@ -753,35 +756,59 @@ static const char *entry_pattern_problem(const char *p)
 	return NULL;
 }
 
+/*
+ * Each pattern P is compiled twice: as written, and as "^.*(P)", which
+ * lang_infer_entry uses to find where matches are in one pass (see
+ * entry_match). The first compile's errors and group count are the
+ * author's.
+ */
 static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct lang *l)
 {
-	l->entry_res = calloc(l->entry_patterns.n ? l->entry_patterns.n : 1, sizeof(*l->entry_res));
-	if (!l->entry_res)
+	size_t n = l->entry_patterns.n ? l->entry_patterns.n : 1;
+
+	l->entry_res = calloc(n, sizeof(*l->entry_res));
+	l->entry_locate = calloc(n, sizeof(*l->entry_locate));
+	if (!l->entry_res || !l->entry_locate) {
+		l->entry_patterns.n = 0;
 		return lfail(c, p->line, "out of memory");
+	}
 	for (size_t i = 0; i < l->entry_patterns.n; i++) {
-		const char *bad = entry_pattern_problem(l->entry_patterns.v[i]);
-		char why[160];
+		const char *pat = l->entry_patterns.v[i];
+		const char *bad = entry_pattern_problem(pat);
+		char why[160], *wrapped = NULL;
 		int rc;
 
+		/* on failure only the patterns before i are freed */
 		if (bad) {
-			/* only the patterns compiled so far are freed */
 			l->entry_patterns.n = i;
-			return lfail(c, item_line(p, i), "entry.patterns: '%s' %s",
-				     l->entry_patterns.v[i], bad);
+			return lfail(c, item_line(p, i), "entry.patterns: '%s' %s", pat, bad);
 		}
-		rc = regcomp(&l->entry_res[i], l->entry_patterns.v[i], REG_EXTENDED);
+		rc = regcomp(&l->entry_res[i], pat, REG_EXTENDED);
 		if (rc != 0) {
 			regerror(rc, &l->entry_res[i], why, sizeof(why));
-			/* only the patterns compiled so far are freed */
 			l->entry_patterns.n = i;
-			return lfail(c, item_line(p, i), "entry.patterns: '%s': %s",
-				     l->entry_patterns.v[i], why);
+			return lfail(c, item_line(p, i), "entry.patterns: '%s': %s", pat, why);
 		}
 		if (l->entry_res[i].re_nsub == 0) {
-			l->entry_patterns.n = i + 1;
+			regfree(&l->entry_res[i]);
+			l->entry_patterns.n = i;
 			return lfail(c, item_line(p, i),
-				     "entry.patterns: '%s' has no group to name the entry",
-				     l->entry_patterns.v[i]);
+				     "entry.patterns: '%s' has no group to name the entry", pat);
+		}
+		if (asprintf(&wrapped, "^.*(%s)", pat) < 0) {
+			regfree(&l->entry_res[i]);
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i), "out of memory");
+		}
+		rc = regcomp(&l->entry_locate[i], wrapped, REG_EXTENDED);
+		free(wrapped);
+		if (rc != 0 || l->entry_locate[i].re_nsub != l->entry_res[i].re_nsub + 1) {
+			regfree(&l->entry_res[i]);
+			if (rc == 0)
+				regfree(&l->entry_locate[i]);
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i), "entry.patterns: '%s' is not one whole expression",
+				     pat);
 		}
 	}
 	return 0;
@@ -862,30 +889,77 @@ static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 	return compile_entry_patterns(c, p, l);
 }
 
+/*
+ * The entry pattern i names in src, or NULL. A plain search would try P
+ * from every line start, each try running as far as "[^}]*" lets it:
+ * quadratic in the source, 30 s for 256 KiB of "class A" lines. Instead,
+ * "^.*(P)" is run anchored, each run one pass over the text: first to
+ * find where the earliest match ends (a binary search over prefixes, each
+ * check stopping at its first match), then in that prefix, where its
+ * greedy ".*" gives the latest start of a match ending there. P itself
+ * then runs from that start, where it matches at once, for its longest
+ * match (the whole name, not the letter that ended the earliest match;
+ * the search from there may run to the end once, never from every line).
+ * So the entry is the declaration whose match ends first: the first one,
+ * or of two that end at the same "main(", the inner one.
+ */
+static char *entry_match(const struct lang *l, size_t i, const char *src)
+{
+	const regex_t *loc = &l->entry_locate[i], *re = &l->entry_res[i];
+	size_t len = strlen(src), lo = 0, hi = len, g = re->re_nsub < 9 ? re->re_nsub : 9;
+	char file[FILENAME_MAX_LEN + 64];
+	regmatch_t m[10];
+	size_t n;
+
+	/* nmatch 0: the pass stops where the first match ends; REG_STARTEND
+	 * takes the range from m[0] all the same */
+	m[0].rm_so = 0;
+	m[0].rm_eo = (regoff_t)len;
+	if (regexec(loc, src, 0, m, REG_STARTEND) != 0)
+		return NULL;
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		m[0].rm_so = 0;
+		m[0].rm_eo = (regoff_t)mid;
+		if (regexec(loc, src, 0, m, REG_STARTEND | REG_NOTEOL) == 0)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	m[0].rm_so = 0;
+	m[0].rm_eo = (regoff_t)hi;
+	if (regexec(loc, src, 2, m, REG_STARTEND | (hi < len ? REG_NOTEOL : 0)) != 0)
+		return NULL;
+	/*
+	 * One byte back: glibc lets the "^" of "(^|\n)" match just after a
+	 * newline inside the wrapped pattern, so the start it reports may be
+	 * one past the newline that P alone needs.
+	 */
+	m[0].rm_so = m[1].rm_so > 0 ? m[1].rm_so - 1 : 0;
+	m[0].rm_eo = (regoff_t)len;
+	if (regexec(re, src, g + 1, m, REG_STARTEND) != 0)
+		return NULL;
+	while (g > 0 && m[g].rm_so < 0)
+		g--;
+	n = (size_t)(m[g].rm_eo - m[g].rm_so);
+	if (g == 0 || n == 0 || n > FILENAME_MAX_LEN)
+		return NULL;
+	snprintf(file, sizeof(file), "%.*s%s", (int)n, src + m[g].rm_so, l->entry_suffix);
+	return valid_filename(file) ? strndup(src + m[g].rm_so, n) : NULL;
+}
+
 char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
 {
 	struct expand_ctx ctx = { .source = name };
 	char file[FILENAME_MAX_LEN + 64];
-	regmatch_t m[10];
 	char *e;
 
 	if (!l->entry_res)
 		return NULL;
-	for (size_t i = 0; src && i < l->entry_patterns.n; i++) {
-		size_t g = l->entry_res[i].re_nsub < 9 ? l->entry_res[i].re_nsub : 9;
-		size_t len;
-
-		if (regexec(&l->entry_res[i], src, g + 1, m, 0) != 0)
-			continue;
-		while (g > 0 && m[g].rm_so < 0)
-			g--;
-		len = (size_t)(m[g].rm_eo - m[g].rm_so);
-		if (g == 0 || len == 0 || len > FILENAME_MAX_LEN)
-			continue;
-		snprintf(file, sizeof(file), "%.*s%s", (int)len, src + m[g].rm_so, l->entry_suffix);
-		if (valid_filename(file))
-			return strndup(src + m[g].rm_so, len);
-	}
+	for (size_t i = 0; src && i < l->entry_patterns.n; i++)
+		if ((e = entry_match(l, i, src)))
+			return e;
 	e = placeholder_expand_one(l->entry_default, &ctx);
 	if (!e)
 		return NULL;

@@ -59,6 +59,7 @@ struct lang {
 	 */
 	struct strv entry_patterns; /* POSIX extended regular expressions */
 	regex_t *entry_res;      /* compiled, one per pattern */
+	regex_t *entry_locate;   /* each as "^.*(P)": where matches are (langtab.c) */
 	char *entry_default;     /* may hold {{stem}} and {{stem_class}} */
 	char *entry_suffix;      /* source file name = entry + suffix; "" if none */
 	char *codize_runtime;    /* name served on /v1/run, NULL: not served there */

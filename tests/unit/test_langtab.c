@@ -379,6 +379,46 @@ Test(langtab, entry_patterns_that_explode)
 	}
 }
 
+/*
+ * The source a pattern runs on is the client's: 256 KiB of "class A" lines
+ * and no main made a plain regexec search try "[^{]*" from every line,
+ * to the end (30 s a pattern on a 2-CPU guest). The search is now a few
+ * passes (well under a second for all of these together); the timeout
+ * is a guard, 40 times what the slowest of them takes, not a benchmark.
+ */
+Test(langtab, entry_inference_is_not_quadratic, .timeout = 30)
+{
+	static const struct { const char *id, *line, *tail, *want; } cases[] = {
+		{ "java", "class A\n", "", "Main" },
+		{ "java", "class A {\n", "\nclass Prog { static void main(", "Prog" },
+		{ "java", "\n", "public class Z {}", "Z" },
+		{ "kotlin", "object A\n", "", "SolutionKt" },
+		{ "scala", "object A {\n", "\nobject Run { def main(", "Run" },
+	};
+	struct langtab *t = NULL;
+	size_t cap = 256 * 1024;
+	char *src = malloc(cap + 64);
+
+	cr_assert_not_null(src);
+	cr_assert_eq(langtab_load(GOBOXD_SRCDIR "/languages", &test_max, &t, err, sizeof(err)), 0,
+		     "%s", err);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t ll = strlen(cases[i].line), o = 0;
+		char *e;
+
+		while (o + ll <= cap) {
+			memcpy(src + o, cases[i].line, ll);
+			o += ll;
+		}
+		strcpy(src + o, cases[i].tail);
+		e = lang_infer_entry(langtab_find(t, cases[i].id), src, "solution.kt");
+		cr_expect_str_eq(e, cases[i].want, "%s, %s", cases[i].id, cases[i].line);
+		free(e);
+	}
+	free(src);
+	langtab_free(t);
+}
+
 Test(langtab, from_request_names)
 {
 	struct langtab *t = NULL;
@@ -587,6 +627,21 @@ Test(langtab, shipped_entry_patterns)
 				 "  def main(args: Array[String]): Unit = {}\n}\n", "Run");
 	expect_entry(t, "scala", "class X\n", "Main");
 	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"));
+	langtab_free(t);
+}
+
+/* Of two declarations whose matches end at the same "main(", the inner. */
+Test(langtab, entry_match_that_ends_first)
+{
+	struct langtab *t = NULL;
+
+	cr_assert_eq(langtab_load(GOBOXD_SRCDIR "/languages", &test_max, &t, err, sizeof(err)), 0,
+		     "%s", err);
+	expect_entry(t, "java", "class Outer {\n  final class Inner {\n"
+				"    public static void main(String[] a) {}\n  }\n}\n", "Inner");
+	expect_entry(t, "java", "class First {\n  public static void main(String[] a) {}\n}\n"
+				"class Second {\n  public static void main(String[] a) {}\n}\n",
+		     "First");
 	langtab_free(t);
 }
 
