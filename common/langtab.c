@@ -70,15 +70,19 @@ static void lang_clear(struct lang *l)
 	free(l->name);
 	free(l->version_hint);
 	free(l->source_filename);
+	free(l->source_default);
 	free(l->artifact);
 	step_clear(&l->build);
 	step_clear(&l->run);
 	strv_clear(&l->aliases);
 	strv_clear(&l->probe);
 	strv_clear(&l->ro_mounts);
-	for (size_t i = 0; l->entry_res && i < l->entry_patterns.n; i++)
+	for (size_t i = 0; l->entry_res && i < l->entry_patterns.n; i++) {
 		regfree(&l->entry_res[i]);
+		regfree(&l->entry_locate[i]);
+	}
 	free(l->entry_res);
+	free(l->entry_locate);
 	strv_clear(&l->entry_patterns);
 	free(l->entry_default);
 	free(l->entry_suffix);
@@ -198,20 +202,24 @@ static bool valid_env_name(const char *s)
  */
 static const char *mount_problem(const char *p)
 {
+	size_t len = strlen(p);
+
 	if (p[0] != '/')
 		return "must be an absolute path";
 	if (!strcmp(p, "/"))
 		return "must not be the host's root";
-	if (strlen(p) > 1024)
+	if (len > 1024)
 		return "is too long";
 	for (const char *q = p; *q; q++) {
 		if (*q == ':' || *q == ',' || (unsigned char)*q <= ' ' || *q == 0x7f)
 			return "must not contain ':', ',', blanks or control characters";
 	}
-	if (strstr(p, "//") || p[strlen(p) - 1] == '/')
+	if (strstr(p, "//") || p[len - 1] == '/')
 		return "must not contain '//' or end with '/'";
-	if (strstr(p, "/../") || strstr(p, "/./") || !strcmp(p + strlen(p) - 3, "/..") ||
-	    !strcmp(p + strlen(p) - 2, "/."))
+	/* the tails are compared only where the path is long enough: "/e" has
+	 * no three last bytes */
+	if (strstr(p, "/../") || strstr(p, "/./") || (len >= 3 && !strcmp(p + len - 3, "/..")) ||
+	    !strcmp(p + len - 2, "/."))
 		return "must not contain '.' or '..' components";
 	return NULL;
 }
@@ -527,6 +535,17 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 			     "source_filename: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
 			     l->source_filename);
 	}
+	if ((v = ynode_get(root, "source_filename_default"))) {
+		if (!l->source_from_request)
+			return lfail(c, v->line, "source_filename_default: only with source_filename: "
+				     LANG_FROM_REQUEST " (a fixed name needs no default)");
+		if (get_str(c, v, "source_filename_default", &l->source_default) < 0)
+			return -1;
+		if (!valid_filename(l->source_default))
+			return lfail(c, v->line,
+				     "source_filename_default: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+				     l->source_default);
+	}
 	if ((v = ynode_get(root, "artifact"))) {
 		if (get_str(c, v, "artifact", &l->artifact) < 0)
 			return -1;
@@ -590,29 +609,250 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 	return 0;
 }
 
-static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct lang *l)
-{
-	l->entry_res = calloc(l->entry_patterns.n ? l->entry_patterns.n : 1, sizeof(*l->entry_res));
-	if (!l->entry_res)
-		return lfail(c, p->line, "out of memory");
-	for (size_t i = 0; i < l->entry_patterns.n; i++) {
-		char why[160];
-		int rc = regcomp(&l->entry_res[i], l->entry_patterns.v[i], REG_EXTENDED);
+/*
+ * glibc's regcomp copies a repeated subexpression: "E+" becomes "EE*" and
+ * "E{2,5}" five copies of E, so stacked or nested repetitions grow the
+ * compiled pattern exponentially ("(((a+)+)+)+", or "b" and a hundred
+ * '+': gigabytes in the master at load). Refuse a pattern whose tree,
+ * counted the way regcomp builds it, would pass this many nodes; the
+ * shipped patterns need under 200.
+ */
+#define ENTRY_MAX_NODES 4096
+#define ENTRY_MAX_DEPTH 16
 
-		if (rc != 0) {
-			regerror(rc, &l->entry_res[i], why, sizeof(why));
-			/* only the patterns compiled so far are freed */
-			l->entry_patterns.n = i;
-			return lfail(c, item_line(p, i), "entry.patterns: '%s': %s",
-				     l->entry_patterns.v[i], why);
-		}
-		if (l->entry_res[i].re_nsub == 0) {
-			l->entry_patterns.n = i + 1;
-			return lfail(c, item_line(p, i),
-				     "entry.patterns: '%s' has no group to name the entry",
-				     l->entry_patterns.v[i]);
+/* The end of the bracket expression that starts at p ('['), or NULL. */
+static const char *bracket_end(const char *p)
+{
+	const char *q = p + 1;
+
+	if (*q == '^')
+		q++;
+	if (*q == ']')
+		q++;
+	for (; *q && *q != ']'; q++) {
+		if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+			const char *e = strchr(q + 2, q[1]);
+
+			while (e && e[1] != ']')
+				e = strchr(e + 1, q[1]);
+			if (!e)
+				return NULL;
+			q = e + 1;
 		}
 	}
+	return *q ? q : NULL;
+}
+
+/* "{m}", "{m,}", "{m,n}" at p: the largest count of copies, or 0. */
+static uint64_t interval_copies(const char *p, const char **end)
+{
+	uint64_t m = 0, n;
+	const char *q = p + 1;
+
+	if (*q < '0' || *q > '9')
+		return 0;
+	/* every digit is read; past the cap the count just stays above it */
+	for (; *q >= '0' && *q <= '9'; q++)
+		m = m > ENTRY_MAX_NODES ? m : m * 10 + (uint64_t)(*q - '0');
+	n = m;
+	if (*q == ',') {
+		q++;
+		n = m + 1; /* "{m,}": m copies and a star */
+		if (*q >= '0' && *q <= '9') {
+			n = 0;
+			for (; *q >= '0' && *q <= '9'; q++)
+				n = n > ENTRY_MAX_NODES ? n : n * 10 + (uint64_t)(*q - '0');
+		}
+	}
+	if (*q != '}')
+		return 0;
+	*end = q;
+	return (n > m ? n : m) + 1;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a || a + b > ENTRY_MAX_NODES ? ENTRY_MAX_NODES + 1 : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return b && a > (ENTRY_MAX_NODES + 1) / b ? ENTRY_MAX_NODES + 1 : a * b;
+}
+
+/*
+ * Why an entry pattern is refused before regcomp sees it, or NULL: too
+ * large once repetitions are copied, groups nested too deep or unbalanced,
+ * or a back-reference (matching with one backtracks, and the source it
+ * runs on is the client's).
+ */
+static const char *entry_pattern_problem(const char *p)
+{
+	/* per open group: nodes so far, and the size of its last atom */
+	uint64_t total[ENTRY_MAX_DEPTH + 1] = { 0 }, last[ENTRY_MAX_DEPTH + 1] = { 0 };
+	int d = 0;
+
+	for (const char *q = p; *q; q++) {
+		const char *e;
+		uint64_t k, atom = 1;
+
+		switch (*q) {
+		case '\\':
+			if (q[1] >= '1' && q[1] <= '9')
+				return "back-references are not allowed";
+			if (q[1])
+				q++;
+			break;
+		case '[':
+			if (!(e = bracket_end(q)))
+				return NULL; /* regcomp says what is wrong */
+			q = e;
+			break;
+		case '(':
+			if (d == ENTRY_MAX_DEPTH)
+				return "groups are nested too deep";
+			d++;
+			total[d] = last[d] = 0;
+			continue;
+		case ')':
+			if (d == 0)
+				return "has a ')' without its '('";
+			atom = sat_add(total[d], 1);
+			d--;
+			break;
+		case '|':
+			total[d] = sat_add(total[d], 1);
+			last[d] = 0;
+			continue;
+		case '*':
+		case '?':
+			total[d] = sat_add(total[d], 1);
+			continue;
+		case '+':
+			/* E+ is E E*: one more copy of the last atom */
+			total[d] = sat_add(total[d], last[d] + 1);
+			last[d] = sat_add(sat_mul(last[d], 2), 1);
+			if (total[d] > ENTRY_MAX_NODES)
+				return "repeats too much (stacked or nested repetitions)";
+			continue;
+		case '{':
+			if ((k = interval_copies(q, &e)) == 0)
+				break; /* a literal '{' */
+			q = e;
+			total[d] = sat_add(total[d], sat_add(sat_mul(last[d], k - 1), k));
+			last[d] = sat_add(sat_mul(last[d], k), k);
+			if (total[d] > ENTRY_MAX_NODES)
+				return "repeats too much (stacked or nested repetitions)";
+			continue;
+		default:
+			break;
+		}
+		total[d] = sat_add(total[d], atom);
+		last[d] = atom;
+		if (total[d] > ENTRY_MAX_NODES)
+			return "repeats too much (stacked or nested repetitions)";
+	}
+	/* an unclosed '(' is regcomp's to report */
+	return NULL;
+}
+
+/*
+ * Each pattern P is compiled twice: as written, and as "^.*(P)", which
+ * lang_infer_entry uses to find where matches are in one pass (see
+ * entry_match). The first compile's errors and group count are the
+ * author's.
+ */
+static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct lang *l)
+{
+	size_t n = l->entry_patterns.n ? l->entry_patterns.n : 1;
+
+	l->entry_res = calloc(n, sizeof(*l->entry_res));
+	l->entry_locate = calloc(n, sizeof(*l->entry_locate));
+	if (!l->entry_res || !l->entry_locate) {
+		l->entry_patterns.n = 0;
+		return lfail(c, p->line, "out of memory");
+	}
+	for (size_t i = 0; i < l->entry_patterns.n; i++) {
+		const char *pat = l->entry_patterns.v[i];
+		const char *bad = entry_pattern_problem(pat);
+		char why[160], *wrapped = NULL;
+		int rc;
+
+		/* on failure only the patterns before i are freed */
+		if (bad) {
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i), "entry.patterns: '%s' %s", pat, bad);
+		}
+		rc = regcomp(&l->entry_res[i], pat, REG_EXTENDED);
+		if (rc != 0) {
+			regerror(rc, &l->entry_res[i], why, sizeof(why));
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i), "entry.patterns: '%s': %s", pat, why);
+		}
+		if (l->entry_res[i].re_nsub == 0) {
+			regfree(&l->entry_res[i]);
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i),
+				     "entry.patterns: '%s' has no group to name the entry", pat);
+		}
+		if (asprintf(&wrapped, "^.*(%s)", pat) < 0) {
+			regfree(&l->entry_res[i]);
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i), "out of memory");
+		}
+		rc = regcomp(&l->entry_locate[i], wrapped, REG_EXTENDED);
+		free(wrapped);
+		if (rc != 0 || l->entry_locate[i].re_nsub != l->entry_res[i].re_nsub + 1) {
+			regfree(&l->entry_res[i]);
+			if (rc == 0)
+				regfree(&l->entry_locate[i]);
+			l->entry_patterns.n = i;
+			return lfail(c, item_line(p, i), "entry.patterns: '%s' is not one whole expression",
+				     pat);
+		}
+	}
+	return 0;
+}
+
+/*
+ * entry.default, plus the suffix, must give a plain file name. It may be
+ * built from the source file name ({{stem}}, {{stem_class}}: Kotlin's
+ * MainKt for Main.kt) unless the source file is named after the entry,
+ * which would be circular; it is checked with the name a request that
+ * names nothing gets.
+ */
+static int check_entry_default(struct lctx *c, const struct ynode *p, struct lang *l)
+{
+	const char *d = l->entry_default;
+	const char *src = l->source_from_request ? l->source_default : l->source_filename;
+	struct expand_ctx ctx = { .source = src };
+	char why[256], name[FILENAME_MAX_LEN + 64];
+	const char *q = d;
+	bool ok;
+	char *e;
+
+	if (placeholder_check(d, PH_IN_ENV, why, sizeof(why)) < 0)
+		return lfail(c, p->line, "entry.default: %s", why);
+	/* every "{{" left is a valid placeholder; only these two mean anything here */
+	while ((q = strstr(q, "{{"))) {
+		q += 2;
+		if (strncmp(q, "stem}}", 6) != 0 && strncmp(q, "stem_class}}", 12) != 0)
+			return lfail(c, p->line, "entry.default: only {{stem}} and {{stem_class}} "
+				     "are expanded here");
+	}
+	if (strstr(d, "{{") && !src)
+		return lfail(c, p->line,
+			     "entry.default: {{stem}} and {{stem_class}} need the source's name, and "
+			     "this language names its source after the entry (give "
+			     "source_filename_default)");
+	e = placeholder_expand_one(d, &ctx);
+	if (!e)
+		return lfail(c, p->line, "entry.default: cannot expand '%s'", d);
+	snprintf(name, sizeof(name), "%s%s", e, l->entry_suffix);
+	ok = valid_filename(e) && valid_filename(name);
+	free(e);
+	if (!ok)
+		return lfail(c, p->line, "entry: '%s' is not a plain file name", name);
 	return 0;
 }
 
@@ -620,16 +860,15 @@ static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct 
 static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 {
 	static const char *const keys[] = { "patterns", "default", "suffix", NULL };
-	const struct ynode *v = ynode_get(root, "entry"), *p;
-	char name[FILENAME_MAX_LEN + 64];
+	const struct ynode *v = ynode_get(root, "entry"), *p, *dn;
 
 	if (!v)
 		return 0;
 	if (want_map(c, v, "entry") < 0 || check_keys(c, v, keys, "entry") < 0)
 		return -1;
-	if (!(p = ynode_get(v, "default")))
+	if (!(dn = ynode_get(v, "default")))
 		return lfail(c, v->line, "entry: missing required key 'default'");
-	if (get_str(c, p, "entry.default", &l->entry_default) < 0)
+	if (get_str(c, dn, "entry.default", &l->entry_default) < 0)
 		return -1;
 	if ((p = ynode_get(v, "suffix"))) {
 		if (get_str(c, p, "entry.suffix", &l->entry_suffix) < 0)
@@ -639,9 +878,8 @@ static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 		if (!l->entry_suffix)
 			return lfail(c, v->line, "out of memory");
 	}
-	snprintf(name, sizeof(name), "%s%s", l->entry_default, l->entry_suffix);
-	if (!valid_filename(l->entry_default) || !valid_filename(name))
-		return lfail(c, v->line, "entry: '%s' is not a plain file name", name);
+	if (check_entry_default(c, dn, l) < 0)
+		return -1;
 	if (!(p = ynode_get(v, "patterns")))
 		return lfail(c, v->line, "entry: missing required key 'patterns'");
 	if (get_strv(c, p, "entry.patterns", &l->entry_patterns) < 0)
@@ -651,29 +889,86 @@ static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 	return compile_entry_patterns(c, p, l);
 }
 
-char *lang_infer_entry(const struct lang *l, const char *src)
+/*
+ * The entry pattern i names in src, or NULL. A plain search would try P
+ * from every line start, each try running as far as "[^}]*" lets it:
+ * quadratic in the source, 30 s for 256 KiB of "class A" lines. Instead,
+ * "^.*(P)" is run anchored, each run one pass over the text: first to
+ * find where the earliest match ends (a binary search over prefixes, each
+ * check stopping at its first match), then in that prefix, where its
+ * greedy ".*" gives the latest start of a match ending there. P itself
+ * then runs from that start, where it matches at once, for its longest
+ * match (the whole name, not the letter that ended the earliest match;
+ * the search from there may run to the end once, never from every line).
+ * So the entry is the declaration whose match ends first: the first one,
+ * or of two that end at the same "main(", the inner one.
+ */
+static char *entry_match(const struct lang *l, size_t i, const char *src)
 {
+	const regex_t *loc = &l->entry_locate[i], *re = &l->entry_res[i];
+	size_t len = strlen(src), lo = 0, hi = len, g = re->re_nsub < 9 ? re->re_nsub : 9;
+	char file[FILENAME_MAX_LEN + 64];
 	regmatch_t m[10];
-	char name[FILENAME_MAX_LEN + 64];
+	size_t n;
+
+	/* nmatch 0: the pass stops where the first match ends; REG_STARTEND
+	 * takes the range from m[0] all the same */
+	m[0].rm_so = 0;
+	m[0].rm_eo = (regoff_t)len;
+	if (regexec(loc, src, 0, m, REG_STARTEND) != 0)
+		return NULL;
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		m[0].rm_so = 0;
+		m[0].rm_eo = (regoff_t)mid;
+		if (regexec(loc, src, 0, m, REG_STARTEND | REG_NOTEOL) == 0)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	m[0].rm_so = 0;
+	m[0].rm_eo = (regoff_t)hi;
+	if (regexec(loc, src, 2, m, REG_STARTEND | (hi < len ? REG_NOTEOL : 0)) != 0)
+		return NULL;
+	/*
+	 * One byte back: glibc lets the "^" of "(^|\n)" match just after a
+	 * newline inside the wrapped pattern, so the start it reports may be
+	 * one past the newline that P alone needs.
+	 */
+	m[0].rm_so = m[1].rm_so > 0 ? m[1].rm_so - 1 : 0;
+	m[0].rm_eo = (regoff_t)len;
+	if (regexec(re, src, g + 1, m, REG_STARTEND) != 0)
+		return NULL;
+	while (g > 0 && m[g].rm_so < 0)
+		g--;
+	n = (size_t)(m[g].rm_eo - m[g].rm_so);
+	if (g == 0 || n == 0 || n > FILENAME_MAX_LEN)
+		return NULL;
+	snprintf(file, sizeof(file), "%.*s%s", (int)n, src + m[g].rm_so, l->entry_suffix);
+	return valid_filename(file) ? strndup(src + m[g].rm_so, n) : NULL;
+}
+
+char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
+{
+	struct expand_ctx ctx = { .source = name };
+	char file[FILENAME_MAX_LEN + 64];
+	char *e;
 
 	if (!l->entry_res)
 		return NULL;
-	for (size_t i = 0; src && i < l->entry_patterns.n; i++) {
-		size_t g = l->entry_res[i].re_nsub < 9 ? l->entry_res[i].re_nsub : 9;
-		size_t len;
-
-		if (regexec(&l->entry_res[i], src, g + 1, m, 0) != 0)
-			continue;
-		while (g > 0 && m[g].rm_so < 0)
-			g--;
-		len = (size_t)(m[g].rm_eo - m[g].rm_so);
-		if (g == 0 || len == 0 || len > FILENAME_MAX_LEN)
-			continue;
-		snprintf(name, sizeof(name), "%.*s%s", (int)len, src + m[g].rm_so, l->entry_suffix);
-		if (valid_filename(name))
-			return strndup(src + m[g].rm_so, len);
+	for (size_t i = 0; src && i < l->entry_patterns.n; i++)
+		if ((e = entry_match(l, i, src)))
+			return e;
+	e = placeholder_expand_one(l->entry_default, &ctx);
+	if (!e)
+		return NULL;
+	snprintf(file, sizeof(file), "%s%s", e, l->entry_suffix);
+	if (!valid_filename(e) || !valid_filename(file)) {
+		free(e);
+		return NULL;
 	}
-	return strdup(l->entry_default);
+	return e;
 }
 
 /*
@@ -713,7 +1008,8 @@ static int parse_codize(struct lctx *c, const struct ynode *root, struct lang *l
 static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
-					    "source_filename", "artifact", "mounts", "tmp_exec",
+					    "source_filename", "source_filename_default", "artifact",
+					    "mounts", "tmp_exec",
 					    "install", "build", "run", "probe", "codize", "entry",
 					    NULL };
 

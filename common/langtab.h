@@ -37,6 +37,12 @@ struct lang {
 	char *version_hint;      /* optional free text, e.g. "Debian 12 gcc 12.2" */
 	char *source_filename;   /* NULL when source_from_request */
 	bool source_from_request;
+	/*
+	 * source_from_request only: the name when the request gives none
+	 * (NULL: the entry names the file, or the request must). A request's
+	 * own name must then end in this name's extension.
+	 */
+	char *source_default;
 	char *artifact;          /* NULL: no artifact */
 	bool artifact_from_request;
 	bool has_build;
@@ -53,7 +59,8 @@ struct lang {
 	 */
 	struct strv entry_patterns; /* POSIX extended regular expressions */
 	regex_t *entry_res;      /* compiled, one per pattern */
-	char *entry_default;
+	regex_t *entry_locate;   /* each as "^.*(P)": where matches are (langtab.c) */
+	char *entry_default;     /* may hold {{stem}} and {{stem_class}} */
 	char *entry_suffix;      /* source file name = entry + suffix; "" if none */
 	char *codize_runtime;    /* name served on /v1/run, NULL: not served there */
 	struct strv codize_refused; /* /v1/run file names refused for this runtime */
@@ -103,10 +110,13 @@ const struct lang *langtab_at(const struct langtab *t, size_t i);
 const struct lang *langtab_find(const struct langtab *t, const char *id);
 /*
  * The entry class of src for a language with an entry section, as a
- * malloc'd string (the default when no pattern matches, or when the match
- * plus the suffix is not a plain file name); NULL for other languages.
+ * malloc'd string: the first pattern's match, else the default expanded
+ * for the source file name (a match or a default that, with the suffix,
+ * is not a plain file name does not count). NULL for other languages, or
+ * when even the default gives no plain file name (a default built from
+ * name, or name NULL where the default needs it).
  */
-char *lang_infer_entry(const struct lang *l, const char *src);
+char *lang_infer_entry(const struct lang *l, const char *src, const char *name);
 
 /* By Codize runtime name (the language's codize.runtime). NULL when unknown. */
 const struct lang *langtab_find_runtime(const struct langtab *t, const char *runtime);

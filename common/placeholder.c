@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum ph_id { PH_SOURCE, PH_STEM, PH_ARTIFACT, PH_SOURCES, PH_FLAGS, PH_BOX, PH_TMP, PH_MEMORY_MB };
+enum ph_id {
+	PH_SOURCE, PH_STEM, PH_STEM_CLASS, PH_ARTIFACT, PH_SOURCES, PH_FLAGS, PH_BOX, PH_TMP,
+	PH_MEMORY_MB
+};
 
 static const struct {
 	const char *name;
@@ -19,6 +22,7 @@ static const struct {
 } ph_table[] = {
 	[PH_SOURCE] = { "source", false },
 	[PH_STEM] = { "stem", false },
+	[PH_STEM_CLASS] = { "stem_class", false },
 	[PH_ARTIFACT] = { "artifact", false },
 	[PH_SOURCES] = { "sources", true },
 	[PH_FLAGS] = { "flags", true },
@@ -105,22 +109,54 @@ bool placeholder_uses(const char *tmpl, const char *name)
 	return false;
 }
 
+/* The length of name's stem: all of it but its last extension. */
+static size_t stem_len(const char *name)
+{
+	/* A leading dot is part of the name, not an extension. */
+	const char *dot = strrchr(name, '.');
+
+	return dot && dot != name ? (size_t)(dot - name) : strlen(name);
+}
+
+/*
+ * The stem as a JVM class name, by Kotlin's rule for the class that holds
+ * a file's top-level functions (PackagePartClassUtils): every character
+ * other than a letter or a digit becomes '_', then the first letter is
+ * upper-cased, or a '_' goes in front of a leading digit. "my-file.kt"
+ * gives My_file, "1x.kt" gives _1x.
+ */
+static int append_stem_class(struct buf *b, const char *name)
+{
+	size_t n = stem_len(name);
+	int rc = 0;
+
+	if (n > 0 && name[0] >= '0' && name[0] <= '9')
+		rc = buf_puts(b, "_");
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char ch = name[i];
+
+		if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z') &&
+		    !(ch >= '0' && ch <= '9'))
+			ch = '_';
+		else if (i == 0 && ch >= 'a' && ch <= 'z')
+			ch = (char)(ch - 'a' + 'A');
+		rc = buf_append(b, &ch, 1);
+	}
+	return rc;
+}
+
 /* Append the value of a scalar placeholder: 0, -EINVAL when ctx lacks it. */
 static int ph_append(struct buf *b, int id, const struct expand_ctx *ctx)
 {
-	const char *dot;
-
 	switch (id) {
 	case PH_SOURCE:
 		return ctx->source ? buf_puts(b, ctx->source) : -EINVAL;
 	case PH_STEM:
 		if (!ctx->source)
 			return -EINVAL;
-		/* A leading dot is part of the name, not an extension. */
-		dot = strrchr(ctx->source, '.');
-		if (!dot || dot == ctx->source)
-			return buf_puts(b, ctx->source);
-		return buf_append(b, ctx->source, (size_t)(dot - ctx->source));
+		return buf_append(b, ctx->source, stem_len(ctx->source));
+	case PH_STEM_CLASS:
+		return ctx->source ? append_stem_class(b, ctx->source) : -EINVAL;
 	case PH_ARTIFACT:
 		return ctx->artifact ? buf_puts(b, ctx->artifact) : -EINVAL;
 	case PH_BOX:

@@ -3,6 +3,8 @@
  *
  *   {{source}}    the source file name, e.g. solution.cpp
  *   {{stem}}      the source file name without its last extension (Main)
+ *   {{stem_class}} the stem as a JVM class name, Kotlin's way: my-file.kt
+ *                 gives My_file (for a file's class of top-level functions)
  *   {{artifact}}  the artifact file name, e.g. solution or Main
  *   {{sources}}   every file of the request (whole argument only; 1..n args)
  *   {{flags}}     the checked flags (whole argument only; 0..n args)

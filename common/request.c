@@ -350,10 +350,11 @@ static char *name_stem(const char *name)
 }
 
 /* artifact: from_request when the request names none: the entry class the
- * source declares, or for languages without entry patterns the file's stem. */
+ * source declares (or its default, which may follow the file's name), or
+ * for languages without entry patterns the file's stem. */
 static char *default_artifact(const struct lang *lang, const struct req_file *src)
 {
-	char *entry = lang_infer_entry(lang, src->data);
+	char *entry = lang_infer_entry(lang, src->data, src->name);
 
 	return entry ? entry : name_stem(src->name);
 }
@@ -391,15 +392,21 @@ struct native_ctx {
 	struct req_error *e;
 };
 
+/*
+ * A limit the request gives is a positive number: zero is how struct limits
+ * says "not given", so a 0 (or -0, or a tiny value that underflows to 0)
+ * must be refused here, or a typo would silently become the language's
+ * default.
+ */
 static int limit_time(const cJSON *v, uint32_t *ms)
 {
 	double x = v->valuedouble * 1000.0;
 
-	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
 		return -1;
 	*ms = x >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(x + 0.5);
 	/* a positive limit never rounds down to "not given" */
-	if (*ms == 0 && v->valuedouble > 0)
+	if (*ms == 0)
 		*ms = 1;
 	return 0;
 }
@@ -408,7 +415,7 @@ static int limit_count(const cJSON *v, uint64_t max, uint64_t *out)
 {
 	double x = v->valuedouble;
 
-	if (!cJSON_IsNumber(v) || !(x >= 0))
+	if (!cJSON_IsNumber(v) || !(x >= 1))
 		return -1;
 	if (x >= (double)max) {
 		*out = max;
@@ -465,10 +472,13 @@ static int parse_limits(struct native_ctx *c, const cJSON *o, const char *step,
 				l.fsize_kb = u;
 		}
 		if (rc < 0) {
+			bool seconds = strcmp(v->string, "wall_time_s") == 0 ||
+				       strcmp(v->string, "cpu_time_s") == 0;
+
 			snprintf(path, sizeof(path), "%s.limits.%s", step, v->string);
 			set_err(c->e, "invalid_limits", path,
-				"%s must be a non-negative number%s", path,
-				strstr(v->string, "_s") ? "" : " (an integer)");
+				"%s must be a number above 0%s (leave it out for the "
+				"language's default)", path, seconds ? "" : ", an integer");
 			return -1;
 		}
 	}
@@ -767,6 +777,21 @@ static int parse_source(struct native_ctx *c, const cJSON *root, struct req_file
 	return 0;
 }
 
+/*
+ * A language with a default source name takes a request's name only with
+ * the same extension: the compiler picks its front end by it (Kotlin's
+ * Main.kts would be a script, without the class MainKt).
+ */
+static bool same_extension(const char *name, const char *def)
+{
+	const char *ext = def ? strrchr(def, '.') : NULL;
+	size_t n = strlen(name);
+
+	if (!ext || ext == def)
+		return true;
+	return n > strlen(ext) && strcmp(name + n - strlen(ext), ext) == 0;
+}
+
 /* File names: given ones are always validated, then used only if the language says so. */
 static int resolve_names(struct native_ctx *c, const cJSON *root)
 {
@@ -779,6 +804,14 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 	    opt_filename(c, root, "artifact_filename", &art) < 0)
 		goto out;
 	if (lang->source_from_request) {
+		if (src && !same_extension(src, lang->source_default)) {
+			set_err(c->e, "invalid_filename", "source_filename",
+				"source_filename: language %s wants a %s file, not '%s'", lang->id,
+				strrchr(lang->source_default, '.'), src);
+			goto out;
+		}
+		if (!src && lang->source_default)
+			src = xstrdup(lang->source_default);
 		if (!src && !lang->entry_res) {
 			set_err(c->e, "missing_field", "source_filename",
 				"language %s needs source_filename", lang->id);
@@ -786,7 +819,7 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 		}
 		/* not named: the entry class inferred from the source names the file */
 		if (!src) {
-			char *entry = lang_infer_entry(lang, r->files[0].data);
+			char *entry = lang_infer_entry(lang, r->files[0].data, NULL);
 			const char *e = entry ? entry : lang->entry_default;
 			size_t n = strlen(e) + strlen(lang->entry_suffix) + 1;
 

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets with clang (ASan + UBSan) and run each for
-# GOBOXD_FUZZ_SECONDS (default 60). Usage: tests/fuzz/run.sh BUILD_DIR
+# GOBOXD_FUZZ_SECONDS (default 60). Usage: tests/fuzz/run.sh BUILD_DIR [TARGET...]
+#
+#   fuzz_http      the HTTP layer (llhttp and worker/http.c)
+#   fuzz_request   both request parsers, /run and /v1/run, on one input
+#   fuzz_codize    the /v1/run parser alone, also under tight caps
+#   fuzz_langtab   the language loader, the input as one language file
+#
+# Each target's corpus grows in BUILD_DIR/fuzz/corpus-TARGET; the seeds are
+# tests/fuzz/seeds-TARGET (inputs that once failed among them), and for
+# fuzz_langtab also the shipped languages/.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:?usage: tests/fuzz/run.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: tests/fuzz/run.sh BUILD_DIR [TARGET...]}" && pwd)
+shift
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_http fuzz_request fuzz_codize fuzz_langtab)
 secs=${GOBOXD_FUZZ_SECONDS:-60}
 out="$build/fuzz"
 mkdir -p "$out"
@@ -13,10 +25,26 @@ libs=$(pkg-config --cflags --libs libcjson yaml-0.1)
 common=("$top"/common/{buf,log,util,limits,config,yamlutil,langtab,placeholder,validate,base64,request}.c)
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_http.c" "$top/worker/http.c" "$top/common/buf.c" \
 	/usr/share/llhttp/{api,http,llhttp}.c $libs -o "$out/fuzz_http"
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_request.c" "${common[@]}" $libs -o "$out/fuzz_request"
-for t in fuzz_http fuzz_request; do
+for t in fuzz_request fuzz_codize fuzz_langtab; do
+	clang "${flags[@]}" "$top/tests/fuzz/$t.c" "${common[@]}" $libs -o "$out/$t"
+done
+for t in "${targets[@]}"; do
+	seeds=("$top/tests/fuzz/seeds-$t")
+	max_len=8192
+	if [ "$t" = fuzz_langtab ]; then
+		# one language file; the shipped ones run to 4.5 KiB
+		seeds+=("$top/languages")
+		max_len=16384
+	fi
 	mkdir -p "$out/corpus-$t"
 	echo "== $t, ${secs}s"
-	"$out/$t" -max_total_time="$secs" -max_len=8192 "$out/corpus-$t" \
-		"$top/tests/fuzz/seeds-$t" 2>&1 | tail -3
+	rc=0
+	"$out/$t" -max_total_time="$secs" -max_len="$max_len" -print_final_stats=1 \
+		-artifact_prefix="$out/$t-" "$out/corpus-$t" "${seeds[@]}" >"$out/$t.log" 2>&1 || rc=$?
+	grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)" "$out/$t.log" || true
+	echo "corpus: $(find "$out/corpus-$t" -type f | wc -l) inputs; log: $out/$t.log"
+	if [ "$rc" -ne 0 ]; then
+		tail -60 "$out/$t.log"
+		exit "$rc"
+	fi
 done

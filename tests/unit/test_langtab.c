@@ -302,19 +302,19 @@ Test(langtab, entry_inference)
 	l = langtab_find(t, "jv");
 	cr_assert_str_eq(l->entry_suffix, ".java");
 	/* the last group of the first matching pattern */
-	e = lang_infer_entry(l, "class A {}\npublic final class Sol { void main() {} }");
+	e = lang_infer_entry(l, "class A {}\npublic final class Sol { void main() {} }", NULL);
 	cr_expect_str_eq(e, "Sol");
 	free(e);
-	e = lang_infer_entry(l, "class Helper { }\nclass Prog {\n static void main() {} }");
+	e = lang_infer_entry(l, "class Helper { }\nclass Prog {\n static void main() {} }", NULL);
 	cr_expect_str_eq(e, "Prog", "the second pattern when the first does not match");
 	free(e);
-	e = lang_infer_entry(l, "interface X {}");
+	e = lang_infer_entry(l, "interface X {}", NULL);
 	cr_expect_str_eq(e, "Main", "nothing matches: the default");
 	free(e);
-	e = lang_infer_entry(l, "");
+	e = lang_infer_entry(l, "", NULL);
 	cr_expect_str_eq(e, "Main");
 	free(e);
-	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}"),
+	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"),
 		       "no entry section, no inference");
 	langtab_free(t);
 }
@@ -337,6 +337,88 @@ Test(langtab, entry_errors)
 		    21, "unknown key 'x' in entry");
 }
 
+/*
+ * Found by fuzz_langtab: "b" and a hundred '+' made glibc's regcomp copy
+ * the repeated part 2^100 times (gigabytes, at load, in the master).
+ * Patterns that would grow past 4096 nodes are refused before regcomp,
+ * as are back-references (matching with one backtracks, on the client's
+ * source). Without the check this test does not fail, it runs out of
+ * memory.
+ */
+Test(langtab, entry_patterns_that_explode)
+{
+	static const char *const bad[] = {
+		"'(b+++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++)'",
+		"'((((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+)+)'",
+		"'(x{1000}){1000}'",
+		"'(a{5000})'",
+		"'(a{1,99999999999999999999})'",
+	};
+	char line[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "probe: [/usr/bin/g++]\nentry: { default: M, patterns: [%s] }",
+			 bad[i]);
+		expect_fail(cpp_with(20, line), 21, "repeats too much");
+	}
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: ['(a)\\1'] }"),
+		    21, "back-references are not allowed");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: ['a)(b'] }"),
+		    21, "has a ')' without its '('");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: "
+				 "['((((((((((((((((((a))))))))))))))))))'] }"),
+		    21, "groups are nested too deep");
+	/* what the shipped files use stays well inside */
+	put("bad.yaml", cpp_with(20, "probe: [/usr/bin/g++]\nentry: { default: M, patterns: "
+				     "['(^|\\n)[[:blank:]]*(a|b)[[:blank:]]+([[:alpha:]_]{1,8})[^{]*[{]'] }"));
+	{
+		struct langtab *t = NULL;
+
+		cr_assert_eq(load(&t), 0, "%s", err);
+		langtab_free(t);
+	}
+}
+
+/*
+ * The source a pattern runs on is the client's: 256 KiB of "class A" lines
+ * and no main made a plain regexec search try "[^{]*" from every line,
+ * to the end (30 s a pattern on a 2-CPU guest). The search is now a few
+ * passes (well under a second for all of these together); the timeout
+ * is a guard, 40 times what the slowest of them takes, not a benchmark.
+ */
+Test(langtab, entry_inference_is_not_quadratic, .timeout = 30)
+{
+	static const struct { const char *id, *line, *tail, *want; } cases[] = {
+		{ "java", "class A\n", "", "Main" },
+		{ "java", "class A {\n", "\nclass Prog { static void main(", "Prog" },
+		{ "java", "\n", "public class Z {}", "Z" },
+		{ "kotlin", "object A\n", "", "SolutionKt" },
+		{ "scala", "object A {\n", "\nobject Run { def main(", "Run" },
+	};
+	struct langtab *t = NULL;
+	size_t cap = 256 * 1024;
+	char *src = malloc(cap + 64);
+
+	cr_assert_not_null(src);
+	cr_assert_eq(langtab_load(GOBOXD_SRCDIR "/languages", &test_max, &t, err, sizeof(err)), 0,
+		     "%s", err);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t ll = strlen(cases[i].line), o = 0;
+		char *e;
+
+		while (o + ll <= cap) {
+			memcpy(src + o, cases[i].line, ll);
+			o += ll;
+		}
+		strcpy(src + o, cases[i].tail);
+		e = lang_infer_entry(langtab_find(t, cases[i].id), src, "solution.kt");
+		cr_expect_str_eq(e, cases[i].want, "%s, %s", cases[i].id, cases[i].line);
+		free(e);
+	}
+	free(src);
+	langtab_free(t);
+}
+
 Test(langtab, from_request_names)
 {
 	struct langtab *t = NULL;
@@ -354,6 +436,83 @@ Test(langtab, from_request_names)
 	cr_assert(l->artifact_from_request);
 	cr_assert_str_eq(l->artifact, "from_request");
 	langtab_free(t);
+}
+
+static const char kt_yaml[] =
+	"id: kt\n"                                                /* 1 */
+	"name: K\n"
+	"source_filename: from_request\n"
+	"source_filename_default: solution.kt\n"
+	"artifact: from_request\n"                                /* 5 */
+	"entry:\n"
+	"  patterns: ['object[[:space:]]+([[:alpha:]]+)']\n"
+	"  default: \"{{stem_class}}Kt\"\n"
+	"build: { cmd: /usr/bin/kotlinc, args: [\"{{source}}\"] }\n"
+	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"  /* 10 */
+	"probe: [/usr/bin/java]\n";
+
+/* A name the request may give, a default when it gives none, and an entry
+ * default built from whichever name the source got. */
+Test(langtab, source_default_and_entry_from_name)
+{
+	struct langtab *t = NULL;
+	const struct lang *l;
+	char *e;
+
+	put("kt.yaml", kt_yaml);
+	cr_assert_eq(load(&t), 0, "%s", err);
+	l = langtab_find(t, "kt");
+	cr_assert(l->source_from_request);
+	cr_assert_str_eq(l->source_default, "solution.kt");
+	e = lang_infer_entry(l, "fun main() {}", "Main.kt");
+	cr_expect_str_eq(e, "MainKt");
+	free(e);
+	e = lang_infer_entry(l, "fun main() {}", "solution.kt");
+	cr_expect_str_eq(e, "SolutionKt");
+	free(e);
+	e = lang_infer_entry(l, "object App { }", "Main.kt");
+	cr_expect_str_eq(e, "App", "a pattern's match comes first");
+	free(e);
+	cr_expect_null(lang_infer_entry(l, "fun main() {}", NULL),
+		       "a default built from the name needs the name");
+	langtab_free(t);
+}
+
+static char *kt_with(int line, const char *repl)
+{
+	static char out[4096];
+	const char *p = kt_yaml;
+	size_t o = 0;
+
+	for (int l = 1; *p; l++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = (size_t)(nl - p) + 1;
+
+		if (l != line) {
+			memcpy(out + o, p, len);
+			o += len;
+		} else if (repl) {
+			o += (size_t)sprintf(out + o, "%s\n", repl);
+		}
+		p += len;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+Test(langtab, source_default_errors)
+{
+	expect_fail(kt_with(3, "source_filename: solution.kt"), 4,
+		    "source_filename_default: only with source_filename: from_request");
+	expect_fail(kt_with(4, "source_filename_default: ../x.kt"), 4,
+		    "source_filename_default: '../x.kt' is not a plain file name");
+	expect_fail(kt_with(4, "# no default: the source would be named after its entry"), 8,
+		    "{{stem}} and {{stem_class}} need the source's name");
+	expect_fail(kt_with(8, "  default: \"{{artifact}}\""), 8,
+		    "only {{stem}} and {{stem_class}} are expanded here");
+	expect_fail(kt_with(8, "  default: \"{{nope}}\""), 8, "unknown placeholder '{{nope}}'");
+	expect_fail(kt_with(8, "  default: \"{{stem}}/x\""), 8,
+		    "entry: 'solution/x' is not a plain file name");
 }
 
 Test(langtab, defaults_lowered_to_server_max)
@@ -419,10 +578,22 @@ Test(langtab, shipped_codize_runtimes)
 	langtab_free(t);
 }
 
+static void expect_entry_in(const struct langtab *t, const char *id, const char *name,
+			    const char *src, const char *want)
+{
+	char *e = lang_infer_entry(langtab_find(t, id), src, name);
+
+	cr_expect_str_eq(e, want, "%s (%s): %s", id, name ? name : "unnamed", src);
+	free(e);
+}
+
+/* The entry of a source the request does not name. */
 static void expect_entry(const struct langtab *t, const char *id, const char *src,
 			 const char *want)
 {
-	char *e = lang_infer_entry(langtab_find(t, id), src);
+	const struct lang *l = langtab_find(t, id);
+	const char *name = l->source_from_request ? l->source_default : l->source_filename;
+	char *e = lang_infer_entry(l, src, name);
 
 	cr_expect_str_eq(e, want, "%s: %s", id, src);
 	free(e);
@@ -445,6 +616,8 @@ Test(langtab, shipped_entry_patterns)
 		     "Prog");
 	expect_entry(t, "java", "class Main2 {}\n", "Main");
 	expect_entry(t, "kotlin", "fun main() {\n    println(1)\n}\n", "SolutionKt");
+	expect_entry_in(t, "kotlin", "Main.kt", "fun main() {}\n", "MainKt");
+	expect_entry_in(t, "kotlin", "my-main.kt", "fun main() {}\n", "My_mainKt");
 	expect_entry(t, "kotlin", "object Solver {\n    @JvmStatic fun main(args: Array<String>) {}\n}\n",
 		     "Solver");
 	expect_entry(t, "kotlin", "class App {\n  companion object {\n    @JvmStatic\n"
@@ -453,7 +626,22 @@ Test(langtab, shipped_entry_patterns)
 	expect_entry(t, "scala", "object Util { def f = 1 }\nobject Run {\n"
 				 "  def main(args: Array[String]): Unit = {}\n}\n", "Run");
 	expect_entry(t, "scala", "class X\n", "Main");
-	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}"));
+	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"));
+	langtab_free(t);
+}
+
+/* Of two declarations whose matches end at the same "main(", the inner. */
+Test(langtab, entry_match_that_ends_first)
+{
+	struct langtab *t = NULL;
+
+	cr_assert_eq(langtab_load(GOBOXD_SRCDIR "/languages", &test_max, &t, err, sizeof(err)), 0,
+		     "%s", err);
+	expect_entry(t, "java", "class Outer {\n  final class Inner {\n"
+				"    public static void main(String[] a) {}\n  }\n}\n", "Inner");
+	expect_entry(t, "java", "class First {\n  public static void main(String[] a) {}\n}\n"
+				"class Second {\n  public static void main(String[] a) {}\n}\n",
+		     "First");
 	langtab_free(t);
 }
 
@@ -674,6 +862,24 @@ Test(langtab, bad_mounts)
 	expect_fail(cpp_with(8, "mounts: [/]"), 8, "host's root");
 	expect_fail(cpp_with(8, "mounts: [\"/a:/b\"]"), 8, "':'");
 	expect_fail(cpp_with(8, "mounts: [/usr/lib/]"), 8, "end with '/'");
+}
+
+/*
+ * Found by fuzz_langtab: a two-byte mount ("/e") was compared from one
+ * byte before its start (the "/.." tail). The read changes no answer, so
+ * this test fails only in an AddressSanitizer build (--enable-asan), as
+ * a heap-buffer-overflow.
+ */
+Test(langtab, short_mounts)
+{
+	struct langtab *t = NULL;
+
+	put("cpp.yaml", cpp_with(8, "mounts: [/e]"));
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_expect_str_eq(langtab_find(t, "cpp")->ro_mounts.v[0], "/e");
+	langtab_free(t);
+	expect_fail(cpp_with(8, "mounts: [/.]"), 8, "'.' or '..' components");
+	expect_fail(cpp_with(8, "mounts: [/..]"), 8, "'.' or '..' components");
 }
 
 Test(langtab, bad_packages)

@@ -23,8 +23,8 @@ static void bad_check(const char *tmpl, enum ph_where where, const char *why)
 
 Test(placeholder, check_accepts_every_name)
 {
-	static const char *const scalars[] = { "{{source}}", "{{stem}}", "{{artifact}}",
-					       "{{box}}", "{{tmp}}", "{{memory_mb}}" };
+	static const char *const scalars[] = { "{{source}}", "{{stem}}", "{{stem_class}}",
+					       "{{artifact}}", "{{box}}", "{{tmp}}", "{{memory_mb}}" };
 
 	for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
 		ok_check(scalars[i], PH_IN_CMD);
@@ -123,6 +123,28 @@ Test(placeholder, stem_rules)
 	expect_one("{{stem}}", &ctx, ".profile");
 	ctx.source = "x.";
 	expect_one("{{stem}}", &ctx, "x");
+}
+
+/*
+ * {{stem_class}}: the class kotlinc 2.4 names after a file of top-level
+ * functions, minus its "Kt" (each pair as the compiler wrote it).
+ */
+Test(placeholder, stem_class_is_kotlins_file_class)
+{
+	static const struct { const char *file, *cls; } cases[] = {
+		{ "Main.kt", "Main" },     { "main.kt", "Main" },   { "lower.kt", "Lower" },
+		{ "my-file.kt", "My_file" }, { "1x.kt", "_1x" },   { "a.b.kt", "A_b" },
+		{ "foo_bar.kt", "Foo_bar" }, { "x+y.kt", "X_y" },  { "solution", "Solution" },
+		{ "_u.kt", "_u" },
+	};
+	struct expand_ctx ctx = java_ctx;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ctx.source = cases[i].file;
+		expect_one("{{stem_class}}", &ctx, cases[i].cls);
+	}
+	ctx.source = NULL;
+	cr_expect_null(placeholder_expand_one("{{stem_class}}", &ctx));
 }
 
 Test(placeholder, expand_one_refusals)

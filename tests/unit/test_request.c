@@ -68,6 +68,20 @@ static const char jv_yaml[] =
 	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"
 	"probe: [/usr/bin/java, --version]\n";
 
+/* Kotlin's shape: the request may name the file, whose name names the class. */
+static const char kt_yaml[] =
+	"id: kt\n"
+	"name: K\n"
+	"source_filename: from_request\n"
+	"source_filename_default: solution.kt\n"
+	"artifact: from_request\n"
+	"entry:\n"
+	"  patterns: ['object[[:space:]]+([[:alpha:]]+)']\n"
+	"  default: \"{{stem_class}}Kt\"\n"
+	"build: { cmd: /usr/bin/kotlinc, args: [\"{{source}}\"] }\n"
+	"run: { cmd: /usr/bin/java, args: [\"{{artifact}}\"] }\n"
+	"probe: [/usr/bin/java]\n";
+
 static void put(const char *name, const char *text)
 {
 	char path[256];
@@ -90,6 +104,7 @@ static void setup(void)
 	put("cpp.yaml", cpp_yaml);
 	put("java.yaml", java_yaml);
 	put("jv.yaml", jv_yaml);
+	put("kt.yaml", kt_yaml);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.max_source_bytes = 1000;
 	cfg.max_tests = 3;
@@ -398,6 +413,47 @@ Test(native, names_from_request)
 	request_free(r);
 }
 
+/*
+ * A language with a default source name takes the request's name instead
+ * (same extension), and the class named after the file follows it.
+ */
+Test(native, names_with_a_default)
+{
+	struct job_request *r;
+
+	r = parse_ok("{\"language\":\"kt\",\"source\":\"fun main() {}\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "solution.kt", "not named: the default");
+	cr_expect_str_eq(r->artifact, "SolutionKt");
+	request_free(r);
+	r = parse_ok("{\"language\":\"kt\",\"source\":\"fun main() {}\","
+		     "\"source_filename\":\"Main.kt\",\"artifact_filename\":\"MainKt\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "Main.kt");
+	cr_expect_str_eq(r->artifact, "MainKt");
+	request_free(r);
+	r = parse_ok("{\"language\":\"kt\",\"source\":\"fun main() {}\","
+		     "\"source_filename\":\"my-main.kt\"," T1 "}");
+	cr_expect_str_eq(r->files[0].name, "my-main.kt");
+	cr_expect_str_eq(r->artifact, "My_mainKt", "the class follows the file's name");
+	request_free(r);
+	r = parse_ok("{\"language\":\"kt\",\"source\":\"object App {}\","
+		     "\"source_filename\":\"Main.kt\"," T1 "}");
+	cr_expect_str_eq(r->artifact, "App", "an entry the source declares comes first");
+	request_free(r);
+	parse_bad("{\"language\":\"kt\",\"source\":\"x\",\"source_filename\":\"Main.kts\","
+		  T1 "}", "invalid_filename", "source_filename");
+	cr_expect(strstr(err.message, ".kt") != NULL, "%s", err.message);
+	parse_bad("{\"language\":\"kt\",\"source\":\"x\",\"source_filename\":\"kt\"," T1 "}",
+		  "invalid_filename", "source_filename");
+	parse_bad("{\"language\":\"kt\",\"source\":\"x\",\"source_filename\":\"Main.KT\","
+		  T1 "}", "invalid_filename", "source_filename");
+	/* a judge program is a request of its own */
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\",\"checker\":{\"language\":\"kt\","
+		     "\"source\":\"fun main() {}\",\"source_filename\":\"Check.kt\"}," T1 "}");
+	cr_expect_str_eq(r->checker->files[0].name, "Check.kt");
+	cr_expect_str_eq(r->checker->artifact, "CheckKt");
+	request_free(r);
+}
+
 Test(native, tests_array)
 {
 	char body[512];
@@ -437,12 +493,71 @@ Test(native, limits)
 
 	struct job_request *r = parse_ok(
 		"{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":{\"wall_time_s\":1e9,"
-		"\"output_kb\":4,\"file_size_kb\":8,\"memory_kb\":0,\"cpu_time_s\":0.0001}}," T1 "}");
+		"\"output_kb\":4,\"file_size_kb\":8,\"cpu_time_s\":0.0001}}," T1 "}");
 	cr_expect_eq(r->run_limits.wall_ms, 20000);
 	cr_expect_eq(r->run_limits.output_kb, 4);
 	cr_expect_eq(r->run_limits.fsize_kb, 8);
-	cr_expect_eq(r->run_limits.memory_kb, 102400, "zero means not given");
+	cr_expect_eq(r->run_limits.memory_kb, 102400, "not given: the language's");
 	cr_expect_eq(r->run_limits.cpu_ms, 1, "a tiny positive limit stays positive");
+	request_free(r);
+}
+
+/*
+ * A limit the request names is used or refused, never replaced by the
+ * language's default: zero, negative, not a number, for every field of
+ * both steps and of the judge programs' steps.
+ */
+Test(native, limit_zero_or_not_a_number_is_refused)
+{
+	static const char *const fields[] = { "wall_time_s", "cpu_time_s", "memory_kb",
+					      "max_processes", "file_size_kb", "output_kb" };
+	static const char *const values[] = { "0", "0.0", "-0", "-1", "-0.5", "1e-400",
+					      "\"5\"", "null", "true", "[]", "{}" };
+	static const char *const owners[] = { "", "checker", "interactor" };
+	char body[512], path[96];
+
+	for (size_t o = 0; o < sizeof(owners) / sizeof(owners[0]); o++)
+	for (size_t s = 0; s < 2; s++)
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+	for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+		const char *step = s ? "run" : "build";
+		char inner[160];
+
+		snprintf(inner, sizeof(inner), "\"language\":\"cpp\",\"source\":\"x\","
+			 "\"%s\":{\"limits\":{\"%s\":%s}}", step, fields[f], values[v]);
+		if (owners[o][0]) {
+			snprintf(body, sizeof(body), "{\"language\":\"py3\",\"source\":\"x\","
+				 "\"%s\":{%s}," T1 "}", owners[o], inner);
+			snprintf(path, sizeof(path), "%s.%s.limits.%s", owners[o], step, fields[f]);
+		} else {
+			snprintf(body, sizeof(body), "{%s," T1 "}", inner);
+			snprintf(path, sizeof(path), "%s.limits.%s", step, fields[f]);
+		}
+		parse_bad(body, "invalid_limits", path);
+		cr_expect(strstr(err.message, fields[f]) != NULL, "%s: %s", body, err.message);
+	}
+}
+
+/* Counts are whole numbers; a time may be a fraction of a second. */
+Test(native, limit_fraction_only_for_times)
+{
+	static const char *const counts[] = { "memory_kb", "max_processes", "file_size_kb",
+					      "output_kb" };
+	char body[256], path[64];
+	struct job_request *r;
+
+	for (size_t f = 0; f < sizeof(counts) / sizeof(counts[0]); f++) {
+		snprintf(body, sizeof(body), "{\"language\":\"py3\",\"source\":\"x\","
+			 "\"run\":{\"limits\":{\"%s\":0.5}}," T1 "}", counts[f]);
+		snprintf(path, sizeof(path), "run.limits.%s", counts[f]);
+		parse_bad(body, "invalid_limits", path);
+		cr_expect(strstr(err.message, "an integer") != NULL, "%s", err.message);
+	}
+	r = parse_ok("{\"language\":\"py3\",\"source\":\"x\",\"run\":{\"limits\":"
+		     "{\"wall_time_s\":0.25,\"max_processes\":1,\"memory_kb\":1}}," T1 "}");
+	cr_expect_eq(r->run_limits.wall_ms, 250);
+	cr_expect_eq(r->run_limits.max_processes, 1);
+	cr_expect_eq(r->run_limits.memory_kb, 1);
 	request_free(r);
 }
 
