@@ -429,6 +429,15 @@ static int mirror_push(struct mirror *m, int s, int d, mode_t mode)
 	return 0;
 }
 
+/* The walk's current directories become s and d. */
+static void mirror_move(struct mirror *m, int s, int d)
+{
+	close(m->src);
+	close(m->dst);
+	m->src = s;
+	m->dst = d;
+}
+
 /* Make name's copy and go down into both; the level is pushed. */
 static int mirror_down(struct mirror *m, const char *name, const struct stat *st)
 {
@@ -454,10 +463,7 @@ static int mirror_down(struct mirror *m, const char *name, const struct stat *st
 		close(d);
 		return rc;
 	}
-	close(m->src);
-	close(m->dst);
-	m->src = s;
-	m->dst = d;
+	mirror_move(m, s, d);
 	return 0;
 }
 
@@ -486,10 +492,7 @@ static int mirror_up(struct mirror *m)
 			close(d);
 		return rc;
 	}
-	close(m->src);
-	close(m->dst);
-	m->src = s;
-	m->dst = d;
+	mirror_move(m, s, d);
 	m->n--;
 	return 0;
 }
