@@ -5,10 +5,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -124,7 +126,7 @@ void config_defaults(struct config *c)
 	c->listen = xstrdup("0.0.0.0");
 	c->port = 8080;
 	c->workers = (unsigned)ncpu;
-	c->languages_dir = xstrdup("/etc/goboxd/languages");
+	c->languages_dir = xstrdup(CONFIG_DEFAULT_LANGUAGES_DIR);
 	c->jail_dir = xstrdup("/var/lib/goboxd/jails");
 	c->jail = JAIL_KIND_AUTO;
 	c->nsjail_path = xstrdup("/usr/local/bin/nsjail");
@@ -598,10 +600,66 @@ out:
 	return rc;
 }
 
+int config_resolve_paths(struct config *c, const char *cwd, char *err, size_t errlen)
+{
+	struct {
+		const char *name;
+		char **path;
+	} paths[] = {
+		{ "languages-dir", &c->languages_dir }, { "jail-dir", &c->jail_dir },
+		{ "log-file", &c->log_file }, { "init-path", &c->init_path },
+		{ "nsjail-path", &c->nsjail_path }, { "bwrap-path", &c->bwrap_path },
+		{ "cgroup-root", &c->cgroup_root },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		char *p = *paths[i].path, *abs;
+		size_t n;
+
+		if (!p || !*p || p[0] == '/')
+			continue;
+		while (p[0] == '.' && p[1] == '/')
+			p += 2;
+		n = strlen(cwd) + 1 + strlen(p) + 1;
+		if (n > PATH_MAX) {
+			snprintf(err, errlen, "--%s: %s/%s is longer than PATH_MAX", paths[i].name,
+				 cwd, p);
+			return -1;
+		}
+		abs = xcalloc(1, n);
+		snprintf(abs, n, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "",
+			 strcmp(p, ".") ? p : "");
+		free(*paths[i].path);
+		*paths[i].path = abs;
+	}
+	return 0;
+}
+
+void config_builddir_languages(struct config *c, const char *exe, const char *builddir,
+			       const char *srcdir)
+{
+	size_t n = strlen(builddir);
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (strcmp(c->languages_dir, CONFIG_DEFAULT_LANGUAGES_DIR) != 0 ||
+	    stat(c->languages_dir, &st) == 0)
+		return;
+	if (!exe || strncmp(exe, builddir, n) != 0 || exe[n] != '/')
+		return;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/languages", srcdir) >= sizeof(dir) ||
+	    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	free(c->languages_dir);
+	c->languages_dir = xstrdup(dir);
+	c->languages_from_source = true;
+}
+
 int config_validate(const struct config *c, char *err, size_t errlen)
 {
 	if (c->languages_dir[0] != '/' || c->jail_dir[0] != '/') {
-		snprintf(err, errlen, "languages-dir and jail-dir must be absolute paths");
+		snprintf(err, errlen, "languages-dir and jail-dir must be absolute paths "
+			 "(the working directory could not be read to resolve them)");
 		return -1;
 	}
 	if (c->limits_max.cpu_ms == 0 || c->limits_max.wall_ms == 0) {
@@ -625,6 +683,23 @@ static const char *argv_config(int argc, char **argv)
 	return NULL;
 }
 
+/* Relative paths against the working directory; the languages of the
+ * source tree when this goboxd runs from its build directory. */
+static int resolve_here(struct config *c, char *err, size_t errlen)
+{
+	char cwd[PATH_MAX], exe[PATH_MAX];
+	ssize_t n;
+
+	if (getcwd(cwd, sizeof(cwd)) && config_resolve_paths(c, cwd, err, errlen) < 0)
+		return -1;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		config_builddir_languages(c, exe, GOBOXD_BUILDDIR, GOBOXD_SRCDIR);
+	}
+	return 0;
+}
+
 int config_build(struct config *c, int argc, char **argv, char *const *envp, bool *exit_now,
 		 char *err, size_t errlen)
 {
@@ -645,6 +720,8 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 		return -1;
 	if (*exit_now)
 		return 0;
+	if (resolve_here(c, err, errlen) < 0)
+		return -1;
 	config_derive(c);
 	return config_validate(c, err, errlen);
 }

@@ -27,6 +27,9 @@ struct config {
 	uint16_t port;
 	unsigned workers;
 	char *languages_dir;
+	/* languages_dir is the source tree's, the default being absent and
+	 * this goboxd running from its build directory (logged at start) */
+	bool languages_from_source;
 	char *jail_dir;         /* parent of per-job directories */
 	enum jail_kind jail;
 	char *nsjail_path;
@@ -97,6 +100,24 @@ int config_load_env(struct config *c, char *const *envp, char *err, size_t errle
  */
 int config_load_args(struct config *c, int argc, char **argv, bool *exit_now,
 		     char *err, size_t errlen);
+/* Where languages are looked for when nothing says otherwise. */
+#define CONFIG_DEFAULT_LANGUAGES_DIR "/etc/goboxd/languages"
+
+/*
+ * Relative paths (languages-dir, jail-dir, log-file, init-path,
+ * nsjail-path, bwrap-path, cgroup-root) made absolute against cwd, so that
+ * they mean what they meant where goboxd was started (a reload reads them
+ * again). Pure; 0, or -1 with err when one would be too long.
+ */
+int config_resolve_paths(struct config *c, const char *cwd, char *err, size_t errlen);
+/*
+ * The source tree's languages/ in place of the default directory when the
+ * default is absent and exe (this program, /proc/self/exe) lies in
+ * builddir: `./build/goboxd` works from a checkout with no flag. Sets
+ * languages_from_source. Pure but for the existence checks.
+ */
+void config_builddir_languages(struct config *c, const char *exe, const char *builddir,
+			       const char *srcdir);
 /* Cross-field checks after all sources are applied. */
 int config_validate(const struct config *c, char *err, size_t errlen);
 

@@ -29,6 +29,9 @@ static void print_languages(const struct config *c, const struct langtab *lt, FI
 	}
 	fprintf(out, "languages: %zu from %s (%zu with a build step, %zu without; %zu aliases)\n",
 		n, c->languages_dir, built, n - built, aliases);
+	if (c->languages_from_source)
+		fprintf(out, "  (the source tree's: %s does not exist and this goboxd runs from its "
+			"build directory)\n", CONFIG_DEFAULT_LANGUAGES_DIR);
 	fputs(" ", out);
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, " %s", langtab_at(lt, i)->id);

@@ -64,8 +64,16 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_init("master", (enum log_level)cfg.log_level);
+	if (cfg.languages_from_source && cfg.action == ACTION_RUN)
+		log_info("%s does not exist and this goboxd runs from its build directory: "
+			 "languages from the source tree, %s", CONFIG_DEFAULT_LANGUAGES_DIR,
+			 cfg.languages_dir);
 	if (langtab_load(cfg.languages_dir, &cfg.limits_max, &lt, err, sizeof(err)) < 0) {
 		fprintf(stderr, "goboxd: %s\n", err);
+		if (access(cfg.languages_dir, F_OK) < 0)
+			fprintf(stderr, "goboxd: give --languages-dir DIR (a directory of language "
+				"files, such as the repository's languages/), or install them in "
+				"%s\n", CONFIG_DEFAULT_LANGUAGES_DIR);
 		config_free(&cfg);
 		return 2;
 	}

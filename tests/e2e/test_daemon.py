@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import LANGUAGES, Daemon, free_port
+from conftest import LANGUAGES, TOP, Daemon, free_port
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -740,6 +740,30 @@ def test_check_prints_what_it_validated():
     assert "jail: bwrap /usr/bin/bwrap (jail: bwrap)" in lines
     assert any(l.startswith("cgroups: v") for l in lines), p.stdout
     assert lines[-1] == "OK"
+
+
+def test_a_first_run_from_the_checkout_just_works():
+    """After `./setup.sh test`, `./build/goboxd --check` and a relative
+    --languages-dir work from the repository; a missing directory names
+    the remedy."""
+    bin_ = os.path.realpath(os.environ.get("GOBOXD_BIN"))
+    names = sorted(f[:-5] for f in os.listdir(LANGUAGES) if f.endswith(".yaml"))
+    if os.path.exists("/etc/goboxd/languages") or not bin_.startswith(TOP + os.sep) \
+            or os.path.realpath(LANGUAGES) != os.path.join(TOP, "languages"):
+        pytest.skip("an installed goboxd or languages: the build-tree fallback does not apply")
+    p = subprocess.run([bin_, "--check", "--jail", "bwrap"], cwd=TOP, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "languages: %d from %s/languages" % (len(names), TOP) in p.stdout, p.stdout
+    assert "the source tree's" in p.stdout, p.stdout
+    p = subprocess.run([bin_, "--check", "--jail", "bwrap", "--languages-dir", "languages"],
+                       cwd=TOP, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "languages: %d from %s/languages " % (len(names), TOP) in p.stdout, p.stdout
+    p = subprocess.run([bin_, "--check", "--languages-dir", "/nonexistent/goboxd-languages"],
+                       cwd=TOP, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "give --languages-dir" in p.stderr, p.stderr
 
 
 def test_check_fails_without_a_jail_binary_or_cgroups():

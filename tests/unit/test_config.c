@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/config.h"
@@ -261,4 +262,63 @@ Test(config, operations_options_from_every_source)
 	config_free(&c);
 	unlink(path);
 	free(path);
+}
+
+Test(config, relative_paths_resolve_against_the_working_directory)
+{
+	struct config c;
+
+	config_defaults(&c);
+	free(c.languages_dir);
+	c.languages_dir = strdup("languages");
+	free(c.jail_dir);
+	c.jail_dir = strdup("./jails");
+	c.log_file = strdup("goboxd.log");
+	cr_assert_eq(config_resolve_paths(&c, "/srv/goboxd", err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(c.languages_dir, "/srv/goboxd/languages");
+	cr_expect_str_eq(c.jail_dir, "/srv/goboxd/jails");
+	cr_expect_str_eq(c.log_file, "/srv/goboxd/goboxd.log");
+	/* absolute ones, and an unset one, stay as they are */
+	cr_expect_str_eq(c.nsjail_path, "/usr/local/bin/nsjail");
+	cr_expect_null(c.init_path);
+	cr_assert_eq(config_validate(&c, err, sizeof(err)), 0, "%s", err);
+	free(c.jail_dir);
+	c.jail_dir = strdup(".");
+	cr_assert_eq(config_resolve_paths(&c, "/", err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(c.jail_dir, "/");
+	config_free(&c);
+}
+
+Test(config, the_build_tree_falls_back_to_the_source_tree_s_languages)
+{
+	struct config c;
+	char src[] = "/tmp/goboxd-test-src-XXXXXX", langs[64];
+
+	cr_assert_not_null(mkdtemp(src));
+	snprintf(langs, sizeof(langs), "%s/languages", src);
+	cr_assert_eq(mkdir(langs, 0755), 0);
+	config_defaults(&c);
+	/* not from the build tree: the default stays (and fails later, loudly) */
+	config_builddir_languages(&c, "/usr/sbin/goboxd", "/home/x/goboxd/build", src);
+	cr_expect_str_eq(c.languages_dir, CONFIG_DEFAULT_LANGUAGES_DIR);
+	cr_expect_not(c.languages_from_source);
+	/* a prefix of the path is not the build directory */
+	config_builddir_languages(&c, "/home/x/goboxd/build2/goboxd", "/home/x/goboxd/build",
+				  src);
+	cr_expect_not(c.languages_from_source);
+	config_builddir_languages(&c, "/home/x/goboxd/build/goboxd", "/home/x/goboxd/build",
+				  src);
+	cr_expect(c.languages_from_source);
+	cr_expect_str_eq(c.languages_dir, langs);
+	config_free(&c);
+	/* a directory the operator named is never replaced */
+	config_defaults(&c);
+	free(c.languages_dir);
+	c.languages_dir = strdup("/nonexistent/languages");
+	config_builddir_languages(&c, "/home/x/goboxd/build/goboxd", "/home/x/goboxd/build",
+				  src);
+	cr_expect_str_eq(c.languages_dir, "/nonexistent/languages");
+	config_free(&c);
+	rmdir(langs);
+	rmdir(src);
 }
