@@ -24,7 +24,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from engine import NSJAIL, free_port  # noqa: E402  (same directory)
+from engine import NSJAIL, free_port, stop_process  # noqa: E402  (same directory)
 
 import http.client  # noqa: E402
 
@@ -116,13 +116,7 @@ def main():
                 len(walls), statistics.median(walls), min(walls), max(walls),
                 statistics.median(cpus), statistics.median(mems)))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        stop_process(proc, log)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

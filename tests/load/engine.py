@@ -92,13 +92,35 @@ class Daemon:
         return resp.status, json.loads(raw)
 
     def stop(self):
-        self.proc.terminate()
+        stop_process(self.proc, self.log)
+
+
+def stop_process(proc, log=None):
+    """SIGTERM (a graceful stop), SIGKILL after 30 s; then close its log."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if log:
+        log.close()
+
+
+def keepalive_poster(d, body):
+    """A closed-loop client's step: POST body on its own keep-alive
+    connection (made again after an error); True when 200 and accepted."""
+    def one(state):
+        if "conn" not in state:
+            state["conn"] = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
         try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+            st, res = d.request("POST", "/run", body, state["conn"])
+            return st == 200 and res.get("status") == "accepted"
+        except (OSError, http.client.HTTPException, ValueError):
+            state["conn"].close()
+            del state["conn"]
+            return False
+    return one
 
 
 def pct(values, p):
@@ -309,16 +331,7 @@ def phase_load(d, tmp, jail, levels, seconds):
         r = subprocess.run(pre + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         return r.returncode == 0 and r.stdout == b"hello\n"
 
-    def req(state):
-        if "conn" not in state:
-            state["conn"] = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
-        try:
-            st, res = d.request("POST", "/run", body, state["conn"])
-            return st == 200 and res.get("status") == "accepted"
-        except (OSError, http.client.HTTPException, ValueError):
-            state["conn"].close()
-            del state["conn"]
-            return False
+    req = keepalive_poster(d, body)
 
     print("load: hello-world py3, %d s a level" % seconds)
     print("| clients | raw %s launches/s | goboxd req/s | p50 ms | p99 ms | p99/p50 | errors |"

@@ -35,16 +35,13 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine import NSJAIL, free_port, stop_process  # noqa: E402  (same directory)
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NSJAIL = "/usr/local/bin/nsjail"
 MIB = 1024 * 1024
 BIG_OUTPUT = "import sys\nsys.stdout.buffer.write(b'\\x01' * (16 << 20))\n"
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http(port, method, path, body=None, timeout=120):
@@ -107,13 +104,7 @@ class Daemon:
         return out
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        stop_process(self.proc, self.log)
 
 
 def phase_output(d, args):

@@ -19,21 +19,18 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine import NSJAIL, free_port, stop_process  # noqa: E402  (same directory)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HELLO = {"language": "py3", "source": 'print("hello")\n',
          "tests": [{"stdin": "", "expected_stdout": "hello\n"}]}
-NSJAIL = "/usr/local/bin/nsjail"
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(binary, jail, tmp):
@@ -126,13 +123,7 @@ def main():
                   "max %.0f ms" % (n, removal, len(during), pct(during, 50),
                                    max(during) if during else float("nan")))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        stop_process(proc, log)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

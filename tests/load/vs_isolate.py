@@ -515,17 +515,7 @@ class Boxes:
 
 
 def goboxd_one(d):
-    def one(state):
-        if "conn" not in state:
-            state["conn"] = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
-        try:
-            st, res = d.request("POST", "/run", HELLO_BODY, state["conn"])
-            return st == 200 and res.get("status") == "accepted"
-        except (OSError, http.client.HTTPException, ValueError):
-            state["conn"].close()
-            del state["conn"]
-            return False
-    return one
+    return engine.keepalive_poster(d, HELLO_BODY)
 
 
 def phase_load(d, iso, tmp, seconds, base):

@@ -116,11 +116,11 @@ static void expect_fail(const char *text, int line, const char *why)
 	cr_assert(strstr(err, why), "error '%s' does not say '%s'", err, why);
 }
 
-/* cpp_yaml with one line replaced (1-based), or removed when repl is NULL. */
-static char *cpp_with(int line, const char *repl)
+/* base with one line replaced (1-based), or removed when repl is NULL. */
+static char *yaml_with(const char *base, int line, const char *repl)
 {
 	static char out[4096];
-	const char *p = cpp_yaml;
+	const char *p = base;
 	size_t o = 0;
 
 	for (int l = 1; *p; l++) {
@@ -137,6 +137,11 @@ static char *cpp_with(int line, const char *repl)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+static char *cpp_with(int line, const char *repl)
+{
+	return yaml_with(cpp_yaml, line, repl);
 }
 
 Test(langtab, good_table_loads)
@@ -480,24 +485,7 @@ Test(langtab, source_default_and_entry_from_name)
 
 static char *kt_with(int line, const char *repl)
 {
-	static char out[4096];
-	const char *p = kt_yaml;
-	size_t o = 0;
-
-	for (int l = 1; *p; l++) {
-		const char *nl = strchr(p, '\n');
-		size_t len = (size_t)(nl - p) + 1;
-
-		if (l != line) {
-			memcpy(out + o, p, len);
-			o += len;
-		} else if (repl) {
-			o += (size_t)sprintf(out + o, "%s\n", repl);
-		}
-		p += len;
-	}
-	out[o] = '\0';
-	return out;
+	return yaml_with(kt_yaml, line, repl);
 }
 
 Test(langtab, source_default_errors)
