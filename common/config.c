@@ -627,8 +627,10 @@ int config_resolve_paths(struct config *c, const char *cwd, char *err, size_t er
 			return -1;
 		}
 		abs = xcalloc(1, n);
-		snprintf(abs, n, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "",
-			 strcmp(p, ".") ? p : "");
+		if (strcmp(p, ".") == 0)
+			snprintf(abs, n, "%s", cwd);
+		else
+			snprintf(abs, n, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", p);
 		free(*paths[i].path);
 		*paths[i].path = abs;
 	}

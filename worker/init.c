@@ -416,8 +416,7 @@ static void do_filter(struct init *in, size_t len)
  */
 static void do_enter(struct init *in, const int *fds, unsigned nfds)
 {
-	uint32_t type = IM_ENTERED;
-	struct initmsg_failed f = { IMS_CGROUP, 0 };
+	struct initmsg_failed f = { IMS_CGROUP, nfds == 0 || in->entered ? EINVAL : 0 };
 
 	for (unsigned i = 0; i < nfds && !f.err; i++) {
 		ssize_t n;
@@ -428,14 +427,12 @@ static void do_enter(struct init *in, const int *fds, unsigned nfds)
 		if (n < 0)
 			f.err = errno;
 	}
-	if (nfds == 0 || in->entered)
-		f.err = EINVAL;
 	if (f.err) {
 		send_msg(in, IM_FAILED, 0, &f, sizeof(f));
 		return;
 	}
 	in->entered = true;
-	send_msg(in, type, 0, NULL, 0);
+	send_msg(in, IM_ENTERED, 0, NULL, 0);
 }
 
 /* ---- the loop --------------------------------------------------------- */

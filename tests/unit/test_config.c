@@ -286,6 +286,10 @@ Test(config, relative_paths_resolve_against_the_working_directory)
 	c.jail_dir = strdup(".");
 	cr_assert_eq(config_resolve_paths(&c, "/", err, sizeof(err)), 0, "%s", err);
 	cr_expect_str_eq(c.jail_dir, "/");
+	free(c.jail_dir);
+	c.jail_dir = strdup(".");
+	cr_assert_eq(config_resolve_paths(&c, "/srv/goboxd", err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(c.jail_dir, "/srv/goboxd");
 	config_free(&c);
 }
 
