@@ -54,11 +54,14 @@ def free_port():
 
 
 class Daemon:
-    def __init__(self, binary, jail, tmp, extra):
-        langs = os.path.join(tmp, "languages")
-        os.makedirs(langs)
-        for lang in ("py3", "cpp"):
-            shutil.copy(os.path.join(TOP, "languages", lang + ".yaml"), langs)
+    def __init__(self, binary, jail, tmp, extra, languages=("py3", "cpp")):
+        """languages: the files of languages/ to serve; None serves all."""
+        langs = os.path.join(TOP, "languages")
+        if languages is not None:
+            langs = os.path.join(tmp, "languages")
+            os.makedirs(langs)
+            for lang in languages:
+                shutil.copy(os.path.join(TOP, "languages", lang + ".yaml"), langs)
         self.port = free_port()
         self.log = open(os.path.join(tmp, "goboxd.log"), "w")
         self.proc = subprocess.Popen(
