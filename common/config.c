@@ -112,6 +112,8 @@ static const struct opt opts[] = {
 	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics" },
 	{ "pin-cpus", OT_BOOL, F(pin_cpus), 0, 1,
 	  "run each worker's programs on one CPU of their own (worker i: the i-th usable CPU)" },
+	{ "codize-pin-cpus", OT_BOOL, F(codize_pin_cpus), 0, 1,
+	  "/v1/run: its programs on their worker's CPU even without --pin-cpus (default true)" },
 	{ "log-level", OT_LEVEL, F(log_level), 0, 0, "debug, info, warn or error" },
 	{ "log-file", OT_STR, F(log_file), 0, 0, "log here, not on stderr (SIGUSR1 reopens)" },
 };
@@ -164,6 +166,7 @@ void config_defaults(struct config *c)
 	c->sweep_interval_s = 5 * 60;
 	c->shutdown_timeout_s = 30;
 	c->metrics = false;
+	c->codize_pin_cpus = true;
 	c->log_level = LOG_INFO;
 	c->action = ACTION_RUN;
 	config_derive(c);

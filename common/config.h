@@ -76,6 +76,7 @@ struct config {
 	uint32_t shutdown_timeout_s;
 	bool metrics;
 	bool pin_cpus;          /* worker i's programs on one CPU */
+	bool codize_pin_cpus;   /* ...and /v1/run's even without pin_cpus */
 	int log_level;              /* enum log_level */
 	char *log_file;             /* NULL: stderr */
 	enum config_action action;

@@ -155,7 +155,8 @@ struct sandbox {
 	uint64_t tmpfs_kb;
 	uint64_t tmp_files;     /* nr_inodes of each /tmp; 0: no cap */
 	bool disk_quota;        /* jail_dir is the capped job disk */
-	int cpu;                /* -1: not pinned */
+	int cpu;                /* the CPU of pinned steps; -1: none */
+	bool pin_all;           /* every step on cpu, not only those that ask */
 };
 
 /*

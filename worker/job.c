@@ -113,6 +113,9 @@ static void spec_fill(struct step_spec *s, const struct job_request *req,
 		s->stdout_cap = cfg->output_limit_bytes;
 		s->stderr_cap = cfg->output_limit_bytes;
 		s->want_interleaved = true;
+		/* As Codize's jail (nsjail's max_cpus: 1): nproc is 1 and a
+		 * program's threads share one CPU, in its build too. */
+		s->pin_cpu = cfg->codize_pin_cpus;
 	}
 }
 

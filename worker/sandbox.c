@@ -365,7 +365,8 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 			goto fail;
 		sb->disk_quota = true;
 	}
-	sb->cpu = o->pin_cpu ? (int)o->cpu : -1;
+	sb->cpu = o->has_cpu || o->pin_cpu ? (int)o->cpu : -1;
+	sb->pin_all = o->pin_cpu;
 	rc = seccomp_set_build(&sb->sc, err, errlen);
 	if (rc < 0)
 		goto fail;
@@ -607,7 +608,7 @@ static int send_run(struct run *run)
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,
-		.cpu = run->sb->cpu,
+		.cpu = run->sb->pin_all || s->pin_cpu ? run->sb->cpu : -1,
 		.tmp_bytes = run->sb->tmpfs_kb * 1024,
 		.tmp_inodes = run->sb->tmp_files,
 	};

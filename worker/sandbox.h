@@ -46,7 +46,12 @@ struct sandbox_opts {
 	 */
 	uint64_t disk_bytes;
 	uint64_t disk_files;
-	bool pin_cpu;               /* every program on CPU cpu */
+	/*
+	 * pin_cpu: every program runs on CPU cpu. has_cpu: only the steps
+	 * that ask for it (step_spec.pin_cpu) do.
+	 */
+	bool pin_cpu;
+	bool has_cpu;
 	unsigned cpu;
 };
 
@@ -86,6 +91,7 @@ struct step_spec {
 	 * output past it is cut as past a cap. NULL: none. */
 	struct outtext_budget *budget;
 	bool want_interleaved;      /* also record both streams in write order */
+	bool pin_cpu;               /* on the sandbox's CPU (sandbox_opts.has_cpu) */
 };
 
 struct step_result {

@@ -1140,8 +1140,9 @@ static void setup_sandbox(struct worker *w)
 	const char **mounts = langtab_mounts(w->ctx->lt);
 	int rc;
 
-	if (cfg->pin_cpus)
-		o.pin_cpu = pick_cpu(w->ctx->index, &o.cpu) == 0;
+	/* Codize requests are pinned even without --pin-cpus (job.c). */
+	o.has_cpu = pick_cpu(w->ctx->index, &o.cpu) == 0;
+	o.pin_cpu = cfg->pin_cpus && o.has_cpu;
 
 	/* Prefixed with the master pid: see cg_sweep. */
 	snprintf(name, sizeof(name), "%d-w%u", (int)getppid(), w->ctx->index);

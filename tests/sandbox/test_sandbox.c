@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -838,6 +839,41 @@ Test(sandbox, pinned_programs_stay_on_their_cpu)
 	cr_assert_str_eq(r.out.data, "Cpus_allowed_list:\t0\nend\n", "%s", r.out.data);
 	step_result_free(&r);
 	sandbox_close(pinned);
+}
+
+/* has_cpu without pin_cpu: only the steps that ask are pinned (/v1/run's). */
+Test(sandbox, steps_that_ask_are_pinned)
+{
+	struct sandbox_opts o = {
+		.jail = test_jail(), .nsjail_path = "/usr/local/bin/nsjail",
+		.bwrap_path = "/usr/bin/bwrap", .init_path = getenv("GOBOXD_INIT_PATH"),
+		.jail_dir = jails, .uid = TEST_UID, .gid = TEST_GID, .tmpfs_kb = 16384,
+		.has_cpu = true, .cpu = 0, .cgroup_root = place.root[0] ? place.root : NULL,
+	};
+	const char *argv[] = { "/usr/bin/nproc", NULL };
+	struct step_spec s = { .argv = argv, .envp = test_env, .limits = default_limits() };
+	struct sandbox *own;
+	struct step_result r;
+	char err[256], name[48], all[16];
+	cpu_set_t set;
+	int rc;
+
+	if (!o.init_path && access(GOBOXD_BUILDDIR "/goboxd-init", X_OK) == 0)
+		o.init_path = GOBOXD_BUILDDIR "/goboxd-init";
+	snprintf(name, sizeof(name), "%s-asked", tree);
+	o.cgroup_name = name;
+	cr_assert_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	snprintf(all, sizeof(all), "%d\n", CPU_COUNT(&set));
+	cr_assert_eq(sandbox_open(&o, &own, err, sizeof(err)), 0, "%s", err);
+	for (int pin = 0; pin < 2; pin++) {
+		s.pin_cpu = pin;
+		step_result_init(&r);
+		rc = sandbox_run_once(own, box, &s, &r);
+		assert_ran(rc, &r);
+		cr_assert_str_eq(r.out.data, pin ? "1\n" : all, "pin %d: %s", pin, r.out.data);
+		step_result_free(&r);
+	}
+	sandbox_close(own);
 }
 
 Test(sandbox, no_locked_memory)

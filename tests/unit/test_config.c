@@ -225,6 +225,24 @@ Test(config, args_codize_flags_and_errors)
 	config_free(&c);
 }
 
+/* /v1/run is pinned unless told otherwise, /run only with --pin-cpus. */
+Test(config, codize_pin_cpus_is_on_until_turned_off)
+{
+	char *off[] = { "goboxd", "--codize-pin-cpus=false", NULL };
+	char *on[] = { "goboxd", "--codize-pin-cpus", NULL };
+	struct config c;
+	bool exit_now;
+
+	config_defaults(&c);
+	cr_assert(c.codize_pin_cpus);
+	cr_assert(!c.pin_cpus);
+	cr_assert_eq(config_load_args(&c, 2, off, &exit_now, err, sizeof(err)), 0, "%s", err);
+	cr_assert(!c.codize_pin_cpus);
+	cr_assert_eq(config_load_args(&c, 2, on, &exit_now, err, sizeof(err)), 0, "%s", err);
+	cr_assert(c.codize_pin_cpus);
+	config_free(&c);
+}
+
 Test(config, validate_rejects_relative_dirs)
 {
 	struct config c;
