@@ -753,6 +753,10 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 			run_test(env, req, &p, jd, i, res);
 		else
 			res->tests[i].status = TS_SKIPPED;
+		/* killed for the cancel: no verdict of its own (the job's
+		 * record then says not_executed, never the kill's signal) */
+		if (job_cancelled(env, res))
+			res->tests[i].status = TS_NOT_EXECUTED;
 		report_test(env, req, res, pg, i);
 	}
 	plan_free(&p);
@@ -836,6 +840,10 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	/* A judge that could not be built or started judged nothing. */
 	if (res->build_status == BS_OK && res->judge.present && res->judge.status != BS_OK)
 		res->top = TS_INTERNAL_ERROR;
+	/* Stopped for its client: what was killed has no verdict (a build
+	 * killed mid-way did not fail). */
+	if (res->cancelled)
+		res->top = TS_NOT_EXECUTED;
 	free(pg.sts);
 	return 0;
 }

@@ -125,7 +125,7 @@ def untimed(o):
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(workers=1, args=["--max-job-output-size", "65536"])
+    d = Daemon(workers=1, args=["--max-job-output-size", "65536", "--metrics"])
     yield d
     d.stop()
 
@@ -256,11 +256,21 @@ def test_each_line_comes_while_later_tests_run(daemon):
     assert wait_for(lambda: not sleeping(marker), 20), "the job outlived its client"
 
 
+def py3_jobs(daemon):
+    """Finished py3 jobs by status, from /metrics."""
+    status, text, _ = daemon.request("GET", "/metrics")
+    assert status == 200
+    prefix = 'goboxd_jobs_total{language="py3",status="'
+    return {line[len(prefix):].split('"')[0]: int(line.split()[-1])
+            for line in text.splitlines() if line.startswith(prefix)}
+
+
 @pytest.mark.parametrize("when", ["before reading anything", "after the first line"])
 def test_a_client_that_goes_away_frees_the_worker(daemon, when):
     marker = "62.%d%d" % (os.getpid(), len(when))
     req = {"language": "py3", "source": SLEEPER % marker, "tests": expecting_ok("sleep", "ok"),
            "run": {"limits": {"wall_time_s": 90}}}
+    before = py3_jobs(daemon)
     c = Client(daemon.port, timeout=30)
     c.send(req)
     if when == "after the first line":
@@ -280,6 +290,10 @@ def test_a_client_that_goes_away_frees_the_worker(daemon, when):
     assert not sleeping(marker), "the gone client's program still runs"
     assert not daemon.step_cgroups(), "a step cgroup was left"
     assert any("went away" in l.get("msg", "") for l in daemon.log_lines())
+    # counted as a job without a verdict, never as the kill's runtime_error
+    after = py3_jobs(daemon)
+    assert after.get("not_executed", 0) == before.get("not_executed", 0) + 1, (before, after)
+    assert after.get("runtime_error", 0) == before.get("runtime_error", 0), (before, after)
 
 
 def test_keep_alive_after_a_streamed_answer(daemon):
