@@ -145,6 +145,11 @@ CHECKER = ("import sys\n"
            "print('fine' if ok else 'wrong', file=sys.stderr)\n"
            "sys.exit(0 if ok else 1)\n")
 
+# The interactor hands the solution the test's word and judges its answer.
+INTERACTOR = ("import sys\n"
+              "print(open(sys.argv[1]).read().strip(), flush=True)\n"
+              "sys.exit(0 if sys.stdin.readline().strip() == 'ok' else 1)\n")
+
 # Requests whose streamed lines must make their ordinary answer.
 SAME = [
     ("plain", {"language": "py3", "source": PROGRAM, "tests": expecting_ok("ok", "bad", "crash")}),
@@ -157,6 +162,11 @@ SAME = [
                  "tests": [{"stdin": "ok\n"}, {"stdin": "bad\n"}], "stop_on_failure": True}),
     ("a build", {"language": "c", "source": "#include <stdio.h>\nint main(void){puts(\"ok\");}",
                  "tests": expecting_ok("", "")}),
+    ("interactor", {"language": "py3", "source": PROGRAM,
+                    "interactor": {"language": "py3", "source": INTERACTOR},
+                    "tests": [{"stdin": "ok"}, {"stdin": "bad"}, {"stdin": "ok"}],
+                    "groups": [{"tests": [0, 1], "stop_on_failure": True, "points": 1},
+                               {"tests": [2], "points": 2}]}),
     ("a failed build", {"language": "c", "source": "int main( {", "tests": expecting_ok(""),
                         "groups": [{"tests": [0], "points": 1}]}),
 ]
@@ -294,6 +304,25 @@ def test_a_client_that_goes_away_frees_the_worker(daemon, when):
     after = py3_jobs(daemon)
     assert after.get("not_executed", 0) == before.get("not_executed", 0) + 1, (before, after)
     assert after.get("runtime_error", 0) == before.get("runtime_error", 0), (before, after)
+
+
+def test_a_client_that_goes_away_stops_both_sides_of_an_interactive_test(daemon):
+    sol, itr = "64.%d" % os.getpid(), "65.%d" % os.getpid()
+    sleep = "import os\nos.execv('/bin/sleep', ['sleep', '%s'])\n"
+    req = {"language": "py3", "source": sleep % sol, "tests": [{"stdin": ""}],
+           "interactor": {"language": "py3", "source": sleep % itr},
+           "run": {"limits": {"wall_time_s": 90}}}
+    c = Client(daemon.port, timeout=30)
+    try:
+        c.send(req)
+        assert c.head()[0] == 200
+        lines = c.lines()
+        assert [next(lines)["type"], next(lines)["type"]] == ["build", "interactor_build"]
+        assert wait_for(lambda: sleeping(sol) and sleeping(itr), 20), "the test never ran"
+    finally:
+        c.close()
+    assert wait_for(lambda: not sleeping(sol) and not sleeping(itr), 10), \
+        "a side of the test outlived its client"
 
 
 def test_keep_alive_after_a_streamed_answer(daemon):
