@@ -378,6 +378,9 @@ void request_free(struct job_request *r)
 		free(r->tests[i].output_file);
 	}
 	free(r->tests);
+	for (size_t i = 0; i < r->ngroups; i++)
+		free(r->groups[i].tests);
+	free(r->groups);
 	request_free(r->interactor);
 	request_free(r->checker);
 	free(r);
@@ -1041,6 +1044,161 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 	return 0;
 }
 
+/* An optional boolean field of o: 0 absent, 1 read into *out, -1 bad. */
+static int opt_bool(struct native_ctx *c, const cJSON *o, const char *key, const char *path,
+		    bool *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v)
+		return 0;
+	if (!cJSON_IsBool(v)) {
+		set_err(c->e, "invalid_type", path, "%s must be true or false", path);
+		return -1;
+	}
+	*out = cJSON_IsTrue(v);
+	return 1;
+}
+
+/* A group's "tests": indexes of the request's tests, each once. */
+static int parse_group_tests(struct native_ctx *c, const cJSON *o, size_t gi,
+			     struct req_group *g)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "tests");
+	size_t ntests = c->r->ntests;
+	bool *seen;
+	const cJSON *v;
+	char path[96];
+
+	snprintf(path, sizeof(path), "groups[%zu].tests", gi);
+	if (!a) {
+		set_err(c->e, "missing_field", path, "%s is required", path);
+		return -1;
+	}
+	if (!cJSON_IsArray(a)) {
+		set_err(c->e, "invalid_type", path, "%s must be an array of test indexes", path);
+		return -1;
+	}
+	if (cJSON_GetArraySize(a) == 0) {
+		set_err(c->e, "invalid_groups", path, "%s must name at least one test", path);
+		return -1;
+	}
+	/* no more entries than tests: a longer list repeats one */
+	if ((size_t)cJSON_GetArraySize(a) > ntests) {
+		set_err(c->e, "invalid_groups", path, "%s names more tests than the request has (%zu)",
+			path, ntests);
+		return -1;
+	}
+	g->tests = xcalloc((size_t)cJSON_GetArraySize(a), sizeof(*g->tests));
+	seen = xcalloc(ntests, sizeof(*seen));
+	cJSON_ArrayForEach(v, a) {
+		double x = v->valuedouble;
+
+		snprintf(path, sizeof(path), "groups[%zu].tests[%zu]", gi, g->ntests);
+		if (!cJSON_IsNumber(v)) {
+			set_err(c->e, "invalid_type", path, "%s must be an integer test index", path);
+			goto bad;
+		}
+		if (!(x >= 0 && x < (double)ntests)) {
+			set_err(c->e, "invalid_groups", path,
+				"%s: there is no test %.6g (indexes go from 0 to %zu)", path, x,
+				ntests - 1);
+			goto bad;
+		}
+		if (x != floor(x)) {
+			set_err(c->e, "invalid_type", path, "%s must be an integer test index", path);
+			goto bad;
+		}
+		if (seen[(size_t)x]) {
+			set_err(c->e, "invalid_groups", path, "%s: test %zu is already in the group",
+				path, (size_t)x);
+			goto bad;
+		}
+		seen[(size_t)x] = true;
+		g->tests[g->ntests++] = (size_t)x;
+	}
+	free(seen);
+	return 0;
+bad:
+	free(seen);
+	return -1;
+}
+
+static int parse_group(struct native_ctx *c, const cJSON *o, size_t gi, struct req_group *g)
+{
+	static const char *const keys[] = { "tests", "stop_on_failure", "points", NULL };
+	const cJSON *v;
+	char path[96];
+	bool dup;
+
+	snprintf(path, sizeof(path), "groups[%zu]", gi);
+	if (!cJSON_IsObject(o)) {
+		set_err(c->e, "invalid_type", path, "%s must be an object", path);
+		return -1;
+	}
+	if ((v = bad_key(o, keys, &dup))) {
+		snprintf(path, sizeof(path), "groups[%zu].%s", gi, v->string);
+		set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
+			dup ? "duplicate key %s" : "unknown field %s", path);
+		return -1;
+	}
+	if (parse_group_tests(c, o, gi, g) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "groups[%zu].stop_on_failure", gi);
+	if (opt_bool(c, o, "stop_on_failure", path, &g->stop_on_failure) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "groups[%zu].points", gi);
+	v = cJSON_GetObjectItemCaseSensitive(o, "points");
+	if (v && !cJSON_IsNumber(v)) {
+		set_err(c->e, "invalid_type", path, "%s must be a number", path);
+		return -1;
+	}
+	if (v && !(v->valuedouble >= 0 && v->valuedouble <= REQ_MAX_POINTS)) {
+		set_err(c->e, "invalid_groups", path, "%s must be a number from 0 to %.0f", path,
+			REQ_MAX_POINTS);
+		return -1;
+	}
+	g->points = v ? v->valuedouble : 0;
+	return 0;
+}
+
+/*
+ * "stop_on_failure" and "groups" (after the tests, whose indexes the
+ * groups name).
+ */
+static int parse_groups(struct native_ctx *c, const cJSON *root)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "groups");
+	struct job_request *r = c->r;
+	const cJSON *v;
+	size_t n;
+
+	if (opt_bool(c, root, "stop_on_failure", "stop_on_failure", &r->stop_on_failure) < 0)
+		return -1;
+	if (!a)
+		return 0;
+	if (!cJSON_IsArray(a)) {
+		set_err(c->e, "invalid_type", "groups", "groups must be an array");
+		return -1;
+	}
+	n = (size_t)cJSON_GetArraySize(a);
+	if (n > REQ_MAX_GROUPS) {
+		set_err(c->e, "too_many_groups", "groups", "at most %d groups are allowed",
+			REQ_MAX_GROUPS);
+		return -1;
+	}
+	r->has_groups = true;
+	/* one slot at least: the walk below need not know n */
+	r->groups = xcalloc(n ? n : 1, sizeof(*r->groups));
+	cJSON_ArrayForEach(v, a) {
+		/* counted first, so request_free releases a half-done group */
+		r->ngroups++;
+		if (parse_group(c, v, r->ngroups - 1, &r->groups[r->ngroups - 1]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * An error found inside a judge program's object names the object: path
  * "checker.source", message "checker: source is required".
@@ -1151,7 +1309,8 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 {
 	static const char *const keys[] = { "language", "source", "source_filename",
 					    "artifact_filename", "build", "run", "tests",
-					    "compare", "files", "interactor", "checker", NULL };
+					    "compare", "files", "interactor", "checker",
+					    "stop_on_failure", "groups", NULL };
 	struct native_ctx c = { .cfg = cfg, .e = e };
 	struct job_request *r = NULL;
 	const cJSON *v;
@@ -1187,7 +1346,7 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 		       &r->build_flags) < 0 ||
 	    parse_step(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
 	    parse_extra_files(&c, root) < 0 || parse_tests(&c, root) < 0 ||
-	    check_test_files(&c) < 0 ||
+	    check_test_files(&c) < 0 || parse_groups(&c, root) < 0 ||
 	    parse_compare(&c, root, &r->compare) < 0 ||
 	    parse_program(&c, root, "interactor", t, &r->interactor) < 0 ||
 	    parse_program(&c, root, "checker", t, &r->checker) < 0 || check_judge(&c, root) < 0)

@@ -30,6 +30,21 @@ struct req_test {
 
 enum req_format { REQ_NATIVE, REQ_CODIZE };
 
+/*
+ * A group of tests (an IOI subtask): it earns its points only when every
+ * one of its tests is accepted. docs/api.md has the whole rule.
+ */
+struct req_group {
+	size_t *tests;          /* indexes into tests, distinct, as given */
+	size_t ntests;          /* at least 1 */
+	bool stop_on_failure;   /* its other tests are not needed once one fails */
+	double points;          /* finite, 0 to REQ_MAX_POINTS */
+};
+
+/* Bounds of "groups": each is a subtask, and a contest problem has a few. */
+#define REQ_MAX_GROUPS 256
+#define REQ_MAX_POINTS 1e9
+
 struct job_request {
 	enum req_format format;
 	const struct lang *lang;   /* borrowed from the table in force */
@@ -43,6 +58,11 @@ struct job_request {
 	struct req_test *tests;
 	size_t ntests;
 	struct compare_spec compare; /* how stdout meets expected_stdout */
+	/* After the first test that is not accepted, the rest are skipped. */
+	bool stop_on_failure;
+	struct req_group *groups;  /* NULL when the request has none */
+	size_t ngroups;
+	bool has_groups;           /* "groups" was given (even empty) */
 	/*
 	 * The judge's own programs (native /run only), NULL when absent; at
 	 * most one of the two. Each is a request of its own shape without

@@ -11,7 +11,7 @@
 #include "common/verdict.h"
 
 /* Every status has its counter (partial is the last one). */
-_Static_assert(TS_DISK_EXCEEDED < STATS_NSTATUS, "STATS_NSTATUS is smaller than the status vocabulary");
+_Static_assert(TS_SKIPPED < STATS_NSTATUS, "STATS_NSTATUS is smaller than the status vocabulary");
 
 const uint32_t stats_bucket_ms[STATS_NBUCKETS - 1] = {
 	10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000,

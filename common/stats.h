@@ -17,7 +17,7 @@
 #define STATS_RING_SIZE 2048
 #define STATS_MAX_WORKERS 512
 #define STATS_MAX_LANGS 128
-#define STATS_NSTATUS 11           /* enum test_status values, see verdict.h */
+#define STATS_NSTATUS 12           /* enum test_status values, see verdict.h */
 #define STATS_NBUCKETS 12
 
 /* Upper bounds (ms) of the duration histogram buckets; the last is +Inf. */

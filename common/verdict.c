@@ -186,7 +186,7 @@ enum test_status verdict_top_level(enum build_status b, const enum test_status *
 	if (b == BS_INTERNAL_ERROR)
 		return TS_INTERNAL_ERROR;
 	for (size_t i = 0; i < n; i++)
-		if (tests[i] != TS_ACCEPTED)
+		if (tests[i] != TS_ACCEPTED && tests[i] != TS_SKIPPED)
 			return tests[i];
 	return TS_ACCEPTED;
 }
@@ -264,6 +264,8 @@ const char *test_status_name(enum test_status s)
 		return "partial";
 	case TS_DISK_EXCEEDED:
 		return "disk_exceeded";
+	case TS_SKIPPED:
+		return "skipped";
 	}
 	return "internal_error";
 }

@@ -21,6 +21,9 @@ enum test_status {
 	/* It wrote past a disk limit (the job disk's bytes or files, its
 	 * /tmp's, or the largest file it may write) and did not end cleanly. */
 	TS_DISK_EXCEEDED,
+	/* Not run: an earlier failure made it unneeded (stop_on_failure,
+	 * common/groups.h). Never a job's top-level status. */
+	TS_SKIPPED,
 };
 
 enum build_status { BS_OK, BS_FAILED, BS_INTERNAL_ERROR };
@@ -73,7 +76,8 @@ struct run_outcome {
 /* The pure mapping: outcome plus comparison to a test status. */
 enum test_status verdict_for_test(const struct run_outcome *o, bool have_expected,
 				  enum compare_result cmp);
-/* First non-accepted test status in order; accepted if all are. */
+/* First test status in order that is neither accepted nor skipped;
+ * accepted if there is none. */
 enum test_status verdict_top_level(enum build_status b, const enum test_status *tests,
 				   size_t n);
 

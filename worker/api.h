@@ -16,6 +16,17 @@
  */
 /* Native /run. */
 cJSON *api_run_json(const struct job_request *req, const struct job_result *res);
+/*
+ * Native /run, streamed (application/x-ndjson): one line per event of
+ * the job (worker/job.h), {"type": "build" | "checker_build" |
+ * "interactor_build" | "test" | "group", "index" (tests and groups), and
+ * the step's object under the type's name}; then the summary line,
+ * {"type": "result"} with the answer's own fields (status, language,
+ * points). Together they hold exactly what api_run_json holds.
+ */
+cJSON *api_run_event(const struct job_request *req, const struct job_result *res,
+		     enum job_event ev, size_t index);
+cJSON *api_run_summary(const struct job_request *req, const struct job_result *res);
 /* Native /run: 400/413 error body {"error":{"code","message","path"}}. */
 char *api_run_error(const struct req_error *e);
 

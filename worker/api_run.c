@@ -145,25 +145,104 @@ static cJSON *test_json(const struct job_request *req, const struct req_test *rt
 	return o;
 }
 
+static cJSON *group_json(const struct job_request *req, const struct job_result *res, size_t g)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "status", test_status_name(res->groups[g].status));
+	cJSON_AddNumberToObject(o, "points", res->groups[g].points);
+	cJSON_AddNumberToObject(o, "max_points", req->groups[g].points);
+	return o;
+}
+
+static cJSON *judge_build_json(const struct job_result *res)
+{
+	return build_json(res->judge.status, res->judge.has_build, &res->judge.r);
+}
+
+static const char *judge_build_key(const struct job_request *req)
+{
+	return req->interactor ? "interactor_build" : "checker_build";
+}
+
+/* The answer's own fields, those that are not a step's: the streamed
+ * answer's last line carries them. */
+static void add_summary(cJSON *o, const struct job_request *req, const struct job_result *res)
+{
+	cJSON_AddStringToObject(o, "status", test_status_name(res->top));
+	cJSON_AddStringToObject(o, "language", req->lang->id);
+	if (req->has_groups) {
+		cJSON_AddNumberToObject(o, "points", res->points);
+		cJSON_AddNumberToObject(o, "max_points", res->max_points);
+	}
+}
+
 cJSON *api_run_json(const struct job_request *req, const struct job_result *res)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON *tests;
+	cJSON *tests, *groups;
 
 	if (!o)
 		return NULL;
-	cJSON_AddStringToObject(o, "status", test_status_name(res->top));
-	cJSON_AddStringToObject(o, "language", req->lang->id);
+	add_summary(o, req, res);
 	cJSON_AddItemToObject(o, "build", build_json(res->build_status, res->has_build,
 						     &res->build));
 	/* the judge's program, once the solution's build let it be built */
 	if (res->judge.present)
-		cJSON_AddItemToObject(o, req->interactor ? "interactor_build" : "checker_build",
-				      build_json(res->judge.status, res->judge.has_build,
-						 &res->judge.r));
+		cJSON_AddItemToObject(o, judge_build_key(req), judge_build_json(res));
 	tests = cJSON_AddArrayToObject(o, "tests");
 	for (size_t i = 0; i < res->ntests; i++)
 		cJSON_AddItemToArray(tests, test_json(req, &req->tests[i], &res->tests[i]));
+	if (req->has_groups) {
+		groups = cJSON_AddArrayToObject(o, "groups");
+		for (size_t g = 0; g < res->ngroups; g++)
+			cJSON_AddItemToArray(groups, group_json(req, res, g));
+	}
+	if (res->internal_error)
+		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
+	return o;
+}
+
+cJSON *api_run_event(const struct job_request *req, const struct job_result *res,
+		     enum job_event ev, size_t index)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	switch (ev) {
+	case JOB_EV_BUILD:
+		cJSON_AddStringToObject(o, "type", "build");
+		cJSON_AddItemToObject(o, "build", build_json(res->build_status, res->has_build,
+							     &res->build));
+		break;
+	case JOB_EV_JUDGE_BUILD:
+		cJSON_AddStringToObject(o, "type", judge_build_key(req));
+		cJSON_AddItemToObject(o, judge_build_key(req), judge_build_json(res));
+		break;
+	case JOB_EV_TEST:
+		cJSON_AddStringToObject(o, "type", "test");
+		cJSON_AddNumberToObject(o, "index", (double)index);
+		cJSON_AddItemToObject(o, "test", test_json(req, &req->tests[index],
+							   &res->tests[index]));
+		break;
+	case JOB_EV_GROUP:
+		cJSON_AddStringToObject(o, "type", "group");
+		cJSON_AddNumberToObject(o, "index", (double)index);
+		cJSON_AddItemToObject(o, "group", group_json(req, res, index));
+		break;
+	}
+	return o;
+}
+
+cJSON *api_run_summary(const struct job_request *req, const struct job_result *res)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "type", "result");
+	add_summary(o, req, res);
 	if (res->internal_error)
 		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
 	return o;

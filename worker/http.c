@@ -591,6 +591,32 @@ static int format_head(struct buf *out, int status, const char *content_type, si
 	return rc;
 }
 
+int http_format_chunked_head(struct buf *out, int status, const char *content_type,
+			     bool keep_alive, const char *extra_headers)
+{
+	int rc = buf_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+			    "Transfer-Encoding: chunked\r\nConnection: %s\r\n%s\r\n",
+			    status, http_status_text(status), content_type,
+			    keep_alive ? "keep-alive" : "close", extra_headers ? extra_headers : "");
+
+	return rc;
+}
+
+int http_append_chunk(struct buf *out, const char *data, size_t len)
+{
+	int rc;
+
+	/* an empty chunk would end the body */
+	if (len == 0)
+		return 0;
+	rc = buf_printf(out, "%zx\r\n", len);
+	if (!rc)
+		rc = buf_append(out, data, len);
+	if (!rc)
+		rc = buf_puts(out, "\r\n");
+	return rc;
+}
+
 int http_format_response(struct buf *out, int status, const char *content_type,
 			 const char *body, size_t len, bool keep_alive,
 			 const char *extra_headers)

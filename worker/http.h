@@ -119,6 +119,15 @@ int http_format_response(struct buf *out, int status, const char *content_type,
 int http_response_around(struct buf *out, int status, const char *content_type, char *body,
 			 size_t len, bool keep_alive, const char *extra_headers);
 /*
+ * A streamed answer (Transfer-Encoding: chunked): its head, then each
+ * piece as one chunk (nothing for an empty piece), then HTTP_LAST_CHUNK
+ * (no trailers).
+ */
+int http_format_chunked_head(struct buf *out, int status, const char *content_type,
+			     bool keep_alive, const char *extra_headers);
+int http_append_chunk(struct buf *out, const char *data, size_t len);
+#define HTTP_LAST_CHUNK "0\r\n\r\n"
+/*
  * {"error":{"code":..,"message":..}} response. A code in upper case is one
  * of Codize's (/v1/run): code and message are then also at the top level,
  * where Codize's clients read them.

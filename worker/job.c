@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/groups.h"
 #include "common/jobdir.h"
 #include "common/log.h"
 #include "common/placeholder.h"
@@ -101,9 +103,12 @@ static int plan_step(const struct job_request *req, const struct lang_step *step
 }
 
 static void spec_fill(struct step_spec *s, const struct job_request *req,
-		      const struct step_plan *p, const struct limits *lim, const struct config *cfg)
+		      const struct step_plan *p, const struct limits *lim, const struct job_env *env)
 {
+	const struct config *cfg = env->cfg;
+
 	memset(s, 0, sizeof(*s));
+	s->cancel_fd = env->cancel_fd;
 	s->argv = (const char *const *)p->argv;
 	s->envp = (const char *const *)p->envp;
 	s->limits = *lim;
@@ -182,7 +187,7 @@ static void account(struct job_result *res, const struct step_result *r, bool bu
 }
 
 /* Build req (the solution's or the judge's program) in jail into r. */
-static enum build_status build_program(struct jail *jail, const struct config *cfg,
+static enum build_status build_program(const struct job_env *env, struct jail *jail,
 				       const struct job_request *req, struct step_result *r,
 				       struct job_result *res, const char *who)
 {
@@ -196,7 +201,7 @@ static enum build_status build_program(struct jail *jail, const struct config *c
 		set_internal(res, "expanding the build command", -rc);
 		return BS_INTERNAL_ERROR;
 	}
-	spec_fill(&s, req, &p, &req->build_limits, cfg);
+	spec_fill(&s, req, &p, &req->build_limits, env);
 	s.open_files = req->lang->build.open_files;
 	s.budget = &res->budget;
 	rc = sandbox_run(jail, &s, r);
@@ -215,7 +220,7 @@ static void run_build(const struct job_env *env, const struct job_request *req,
 		      struct job_result *res)
 {
 	res->has_build = true;
-	res->build_status = build_program(env->jail, env->cfg, req, &res->build, res, "build");
+	res->build_status = build_program(env, env->jail, req, &res->build, res, "build");
 }
 
 
@@ -331,7 +336,7 @@ static bool judge_prepare(struct judge *jd, const struct job_env *env,
 		set_internal(res, "writing the judge program's files", -rc);
 	} else if (jd->prog->lang->has_build) {
 		res->judge.has_build = true;
-		res->judge.status = build_program(jd->jail, env->cfg, jd->prog, &res->judge.r, res,
+		res->judge.status = build_program(env, jd->jail, jd->prog, &res->judge.r, res,
 						  jd->interactive ? "interactor build" :
 								    "checker build");
 	}
@@ -343,7 +348,7 @@ static bool judge_prepare(struct judge *jd, const struct job_env *env,
 			set_internal(res, "expanding the judge program's run command", -rc);
 		} else {
 			argv_append(&jd->plan.argv, jd->interactive ? itr_args : chk_args);
-			spec_fill(&jd->spec, jd->prog, &jd->plan, &jd->prog->run_limits, env->cfg);
+			spec_fill(&jd->spec, jd->prog, &jd->plan, &jd->prog->run_limits, env);
 			jd->spec.open_files = jd->prog->lang->run.open_files;
 		}
 	}
@@ -598,7 +603,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 	enum compare_result cmp = CMP_EQUAL;
 	int rc = 0;
 
-	spec_fill(&s, req, p, &req->run_limits, env->cfg);
+	spec_fill(&s, req, p, &req->run_limits, env);
 	s.open_files = req->lang->run.open_files;
 	s.budget = &res->budget;
 	if (!t->input_file) {
@@ -670,8 +675,72 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		tr->status = TS_WRONG_OUTPUT;
 }
 
+/* ---- what the job has reported: early stop, groups, events ------------- */
+
+/* What has been reported so far, and the statuses groups are judged on. */
+struct progress {
+	bool build, judge;
+	size_t tests;               /* tests 0..tests-1 are reported */
+	enum test_status *sts;
+};
+
+static void report(const struct job_env *env, const struct job_request *req,
+		   struct job_result *res, enum job_event ev, size_t index)
+{
+	if (env->on_event && !res->cancelled)
+		env->on_event(env->event_arg, req, res, ev, index);
+}
+
+/* The client went away: stop here (a step that saw it was killed). */
+static bool job_cancelled(const struct job_env *env, struct job_result *res)
+{
+	struct pollfd pf = { .fd = env->cancel_fd, .events = POLLIN };
+
+	if (!res->cancelled && env->cancel_fd > 0 && poll(&pf, 1, 0) > 0)
+		res->cancelled = true;
+	return res->cancelled;
+}
+
+/* Test i is final: report it, then every group it decides. */
+static void report_test(const struct job_env *env, const struct job_request *req,
+			struct job_result *res, struct progress *pg, size_t i)
+{
+	pg->sts[i] = res->tests[i].status;
+	pg->tests = i + 1;
+	report(env, req, res, JOB_EV_TEST, i);
+	for (size_t g = 0; g < res->ngroups; g++) {
+		struct group_verdict v;
+
+		if (res->groups[g].decided)
+			continue;
+		groups_judge(&req->groups[g], pg->sts, pg->tests, &v);
+		if (!v.decided)
+			continue;
+		res->groups[g] = (struct group_result){ v.status, v.points, true };
+		res->points += v.points;
+		report(env, req, res, JOB_EV_GROUP, g);
+	}
+}
+
+/* At the end: whatever the job did not reach, as it stands. */
+static void report_rest(const struct job_env *env, const struct job_request *req,
+			struct job_result *res, struct progress *pg)
+{
+	if (!pg->build)
+		report(env, req, res, JOB_EV_BUILD, 0);
+	if (res->judge.present && !pg->judge)
+		report(env, req, res, JOB_EV_JUDGE_BUILD, 0);
+	pg->build = pg->judge = true;
+	for (size_t i = pg->tests; i < res->ntests; i++)
+		report_test(env, req, res, pg, i);
+}
+
+/*
+ * In index order, each at most once: a test that an earlier failure made
+ * unneeded (stop_on_failure, a group's) is skipped, never run.
+ */
 static void run_tests(const struct job_env *env, const struct job_request *req,
-		      struct judge *jd, struct job_result *res)
+		      struct judge *jd, struct job_result *res, struct progress *pg)
 {
 	struct step_plan p = { 0 };
 	int rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
@@ -682,8 +751,17 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 		set_internal(res, "expanding the run command", -rc);
 		return;
 	}
-	for (size_t i = 0; i < req->ntests; i++)
-		run_test(env, req, &p, jd, i, res);
+	for (size_t i = 0; i < req->ntests && !job_cancelled(env, res); i++) {
+		if (groups_test_needed(req, pg->sts, i))
+			run_test(env, req, &p, jd, i, res);
+		else
+			res->tests[i].status = TS_SKIPPED;
+		/* killed for the cancel: no verdict of its own (the job's
+		 * record then says not_executed, never the kill's signal) */
+		if (job_cancelled(env, res))
+			res->tests[i].status = TS_NOT_EXECUTED;
+		report_test(env, req, res, pg, i);
+	}
 	plan_free(&p);
 }
 
@@ -697,7 +775,7 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 {
 	struct jobdir *d = jail_jobdir(env->jail);
 	struct judge *jd = NULL;
-	enum test_status *sts;
+	struct progress pg = { 0 };
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -712,6 +790,11 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 		res->tests[i].status = TS_NOT_EXECUTED;
 	}
 	res->build_status = BS_OK;
+	res->ngroups = req->ngroups;
+	res->groups = req->ngroups ? xcalloc(req->ngroups, sizeof(*res->groups)) : NULL;
+	for (size_t g = 0; g < req->ngroups; g++)
+		res->max_points += req->groups[g].points;
+	pg.sts = xcalloc(req->ntests, sizeof(*pg.sts));
 	outtext_budget_init(&res->budget,
 			    req->format == REQ_CODIZE ? OUTTEXT_BASE64_TWICE : OUTTEXT_JSON,
 			    env->cfg->max_job_output_bytes);
@@ -730,6 +813,10 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	}
 	if (rc == 0 && req->lang->has_build)
 		run_build(env, req, res);
+	if (rc == 0) {
+		pg.build = true;
+		report(env, req, res, JOB_EV_BUILD, 0);
+	}
 	/* With one test there is nothing to restore: no snapshot either. */
 	if (rc == 0 && res->build_status == BS_OK && req->ntests > 1) {
 		rc = jobdir_snapshot(d);
@@ -737,24 +824,30 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 			set_internal(res, "keeping the built job directory", -rc);
 	}
 	/* The judge's program only for a solution that built. */
-	if (rc == 0 && res->build_status == BS_OK && jd && !judge_prepare(jd, env, req, res)) {
-		judge_destroy(jd);
-		jd = NULL;
+	if (rc == 0 && res->build_status == BS_OK && jd && !job_cancelled(env, res)) {
+		if (!judge_prepare(jd, env, req, res)) {
+			judge_destroy(jd);
+			jd = NULL;
+		}
+		pg.judge = true;
+		report(env, req, res, JOB_EV_JUDGE_BUILD, 0);
 	}
 	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || jd))
-		run_tests(env, req, jd, res);
+		run_tests(env, req, jd, res, &pg);
 	else if (rc < 0)
 		all_tests(res, TS_INTERNAL_ERROR);
 	judge_destroy(jd);
+	report_rest(env, req, res, &pg);
 
-	sts = xcalloc(req->ntests, sizeof(*sts));
-	for (size_t i = 0; i < req->ntests; i++)
-		sts[i] = res->tests[i].status;
-	res->top = verdict_top_level(res->build_status, sts, req->ntests);
+	res->top = verdict_top_level(res->build_status, pg.sts, req->ntests);
 	/* A judge that could not be built or started judged nothing. */
 	if (res->build_status == BS_OK && res->judge.present && res->judge.status != BS_OK)
 		res->top = TS_INTERNAL_ERROR;
-	free(sts);
+	/* Stopped for its client: what was killed has no verdict (a build
+	 * killed mid-way did not fail). */
+	if (res->cancelled)
+		res->top = TS_NOT_EXECUTED;
+	free(pg.sts);
 	return 0;
 }
 
@@ -772,4 +865,7 @@ void job_result_free(struct job_result *res)
 	free(res->tests);
 	res->tests = NULL;
 	res->ntests = 0;
+	free(res->groups);
+	res->groups = NULL;
+	res->ngroups = 0;
 }

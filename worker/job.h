@@ -48,6 +48,13 @@ struct judge_build {
 	struct step_result r;
 };
 
+/* A group's verdict (common/groups.h), as the answer shows it. */
+struct group_result {
+	enum test_status status;
+	double points;
+	bool decided;
+};
+
 struct job_result {
 	bool has_build;
 	enum build_status build_status;
@@ -55,8 +62,13 @@ struct job_result {
 	struct judge_build judge;
 	struct test_result *tests;
 	size_t ntests;
+	/* With groups: each one's verdict, and the points of those accepted. */
+	struct group_result *groups;
+	size_t ngroups;
+	double points, max_points;
 	enum test_status top;
 	bool internal_error;
+	bool cancelled;             /* stopped for env->cancel_fd: nobody waits */
 	char internal_msg[256];
 	uint64_t build_ms, run_ms, cpu_ms, memory_peak_kb;
 	/* What the answer may still take of output (--max-job-output-size):
@@ -64,6 +76,22 @@ struct job_result {
 	 * whatever the number of tests times their output. */
 	struct outtext_budget budget;
 };
+
+/*
+ * What a job reports as soon as it is judged, in this order: the build,
+ * the judge program's build (when there is one), then each test in index
+ * order, each group right after the test that decides it (groups that
+ * only the end decides come after the last test). Every test and group
+ * is reported once, whatever happened (a failed build reports its
+ * not_executed tests too); nothing is reported after a cancel.
+ */
+enum job_event { JOB_EV_BUILD, JOB_EV_JUDGE_BUILD, JOB_EV_TEST, JOB_EV_GROUP };
+
+/* Called in the job's thread; index is the test's or the group's. The
+ * result's fields for that step are final; the callee may free a
+ * test's captured output (nothing reads it after its event). */
+typedef void (*job_event_fn)(void *arg, const struct job_request *req, struct job_result *res,
+			     enum job_event ev, size_t index);
 
 /* The environment every step starts from (NULL-terminated). */
 extern const char *const job_base_env[5];
@@ -78,6 +106,11 @@ struct job_env {
 	struct sandbox *sb;
 	uid_t judge_uid;
 	gid_t judge_gid;
+	/* Readable when the job must stop at once (its client went away):
+	 * its programs are killed, nothing more runs. 0: none. */
+	int cancel_fd;
+	job_event_fn on_event;      /* NULL: nobody listens */
+	void *event_arg;
 };
 
 /* Runs the job; returns 0 (the result says what happened) or -ENOMEM. */

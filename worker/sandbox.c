@@ -864,6 +864,12 @@ static int next_timeout(struct run *run, uint64_t now)
 	return next > now ? (int)(next - now) : 0;
 }
 
+/* The job's cancel descriptor, watched until it has fired once. */
+static bool watch_cancel(const struct run *run)
+{
+	return run->s->cancel_fd > 0 && !run->r->cancelled;
+}
+
 static int loop(struct run *run)
 {
 	uint64_t now = now_ms();
@@ -874,9 +880,11 @@ static int loop(struct run *run)
 	if (run->s->stdin_len == 0)
 		close_fd(&run->in_w);
 	while (!run->reaped) {
-		struct pollfd pf[4];
+		struct pollfd pf[5];
 		int nf = 0;
 
+		if (watch_cancel(run))
+			pf[nf++] = (struct pollfd){ .fd = run->s->cancel_fd, .events = POLLIN };
 		if (run->in_w >= 0)
 			pf[nf++] = (struct pollfd){ .fd = run->in_w, .events = POLLOUT };
 		if (run->out_r >= 0)
@@ -889,7 +897,10 @@ static int loop(struct run *run)
 		for (int i = 0; i < nf; i++) {
 			if (!pf[i].revents)
 				continue;
-			if (pf[i].fd == run->in_w) {
+			if (pf[i].fd == run->s->cancel_fd) {
+				run->r->cancelled = true;
+				kill_step(run);
+			} else if (pf[i].fd == run->in_w) {
 				pump_stdin(run);
 			} else if (pf[i].fd == run->out_r) {
 				pump_read(run, &run->out_r);
@@ -1370,6 +1381,14 @@ static int pair_events(struct pair *pr, const struct pollfd *pf, int nf)
 			pump_read(&pr->itr, &pr->itr.err_r);
 		else if (pr->pc && procctl_owns_fd(pr->pc, fd))
 			serve = true;
+		else if (fd == pr->sol.s->cancel_fd && watch_cancel(&pr->sol)) {
+			/* the client went away: both sides go */
+			pr->sol.r->cancelled = pr->itr.r->cancelled = true;
+			if (!pr->sol.reaped)
+				kill_step(&pr->sol);
+			if (!pr->itr.reaped)
+				kill_step(&pr->itr);
+		}
 	}
 	if (rc == 0 && pr->pc && (serve || pr->sol.reaped))
 		procctl_service(pr->pc);
@@ -1386,9 +1405,11 @@ static int pair_loop(struct pair *pr)
 	pr->loop_start_ms = now;
 	push_sample(pr, now, both_cpu_us(pr));
 	while (!(pr->sol.reaped && pr->itr.reaped)) {
-		struct pollfd pf[6];
+		struct pollfd pf[7];
 		int nf = 0;
 
+		if (watch_cancel(&pr->sol))
+			pf[nf++] = (struct pollfd){ .fd = pr->sol.s->cancel_fd, .events = POLLIN };
 		if (!pr->sol.reaped)
 			pf[nf++] = (struct pollfd){ .fd = jail_sock(pr->sol.j), .events = POLLIN };
 		if (!pr->itr.reaped)

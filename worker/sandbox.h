@@ -92,6 +92,10 @@ struct step_spec {
 	struct outtext_budget *budget;
 	bool want_interleaved;      /* also record both streams in write order */
 	bool pin_cpu;               /* on the sandbox's CPU (sandbox_opts.has_cpu) */
+	/* Readable when the job must stop now (its client went away): the
+	 * program is killed and the result says cancelled. 0: none (a spec
+	 * starts zeroed, and fd 0 is never such a descriptor). */
+	int cancel_fd;
 };
 
 struct step_result {
@@ -105,6 +109,7 @@ struct step_result {
 	uint64_t memory_peak_kb;    /* the step cgroup's, page cache included */
 	uint64_t memory_rss_peak_kb; /* the largest resident set of its processes */
 	char internal_msg[256];     /* set when outcome.internal_error */
+	bool cancelled;             /* killed for spec.cancel_fd: no verdict */
 };
 
 void step_result_init(struct step_result *r);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -65,6 +66,7 @@ struct conn {
 	uint64_t queued_ms;    /* time the job waited in the master's queue */
 	unsigned served;       /* requests answered on it */
 	bool job_token;        /* dispatched by the master: may run one job */
+	bool streaming;        /* its job's answer goes out line by line */
 	bool peer_closed;
 	bool dead;             /* closed; freed after the current epoll batch */
 	uint32_t events;       /* what epoll watches for it now; 0: not in epoll */
@@ -98,6 +100,23 @@ struct job_slot {
 	char hdr[128];
 	struct buf answer;
 	int status;
+	/*
+	 * A streamed answer (Accept: application/x-ndjson): the job thread
+	 * prints each line as its step is judged and frames it as a chunk
+	 * into chunks (the head first, with the first line), and wakes the
+	 * loop; the loop only moves the bytes to the connection. answer then
+	 * holds the last line and the end of the body. chunks and done are
+	 * under mu; stream and head_sent are the job thread's while the job
+	 * runs.
+	 */
+	bool stream;
+	bool head_sent;
+	struct buf chunks;
+	bool done;              /* the job and its answer are finished (under mu) */
+	int evfd;               /* the worker's: wakes the loop */
+	/* Written by the loop when the streamed answer's client goes away:
+	 * the job's programs are killed and nothing more runs (job_env). */
+	int cancel_fd;
 	uint64_t started_ms;
 	char method[16];
 	char path[64];
@@ -128,6 +147,7 @@ static char tag_listen, tag_chan, tag_sig, tag_ev;
 
 static void conn_free(struct worker *w, struct conn *c);
 static void conn_process(struct worker *w, struct conn *c);
+static void conn_flush(struct worker *w, struct conn *c);
 
 static size_t in_left(const struct conn *c)
 {
@@ -178,6 +198,11 @@ static void ep_update(struct worker *w, struct conn *c)
 {
 	uint32_t want = (conn_may_read(c) ? EPOLLIN | EPOLLRDHUP : 0) |
 			(out_left(c) ? EPOLLOUT : 0);
+
+	/* A streamed answer's client that goes away stops its job: its end
+	 * must be seen even while nothing is read. */
+	if (c->state == C_JOB && c->streaming)
+		want |= EPOLLRDHUP;
 	struct epoll_event ev = { .events = want, .data.ptr = c };
 
 	if (c->dead || want == c->events)
@@ -349,10 +374,65 @@ static struct jail *jail_prepare(struct worker *w)
 	return j;
 }
 
+/* One line of a streamed answer, framed as a chunk (the head before the
+ * first), handed to the loop. */
+static void stream_line(struct job_slot *j, cJSON *line)
+{
+	char *text = line ? cJSON_PrintUnformatted(line) : NULL;
+	uint64_t one = 1;
+	struct buf b;
+
+	cJSON_Delete(line);
+	if (!text)
+		return;
+	buf_init(&b, 0);
+	if (!j->head_sent)
+		http_format_chunked_head(&b, 200, "application/x-ndjson", j->ka, j->hdr);
+	j->head_sent = true;
+	/* the line and its end in one chunk: a reader sees whole lines */
+	buf_printf(&b, "%zx\r\n%s\n\r\n", strlen(text) + 1, text);
+	free(text);
+	pthread_mutex_lock(&j->mu);
+	if (j->chunks.len == 0) {
+		buf_free(&j->chunks);
+		j->chunks = b;
+	} else {
+		buf_append(&j->chunks, b.data, b.len);
+		buf_free(&b);
+	}
+	pthread_mutex_unlock(&j->mu);
+	if (write(j->evfd, &one, sizeof(one)) < 0)
+		log_error("write(eventfd): %s", strerror(errno));
+}
+
+/*
+ * A step of a streamed job is judged: its line goes out now, and what it
+ * captured is freed (the line holds a copy, and nothing reads it again),
+ * so a long job holds its output once, not until the end.
+ */
+static void job_stream_event(void *arg, const struct job_request *req, struct job_result *res,
+			     enum job_event ev, size_t index)
+{
+	struct job_slot *j = arg;
+
+	stream_line(j, api_run_event(req, res, ev, index));
+	if (ev == JOB_EV_TEST) {
+		step_result_free(&res->tests[index].r);
+		step_result_free(&res->tests[index].judge);
+		buf_free(&res->tests[index].file_out);
+	}
+}
+
 static void job_in_jail(struct worker *w, struct jail *j)
 {
 	struct job_env env = { .jail = j, .cfg = w->cfg, .uid = w->uid, .gid = w->gid,
-			       .sb = w->sb, .judge_uid = w->judge_uid, .judge_gid = w->judge_uid };
+			       .sb = w->sb, .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
+			       .cancel_fd = w->job.cancel_fd };
+
+	if (w->job.stream) {
+		env.on_event = job_stream_event;
+		env.event_arg = &w->job;
+	}
 
 	if (j) {
 		w->job.rc = job_run(&env, w->job.req, &w->job.res);
@@ -363,6 +443,38 @@ static void job_in_jail(struct worker *w, struct jail *j)
 	snprintf(w->job.res.internal_msg, sizeof(w->job.res.internal_msg),
 		 "no jail could be started (see the worker's log)");
 	w->job.rc = -EIO;
+}
+
+/*
+ * The end of a streamed answer: the summary line, or the sandbox's
+ * failure when it came after the first line (the status, 200, is sent),
+ * then the last chunk.
+ */
+static void stream_tail(struct job_slot *j)
+{
+	cJSON *line;
+	char *text;
+
+	if (j->rc < 0 || j->res.internal_error) {
+		cJSON *err;
+
+		j->status = 500;
+		line = cJSON_CreateObject();
+		cJSON_AddStringToObject(line, "type", "error");
+		err = cJSON_AddObjectToObject(line, "error");
+		cJSON_AddStringToObject(err, "code", "internal_error");
+		cJSON_AddStringToObject(err, "message", j->res.internal_msg[0] ?
+					j->res.internal_msg : "the sandbox failed");
+	} else {
+		line = api_run_summary(j->req, &j->res);
+	}
+	text = line ? cJSON_PrintUnformatted(line) : NULL;
+	cJSON_Delete(line);
+	if (text) {
+		buf_printf(&j->answer, "%zx\r\n%s\n\r\n", strlen(text) + 1, text);
+		free(text);
+	}
+	buf_puts(&j->answer, HTTP_LAST_CHUNK);
 }
 
 /*
@@ -378,6 +490,10 @@ static void job_answer(struct job_slot *j)
 
 	buf_init(&j->answer, 0);
 	j->status = 200;
+	if (j->head_sent) {
+		stream_tail(j);
+		return;
+	}
 	if (j->rc < 0 || j->res.internal_error) {
 		j->status = 500;
 		http_format_error(&j->answer, 500, "internal_error",
@@ -435,6 +551,9 @@ static void *job_thread(void *arg)
 		warm = NULL;
 		job_in_jail(w, j);
 		job_answer(js);
+		pthread_mutex_lock(&js->mu);
+		js->done = true;
+		pthread_mutex_unlock(&js->mu);
 		if (write(w->evfd, &one, sizeof(one)) < 0)
 			log_error("write(eventfd): %s", strerror(errno));
 		/* The next job's jail starts once this answer is on its way; its
@@ -462,6 +581,11 @@ static int job_thread_start(struct worker *w)
 
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->cv, NULL);
+	buf_init(&j->chunks, 0);
+	j->evfd = w->evfd;
+	j->cancel_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (j->cancel_fd < 0)
+		return -errno;
 	/* The job thread must never take a signal meant for the loop. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -487,7 +611,7 @@ static void job_thread_stop(struct worker *w)
 	j->thread_running = false;
 }
 
-static int job_start(struct worker *w, struct conn *c, struct job_request *req)
+static int job_start(struct worker *w, struct conn *c, struct job_request *req, bool stream)
 {
 	struct job_slot *j = &w->job;
 
@@ -496,6 +620,10 @@ static int job_start(struct worker *w, struct conn *c, struct job_request *req)
 	memset(&j->res, 0, sizeof(j->res));
 	j->conn = c;
 	j->req = req;
+	j->stream = stream;
+	j->head_sent = false;
+	j->done = false;
+	c->streaming = stream;
 	j->ka = conn_keep_alive(w, c);
 	extra_headers(c, j->hdr, sizeof(j->hdr), NULL);
 	j->started_ms = now_ms();
@@ -540,6 +668,12 @@ static void conn_take_answer(struct conn *c, struct job_slot *j, bool ka)
 	struct buf *a = &j->answer;
 	const char *end = a->data ? strstr(a->data, "\r\n\r\n") : NULL;
 
+	/* A streamed answer's head is gone already: its end follows as it
+	 * is, and a connection that stopped being keep-alive closes after. */
+	if (j->head_sent) {
+		buf_append(&c->out, a->data, a->len);
+		return;
+	}
 	if (!end)
 		return;
 	if (ka != j->ka) {
@@ -556,6 +690,87 @@ static void conn_take_answer(struct conn *c, struct job_slot *j, bool ka)
 		return;
 	}
 	buf_append(&c->out, a->data, a->len);
+}
+
+/* The cancel of a job that is over: the next one starts uncancelled. */
+static void job_cancel_reset(struct job_slot *j)
+{
+	uint64_t v;
+
+	while (read(j->cancel_fd, &v, sizeof(v)) > 0)
+		;
+}
+
+/*
+ * A streamed answer's client went away: its job stops at once (its
+ * programs are killed, nothing more runs) and the connection goes now.
+ * The job's end, soon, frees the worker.
+ */
+static void job_cancel(struct worker *w, struct conn *c)
+{
+	uint64_t one = 1;
+
+	if (write(w->job.cancel_fd, &one, sizeof(one)) < 0)
+		log_error("write(eventfd): %s", strerror(errno));
+	log_info("the client of a streamed answer went away: its job stops");
+	conn_free(w, c);
+}
+
+static void job_finish(struct worker *w);
+
+/* Send what a streamed answer has; a send that fails means its client
+ * is gone. */
+static void stream_flush(struct worker *w, struct conn *c)
+{
+	conn_flush(w, c);
+	if (c->peer_closed) {
+		c->state = C_JOB;
+		job_cancel(w, c);
+	}
+}
+
+/* Events of a connection whose streamed answer is being made: room to
+ * send, or its client's end (a half-close included, as nginx reads it). */
+static void stream_conn_event(struct worker *w, struct conn *c, uint32_t events)
+{
+	if (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
+		job_cancel(w, c);
+		return;
+	}
+	if (events & EPOLLOUT)
+		stream_flush(w, c);
+}
+
+/* The job thread has news: lines of a streamed answer, or the job's end. */
+static void job_progress(struct worker *w)
+{
+	struct job_slot *j = &w->job;
+	struct conn *c = j->conn;
+	struct buf lines;
+	bool done;
+
+	pthread_mutex_lock(&j->mu);
+	lines = j->chunks;
+	buf_init(&j->chunks, 0);
+	done = j->done;
+	pthread_mutex_unlock(&j->mu);
+	if (c && lines.len) {
+		if (out_left(c) == 0) {
+			buf_free(&c->out);
+			c->out = lines;
+			c->out_off = 0;
+			buf_init(&lines, 0);
+		} else {
+			buf_append(&c->out, lines.data, lines.len);
+		}
+		if (done)
+			conn_flush(w, c);
+		else
+			stream_flush(w, c);
+	}
+	buf_free(&lines);
+	if (done)
+		job_finish(w);
 }
 
 static void job_finish(struct worker *w)
@@ -585,6 +800,7 @@ static void job_finish(struct worker *w)
 	if (c) {
 		bool ka = conn_keep_alive(w, c);
 
+		c->streaming = false;
 		conn_take_answer(c, j, ka);
 		log_request(c, j->method, j->path, j->status, j->started_ms - c->queued_ms, extra);
 		extra = NULL;
@@ -595,6 +811,8 @@ static void job_finish(struct worker *w)
 	chan_tell(w, CHAN_DONE, NULL, 0);
 	cJSON_Delete(extra);
 	buf_free(&j->answer);
+	buf_free(&j->chunks);
+	job_cancel_reset(j);
 	job_result_free(&j->res);
 	request_free(j->req);
 	j->req = NULL;
@@ -604,6 +822,43 @@ static void job_finish(struct worker *w)
 }
 
 /* ---- requests ------------------------------------------------------ */
+
+/*
+ * Whether a /run client asks for a streamed answer: Accept names
+ * application/x-ndjson (with a q above 0). Chunks need HTTP/1.1.
+ */
+static bool wants_ndjson(const struct http_request *r)
+{
+	static const char type[] = "application/x-ndjson";
+	const char *p = http_header_get(r, "accept");
+
+	if (!p || r->http_major != 1 || r->http_minor < 1)
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, ","); /* one media range and its parameters */
+		size_t t;
+		const char *q;
+
+		while (n && (*p == ' ' || *p == '\t')) {
+			p++;
+			n--;
+		}
+		t = strcspn(p, ";,");
+		if (t > n)
+			t = n;
+		while (t && (p[t - 1] == ' ' || p[t - 1] == '\t'))
+			t--;
+		if (t == sizeof(type) - 1 && strncasecmp(p, type, t) == 0) {
+			q = memmem(p, n, "q=", 2);
+			if (!q || strtod(q + 2, NULL) > 0)
+				return true;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
 
 /* A job request: validate now (bad ones never queue), then run or move. */
 static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
@@ -666,7 +921,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	buf_free(&c->hp.req.body);
 	buf_free(&c->raw);
 	conn_compact_input(c);
-	rc = job_start(w, c, jr);
+	rc = job_start(w, c, jr, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
 	if (rc < 0) {
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
 		log_request(c, r->method, r->path, 500, c->req_start_ms, NULL);
@@ -1181,12 +1436,16 @@ static void loop(struct worker *w)
 				uint64_t v;
 
 				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.req)
-					job_finish(w);
+					job_progress(w);
 			} else {
 				struct conn *c = p;
 
 				if (c->dead)
 					continue;
+				if (c->state == C_JOB && c->streaming) {
+					stream_conn_event(w, c, evs[i].events);
+					continue;
+				}
 				if (c->state == C_JOB && (evs[i].events & (EPOLLHUP | EPOLLERR))) {
 					/* Reported whatever the mask: stop watching until the
 					 * job ends; its answer will find the socket gone. */

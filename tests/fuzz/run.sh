@@ -20,7 +20,7 @@ secs=${GOBOXD_FUZZ_SECONDS:-60}
 out="$build/fuzz"
 mkdir -p "$out"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$build"
-       -I/usr/share/include/llhttp -DGOBOXD_SRCDIR="\"$top\"")
+       -I/usr/share/include/llhttp -DGOBOXD_SRCDIR="\"$top\"" -DGOBOXD_BUILDDIR="\"$build\"")
 libs=$(pkg-config --cflags --libs libcjson yaml-0.1)
 common=("$top"/common/{buf,log,util,limits,config,yamlutil,langtab,placeholder,validate,base64,request}.c)
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_http.c" "$top/worker/http.c" "$top/common/buf.c" \

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/jobdir.h"
 #include "common/request.h"
 
@@ -1039,4 +1040,100 @@ Test(native, judge_program_exclusions)
 	parse_bad("{" PY ",\"interactor\":{\"language\":\"py3\",\"source\":\"y\"},"
 		  "\"tests\":[{\"output_file\":\"o.txt\"}]}", "invalid_interactor",
 		  "tests[0].output_file");
+}
+
+#define T3 "\"tests\":[{},{},{}]"
+#define PY3 "{\"language\":\"py3\",\"source\":\"x\"," T3
+
+Test(native, stop_on_failure_and_groups)
+{
+	struct job_request *r;
+
+	r = parse_ok(PY3 "}");
+	cr_expect_not(r->stop_on_failure);
+	cr_expect_not(r->has_groups);
+	cr_expect_eq(r->ngroups, 0);
+	request_free(r);
+
+	r = parse_ok(PY3 ",\"stop_on_failure\":true,\"groups\":[{\"tests\":[2,0],"
+		     "\"stop_on_failure\":true,\"points\":30},{\"tests\":[1],\"points\":12.5},"
+		     "{\"tests\":[0,1,2]}]}");
+	cr_expect(r->stop_on_failure);
+	cr_assert_eq(r->ngroups, 3);
+	cr_expect(r->has_groups);
+	cr_assert_eq(r->groups[0].ntests, 2);
+	cr_expect_eq(r->groups[0].tests[0], 2);
+	cr_expect_eq(r->groups[0].tests[1], 0);
+	cr_expect(r->groups[0].stop_on_failure);
+	cr_expect_eq(r->groups[0].points, 30);
+	cr_expect_not(r->groups[1].stop_on_failure);
+	cr_expect_eq(r->groups[1].points, 12.5);
+	cr_expect_eq(r->groups[2].points, 0);
+	cr_expect_eq(r->groups[2].ntests, 3);
+	request_free(r);
+
+	/* an empty list is allowed: the answer then has no groups and 0 points */
+	r = parse_ok(PY3 ",\"groups\":[]}");
+	cr_expect(r->has_groups);
+	cr_expect_eq(r->ngroups, 0);
+	request_free(r);
+}
+
+/* Each bad shape, with the code and the field it names. */
+static const struct {
+	const char *tail;
+	const char *code;
+	const char *path;
+} bad_groups[] = {
+	{ ",\"stop_on_failure\":1}", "invalid_type", "stop_on_failure" },
+	{ ",\"stop_on_failure\":\"true\"}", "invalid_type", "stop_on_failure" },
+	{ ",\"stop_on_failure\":null}", "invalid_type", "stop_on_failure" },
+	{ ",\"groups\":{}}", "invalid_type", "groups" },
+	{ ",\"groups\":[3]}", "invalid_type", "groups[0]" },
+	{ ",\"groups\":[{}]}", "missing_field", "groups[0].tests" },
+	{ ",\"groups\":[{\"tests\":0}]}", "invalid_type", "groups[0].tests" },
+	{ ",\"groups\":[{\"tests\":[]}]}", "invalid_groups", "groups[0].tests" },
+	{ ",\"groups\":[{\"tests\":[0]},{\"tests\":[3]}]}", "invalid_groups", "groups[1].tests[0]" },
+	{ ",\"groups\":[{\"tests\":[0,-1]}]}", "invalid_groups", "groups[0].tests[1]" },
+	{ ",\"groups\":[{\"tests\":[1e300]}]}", "invalid_groups", "groups[0].tests[0]" },
+	{ ",\"groups\":[{\"tests\":[0.5]}]}", "invalid_type", "groups[0].tests[0]" },
+	{ ",\"groups\":[{\"tests\":[\"0\"]}]}", "invalid_type", "groups[0].tests[0]" },
+	{ ",\"groups\":[{\"tests\":[1,0,1]}]}", "invalid_groups", "groups[0].tests[2]" },
+	{ ",\"groups\":[{\"tests\":[0,1,2,0]}]}", "invalid_groups", "groups[0].tests" },
+	{ ",\"groups\":[{\"tests\":[0],\"points\":-1}]}", "invalid_groups", "groups[0].points" },
+	{ ",\"groups\":[{\"tests\":[0],\"points\":1e10}]}", "invalid_groups", "groups[0].points" },
+	{ ",\"groups\":[{\"tests\":[0],\"points\":\"5\"}]}", "invalid_type", "groups[0].points" },
+	{ ",\"groups\":[{\"tests\":[0],\"stop_on_failure\":0}]}", "invalid_type",
+	  "groups[0].stop_on_failure" },
+	{ ",\"groups\":[{\"tests\":[0],\"score\":1}]}", "unknown_field", "groups[0].score" },
+	{ ",\"groups\":[{\"tests\":[0],\"tests\":[1]}]}", "invalid_json", "groups[0].tests" },
+};
+
+Test(native, bad_groups_name_the_field)
+{
+	char body[256];
+
+	for (size_t i = 0; i < sizeof(bad_groups) / sizeof(bad_groups[0]); i++) {
+		snprintf(body, sizeof(body), PY3 "%s", bad_groups[i].tail);
+		parse_bad(body, bad_groups[i].code, bad_groups[i].path);
+	}
+}
+
+Test(native, groups_are_bounded)
+{
+	struct buf b;
+	struct job_request *r;
+
+	buf_init(&b, 0);
+	buf_puts(&b, PY3 ",\"groups\":[");
+	for (int i = 0; i < REQ_MAX_GROUPS; i++)
+		buf_printf(&b, "%s{\"tests\":[0]}", i ? "," : "");
+	buf_puts(&b, "]}");
+	r = parse_ok(b.data);
+	cr_expect_eq(r->ngroups, REQ_MAX_GROUPS);
+	request_free(r);
+	buf_truncate(&b, b.len - 2);
+	buf_puts(&b, ",{\"tests\":[0]}]}");
+	parse_bad(b.data, "too_many_groups", "groups");
+	buf_free(&b);
 }

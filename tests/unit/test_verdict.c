@@ -140,6 +140,16 @@ Test(verdict, top_level)
 	cr_expect_eq(verdict_top_level(BS_OK, mixed + 2, 1), TS_TIME_EXCEEDED);
 }
 
+/* A skipped test was not judged: it neither fails nor passes the job. */
+Test(verdict, top_level_passes_over_skipped)
+{
+	enum test_status later[] = { TS_SKIPPED, TS_RUNTIME_ERROR, TS_SKIPPED };
+	enum test_status only[] = { TS_ACCEPTED, TS_SKIPPED };
+
+	cr_expect_eq(verdict_top_level(BS_OK, later, 3), TS_RUNTIME_ERROR);
+	cr_expect_eq(verdict_top_level(BS_OK, only, 2), TS_ACCEPTED);
+}
+
 Test(verdict, names_match_the_spec)
 {
 	cr_expect_str_eq(test_status_name(TS_ACCEPTED), "accepted");
@@ -152,6 +162,7 @@ Test(verdict, names_match_the_spec)
 	cr_expect_str_eq(test_status_name(TS_INTERNAL_ERROR), "internal_error");
 	cr_expect_str_eq(test_status_name(TS_BUILD_FAILED), "build_failed");
 	cr_expect_str_eq(test_status_name(TS_DISK_EXCEEDED), "disk_exceeded");
+	cr_expect_str_eq(test_status_name(TS_SKIPPED), "skipped");
 	cr_expect_str_eq(build_status_name(BS_OK), "ok");
 	cr_expect_str_eq(build_status_name(BS_FAILED), "failed");
 	cr_expect_str_eq(build_status_name(BS_INTERNAL_ERROR), "internal_error");
