@@ -652,8 +652,13 @@ void config_builddir_languages(struct config *c, const char *exe, const char *bu
 		return;
 	if (!exe || strncmp(exe, builddir, n) != 0 || exe[n] != '/')
 		return;
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/languages", srcdir) >= sizeof(dir) ||
-	    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+	char named[PATH_MAX];
+
+	/* realpath: a tree configured as ../configure names its source
+	 * directory through the build directory ("SRC/build/.."), which the
+	 * log and --check should not repeat */
+	if ((size_t)snprintf(named, sizeof(named), "%s/languages", srcdir) >= sizeof(named) ||
+	    !realpath(named, dir) || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	free(c->languages_dir);
 	c->languages_dir = xstrdup(dir);

@@ -341,6 +341,19 @@ Test(config, the_build_tree_falls_back_to_the_source_tree_s_languages)
 				  src);
 	cr_expect_str_eq(c.languages_dir, "/nonexistent/languages");
 	config_free(&c);
+	/* configured as ../configure: the source tree is named through the
+	 * build tree ("SRC/build/.."); the log and --check name it plainly */
+	char build[96], dotted[96];
+	snprintf(build, sizeof(build), "%s/build", src);
+	snprintf(dotted, sizeof(dotted), "%s/..", build);
+	cr_assert_eq(mkdir(build, 0755), 0);
+	config_defaults(&c);
+	config_builddir_languages(&c, "/home/x/goboxd/build/goboxd", "/home/x/goboxd/build",
+				  dotted);
+	cr_expect(c.languages_from_source);
+	cr_expect_str_eq(c.languages_dir, langs);
+	config_free(&c);
+	rmdir(build);
 	rmdir(langs);
 	rmdir(src);
 }
