@@ -18,6 +18,11 @@
  */
 const struct policy_mount policy_mounts[] = {
 	{ "/usr", PM_HOST_RO, NULL },
+	/* Mounts of their own, so that the mount table shows each one's
+	 * flags as Codize's does (its programs grep /proc/mounts for them). */
+	{ "/usr/bin", PM_HOST_RO, NULL },
+	{ "/usr/lib", PM_HOST_RO, NULL },
+	{ "/usr/lib64", PM_HOST_RO, NULL },
 	{ "/lib", PM_HOST_RO, NULL },
 	{ "/lib32", PM_HOST_RO, NULL },
 	{ "/lib64", PM_HOST_RO, NULL },
