@@ -23,6 +23,7 @@
 
 #include "common/caps.h"
 #include "common/jobdir.h"
+#include "common/limits.h"
 #include "common/placeholder.h"
 #include "common/util.h"
 #include "nsjail/policy.h"
@@ -602,14 +603,13 @@ static int send_run(struct run *run)
 {
 	const struct step_spec *s = run->s;
 	struct initmsg_hdr h = { INITMSG_MAGIC, IM_RUN, run->id, 0 };
+	struct tmp_size tmp;
 	struct initmsg_run m = {
 		.flags = IMR_FRESH_TMP | (s->tmp_exec ? 0 : IMR_TMP_NOEXEC) | run->run_flags,
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,
 		.cpu = run->sb->cpu,
-		.tmp_bytes = run->sb->tmpfs_kb * 1024,
-		.tmp_inodes = run->sb->tmp_files,
 	};
 	int fds[INITMSG_MAX_FDS] = { run->in_r, run->out_w, run->err_w };
 	union {
@@ -630,6 +630,9 @@ static int send_run(struct run *run)
 	for (int i = 0; i < run->ncg; i++)
 		fds[3 + i] = run->cgfds[i];
 	fill_rlimits(run, &m);
+	limits_tmp(&s->limits, run->sb->tmpfs_kb, run->sb->tmp_files, &tmp);
+	m.tmp_bytes = tmp.bytes;
+	m.tmp_inodes = tmp.files;
 	for (const char *const *p = s->argv; *p; p++)
 		m.argc++;
 	for (const char *const *p = s->envp; p && *p; p++)
