@@ -37,3 +37,31 @@ void limits_merge(struct limits *out, const struct limits *lang_default,
 	res.output_kb = merge_field(l->output_kb, r->output_kb, m->output_kb);
 	*out = res;
 }
+
+/*
+ * tmpfs pages are memory, charged to the program that wrote them: a /tmp
+ * as large as the memory limit can never fill, the program is OOM-killed
+ * first and never sees the ENOSPC its own code would report. A quarter
+ * leaves the rest for the program itself (Codize's 64 MiB beside its
+ * 256 MiB). A file that holds data holds at least a page, so with twice
+ * as many files as pages a program writing small files runs out of bytes
+ * (ENOSPC from write) before it runs out of files (ENOSPC from open), as
+ * on any tmpfs; the operator's cap still bounds a program making empty
+ * files when it is the larger one.
+ */
+void limits_tmp(const struct limits *l, uint64_t tmpfs_kb, uint64_t max_files,
+		struct tmp_size *out)
+{
+	uint64_t bytes = tmpfs_kb * 1024;
+
+	if (l->memory_kb && l->memory_kb * 1024 / 4 < bytes)
+		bytes = l->memory_kb * 1024 / 4;
+	bytes -= bytes % LIMITS_TMP_PAGE;
+	/* size=0 would be a tmpfs without a cap */
+	if (bytes < LIMITS_TMP_MIN_BYTES)
+		bytes = LIMITS_TMP_MIN_BYTES;
+	out->bytes = bytes;
+	out->files = max_files;
+	if (max_files && max_files < 2 * (bytes / LIMITS_TMP_PAGE))
+		out->files = 2 * (bytes / LIMITS_TMP_PAGE);
+}

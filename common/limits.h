@@ -26,4 +26,22 @@ struct limits_override {
 void limits_merge(struct limits *out, const struct limits *lang_default,
 		  const struct limits *request, const struct limits *server_max);
 
+/* A program's /tmp: its size in bytes and its cap on files (0: none). */
+struct tmp_size {
+	uint64_t bytes;
+	uint64_t files;
+};
+
+#define LIMITS_TMP_MIN_BYTES (64u * 1024u)
+#define LIMITS_TMP_PAGE 4096u
+
+/*
+ * The /tmp of a program with limits l, on a server whose --tmpfs-size is
+ * tmpfs_kb and whose file cap is max_files (0: none): at most a quarter
+ * of its memory limit and at most tmpfs_kb, and at least twice as many
+ * files as it has pages, so that it fills up in bytes first.
+ */
+void limits_tmp(const struct limits *l, uint64_t tmpfs_kb, uint64_t max_files,
+		struct tmp_size *out);
+
 #endif

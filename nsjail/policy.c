@@ -10,14 +10,25 @@
  * /etc is never bound whole: it holds the operator's configuration. Only
  * what the Debian toolchains read is shown (Java reaches its launcher and
  * its conf/ through /etc/alternatives and /etc/java-17-openjdk; fpc,
- * gnucobol, mono, php, R keep their configuration there). The host's user
- * and group databases are replaced by goboxd's own (policy_files); its
- * loader cache, name-service configuration and time zone are not shown:
- * the loader searches the multiarch library directories itself, lookups
- * default to files, and the time zone is UTC.
+ * gnucobol, mono, php, R keep their configuration there). There is no
+ * user or group database, as under Codize: uid and gid 65534 have no
+ * name, and no language looks one up. The host's loader cache,
+ * name-service configuration and time zone are not shown either: the
+ * loader searches the multiarch library directories itself, and the time
+ * zone is UTC.
+ *
+ * /dev holds Codize's two devices, null and urandom, and random, which
+ * the JVM languages need (below); no zero, full or shm: no language needs
+ * them. And the links to the standard streams, through which programs
+ * reopen the worker's pipes.
  */
 const struct policy_mount policy_mounts[] = {
 	{ "/usr", PM_HOST_RO, NULL },
+	/* Mounts of their own, so that the mount table shows each one's
+	 * flags as Codize's does (its programs grep /proc/mounts for them). */
+	{ "/usr/bin", PM_HOST_RO, NULL },
+	{ "/usr/lib", PM_HOST_RO, NULL },
+	{ "/usr/lib64", PM_HOST_RO, NULL },
 	{ "/lib", PM_HOST_RO, NULL },
 	{ "/lib32", PM_HOST_RO, NULL },
 	{ "/lib64", PM_HOST_RO, NULL },
@@ -39,26 +50,17 @@ const struct policy_mount policy_mounts[] = {
 	{ "/etc/racket", PM_HOST_RO, NULL },
 	{ "/etc/swi-prolog", PM_HOST_RO, NULL },
 	{ "/dev/null", PM_DEVICE, NULL },
-	{ "/dev/zero", PM_DEVICE, NULL },
-	{ "/dev/full", PM_DEVICE, NULL },
+	/* The JDK seeds SecureRandom from /dev/random (java.security's
+	 * securerandom.source); without it, it times thread scheduling for
+	 * seconds instead (Clojure's destructuring stalls on it). */
 	{ "/dev/random", PM_DEVICE, NULL },
 	{ "/dev/urandom", PM_DEVICE, NULL },
 	{ "/dev/fd", PM_SYMLINK, "/proc/self/fd" },
 	{ "/dev/stdin", PM_SYMLINK, "/proc/self/fd/0" },
 	{ "/dev/stdout", PM_SYMLINK, "/proc/self/fd/1" },
 	{ "/dev/stderr", PM_SYMLINK, "/proc/self/fd/2" },
-	/* POSIX shared memory and semaphores land in the capped /tmp. */
-	{ "/dev/shm", PM_SYMLINK, "/tmp" },
 };
 const size_t policy_mounts_count = ARRAY_SIZE(policy_mounts);
-
-const struct policy_file policy_files[] = {
-	{ "/etc/passwd",
-	  "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-	  "sandbox:x:65534:65534:sandbox:" POLICY_BOX_DIR ":/usr/sbin/nologin\n" },
-	{ "/etc/group", "root:x:0:\nsandbox:x:65534:\n" },
-};
-const size_t policy_files_count = ARRAY_SIZE(policy_files);
 
 /*
  * Decided call by call. A forbidden call kills the program with SIGSYS, so

@@ -47,18 +47,6 @@ struct policy_mount {
 extern const struct policy_mount policy_mounts[];
 extern const size_t policy_mounts_count;
 
-/*
- * Files goboxd writes itself and shows read-only in place of the host's:
- * the jail's own user and group databases.
- */
-struct policy_file {
-	const char *path;     /* inside the jail */
-	const char *content;
-};
-
-extern const struct policy_file policy_files[];
-extern const size_t policy_files_count;
-
 enum policy_sys_action {
 	PSA_KILL,         /* kill the process with SIGSYS: a clear runtime error */
 	PSA_EPERM,        /* fail with EPERM: a harmless read some libraries make */

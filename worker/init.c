@@ -554,9 +554,20 @@ static int harden_mount(const char *mp)
 			fl |= keep[i].ms;
 	if (!S_ISCHR(st.st_mode))
 		fl |= MS_NODEV;
-	/* nsjail leaves its root tmpfs writable; bwrap's is read-only already */
+	/* nsjail leaves its root tmpfs writable; bwrap's is read-only already. */
 	if (strcmp(mp, "/") == 0)
 		fl |= MS_RDONLY;
+	/* bwrap mounts /proc writable and noexec, nsjail read-only and
+	 * executable: both become read-only, so that a write to /proc/sys,
+	 * /proc/self/mem or a process's attributes fails with EROFS before
+	 * any permission check, and noexec (/proc/self/exe still runs: exec
+	 * follows the link to its own mount). */
+	if (strcmp(mp, "/proc") == 0)
+		fl |= MS_RDONLY | MS_NOEXEC;
+	/* The placeholder under each program's own /tmp: the mount table
+	 * lists both, and neither runs anything. */
+	if (strcmp(mp, TMP_DIR) == 0)
+		fl |= MS_NOEXEC;
 	if (mount(NULL, mp, NULL, fl, NULL) < 0)
 		return -errno;
 	return 0;

@@ -23,6 +23,7 @@
 
 #include "common/caps.h"
 #include "common/jobdir.h"
+#include "common/limits.h"
 #include "common/placeholder.h"
 #include "common/util.h"
 #include "nsjail/policy.h"
@@ -179,51 +180,6 @@ static void add_mount(struct sandbox *sb, enum jail_mount_kind k, const char *pa
 	m->target = target ? xstrdup(target) : NULL;
 }
 
-/*
- * The policy's own files, written under <jail dir>/etc (a name the
- * sweeper never touches) and bound in place of the host's. Every worker
- * writes the same bytes: a temporary file renamed over, so a jail never
- * sees a half-written one.
- */
-static int write_policy_files(struct sandbox *sb, char *err, size_t errlen)
-{
-	char dir[PATH_MAX], tmp[PATH_MAX + 32], dst[PATH_MAX + 32];
-	int rc;
-
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/etc", sb->jail_dir) >= sizeof(dir)) {
-		snprintf(err, errlen, "jail directory path too long");
-		return -ENAMETOOLONG;
-	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		rc = -errno;
-		snprintf(err, errlen, "mkdir(%s): %s", dir, strerror(errno));
-		return rc;
-	}
-	for (size_t i = 0; i < policy_files_count; i++) {
-		const struct policy_file *pf = &policy_files[i];
-		const char *base = strrchr(pf->path, '/') + 1;
-		int fd;
-
-		snprintf(dst, sizeof(dst), "%s/%s", dir, base);
-		snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, base, (int)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-		rc = fd < 0 ? -errno : write_all(fd, pf->content, strlen(pf->content));
-		if (fd >= 0 && (fchmod(fd, 0644) < 0 || close(fd) < 0) && rc == 0)
-			rc = -errno;
-		if (rc == 0 && rename(tmp, dst) < 0)
-			rc = -errno;
-		if (rc < 0) {
-			unlink(tmp);
-			snprintf(err, errlen, "writing %s: %s", dst, strerror(-rc));
-			return rc;
-		}
-		add_mount(sb, JM_RO_BIND, pf->path, NULL);
-		free(sb->mounts[sb->nmounts - 1].src);
-		sb->mounts[sb->nmounts - 1].src = xstrdup(dst);
-	}
-	return 0;
-}
-
 /* Match the policy against this host: what exists, and what is a symlink. */
 static void resolve_mounts(struct sandbox *sb)
 {
@@ -374,9 +330,6 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	if (rc < 0)
 		goto fail;
 	resolve_mounts(sb);
-	rc = write_policy_files(sb, err, errlen);
-	if (rc < 0)
-		goto fail;
 	copy_ro_mounts(sb, o->ro_mounts);
 	read_version(sb);
 	*out = sb;
@@ -603,14 +556,13 @@ static int send_run(struct run *run)
 {
 	const struct step_spec *s = run->s;
 	struct initmsg_hdr h = { INITMSG_MAGIC, IM_RUN, run->id, 0 };
+	struct tmp_size tmp;
 	struct initmsg_run m = {
 		.flags = IMR_FRESH_TMP | (s->tmp_exec ? 0 : IMR_TMP_NOEXEC) | run->run_flags,
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,
 		.cpu = run->sb->pin_all || s->pin_cpu ? run->sb->cpu : -1,
-		.tmp_bytes = run->sb->tmpfs_kb * 1024,
-		.tmp_inodes = run->sb->tmp_files,
 	};
 	int fds[INITMSG_MAX_FDS] = { run->in_r, run->out_w, run->err_w };
 	union {
@@ -631,6 +583,9 @@ static int send_run(struct run *run)
 	for (int i = 0; i < run->ncg; i++)
 		fds[3 + i] = run->cgfds[i];
 	fill_rlimits(run, &m);
+	limits_tmp(&s->limits, run->sb->tmpfs_kb, run->sb->tmp_files, &tmp);
+	m.tmp_bytes = tmp.bytes;
+	m.tmp_inodes = tmp.files;
 	for (const char *const *p = s->argv; *p; p++)
 		m.argc++;
 	for (const char *const *p = s->envp; p && *p; p++)

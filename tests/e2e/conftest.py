@@ -224,8 +224,8 @@ class Daemon:
         return self.job_dirs() + [t for t in trees_before if os.path.exists(t)]
 
     def job_dirs(self):
-        """Job directories and their snapshots (the jail dir also holds
-        goboxd's own etc/): the host's, where the prober makes its own,
+        """Job directories and their snapshots: the host's, where the
+        prober makes its own,
         and each live worker's, which are on its private job disk (seen
         through /proc/PID/root)."""
         views = [self.jail_dir]

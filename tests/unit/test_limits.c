@@ -91,3 +91,37 @@ Test(limits, out_may_alias_an_input)
 	cr_expect_eq(l.wall_ms, max.wall_ms);
 	cr_expect_eq(l.cpu_ms, 2000);
 }
+
+/* (memory_kb, --tmpfs-size in KiB, file cap) -> /tmp's bytes and files */
+static const struct {
+	uint64_t memory_kb, tmpfs_kb, max_files, bytes, files;
+} tmp_cases[] = {
+	/* a quarter of the memory: Codize's 64 MiB beside 256 MiB */
+	{ 262144, 262144, 16384, 64ULL << 20, 32768 },
+	/* the operator's size when it is the smaller one */
+	{ 4194304, 262144, 16384, 256ULL << 20, 131072 },
+	/* the operator's file cap when it is above twice the pages */
+	{ 262144, 262144, 100000, 64ULL << 20, 100000 },
+	/* no file cap stays none */
+	{ 262144, 262144, 0, 64ULL << 20, 0 },
+	/* whole pages only */
+	{ 1001, 262144, 10, 62 * 4096, 124 },
+	/* never below the floor: size=0 would mean no cap */
+	{ 16, 262144, 1, LIMITS_TMP_MIN_BYTES, 32 },
+	/* no memory limit: the operator's size */
+	{ 0, 65536, 16384, 64ULL << 20, 32768 },
+};
+
+Test(limits, tmp_is_a_quarter_of_memory_with_files_to_spare)
+{
+	for (size_t i = 0; i < sizeof(tmp_cases) / sizeof(tmp_cases[0]); i++) {
+		struct limits l = { .memory_kb = tmp_cases[i].memory_kb };
+		struct tmp_size t;
+
+		limits_tmp(&l, tmp_cases[i].tmpfs_kb, tmp_cases[i].max_files, &t);
+		cr_expect_eq(t.bytes, tmp_cases[i].bytes, "case %zu: bytes %llu", i,
+			     (unsigned long long)t.bytes);
+		cr_expect_eq(t.files, tmp_cases[i].files, "case %zu: files %llu", i,
+			     (unsigned long long)t.files);
+	}
+}
