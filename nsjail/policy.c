@@ -140,6 +140,9 @@ const struct policy_syscall policy_denied_syscalls[] = {
 };
 const size_t policy_denied_syscalls_count = ARRAY_SIZE(policy_denied_syscalls);
 
+const int policy_socket_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
+const size_t policy_socket_families_count = ARRAY_SIZE(policy_socket_families);
+
 const unsigned long policy_clone_ns_flags[] = {
 	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
 	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP,

@@ -83,13 +83,19 @@ extern const unsigned long policy_clone_ns_flags[];
 extern const size_t policy_clone_ns_flags_count;
 
 /*
- * socket(2) and socketpair(2) only for AF_UNIX. Every other family (INET,
- * INET6, PACKET, NETLINK...) fails with this errno: bwrap always brings
- * loopback up in its network namespace, so the filter is what keeps
- * "no network" true for both drivers.
+ * socket(2) only for these families, socketpair(2) only for AF_UNIX; any
+ * other family fails with POLICY_SOCKET_ERRNO. The family is an int: the
+ * filter compares the argument's low 32 bits, as the kernel reads it.
+ * AF_INET and AF_INET6 reach a network namespace without a working
+ * interface (connect: ENETUNREACH, EADDRNOTAVAIL), as they do in Codize;
+ * AF_NETLINK answers route and address queries (getifaddrs). Everything
+ * else (PACKET, VSOCK, the many rarely used protocol families) stays out
+ * of reach: this rule is the second wall behind the empty namespace.
  */
-#define POLICY_SOCKET_ALLOWED_FAMILY AF_UNIX
-#define POLICY_SOCKET_ERRNO EACCES
+extern const int policy_socket_families[];
+extern const size_t policy_socket_families_count;
+#define POLICY_SOCKETPAIR_FAMILY AF_UNIX
+#define POLICY_SOCKET_ERRNO EPERM
 
 /* RLIMIT_NOFILE inside the jail. */
 #define POLICY_NOFILE 256

@@ -15,7 +15,8 @@
  * whatever is left in the namespace.
  *
  * It keeps CAP_SYS_ADMIN inside the jail's user namespace, and only for
- * two things: mounting a fresh /tmp for each program, and giving each
+ * three things: a network namespace without a working interface, once
+ * (empty_network), mounting a fresh /tmp for each program, and giving each
  * program an IPC namespace of its own (SysV shared memory, semaphores and
  * message queues, POSIX message queues), which the kernel frees with the
  * program's last process, so nothing of that kind reaches the next
@@ -30,6 +31,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -584,6 +587,34 @@ static int seal(const char *self)
 	return rc;
 }
 
+/*
+ * The programs' network namespace must have no working interface, so that
+ * AF_INET and AF_INET6 (which the seccomp filter lets through) reach
+ * nothing: connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL. nsjail
+ * leaves loopback down (--iface_no_lo); bubblewrap always brings it up,
+ * and taking it down again would not do (127.0.0.1 stays on it and a
+ * connect waits for a time-out). So when lo is up, the init moves to a
+ * namespace of its own, whose lo has never been up: once per jail, with
+ * the CAP_SYS_ADMIN it holds anyway, before any program runs.
+ */
+static int empty_network(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = 0;
+
+	if (s < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		rc = errno == ENODEV ? 0 : -errno;
+	else if ((ifr.ifr_flags & IFF_UP) && unshare(CLONE_NEWNET) < 0)
+		rc = -errno;
+	close(s);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct init in = { .sock = INITMSG_FD };
@@ -596,6 +627,11 @@ int main(int argc, char **argv)
 	rc = argc < 1 ? -EINVAL : seal(argv[0]);
 	if (rc < 0) {
 		fprintf(stderr, "goboxd-init: sealing the jail: %s\n", strerror(-rc));
+		return 111;
+	}
+	rc = empty_network();
+	if (rc < 0) {
+		fprintf(stderr, "goboxd-init: leaving the jail's network: %s\n", strerror(-rc));
 		return 111;
 	}
 	sigemptyset(&chld);

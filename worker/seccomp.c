@@ -68,15 +68,7 @@ static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 			return rc;
 		}
 	}
-	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(POLICY_SOCKET_ERRNO), SCMP_SYS(socket), 1,
-			      SCMP_A0(SCMP_CMP_NE, POLICY_SOCKET_ALLOWED_FAMILY));
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(POLICY_SOCKET_ERRNO),
-				      SCMP_SYS(socketpair), 1,
-				      SCMP_A0(SCMP_CMP_NE, POLICY_SOCKET_ALLOWED_FAMILY));
-	if (rc < 0)
-		snprintf(err, errlen, "seccomp_rule_add(socket): %s", strerror(-rc));
-	return rc;
+	return 0;
 }
 
 /* libseccomp 2.5 only exports to a file descriptor: go through a memfd. */
@@ -150,9 +142,73 @@ static int build_baseline(void **out, size_t *len, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The socket family rule, written by hand in front of libseccomp's program:
+ * the kernel takes the family as an int, so only the argument's low 32
+ * bits may be compared (AF_UNIX with high bits set is AF_UNIX, and must
+ * pass), and libseccomp 2.5 compares all 64 and refuses a second condition
+ * on one argument. A call on the native ABI to socket(2) whose family is
+ * not one of the policy's, or to socketpair(2) with another family than
+ * AF_UNIX, fails here; everything else, those calls included, goes on to
+ * libseccomp's program, which follows this one (its own ABI checks
+ * first). Returns the number of instructions written, or -errno.
+ */
+#define SOCKET_PREFIX_MAX 32
+
+static int socket_prefix(struct sock_filter *p, char *err, size_t errlen)
+{
+	const size_t nfam = policy_socket_families_count;
+	int nr_socket = seccomp_syscall_resolve_name("socket");
+	int nr_pair = seccomp_syscall_resolve_name("socketpair");
+	uint32_t deny = SECCOMP_RET_ERRNO | (POLICY_SOCKET_ERRNO & SECCOMP_RET_DATA);
+	/* the low half of args[0] */
+	uint32_t a0 = offsetof(struct seccomp_data, args[0]) +
+		      (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0);
+	/* arch load and test, nr load, 2 dispatches; socket's load, tests
+	 * and return; socketpair's load, test and return */
+	size_t n = 5 + (1 + nfam + 1) + 3;
+	size_t k = 0;
+
+	if (nr_socket < 0 || nr_pair < 0 || nfam == 0 || n > SOCKET_PREFIX_MAX) {
+		snprintf(err, errlen, "seccomp: no socket rule for this architecture");
+		return -ENOTSUP;
+	}
+	/* Jumps count the instructions skipped; "to the end" is n - k - 1. */
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, arch));
+	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, seccomp_arch_native(),
+					    0, (uint8_t)(n - k - 1));
+	k++;
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	/* socket: on to its checks; socketpair: past them; else the end */
+	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr_socket, 1, 0);
+	k++;
+	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr_pair,
+					    (uint8_t)(1 + nfam + 1), (uint8_t)(n - k - 1));
+	k++;
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a0);
+	for (size_t i = 0; i < nfam; i++) {
+		p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						    (uint32_t)policy_socket_families[i],
+						    (uint8_t)(n - k - 1), 0);
+		k++;
+	}
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a0);
+	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+					    (uint32_t)POLICY_SOCKETPAIR_FAMILY, 1, 0);
+	k++;
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	return (int)k;
+}
+
 static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	struct sock_filter prefix[SOCKET_PREFIX_MAX];
+	void *body = NULL;
+	size_t body_len = 0;
 	int rc;
 
 	if (!ctx) {
@@ -169,8 +225,19 @@ static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 	rc = add_denylist(ctx, err, errlen);
 	if (rc < 0)
 		goto out;
-	rc = export_bpf(ctx, out, len, err, errlen);
+	rc = export_bpf(ctx, &body, &body_len, err, errlen);
+	if (rc < 0)
+		goto out;
+	rc = socket_prefix(prefix, err, errlen);
+	if (rc < 0)
+		goto out;
+	*len = (size_t)rc * sizeof(struct sock_filter) + body_len;
+	*out = xcalloc(1, *len);
+	memcpy(*out, prefix, (size_t)rc * sizeof(struct sock_filter));
+	memcpy((char *)*out + (size_t)rc * sizeof(struct sock_filter), body, body_len);
+	rc = 0;
 out:
+	free(body);
 	seccomp_release(ctx);
 	return rc;
 }
