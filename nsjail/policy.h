@@ -75,6 +75,21 @@ extern const struct policy_syscall policy_denied_syscalls[];
 extern const size_t policy_denied_syscalls_count;
 
 /*
+ * Numbers for the denied calls newer than the libseccomp goboxd is built
+ * with (Debian 12's 2.5.4 stops at Linux 6.2). Calls added since Linux 5.1
+ * (424 and up) have one number on every architecture. A denied call found
+ * neither here nor by libseccomp is left out: the kernel then does not
+ * have it either, as far as anyone building goboxd could know.
+ */
+struct policy_syscall_nr {
+	const char *name;
+	int nr;
+};
+
+extern const struct policy_syscall_nr policy_syscall_nrs[];
+extern const size_t policy_syscall_nrs_count;
+
+/*
  * clone(2) with any of these flags kills the process (new namespaces).
  * CLONE_NEWTIME is absent on purpose: its bit (0x80) is part of the exit
  * signal byte for clone(2) and only reachable through clone3/unshare.

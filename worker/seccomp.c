@@ -40,6 +40,15 @@ static uint32_t policy_action(enum policy_sys_action a)
 	return SCMP_ACT_KILL_PROCESS;
 }
 
+/* A call libseccomp does not know: the policy's own number, or -1. */
+static int fallback_nr(const char *name)
+{
+	for (size_t i = 0; i < policy_syscall_nrs_count; i++)
+		if (strcmp(policy_syscall_nrs[i].name, name) == 0)
+			return policy_syscall_nrs[i].nr;
+	return -1;
+}
+
 static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
 	int rc;
@@ -48,9 +57,9 @@ static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 		const struct policy_syscall *p = &policy_denied_syscalls[i];
 		int nr = seccomp_syscall_resolve_name(p->name);
 
-		/* An older libseccomp may not know a newer call; the kernel
-		 * then rejects it for lack of a number anyway. */
 		if (nr == __NR_SCMP_ERROR)
+			nr = fallback_nr(p->name);
+		if (nr < 0)
 			continue;
 		rc = seccomp_rule_add(ctx, policy_action(p->action), nr, 0);
 		if (rc < 0) {

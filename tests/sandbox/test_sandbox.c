@@ -711,8 +711,8 @@ Test(sandbox, first_program_finds_tmp_empty)
 
 /*
  * A forbidden call kills the program with SIGSYS; the calls runtimes probe
- * and fall back from (clone3, io_uring) fail with ENOSYS; adjtimex, which
- * ntp_gettime() reads through, fails with EPERM.
+ * and fall back from (clone3, io_uring, Linux AIO) fail with ENOSYS;
+ * sethostname fails with EPERM, which hostname(1) reports itself.
  */
 Test(sandbox, denied_syscalls_kill_or_fail_as_decided)
 {
@@ -723,7 +723,8 @@ Test(sandbox, denied_syscalls_kill_or_fail_as_decided)
 	} cases[] = {
 		{ "unshare", SIGSYS, 0 }, { "mount", SIGSYS, 0 }, { "clone_newnet", SIGSYS, 0 },
 		{ "ptrace", SIGSYS, 0 }, { "bpf", SIGSYS, 0 }, { "keyctl", SIGSYS, 0 },
-		{ "clone3", 0, ENOSYS }, { "io_uring_setup", 0, ENOSYS }, { "adjtimex", 0, EPERM },
+		{ "clone3", 0, ENOSYS }, { "io_uring_setup", 0, ENOSYS }, { "io_setup", 0, ENOSYS },
+		{ "adjtimex", SIGSYS, 0 }, { "sethostname", 0, EPERM },
 	};
 	struct limits l = default_limits();
 
@@ -741,7 +742,9 @@ Test(sandbox, denied_syscalls_kill_or_fail_as_decided)
 		      " else if (!strcmp(c, \"keyctl\")) r = syscall(SYS_keyctl, 0, 0, 0, 0, 0);"
 		      " else if (!strcmp(c, \"clone3\")) r = syscall(SYS_clone3, 0, 0);"
 		      " else if (!strcmp(c, \"io_uring_setup\")) r = syscall(SYS_io_uring_setup, 1, 0);"
+		      " else if (!strcmp(c, \"io_setup\")) r = syscall(SYS_io_setup, 1, 0);"
 		      " else if (!strcmp(c, \"adjtimex\")) { tx.modes = ADJ_OFFSET; r = adjtimex(&tx); }"
+		      " else if (!strcmp(c, \"sethostname\")) r = sethostname(\"x\", 1);"
 		      " printf(\"%ld %d\\n\", r, errno); return 0; }\n");
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		const char *argv[] = { "deny", cases[i].call, NULL };
