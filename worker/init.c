@@ -588,31 +588,58 @@ static int seal(const char *self)
 }
 
 /*
+ * Whether every interface of the current network namespace is down, and
+ * the namespace has none but lo: -errno when that cannot be told.
+ */
+static int network_is_empty(void)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	struct ifreq ifr;
+	int s, rc = 1;
+
+	if (!ifs)
+		return -errno;
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		rc = -errno;
+	for (struct if_nameindex *i = ifs; rc == 1 && i->if_index; i++) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
+		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+			rc = -errno;
+		else if (strcmp(i->if_name, "lo") != 0 || (ifr.ifr_flags & IFF_UP))
+			rc = 0;
+	}
+	if (s >= 0)
+		close(s);
+	if_freenameindex(ifs);
+	return rc;
+}
+
+/*
  * The programs' network namespace must have no working interface, so that
  * AF_INET and AF_INET6 (which the seccomp filter lets through) reach
- * nothing: connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL. nsjail
- * leaves loopback down (--iface_no_lo); bubblewrap always brings it up,
- * and taking it down again would not do (127.0.0.1 stays on it and a
- * connect waits for a time-out). So when lo is up, the init moves to a
- * namespace of its own, whose lo has never been up: once per jail, with
- * the CAP_SYS_ADMIN it holds anyway, before any program runs.
+ * nothing: connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL, as in
+ * a namespace whose lo was never up. nsjail makes one (--iface_no_lo).
+ * bubblewrap always brings lo up in the namespace it makes, and taking it
+ * down again would not do (127.0.0.1 stays on it and a connect waits for a
+ * time-out), so goboxd runs bwrap without one and the init makes its own
+ * here, once per jail, before any program runs, with the CAP_SYS_ADMIN it
+ * holds anyway. Whatever the driver did, the check after is what counts:
+ * a jail whose namespace is not empty never runs a program.
  */
 static int empty_network(void)
 {
-	struct ifreq ifr;
-	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int rc = 0;
+	int rc = network_is_empty();
 
-	if (s < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, "lo", 3);
-	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		rc = errno == ENODEV ? 0 : -errno;
-	else if ((ifr.ifr_flags & IFF_UP) && unshare(CLONE_NEWNET) < 0)
-		rc = -errno;
-	close(s);
-	return rc;
+	if (rc == 0) {
+		if (unshare(CLONE_NEWNET) < 0)
+			return -errno;
+		rc = network_is_empty();
+	}
+	if (rc == 0)
+		return -EADDRINUSE;
+	return rc < 0 ? rc : 0;
 }
 
 int main(int argc, char **argv)

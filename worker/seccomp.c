@@ -80,8 +80,12 @@ static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 	return 0;
 }
 
-/* libseccomp 2.5 only exports to a file descriptor: go through a memfd. */
-static int export_bpf(scmp_filter_ctx ctx, void **out, size_t *len, char *err, size_t errlen)
+/*
+ * libseccomp 2.5 only exports to a file descriptor: go through a memfd.
+ * The program lands after `head` bytes left for the caller's own.
+ */
+static int export_bpf(scmp_filter_ctx ctx, size_t head, void **out, size_t *len, char *err,
+		      size_t errlen)
 {
 	int fd = memfd_create("goboxd-seccomp", MFD_CLOEXEC);
 	struct stat st;
@@ -104,15 +108,15 @@ static int export_bpf(scmp_filter_ctx ctx, void **out, size_t *len, char *err, s
 		snprintf(err, errlen, "seccomp_export_bpf: bad program size");
 		goto out;
 	}
-	mem = xcalloc(1, (size_t)st.st_size);
-	if (pread(fd, mem, (size_t)st.st_size, 0) != st.st_size) {
+	mem = xcalloc(1, head + (size_t)st.st_size);
+	if (pread(fd, (char *)mem + head, (size_t)st.st_size, 0) != st.st_size) {
 		rc = -EIO;
 		snprintf(err, errlen, "pread(seccomp memfd): short read");
 		free(mem);
 		goto out;
 	}
 	*out = mem;
-	*len = (size_t)st.st_size;
+	*len = head + (size_t)st.st_size;
 	rc = 0;
 out:
 	close(fd);
@@ -216,9 +220,7 @@ static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	struct sock_filter prefix[SOCKET_PREFIX_MAX];
-	void *body = NULL;
-	size_t body_len = 0;
-	int rc;
+	int rc, n;
 
 	if (!ctx) {
 		snprintf(err, errlen, "seccomp_init failed");
@@ -234,19 +236,15 @@ static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 	rc = add_denylist(ctx, err, errlen);
 	if (rc < 0)
 		goto out;
-	rc = export_bpf(ctx, &body, &body_len, err, errlen);
-	if (rc < 0)
+	n = socket_prefix(prefix, err, errlen);
+	if (n < 0) {
+		rc = n;
 		goto out;
-	rc = socket_prefix(prefix, err, errlen);
-	if (rc < 0)
-		goto out;
-	*len = (size_t)rc * sizeof(struct sock_filter) + body_len;
-	*out = xcalloc(1, *len);
-	memcpy(*out, prefix, (size_t)rc * sizeof(struct sock_filter));
-	memcpy((char *)*out + (size_t)rc * sizeof(struct sock_filter), body, body_len);
-	rc = 0;
+	}
+	rc = export_bpf(ctx, (size_t)n * sizeof(struct sock_filter), out, len, err, errlen);
+	if (rc == 0)
+		memcpy(*out, prefix, (size_t)n * sizeof(struct sock_filter));
 out:
-	free(body);
 	seccomp_release(ctx);
 	return rc;
 }
