@@ -67,10 +67,11 @@ const size_t policy_mounts_count = ARRAY_SIZE(policy_mounts);
  * that an attempt shows as a runtime error (signal SIGSYS) rather than as
  * a mysterious failure further on. The exceptions are calls a runtime
  * makes on its own and must see fail to fall back: clone3 (glibc's
- * pthread_create and posix_spawn try it first) and io_uring (libuv, in
- * Node, probes it) get ENOSYS, as on a kernel without them; adjtimex and
- * clock_adjtime get EPERM, since ntp_gettime() reads the clock state
- * through them and only setting it is refused.
+ * pthread_create and posix_spawn try it first), io_uring (libuv, in Node,
+ * probes it) and Linux AIO (libaio users fall back to threads) get ENOSYS,
+ * as on a kernel without them; and calls ordinary commands make whose
+ * refusal they report themselves (hostname, chroot: EPERM, which the
+ * kernel would answer anyway, for lack of the capability).
  */
 const struct policy_syscall policy_denied_syscalls[] = {
 	/* other processes' memory and state */
@@ -81,11 +82,20 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	{ "kcmp", PSA_KILL },
 	{ "migrate_pages", PSA_KILL },
 	{ "move_pages", PSA_KILL },
+	{ "process_madvise", PSA_KILL },
+	/* NUMA placement: nothing to place on a judge. get_mempolicy and
+	 * set_mempolicy stay allowed: libnuma's constructor probes them
+	 * (and sets, then resets, the calling thread's own policy) in every
+	 * program linked with it, Octave among goboxd's languages. */
+	{ "mbind", PSA_KILL },
+	{ "set_mempolicy_home_node", PSA_KILL },
+	/* execution domains: READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE */
+	{ "personality", PSA_KILL },
 	/* the mount table and the root */
 	{ "mount", PSA_KILL },
 	{ "umount2", PSA_KILL },
 	{ "pivot_root", PSA_KILL },
-	{ "chroot", PSA_KILL },
+	{ "chroot", PSA_EPERM },
 	{ "fsopen", PSA_KILL },
 	{ "fsconfig", PSA_KILL },
 	{ "fsmount", PSA_KILL },
@@ -107,12 +117,28 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	{ "io_uring_setup", PSA_ENOSYS },
 	{ "io_uring_enter", PSA_ENOSYS },
 	{ "io_uring_register", PSA_ENOSYS },
+	{ "io_setup", PSA_ENOSYS },
+	{ "io_destroy", PSA_ENOSYS },
+	{ "io_submit", PSA_ENOSYS },
+	{ "io_cancel", PSA_ENOSYS },
+	{ "io_getevents", PSA_ENOSYS },
+	{ "io_pgetevents", PSA_ENOSYS },
 	{ "perf_event_open", PSA_KILL },
 	{ "userfaultfd", PSA_KILL },
 	{ "open_by_handle_at", PSA_KILL },
 	{ "name_to_handle_at", PSA_KILL },
 	{ "lookup_dcookie", PSA_KILL },
 	{ "fanotify_init", PSA_KILL },
+	{ "fanotify_mark", PSA_KILL },
+	{ "memfd_secret", PSA_KILL },
+	/* the program's own confinement: nothing to add to goboxd's */
+	{ "seccomp", PSA_KILL },
+	{ "landlock_create_ruleset", PSA_KILL },
+	{ "landlock_add_rule", PSA_KILL },
+	{ "landlock_restrict_self", PSA_KILL },
+	{ "lsm_get_self_attr", PSA_KILL },
+	{ "lsm_set_self_attr", PSA_KILL },
+	{ "lsm_list_modules", PSA_KILL },
 	/* the machine itself */
 	{ "kexec_load", PSA_KILL },
 	{ "kexec_file_load", PSA_KILL },
@@ -125,11 +151,11 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	{ "acct", PSA_KILL },
 	{ "settimeofday", PSA_KILL },
 	{ "clock_settime", PSA_KILL },
-	{ "clock_adjtime", PSA_EPERM },
+	{ "clock_adjtime", PSA_KILL },
 	/* with --pin-cpus a program must stay on its CPU; a runtime that
 	 * binds threads (libgomp) warns and goes on */
 	{ "sched_setaffinity", PSA_EPERM },
-	{ "adjtimex", PSA_EPERM },
+	{ "adjtimex", PSA_KILL },
 	{ "quotactl", PSA_KILL },
 	{ "quotactl_fd", PSA_KILL },
 	{ "vhangup", PSA_KILL },
@@ -137,10 +163,20 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	{ "iopl", PSA_KILL },
 	{ "ioperm", PSA_KILL },
 	{ "uselib", PSA_KILL },
-	{ "sethostname", PSA_KILL },
-	{ "setdomainname", PSA_KILL },
+	{ "sethostname", PSA_EPERM },
+	{ "setdomainname", PSA_EPERM },
 };
 const size_t policy_denied_syscalls_count = ARRAY_SIZE(policy_denied_syscalls);
+
+const int policy_socket_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
+const size_t policy_socket_families_count = ARRAY_SIZE(policy_socket_families);
+
+const struct policy_syscall_nr policy_syscall_nrs[] = {
+	{ "lsm_get_self_attr", 459 },
+	{ "lsm_set_self_attr", 460 },
+	{ "lsm_list_modules", 461 },
+};
+const size_t policy_syscall_nrs_count = ARRAY_SIZE(policy_syscall_nrs);
 
 const unsigned long policy_clone_ns_flags[] = {
 	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,

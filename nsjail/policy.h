@@ -63,6 +63,21 @@ extern const struct policy_syscall policy_denied_syscalls[];
 extern const size_t policy_denied_syscalls_count;
 
 /*
+ * Numbers for the denied calls newer than the libseccomp goboxd is built
+ * with (Debian 12's 2.5.4 stops at Linux 6.2). Calls added since Linux 5.1
+ * (424 and up) have one number on every architecture. A denied call found
+ * neither here nor by libseccomp is left out: the kernel then does not
+ * have it either, as far as anyone building goboxd could know.
+ */
+struct policy_syscall_nr {
+	const char *name;
+	int nr;
+};
+
+extern const struct policy_syscall_nr policy_syscall_nrs[];
+extern const size_t policy_syscall_nrs_count;
+
+/*
  * clone(2) with any of these flags kills the process (new namespaces).
  * CLONE_NEWTIME is absent on purpose: its bit (0x80) is part of the exit
  * signal byte for clone(2) and only reachable through clone3/unshare.
@@ -71,13 +86,19 @@ extern const unsigned long policy_clone_ns_flags[];
 extern const size_t policy_clone_ns_flags_count;
 
 /*
- * socket(2) and socketpair(2) only for AF_UNIX. Every other family (INET,
- * INET6, PACKET, NETLINK...) fails with this errno: bwrap always brings
- * loopback up in its network namespace, so the filter is what keeps
- * "no network" true for both drivers.
+ * socket(2) only for these families, socketpair(2) only for AF_UNIX; any
+ * other family fails with POLICY_SOCKET_ERRNO. The family is an int: the
+ * filter compares the argument's low 32 bits, as the kernel reads it.
+ * AF_INET and AF_INET6 reach a network namespace without a working
+ * interface (connect: ENETUNREACH, EADDRNOTAVAIL), as they do in Codize;
+ * AF_NETLINK answers route and address queries (getifaddrs). Everything
+ * else (PACKET, VSOCK, the many rarely used protocol families) stays out
+ * of reach: this rule is the second wall behind the empty namespace.
  */
-#define POLICY_SOCKET_ALLOWED_FAMILY AF_UNIX
-#define POLICY_SOCKET_ERRNO EACCES
+extern const int policy_socket_families[];
+extern const size_t policy_socket_families_count;
+#define POLICY_SOCKETPAIR_FAMILY AF_UNIX
+#define POLICY_SOCKET_ERRNO EPERM
 
 /* RLIMIT_NOFILE inside the jail. */
 #define POLICY_NOFILE 256

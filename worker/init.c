@@ -15,7 +15,8 @@
  * whatever is left in the namespace.
  *
  * It keeps CAP_SYS_ADMIN inside the jail's user namespace, and only for
- * two things: mounting a fresh /tmp for each program, and giving each
+ * three things: a network namespace without a working interface, once
+ * (empty_network), mounting a fresh /tmp for each program, and giving each
  * program an IPC namespace of its own (SysV shared memory, semaphores and
  * message queues, POSIX message queues), which the kernel frees with the
  * program's last process, so nothing of that kind reaches the next
@@ -30,6 +31,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -595,6 +598,61 @@ static int seal(const char *self)
 	return rc;
 }
 
+/*
+ * Whether every interface of the current network namespace is down, and
+ * the namespace has none but lo: -errno when that cannot be told.
+ */
+static int network_is_empty(void)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	struct ifreq ifr;
+	int s, rc = 1;
+
+	if (!ifs)
+		return -errno;
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		rc = -errno;
+	for (struct if_nameindex *i = ifs; rc == 1 && i->if_index; i++) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
+		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+			rc = -errno;
+		else if (strcmp(i->if_name, "lo") != 0 || (ifr.ifr_flags & IFF_UP))
+			rc = 0;
+	}
+	if (s >= 0)
+		close(s);
+	if_freenameindex(ifs);
+	return rc;
+}
+
+/*
+ * The programs' network namespace must have no working interface, so that
+ * AF_INET and AF_INET6 (which the seccomp filter lets through) reach
+ * nothing: connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL, as in
+ * a namespace whose lo was never up. nsjail makes one (--iface_no_lo).
+ * bubblewrap always brings lo up in the namespace it makes, and taking it
+ * down again would not do (127.0.0.1 stays on it and a connect waits for a
+ * time-out), so goboxd runs bwrap without one and the init makes its own
+ * here, once per jail, before any program runs, with the CAP_SYS_ADMIN it
+ * holds anyway. Whatever the driver did, the check after is what counts:
+ * a jail whose namespace is not empty never runs a program.
+ */
+static int empty_network(void)
+{
+	int rc = network_is_empty();
+
+	if (rc == 0) {
+		if (unshare(CLONE_NEWNET) < 0)
+			return -errno;
+		rc = network_is_empty();
+	}
+	if (rc == 0)
+		return -EADDRINUSE;
+	return rc < 0 ? rc : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct init in = { .sock = INITMSG_FD };
@@ -607,6 +665,11 @@ int main(int argc, char **argv)
 	rc = argc < 1 ? -EINVAL : seal(argv[0]);
 	if (rc < 0) {
 		fprintf(stderr, "goboxd-init: sealing the jail: %s\n", strerror(-rc));
+		return 111;
+	}
+	rc = empty_network();
+	if (rc < 0) {
+		fprintf(stderr, "goboxd-init: leaving the jail's network: %s\n", strerror(-rc));
 		return 111;
 	}
 	sigemptyset(&chld);

@@ -71,13 +71,15 @@ static void add_mounts(const struct jail_env *e, struct jail_args *a)
  * goboxd-init pid 1 instead of bwrap's own reaper. With --uid set and no
  * devpts, bwrap builds one user namespace only, so the init's
  * CAP_SYS_ADMIN is over the jail's own mount namespace (for /tmp) and
- * nothing else.
+ * nothing else. No --unshare-net: bwrap would bring lo up in it; the init
+ * makes the jail's network namespace itself, with no working interface,
+ * before anything else runs (empty_network in worker/init.c).
  */
 static int bwrap_build_argv(const struct jail_env *e, struct jail_args *a, char *err,
 			    size_t errlen)
 {
 	static const char *const fixed[] = {
-		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+		"--unshare-user", "--unshare-ipc", "--unshare-pid",
 		"--unshare-uts", "--unshare-cgroup", "--as-pid-1",
 		"--die-with-parent", "--new-session",
 		"--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN",

@@ -40,6 +40,15 @@ static uint32_t policy_action(enum policy_sys_action a)
 	return SCMP_ACT_KILL_PROCESS;
 }
 
+/* A call libseccomp does not know: the policy's own number, or -1. */
+static int fallback_nr(const char *name)
+{
+	for (size_t i = 0; i < policy_syscall_nrs_count; i++)
+		if (strcmp(policy_syscall_nrs[i].name, name) == 0)
+			return policy_syscall_nrs[i].nr;
+	return -1;
+}
+
 static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
 	int rc;
@@ -48,9 +57,9 @@ static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 		const struct policy_syscall *p = &policy_denied_syscalls[i];
 		int nr = seccomp_syscall_resolve_name(p->name);
 
-		/* An older libseccomp may not know a newer call; the kernel
-		 * then rejects it for lack of a number anyway. */
 		if (nr == __NR_SCMP_ERROR)
+			nr = fallback_nr(p->name);
+		if (nr < 0)
 			continue;
 		rc = seccomp_rule_add(ctx, policy_action(p->action), nr, 0);
 		if (rc < 0) {
@@ -68,19 +77,15 @@ static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 			return rc;
 		}
 	}
-	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(POLICY_SOCKET_ERRNO), SCMP_SYS(socket), 1,
-			      SCMP_A0(SCMP_CMP_NE, POLICY_SOCKET_ALLOWED_FAMILY));
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(POLICY_SOCKET_ERRNO),
-				      SCMP_SYS(socketpair), 1,
-				      SCMP_A0(SCMP_CMP_NE, POLICY_SOCKET_ALLOWED_FAMILY));
-	if (rc < 0)
-		snprintf(err, errlen, "seccomp_rule_add(socket): %s", strerror(-rc));
-	return rc;
+	return 0;
 }
 
-/* libseccomp 2.5 only exports to a file descriptor: go through a memfd. */
-static int export_bpf(scmp_filter_ctx ctx, void **out, size_t *len, char *err, size_t errlen)
+/*
+ * libseccomp 2.5 only exports to a file descriptor: go through a memfd.
+ * The program lands after `head` bytes left for the caller's own.
+ */
+static int export_bpf(scmp_filter_ctx ctx, size_t head, void **out, size_t *len, char *err,
+		      size_t errlen)
 {
 	int fd = memfd_create("goboxd-seccomp", MFD_CLOEXEC);
 	struct stat st;
@@ -103,15 +108,15 @@ static int export_bpf(scmp_filter_ctx ctx, void **out, size_t *len, char *err, s
 		snprintf(err, errlen, "seccomp_export_bpf: bad program size");
 		goto out;
 	}
-	mem = xcalloc(1, (size_t)st.st_size);
-	if (pread(fd, mem, (size_t)st.st_size, 0) != st.st_size) {
+	mem = xcalloc(1, head + (size_t)st.st_size);
+	if (pread(fd, (char *)mem + head, (size_t)st.st_size, 0) != st.st_size) {
 		rc = -EIO;
 		snprintf(err, errlen, "pread(seccomp memfd): short read");
 		free(mem);
 		goto out;
 	}
 	*out = mem;
-	*len = (size_t)st.st_size;
+	*len = head + (size_t)st.st_size;
 	rc = 0;
 out:
 	close(fd);
@@ -150,10 +155,72 @@ static int build_baseline(void **out, size_t *len, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The socket family rule, written by hand in front of libseccomp's program:
+ * the kernel takes the family as an int, so only the argument's low 32
+ * bits may be compared (AF_UNIX with high bits set is AF_UNIX, and must
+ * pass), and libseccomp 2.5 compares all 64 and refuses a second condition
+ * on one argument. A call on the native ABI to socket(2) whose family is
+ * not one of the policy's, or to socketpair(2) with another family than
+ * AF_UNIX, fails here; everything else, those calls included, goes on to
+ * libseccomp's program, which follows this one (its own ABI checks
+ * first). Returns the number of instructions written, or -errno.
+ */
+#define SOCKET_PREFIX_MAX 32
+
+static int socket_prefix(struct sock_filter *p, char *err, size_t errlen)
+{
+	const size_t nfam = policy_socket_families_count;
+	int nr_socket = seccomp_syscall_resolve_name("socket");
+	int nr_pair = seccomp_syscall_resolve_name("socketpair");
+	uint32_t deny = SECCOMP_RET_ERRNO | (POLICY_SOCKET_ERRNO & SECCOMP_RET_DATA);
+	/* the low half of args[0] */
+	uint32_t a0 = offsetof(struct seccomp_data, args[0]) +
+		      (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0);
+	/* arch load and test, nr load, 2 dispatches; socket's load, tests
+	 * and return; socketpair's load, test and return */
+	size_t n = 5 + (1 + nfam + 1) + 3;
+	size_t k = 0;
+
+	if (nr_socket < 0 || nr_pair < 0 || nfam == 0 || n > SOCKET_PREFIX_MAX) {
+		snprintf(err, errlen, "seccomp: no socket rule for this architecture");
+		return -ENOTSUP;
+	}
+	/* Jumps count the instructions skipped; "to the end" is n - k - 1. */
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, arch));
+	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, seccomp_arch_native(),
+					    0, (uint8_t)(n - k - 1));
+	k++;
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	/* socket: on to its checks; socketpair: past them; else the end */
+	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr_socket, 1, 0);
+	k++;
+	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr_pair,
+					    (uint8_t)(1 + nfam + 1), (uint8_t)(n - k - 1));
+	k++;
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a0);
+	for (size_t i = 0; i < nfam; i++) {
+		p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						    (uint32_t)policy_socket_families[i],
+						    (uint8_t)(n - k - 1), 0);
+		k++;
+	}
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a0);
+	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+					    (uint32_t)POLICY_SOCKETPAIR_FAMILY, 1, 0);
+	k++;
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	return (int)k;
+}
+
 static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int rc;
+	struct sock_filter prefix[SOCKET_PREFIX_MAX];
+	int rc, n;
 
 	if (!ctx) {
 		snprintf(err, errlen, "seccomp_init failed");
@@ -169,7 +236,14 @@ static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 	rc = add_denylist(ctx, err, errlen);
 	if (rc < 0)
 		goto out;
-	rc = export_bpf(ctx, out, len, err, errlen);
+	n = socket_prefix(prefix, err, errlen);
+	if (n < 0) {
+		rc = n;
+		goto out;
+	}
+	rc = export_bpf(ctx, (size_t)n * sizeof(struct sock_filter), out, len, err, errlen);
+	if (rc == 0)
+		memcpy(*out, prefix, (size_t)n * sizeof(struct sock_filter));
 out:
 	seccomp_release(ctx);
 	return rc;
