@@ -53,12 +53,15 @@ static void add_usage(cJSON *o, const struct step_result *r)
 	cJSON_AddNumberToObject(o, "memory_rss_peak_kb", (double)r->memory_rss_peak_kb);
 }
 
-static cJSON *build_json(enum build_status status, bool has_build, const struct step_result *r)
+static cJSON *build_json(enum build_status status, bool has_build, const struct step_result *r,
+			 bool cached)
 {
 	cJSON *b = cJSON_CreateObject();
 	enum test_status limit;
 
 	cJSON_AddStringToObject(b, "status", build_status_name(status));
+	/* the build cache's record of the same build: nothing ran */
+	cJSON_AddBoolToObject(b, "cached", cached);
 	if (!has_build) {
 		cJSON_AddStringToObject(b, "stdout", "");
 		cJSON_AddStringToObject(b, "stderr", "");
@@ -155,12 +158,12 @@ cJSON *api_run_json(const struct job_request *req, const struct job_result *res)
 	cJSON_AddStringToObject(o, "status", test_status_name(res->top));
 	cJSON_AddStringToObject(o, "language", req->lang->id);
 	cJSON_AddItemToObject(o, "build", build_json(res->build_status, res->has_build,
-						     &res->build));
+						     &res->build, res->build_cached));
 	/* the judge's program, once the solution's build let it be built */
 	if (res->judge.present)
 		cJSON_AddItemToObject(o, req->interactor ? "interactor_build" : "checker_build",
 				      build_json(res->judge.status, res->judge.has_build,
-						 &res->judge.r));
+						 &res->judge.r, false));
 	tests = cJSON_AddArrayToObject(o, "tests");
 	for (size_t i = 0; i < res->ntests; i++)
 		cJSON_AddItemToArray(tests, test_json(req, &req->tests[i], &res->tests[i]));
