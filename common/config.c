@@ -137,8 +137,8 @@ void config_defaults(struct config *c)
 	c->tmpfs_kb = 256 * 1024;
 	c->job_disk_kb = 512 * 1024;
 	c->job_disk_files = 16384;
-	/* a few thousand typical builds (docs/goboxd.8 says why) */
-	c->build_cache_mb = 256;
+	/* thousands of C, C++ or Java builds, a hundred Rust ones (docs/goboxd.8) */
+	c->build_cache_mb = 1024;
 	c->max_concurrent_jobs = (unsigned)ncpu;
 	c->max_queue = 256;
 	c->queue_timeout_ms = 60 * 1000;
