@@ -143,28 +143,30 @@ static int by_use(const void *a, const void *b)
 size_t buildcache_lru(struct buildcache_ent *ents, size_t n, uint64_t max_bytes,
 		      uint64_t *kept)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, low = max_bytes - max_bytes / 10;
 	size_t k = 0;
 
 	if (n > 0)
 		qsort(ents, n, sizeof(*ents), by_use);
 	for (size_t i = 0; i < n; i++)
 		total += ents[i].bytes;
-	while (k < n && total > max_bytes)
-		total -= ents[k++].bytes;
+	/* past the cap, down to nine tenths of it: a full cache is not swept
+	 * again at every store */
+	if (total > max_bytes)
+		while (k < n && total > low)
+			total -= ents[k++].bytes;
 	*kept = total;
 	return k;
 }
 
 /* ---- entries ------------------------------------------------------------ */
 
-static void count(struct buildcache *c, size_t field, uint64_t v)
-{
-	if (c->stats)
-		atomic_fetch_add((_Atomic uint64_t *)((char *)c->stats + field), v);
-}
-
-#define COUNT(c, f, v) count((c), offsetof(struct stats, f), (v))
+/* One more of a counter in the shared statistics (none in unit tests). */
+#define COUNT(c, field)                                         \
+	do {                                                    \
+		if ((c)->stats)                                 \
+			atomic_fetch_add(&(c)->stats->field, 1); \
+	} while (0)
 
 /*
  * Remove the directory name of the cache, unless someone holds it (a
@@ -376,7 +378,7 @@ static int sweep_locked(struct buildcache *c, bool wipe)
 	k = buildcache_lru(ents, n, c->max_bytes, &kept);
 	for (size_t i = 0; i < k; i++) {
 		if (drop(c, ents[i].name) == 0)
-			COUNT(c, build_cache_evictions, 1);
+			COUNT(c, build_cache_evictions);
 		else
 			kept += ents[i].bytes;  /* in use: the next sweep */
 	}
@@ -554,10 +556,10 @@ int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		step_result_init(r);
 		goto miss;
 	}
-	COUNT(c, build_cache_hits, 1);
+	COUNT(c, build_cache_hits);
 	return 0;
 miss:
-	COUNT(c, build_cache_misses, 1);
+	COUNT(c, build_cache_misses);
 	return rc;
 }
 
@@ -579,7 +581,7 @@ static int write_entry(int fd, const char *hex, const struct step_result *r,
 {
 	const struct run_outcome *o = &r->outcome;
 	char meta[META_MAX];
-	uint64_t out = r->out.len + r->err.len + r->interleaved.len;
+	uint64_t out = r->out.len + r->err.len + r->interleaved.len + META_MAX;
 	int rc, n;
 
 	n = snprintf(meta, sizeof(meta),
@@ -588,7 +590,7 @@ static int write_entry(int fd, const char *hex, const struct step_result *r,
 		     "wall_ms %" PRIu64 "\ncpu_ms %" PRIu64 "\nmemory_peak_kb %" PRIu64 "\n"
 		     "memory_rss_peak_kb %" PRIu64 "\nbudget_spent %" PRIu64 "\nstdout %zu\n"
 		     "stderr %zu\ninterleaved %zu\n",
-		     hex, tree_bytes + out + META_MAX, o->exited, o->exit_code, o->term_signal,
+		     hex, tree_bytes + out, o->exited, o->exit_code, o->term_signal,
 		     o->disk_full, r->out_truncated, r->err_truncated, r->wall_ms, r->cpu_ms,
 		     r->memory_peak_kb, r->memory_rss_peak_kb, budget_spent, r->out.len,
 		     r->err.len, r->interleaved.len);
@@ -610,6 +612,7 @@ int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 {
 	uint64_t out = r->out.len + r->err.len + r->interleaved.len + META_MAX, bytes = 0;
 	char hex[2 * SHA256_LEN + 1], tmp[64], id[17];
+	uint64_t added = 0;
 	int fd = -1, tree = -1, rc;
 
 	if (out >= c->max_bytes)
@@ -630,8 +633,9 @@ int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 	if (rc == 0)
 		rc = write_entry(fd, hex, r, budget_spent, bytes);
 	/* The same build done at once by another worker: the first in stays. */
-	if (rc == 0 && renameat2(c->fd, tmp, c->fd, hex, RENAME_NOREPLACE) < 0 &&
-	    errno != EEXIST && errno != ENOTEMPTY)
+	if (rc == 0 && renameat2(c->fd, tmp, c->fd, hex, RENAME_NOREPLACE) == 0)
+		added = bytes + out;
+	else if (rc == 0 && errno != EEXIST && errno != ENOTEMPTY)
 		rc = -errno;
 out:
 	if (tree >= 0)
@@ -641,7 +645,12 @@ out:
 		rm_tree_at(c->fd, tmp);
 	if (fd >= 0)
 		close(fd);
-	if (rc == 0)
-		rc = sweep(c, false);
-	return rc;
+	if (rc < 0 || !added)
+		return rc;
+	/* The daemon's count, kept by every store and set by every sweep: a
+	 * sweep (a listing of every entry) only when it says the cache is full. */
+	if (c->stats &&
+	    atomic_fetch_add(&c->stats->build_cache_bytes, added) + added <= c->max_bytes)
+		return 0;
+	return sweep(c, false);
 }

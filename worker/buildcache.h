@@ -82,8 +82,9 @@ struct buildcache_ent {
 
 /*
  * The LRU: sorts ents from the least recently used (ties by name) and
- * returns how many of the first must go so that the rest fit in
- * max_bytes; *kept: the bytes of the rest.
+ * returns how many of the first must go: none while they fit in
+ * max_bytes, else as many as bring the rest down to nine tenths of it;
+ * *kept: the bytes of the rest.
  */
 size_t buildcache_lru(struct buildcache_ent *ents, size_t n, uint64_t max_bytes,
 		      uint64_t *kept);
@@ -113,10 +114,11 @@ int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		     uint64_t *budget_spent);
 /*
  * Keep the job directory d (as its successful build left it: nothing may
- * run in it meanwhile) and the build's result under key, then evict the
- * least recently used entries beyond the cap. An entry bigger than the
- * whole cache is not kept (-EFBIG); a concurrent writer's entry under the
- * same key wins (0). 0 or negative errno; the cache is unchanged on error.
+ * run in it meanwhile) and the build's result under key; when the
+ * daemon's count of the cache's bytes then passes the cap, sweep (the
+ * least recently used entries go). An entry bigger than the whole cache
+ * is not kept (-EFBIG); a concurrent writer's entry under the same key
+ * wins (0). 0 or negative errno; the cache is unchanged on error.
  */
 int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		     const struct jobdir *d, const struct step_result *r, uint64_t budget_spent);

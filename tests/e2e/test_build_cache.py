@@ -254,9 +254,14 @@ def test_corrupt_entries_and_crash_leftovers_are_ignored_and_swept():
             os.makedirs(os.path.join(cache_dir(d), name, "tree"))
             with open(os.path.join(cache_dir(d), name, "tree", "solution"), "w") as f:
                 f.write("junk")
-        # swept by the next store's sweep
-        run(d, c_request(c_source("other")))
+        # swept by the next worker that starts (a respawn after a crash, a reload)
+        old = d.worker_pids()
+        d.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 30
+        while time.time() < deadline and (leftovers(d) or set(d.worker_pids()) & set(old)):
+            time.sleep(0.1)
         assert leftovers(d) == []
+        assert run(d, c_request(src))["build"]["cached"] is True
     finally:
         d.stop()
 

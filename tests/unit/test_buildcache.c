@@ -162,8 +162,8 @@ Test(buildcache, tool_id_follows_the_file)
 
 static const struct {
 	const char *what;
-	uint64_t bytes[4];
-	int64_t used[4];
+	uint64_t bytes[10];
+	int64_t used[10];
 	size_t n;
 	uint64_t max;
 	size_t evict;
@@ -174,14 +174,18 @@ static const struct {
 	{ "the oldest goes", { 10, 20, 30 }, { 3, 1, 2 }, 3, 59, 1, 40, "b" },
 	{ "oldest two go", { 10, 20, 30 }, { 3, 1, 2 }, 3, 15, 2, 10, "b" },
 	{ "all go", { 10, 20, 30 }, { 3, 1, 2 }, 3, 5, 3, 0, "b" },
-	{ "ties by name", { 10, 10 }, { 5, 5 }, 2, 10, 1, 10, "a" },
+	{ "ties by name", { 10, 10 }, { 5, 5 }, 2, 15, 1, 10, "a" },
+	/* past the cap, down to nine tenths of it (17): two go, not one */
+	{ "low mark", { 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 }, { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 }, 10, 19,
+	  2, 16, "j" },
+	{ "at the cap", { 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 }, { 0 }, 10, 20, 0, 20, "a" },
 	{ "nothing", { 0 }, { 0 }, 0, 10, 0, 0, NULL },
 };
 
 Test(buildcache, lru)
 {
 	for (size_t c = 0; c < sizeof(lru_cases) / sizeof(lru_cases[0]); c++) {
-		struct buildcache_ent e[4];
+		struct buildcache_ent e[10];
 		uint64_t kept = 99;
 		size_t k;
 
