@@ -376,7 +376,7 @@ static int sweep_locked(struct buildcache *c, bool wipe)
 	}
 	closedir(dir);
 	k = buildcache_lru(ents, n, c->max_bytes, &kept);
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = 0; ents && i < k; i++) {
 		if (drop(c, ents[i].name) == 0)
 			COUNT(c, build_cache_evictions);
 		else
