@@ -8,7 +8,8 @@ cache (and, with --stop-on-failure, with early stop as well):
   submissions  --submissions (200) over five languages (C++ 35 %, Python
                25 %, C 15 %, Rust 15 %, Java 10 %), each an A+B solution
                with a comment of its own (contestants do not share
-               sources), --tests (50) tests each;
+               sources; the C++ one includes <bits/stdc++.h>, as most
+               do), --tests (50) tests each;
   resubmits    --resubmit (30 %) of them are an earlier submission sent
                again unchanged (the same source, language and tests: a
                resubmission, a rejudge);
@@ -17,7 +18,9 @@ cache (and, with --stop-on-failure, with early stop as well):
                the rest are accepted.
 
 Modes, each a daemon of its own with a cold cache, --workers workers and
-as many closed-loop clients sending the list in order:
+as many closed-loop clients sending the list in order (--rounds times,
+the modes taking turns, so that a machine shared with other work loads
+each about alike):
 
   no-cache     --build-cache-mb 0: every submission builds;
   cache        the default cache: a resubmission's build is a hit;
@@ -28,7 +31,7 @@ as many closed-loop clients sending the list in order:
 
   tests/load/judge_workload.py path/to/goboxd [--jail bwrap|nsjail]
       [--submissions 200] [--tests 50] [--resubmit 0.3] [--failing 0.333]
-      [--workers 2] [--seed 1] [--stop-on-failure] [--max-seconds 900]
+      [--workers 2] [--seed 1] [--rounds 1] [--stop-on-failure] [--max-seconds 900]
       [--daemon-arg=--pin-cpus ...]
 
 Every answer is checked against the submission's expected status (and a
@@ -53,7 +56,8 @@ from engine import Daemon, pct  # noqa: E402
 
 # The solutions: A+B, plus one from the K-th test on (K huge: never).
 SOURCES = {
-    "cpp": ("// %(token)s\n#include <cstdio>\nint main(){long a,b;"
+    # as contestants write C++: the whole library in one include
+    "cpp": ("// %(token)s\n#include <bits/stdc++.h>\nint main(){long a,b;"
             "if(scanf(\"%%ld %%ld\",&a,&b)!=2)return 1;"
             "printf(\"%%ld\\n\",a+b+(a>=%(k)d));}\n"),
     "c": ("/* %(token)s */\n#include <stdio.h>\nint main(void){long a,b;"
@@ -184,11 +188,13 @@ def report(name, results, errors, wall, m):
                                     sum(1 for r in k if r[6] and not r[3]),
                                     sum(1 for r in k if r[3]),
                                     sum(r[4] for r in k)))
-    print("  build cache: hits %d (answers say %d), misses %d, evictions %d, bytes %d; "
-          "build time not spent %.1f s; tests run %d" % (
-              m.get("hits_total", 0), hits, m.get("misses_total", 0),
-              m.get("evictions_total", 0), m.get("bytes", 0),
-              sum(r[5] for r in results if r[3]) / 1000.0, sum(r[4] for r in results)))
+    print("  builds: %.1f s spent building, %.1f s not spent (the hits' recorded builds); "
+          "tests run %d" % (sum(r[5] for r in results if r[6] and not r[3]) / 1000.0,
+                            sum(r[5] for r in results if r[3]) / 1000.0,
+                            sum(r[4] for r in results)))
+    print("  build cache: hits %d (answers say %d), misses %d, evictions %d, bytes %d" % (
+        m.get("hits_total", 0), hits, m.get("misses_total", 0), m.get("evictions_total", 0),
+        m.get("bytes", 0)))
 
 
 def main():
@@ -201,6 +207,7 @@ def main():
     ap.add_argument("--failing", type=float, default=1 / 3)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=1, help="each mode this many times")
     ap.add_argument("--stop-on-failure", action="store_true",
                     help='also a mode that sends "stop_on_failure": true')
     ap.add_argument("--max-seconds", type=int, default=900, help="per mode")
@@ -218,7 +225,9 @@ def main():
     if a.stop_on_failure:
         modes.append(("cache+stop", [], True))
     walls = {}
-    for name, extra, stop in modes:
+    for rnd, (name, extra, stop) in [(r, m) for r in range(a.rounds) for m in modes]:
+        if a.rounds > 1:
+            name = "%s #%d" % (name, rnd + 1)
         tmp = tempfile.mkdtemp(prefix="goboxd-judge-")
         os.chmod(tmp, 0o711)
         d = Daemon(os.path.abspath(a.goboxd), a.jail, tmp,
@@ -235,12 +244,12 @@ def main():
         finally:
             d.stop()
             shutil.rmtree(tmp, ignore_errors=True)
-    base = walls.get("no-cache")
-    if base:
-        print()
-        for name, wall in walls.items():
-            print("%-10s total %.1f s, %.2fx the time without the cache" % (
-                name, wall, wall / base))
+    print()
+    for name, wall in walls.items():
+        base = walls.get(name.replace("cache+stop", "no-cache").replace("cache", "no-cache")
+                         if not name.startswith("no-cache") else name)
+        print("%-15s total %6.1f s%s" % (
+            name, wall, ", %.2fx the time without the cache" % (wall / base) if base else ""))
 
 
 if __name__ == "__main__":
