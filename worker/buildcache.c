@@ -104,6 +104,10 @@ int buildcache_tool_id(const char *path, char *buf, size_t n)
 
 	if (stat(path, &st) < 0)
 		return -errno;
+	/* a directory named on the command line (a scratch place) changes
+	 * with every use and says nothing of the toolchain */
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
 	snprintf(buf, n, "%s %llu:%llu %lld %lld.%09ld %lld.%09ld", path,
 		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
 		 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,

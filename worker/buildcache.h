@@ -69,7 +69,8 @@ void buildcache_key(const struct buildcache_input *in, unsigned char key[SHA256_
 /*
  * Who path is (followed to its file): device, inode, size, modification
  * and change times, as text in buf. A toolchain upgraded in place
- * replaces its files, and with them these. 0 or negative errno.
+ * replaces its files, and with them these. 0, -EINVAL when path is not a
+ * regular file, or negative errno.
  */
 int buildcache_tool_id(const char *path, char *buf, size_t n);
 

@@ -156,6 +156,8 @@ Test(buildcache, tool_id_follows_the_file)
 	close(fd);
 	unlink(path);
 	cr_expect_eq(buildcache_tool_id(path, a, sizeof(a)), -ENOENT);
+	/* a directory is no part of a toolchain (/tmp changes all the time) */
+	cr_expect_eq(buildcache_tool_id("/tmp", a, sizeof(a)), -EINVAL);
 }
 
 /* ---- the LRU -------------------------------------------------------------- */
