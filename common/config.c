@@ -65,6 +65,8 @@ static const struct opt opts[] = {
 	  "a worker's job disk, shared by its job's files (0: no cap, the jail dir's disk)" },
 	{ "job-disk-files", OT_U32, F(job_disk_files), 0, 100000000,
 	  "files (and directories) the job disk and each /tmp may hold (0: no cap)" },
+	{ "build-cache-mb", OT_U32, F(build_cache_mb), 0, 1024 * 1024,
+	  "MiB of successful builds kept under the jail dir for the same build again (0: off)" },
 	{ "max-concurrency", OT_UINT, F(max_concurrent_jobs), 1, 1024,
 	  "jobs running at once (default: CPUs)" },
 	{ "max-queue-size", OT_UINT, F(max_queue), 0, 100000, "jobs waiting at most" },
@@ -138,6 +140,8 @@ void config_defaults(struct config *c)
 	c->tmpfs_kb = 256 * 1024;
 	c->job_disk_kb = 512 * 1024;
 	c->job_disk_files = 16384;
+	/* thousands of C, C++ or Java builds, a hundred Rust ones (docs/goboxd.8) */
+	c->build_cache_mb = 1024;
 	c->max_concurrent_jobs = (unsigned)ncpu;
 	c->max_queue = 256;
 	c->queue_timeout_ms = 60 * 1000;

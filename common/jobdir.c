@@ -344,10 +344,18 @@ struct mirror_level {
 	mode_t mode; /* the source directory's own mode */
 };
 
+enum mirror_kind {
+	MK_SNAPSHOT, /* the job directory into its .base: files frozen in place, linked */
+	MK_RESTORE,  /* .base back into the job directory: links */
+	MK_EXPORT,   /* the job directory into root's tree: files copied, frozen */
+	MK_IMPORT,   /* such a tree into the job directory: links, or copies */
+};
+
 struct mirror {
-	bool snapshot; /* else a restore */
-	uid_t uid;     /* a restore's owner of what it makes */
+	enum mirror_kind kind;
+	uid_t uid;     /* the owner of the directories made in a job directory */
 	gid_t gid;
+	uint64_t bytes, max_bytes; /* an export's file contents so far, and its cap */
 	int src, dst;  /* the directories being listed, one per side */
 	struct mirror_level *lv; /* from the top; the last is the current level */
 	size_t n;
@@ -384,16 +392,86 @@ static int freeze_file(int src, int dst, const char *name)
 	return rc;
 }
 
+/* The walk reads a job directory (the sandbox's), or writes one. */
+static bool from_job(const struct mirror *m)
+{
+	return m->kind == MK_SNAPSHOT || m->kind == MK_EXPORT;
+}
+
+static int copy_fd(int in, int out)
+{
+	char chunk[65536];
+
+	for (;;) {
+		ssize_t n = read(in, chunk, sizeof(chunk));
+		int rc;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		rc = write_all(out, chunk, (size_t)n);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/*
+ * A new file of root's, read-only, with name's contents: the copy shares
+ * no inode with its source, so whoever could change the source (the
+ * sandbox, in its own directory) cannot change the copy.
+ */
+static int copy_frozen(struct mirror *m, const char *name)
+{
+	int in = open_beneath(m->src, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	struct stat st;
+	int out, rc = 0;
+
+	if (in < 0)
+		return in;
+	if (fstat(in, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	else if (m->max_bytes && m->bytes + (uint64_t)st.st_size > m->max_bytes)
+		rc = -EFBIG;
+	if (rc < 0) {
+		close(in);
+		return rc;
+	}
+	m->bytes += (uint64_t)st.st_size;
+	out = openat(m->dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		rc = -errno;
+		close(in);
+		return rc;
+	}
+	rc = copy_fd(in, out);
+	if (rc == 0 && (fchown(out, 0, 0) < 0 || fchmod(out, frozen_mode(st.st_mode)) < 0))
+		rc = -errno;
+	if (close(out) < 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(m->dst, name, 0);
+	close(in);
+	return rc;
+}
+
 /* A file or a symlink (anything else is dropped). */
-static int mirror_leaf(const struct mirror *m, const char *name, const struct stat *st)
+static int mirror_leaf(struct mirror *m, const char *name, const struct stat *st)
 {
 	char target[4096];
 	ssize_t n;
 
 	if (S_ISREG(st->st_mode)) {
-		if (m->snapshot)
+		if (m->kind == MK_SNAPSHOT)
 			return freeze_file(m->src, m->dst, name);
-		return linkat(m->src, name, m->dst, name, 0) < 0 ? -errno : 0;
+		if (m->kind == MK_EXPORT)
+			return copy_frozen(m, name);
+		if (linkat(m->src, name, m->dst, name, 0) == 0)
+			return 0;
+		/* an imported tree on the host's disk, the job on its job disk */
+		return m->kind == MK_IMPORT && errno == EXDEV ? copy_frozen(m, name) : -errno;
 	}
 	if (!S_ISLNK(st->st_mode))
 		return 0;
@@ -403,7 +481,7 @@ static int mirror_leaf(const struct mirror *m, const char *name, const struct st
 	target[n] = '\0';
 	if (symlinkat(target, m->dst, name) < 0)
 		return -errno;
-	if (!m->snapshot && fchownat(m->dst, name, m->uid, m->gid, AT_SYMLINK_NOFOLLOW) < 0)
+	if (!from_job(m) && fchownat(m->dst, name, m->uid, m->gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	return 0;
 }
@@ -444,13 +522,13 @@ static int mirror_down(struct mirror *m, const char *name, const struct stat *st
 	mode_t mode = st->st_mode & 07777;
 	int s, d, rc;
 
-	if (mkdirat(m->dst, name, m->snapshot ? mode : 0700) < 0 ||
-	    (m->snapshot && fchmodat(m->dst, name, mode, 0) < 0))
+	if (mkdirat(m->dst, name, from_job(m) ? mode : 0700) < 0 ||
+	    (from_job(m) && fchmodat(m->dst, name, mode, 0) < 0))
 		return -errno;
-	s = m->snapshot ? open_dir_at(m->src, name)
+	s = from_job(m) ? open_dir_at(m->src, name)
 			: openat(m->src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s < 0)
-		return m->snapshot ? s : -errno;
+		return from_job(m) ? s : -errno;
 	d = openat(m->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (d < 0) {
 		rc = -errno;
@@ -482,7 +560,7 @@ static int mirror_up(struct mirror *m)
 		 ds.st_ino != up->dino)
 		rc = -ESTALE;
 	/* open_dir_at gave the source an owner-only mode: its own back */
-	else if (m->snapshot ? fchmod(m->src, child->mode) < 0
+	else if (from_job(m) ? fchmod(m->src, child->mode) < 0
 			     : (fchown(m->dst, m->uid, m->gid) < 0 || fchmod(m->dst, child->mode) < 0))
 		rc = -errno;
 	if (rc < 0) {
@@ -584,25 +662,46 @@ int jobdir_snapshot(struct jobdir *d)
 	d->base_fd = fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return -errno;
-	return mirror_tree(&(struct mirror){ .snapshot = true }, d->fd, fd);
+	return mirror_tree(&(struct mirror){ .kind = MK_SNAPSHOT }, d->fd, fd);
+}
+
+/* The job directory emptied, then made a copy of the tree at src. */
+static int refill(struct jobdir *d, int src, enum mirror_kind kind, uid_t uid, gid_t gid)
+{
+	int rc;
+
+	/* The program owned the directory and may have taken its modes away. */
+	if (fchmod(d->fd, 0700) < 0)
+		return -errno;
+	rc = rm_contents(d->fd, NULL);
+	if (rc == 0)
+		rc = mirror_tree(&(struct mirror){ .kind = kind, .uid = uid, .gid = gid }, src,
+				 d->fd);
+	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
+		rc = -errno;
+	return rc;
 }
 
 int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid)
 {
-	struct stat st;
-	int rc;
-
 	if (d->base_fd < 0)
 		return -ENOENT;
-	/* The program owned the directory and may have taken its modes away. */
-	if (fchmod(d->fd, 0700) < 0 || fstat(d->fd, &st) < 0)
-		return -errno;
-	rc = rm_contents(d->fd, NULL);
+	return refill(d, d->base_fd, MK_RESTORE, uid, gid);
+}
+
+int jobdir_export(const struct jobdir *d, int dst, uint64_t max_bytes, uint64_t *bytes)
+{
+	struct mirror m = { .kind = MK_EXPORT, .max_bytes = max_bytes };
+	int rc = mirror_tree(&m, d->fd, dst);
+
 	if (rc == 0)
-		rc = mirror_tree(&(struct mirror){ .uid = uid, .gid = gid }, d->base_fd, d->fd);
-	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
-		rc = -errno;
+		*bytes = m.bytes;
 	return rc;
+}
+
+int jobdir_import(struct jobdir *d, int src, uid_t uid, gid_t gid)
+{
+	return refill(d, src, MK_IMPORT, uid, gid);
 }
 
 int jobdir_remove(struct jobdir *d)

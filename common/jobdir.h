@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "common/buf.h"
@@ -59,6 +60,23 @@ int jobdir_snapshot(struct jobdir *d);
  * Costs one link per file, whatever their size. 0 or negative errno.
  */
 int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid);
+/*
+ * The job directory as the build left it, copied into dst (a directory of
+ * root's, out of every jail's sight): each regular file a new file of
+ * root's, read-only, never a link to the sandbox's inode; directories
+ * with their modes; symlinks as links (never followed); anything else
+ * dropped. At most max_bytes of file contents (0: no cap), else -EFBIG.
+ * *bytes: the contents copied. 0 or negative errno (dst half filled).
+ */
+int jobdir_export(const struct jobdir *d, int dst, uint64_t max_bytes, uint64_t *bytes);
+/*
+ * Make the job directory a copy of the tree at src (jobdir_export's):
+ * everything in it removed, directories recreated as uid:gid's, files
+ * hard-linked (they are root's and read-only: a program may replace them
+ * in its directory, never change them) or, from another filesystem,
+ * copied the same way. 0 or negative errno.
+ */
+int jobdir_import(struct jobdir *d, int src, uid_t uid, gid_t gid);
 /* Remove the whole tree (unlinkat, never following symlinks), its
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);

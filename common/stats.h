@@ -69,6 +69,12 @@ struct stats {
 	_Atomic uint64_t workers_respawned;
 	_Atomic uint64_t reloads;
 	_Atomic uint32_t generation;               /* current worker generation */
+	/* The build cache (worker/buildcache.c): its bytes as the last sweep
+	 * left them (a gauge), and counters. */
+	_Atomic uint64_t build_cache_hits;
+	_Atomic uint64_t build_cache_misses;
+	_Atomic uint64_t build_cache_evictions;
+	_Atomic uint64_t build_cache_bytes;
 	_Atomic uint64_t by_status[STATS_NSTATUS];
 	_Atomic uint64_t ring_head;
 	struct ring_slot ring[STATS_RING_SIZE];

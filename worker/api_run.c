@@ -53,12 +53,15 @@ static void add_usage(cJSON *o, const struct step_result *r)
 	cJSON_AddNumberToObject(o, "memory_rss_peak_kb", (double)r->memory_rss_peak_kb);
 }
 
-static cJSON *build_json(enum build_status status, bool has_build, const struct step_result *r)
+static cJSON *build_json(enum build_status status, bool has_build, const struct step_result *r,
+			 bool cached)
 {
 	cJSON *b = cJSON_CreateObject();
 	enum test_status limit;
 
 	cJSON_AddStringToObject(b, "status", build_status_name(status));
+	/* the build cache's record of the same build: nothing ran */
+	cJSON_AddBoolToObject(b, "cached", cached);
 	if (!has_build) {
 		cJSON_AddStringToObject(b, "stdout", "");
 		cJSON_AddStringToObject(b, "stderr", "");
@@ -157,7 +160,7 @@ static cJSON *group_json(const struct job_request *req, const struct job_result 
 
 static cJSON *judge_build_json(const struct job_result *res)
 {
-	return build_json(res->judge.status, res->judge.has_build, &res->judge.r);
+	return build_json(res->judge.status, res->judge.has_build, &res->judge.r, false);
 }
 
 static const char *judge_build_key(const struct job_request *req)
@@ -186,7 +189,7 @@ cJSON *api_run_json(const struct job_request *req, const struct job_result *res)
 		return NULL;
 	add_summary(o, req, res);
 	cJSON_AddItemToObject(o, "build", build_json(res->build_status, res->has_build,
-						     &res->build));
+						     &res->build, res->build_cached));
 	/* the judge's program, once the solution's build let it be built */
 	if (res->judge.present)
 		cJSON_AddItemToObject(o, judge_build_key(req), judge_build_json(res));
@@ -214,7 +217,7 @@ cJSON *api_run_event(const struct job_request *req, const struct job_result *res
 	case JOB_EV_BUILD:
 		cJSON_AddStringToObject(o, "type", "build");
 		cJSON_AddItemToObject(o, "build", build_json(res->build_status, res->has_build,
-							     &res->build));
+							     &res->build, res->build_cached));
 		break;
 	case JOB_EV_JUDGE_BUILD:
 		cJSON_AddStringToObject(o, "type", judge_build_key(req));

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -216,11 +217,123 @@ static enum build_status build_program(const struct job_env *env, struct jail *j
 		       BS_OK : BS_FAILED;
 }
 
+/* ---- the build cache (worker/buildcache.h) ----------------------------- */
+
+#define BUILD_MAX_TOOLS 8
+
+/* Where a command name without a slash is found: job_base_env's PATH. */
+static const char *tool_path(const char *cmd, char *buf, size_t n)
+{
+	static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+					    "/usr/bin", "/sbin", "/bin" };
+
+	if (strchr(cmd, '/'))
+		return cmd[0] == '/' ? cmd : NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(buf, n, "%s/%s", dirs[i], cmd);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/*
+ * The toolchain's identity: its command's file and every host file the
+ * command line names (a compiler's jar, a build script), as their inodes
+ * and times say; NULL-terminated in ids, strings in store.
+ */
+static void build_tools(char **argv, const char **ids, char (*store)[512])
+{
+	char buf[PATH_MAX];
+	size_t k = 0;
+
+	for (size_t i = 0; argv[i] && k < BUILD_MAX_TOOLS; i++) {
+		const char *path = i == 0 ? tool_path(argv[0], buf, sizeof(buf)) :
+			argv[i][0] == '/' ? argv[i] : NULL;
+
+		if (path && buildcache_tool_id(path, store[k], sizeof(store[k])) == 0)
+			ids[k] = store[k], k++;
+	}
+	ids[k] = NULL;
+}
+
+/* The cache's key of the solution's build: everything that decides it. */
+static int build_key(const struct job_env *env, const struct job_request *req,
+		     unsigned char key[SHA256_LEN])
+{
+	struct buildcache_file *files = xcalloc(req->nfiles, sizeof(*files));
+	char store[BUILD_MAX_TOOLS][512];
+	const char *tools[BUILD_MAX_TOOLS + 1];
+	struct step_plan p = { 0 };
+	int rc = plan_step(req, &req->lang->build, req->build_flags, &req->build_limits, &p);
+
+	if (rc == 0) {
+		struct buildcache_input in = {
+			.lang_id = req->lang->id,
+			.lang_version = req->lang->version_hint,
+			.argv = (const char *const *)p.argv,
+			.envp = (const char *const *)p.envp,
+			.tools = tools,
+			.limits = &req->build_limits,
+			.open_files = req->lang->build.open_files,
+			.tmp_exec = req->lang->tmp_exec,
+			.format = (int)req->format,
+			.output_cap = req->format == REQ_CODIZE ? env->cfg->output_limit_bytes : 0,
+			.job_output_bytes = env->cfg->max_job_output_bytes,
+			.jail = sandbox_driver_name(env->sb),
+			.files = files,
+			.nfiles = req->nfiles,
+		};
+
+		for (size_t i = 0; i < req->nfiles; i++)
+			files[i] = (struct buildcache_file){ req->files[i].name, req->files[i].data,
+							     req->files[i].len };
+		build_tools(p.argv, tools, store);
+		buildcache_key(&in, key);
+	}
+	plan_free(&p);
+	free(files);
+	return rc;
+}
+
+/*
+ * The solution's build, from the cache when the same build succeeded
+ * before: the job directory becomes what it left and the answer shows its
+ * recorded output, which costs the job's output budget what it cost then.
+ * The job's own build_ms is the time the cache took.
+ */
 static void run_build(const struct job_env *env, const struct job_request *req,
 		      struct job_result *res)
 {
+	struct jobdir *d = jail_jobdir(env->jail);
+	unsigned char key[SHA256_LEN];
+	bool keyed = env->cache && build_key(env, req, key) == 0;
+	uint64_t left = res->budget.left, spent, t0 = now_ms();
+	int rc;
+
 	res->has_build = true;
+	if (keyed) {
+		rc = buildcache_fetch(env->cache, key, d, env->uid, env->gid, &res->build, &spent);
+		if (rc == 0) {
+			res->build_cached = true;
+			res->build_status = BS_OK;
+			res->budget.left -= spent < left ? spent : left;
+			res->build_ms += now_ms() - t0;
+			return;
+		}
+		if (rc != -ENOENT) {
+			res->build_status = BS_INTERNAL_ERROR;
+			set_internal(res, "taking the build from the build cache", -rc);
+			return;
+		}
+	}
 	res->build_status = build_program(env, env->jail, req, &res->build, res, "build");
+	if (keyed && res->build_status == BS_OK) {
+		rc = buildcache_store(env->cache, key, d, &res->build, left - res->budget.left);
+		if (rc < 0 && rc != -EFBIG)
+			log_warn("keeping a %s build in the build cache: %s", req->lang->id,
+				 strerror(-rc));
+	}
 }
 
 

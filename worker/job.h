@@ -19,6 +19,7 @@
 #include "common/outtext.h"
 #include "common/request.h"
 #include "common/verdict.h"
+#include "worker/buildcache.h"
 #include "worker/sandbox.h"
 
 struct test_result {
@@ -59,6 +60,7 @@ struct job_result {
 	bool has_build;
 	enum build_status build_status;
 	struct step_result build;
+	bool build_cached;          /* build is the build cache's record: nothing ran */
 	struct judge_build judge;
 	struct test_result *tests;
 	size_t ntests;
@@ -111,6 +113,7 @@ struct job_env {
 	int cancel_fd;
 	job_event_fn on_event;      /* NULL: nobody listens */
 	void *event_arg;
+	struct buildcache *cache;   /* the solution's builds, NULL: none */
 };
 
 /* Runs the job; returns 0 (the result says what happened) or -ENOMEM. */

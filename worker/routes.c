@@ -265,6 +265,18 @@ static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, stru
 	       "Jobs refused because the queue was full or the wait too long.",
 	       (double)(atomic_load(&s->queue_rejected_full) +
 			atomic_load(&s->queue_rejected_timeout)));
+	metric(&b, "goboxd_build_cache_hits_total", "counter",
+	       "Builds taken from the build cache instead of run.",
+	       (double)atomic_load(&s->build_cache_hits));
+	metric(&b, "goboxd_build_cache_misses_total", "counter",
+	       "Builds looked up in the build cache and not found there.",
+	       (double)atomic_load(&s->build_cache_misses));
+	metric(&b, "goboxd_build_cache_evictions_total", "counter",
+	       "Build cache entries removed to keep it under --build-cache-mb.",
+	       (double)atomic_load(&s->build_cache_evictions));
+	metric(&b, "goboxd_build_cache_bytes", "gauge",
+	       "Bytes the build cache's entries take, as its last sweep counted them.",
+	       (double)atomic_load(&s->build_cache_bytes));
 	buf_puts(&b, "# HELP goboxd_jobs_total Finished jobs by language and status.\n"
 		     "# TYPE goboxd_jobs_total counter\n");
 	for (size_t i = 0; i < STATS_MAX_LANGS; i++) {

@@ -25,6 +25,7 @@
 #include "common/request.h"
 #include "common/util.h"
 #include "worker/api.h"
+#include "worker/buildcache.h"
 #include "worker/http.h"
 #include "worker/jail.h"
 #include "worker/job.h"
@@ -134,6 +135,7 @@ struct worker {
 	struct conn *dead;     /* closed this batch, freed after it */
 	size_t nconns;
 	struct sandbox *sb;
+	struct buildcache *cache; /* NULL: --build-cache-mb 0, or it could not open */
 	char sb_error[256];
 	struct route_ctx rctx;
 	struct job_slot job;
@@ -427,7 +429,7 @@ static void job_in_jail(struct worker *w, struct jail *j)
 {
 	struct job_env env = { .jail = j, .cfg = w->cfg, .uid = w->uid, .gid = w->gid,
 			       .sb = w->sb, .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
-			       .cancel_fd = w->job.cancel_fd };
+			       .cancel_fd = w->job.cancel_fd, .cache = w->cache };
 
 	if (w->job.stream) {
 		env.on_event = job_stream_event;
@@ -793,6 +795,7 @@ static void job_finish(struct worker *w)
 		cJSON_AddStringToObject(extra, "job_status", test_status_name(j->res.top));
 		cJSON_AddNumberToObject(extra, "queue_ms", c ? (double)c->queued_ms : 0);
 		cJSON_AddNumberToObject(extra, "build_ms", (double)j->res.build_ms);
+		cJSON_AddBoolToObject(extra, "build_cached", j->res.build_cached);
 		cJSON_AddNumberToObject(extra, "run_ms", (double)j->res.run_ms);
 		cJSON_AddNumberToObject(extra, "cpu_ms", (double)j->res.cpu_ms);
 		cJSON_AddNumberToObject(extra, "memory_peak_kb", (double)j->res.memory_peak_kb);
@@ -1402,6 +1405,13 @@ static void setup_sandbox(struct worker *w)
 	/* Prefixed with the master pid: see cg_sweep. */
 	snprintf(name, sizeof(name), "%d-w%u", (int)getppid(), w->ctx->index);
 	o.ro_mounts = mounts;
+	/* Before the job disk is mounted over the jail dir: the cache stays
+	 * on the host's disk, one for every worker, and reached by its fd. */
+	rc = buildcache_open(cfg->jail_dir, (uint64_t)cfg->build_cache_mb << 20, w->ctx->stats,
+			     &w->cache);
+	if (rc < 0)
+		log_error("the build cache in %s/" BUILDCACHE_DIR " is off: %s", cfg->jail_dir,
+			  strerror(-rc));
 	rc = sandbox_open(&o, &w->sb, w->sb_error, sizeof(w->sb_error));
 	free(mounts);
 	if (rc < 0) {
@@ -1547,5 +1557,6 @@ int worker_main(const struct worker_ctx *ctx)
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
 	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
 	sandbox_close(w.sb);
+	buildcache_close(w.cache);
 	return 0;
 }

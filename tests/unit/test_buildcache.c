@@ -1,0 +1,573 @@
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/jobdir.h"
+#include "common/stats.h"
+#include "worker/buildcache.h"
+
+/* ---- the key ------------------------------------------------------------ */
+
+static const char *const argv0[] = { "/usr/bin/g++", "-O2", "-o", "solution", "solution.cpp",
+				     NULL };
+static const char *const env0[] = { "PATH=/bin", "TMPDIR=/tmp", NULL };
+static const char *const tools0[] = { "/usr/bin/g++-12 2049:1234 900000 1.0 1.0", NULL };
+static const struct limits lim0 = { 15000, 10000, 1048576, 64, 131072, 64 };
+static const struct buildcache_file files0[] = {
+	{ "solution.cpp", "int main(){}", 12 },
+	{ "lib.h", "#define N 5", 11 },
+};
+
+static struct buildcache_input base(void)
+{
+	return (struct buildcache_input){
+		.lang_id = "cpp", .lang_version = "g++ 12.2", .argv = argv0, .envp = env0,
+		.tools = tools0, .limits = &lim0, .open_files = 256, .tmp_exec = false,
+		.format = 0, .output_cap = 0, .job_output_bytes = 1 << 20, .jail = "bwrap",
+		.files = files0, .nfiles = 2,
+	};
+}
+
+static void key_of(const struct buildcache_input *in, unsigned char *k)
+{
+	buildcache_key(in, k);
+}
+
+Test(buildcache, same_input_same_key)
+{
+	struct buildcache_input a = base(), b = base();
+	unsigned char ka[SHA256_LEN], kb[SHA256_LEN];
+
+	key_of(&a, ka);
+	key_of(&b, kb);
+	cr_expect(memcmp(ka, kb, SHA256_LEN) == 0);
+}
+
+/* Every input that can change the build's result changes the key. */
+static const char *const argv_flags[] = { "/usr/bin/g++", "-O0", "-o", "solution",
+					  "solution.cpp", NULL };
+static const char *const argv_joined[] = { "/usr/bin/g++", "-O2-o", "solution",
+					   "solution.cpp", NULL };
+static const char *const env_other[] = { "PATH=/bin", "TMPDIR=/tmp", "X=1", NULL };
+static const char *const tools_other[] = { "/usr/bin/g++-12 2049:1235 900000 2.0 2.0", NULL };
+static const struct limits lim_wall = { 14000, 10000, 1048576, 64, 131072, 64 };
+static const struct limits lim_mem = { 15000, 10000, 524288, 64, 131072, 64 };
+static const struct buildcache_file files_src[] = {
+	{ "solution.cpp", "int main(){return 1;}", 21 },
+	{ "lib.h", "#define N 5", 11 },
+};
+static const struct buildcache_file files_extra[] = {
+	{ "solution.cpp", "int main(){}", 12 },
+	{ "lib.h", "#define N 6", 11 },
+};
+static const struct buildcache_file files_name[] = {
+	{ "solution.cpp", "int main(){}", 12 },
+	{ "lib.hh", "#define N 5", 11 },
+};
+/* the same bytes split elsewhere between name and contents */
+static const struct buildcache_file files_split[] = {
+	{ "solution.cpp", "int main(){}", 12 },
+	{ "lib.h#", "define N 5", 10 },
+};
+
+enum variant {
+	V_LANG, V_VERSION_NULL, V_FLAGS, V_ARGV_JOINED, V_ENV, V_TOOLS, V_WALL, V_MEMORY,
+	V_OPEN_FILES, V_TMP_EXEC, V_FORMAT, V_OUTPUT_CAP, V_JOB_OUTPUT, V_JAIL, V_SOURCE,
+	V_EXTRA, V_NAME, V_SPLIT, V_ONE_FILE, V_COUNT
+};
+
+static struct buildcache_input variant(enum variant v)
+{
+	struct buildcache_input in = base();
+
+	switch (v) {
+	case V_LANG: in.lang_id = "cpp17"; break;
+	case V_VERSION_NULL: in.lang_version = NULL; break;
+	case V_FLAGS: in.argv = argv_flags; break;
+	case V_ARGV_JOINED: in.argv = argv_joined; break;
+	case V_ENV: in.envp = env_other; break;
+	case V_TOOLS: in.tools = tools_other; break;
+	case V_WALL: in.limits = &lim_wall; break;
+	case V_MEMORY: in.limits = &lim_mem; break;
+	case V_OPEN_FILES: in.open_files = 64; break;
+	case V_TMP_EXEC: in.tmp_exec = true; break;
+	case V_FORMAT: in.format = 1; break;
+	case V_OUTPUT_CAP: in.output_cap = 65536; break;
+	case V_JOB_OUTPUT: in.job_output_bytes = 2 << 20; break;
+	case V_JAIL: in.jail = "nsjail"; break;
+	case V_SOURCE: in.files = files_src; break;
+	case V_EXTRA: in.files = files_extra; break;
+	case V_NAME: in.files = files_name; break;
+	case V_SPLIT: in.files = files_split; break;
+	case V_ONE_FILE: in.nfiles = 1; break;
+	case V_COUNT: break;
+	}
+	return in;
+}
+
+Test(buildcache, every_input_changes_the_key)
+{
+	unsigned char keys[V_COUNT + 1][SHA256_LEN];
+
+	for (int v = 0; v <= V_COUNT; v++) {
+		struct buildcache_input in = variant((enum variant)v);
+
+		key_of(&in, keys[v]);
+	}
+	/* V_COUNT is the base itself */
+	for (int i = 0; i <= V_COUNT; i++)
+		for (int j = i + 1; j <= V_COUNT; j++)
+			cr_expect(memcmp(keys[i], keys[j], SHA256_LEN) != 0,
+				  "variants %d and %d share a key", i, j);
+}
+
+Test(buildcache, empty_version_is_not_absent)
+{
+	struct buildcache_input a = base(), b = base();
+	unsigned char ka[SHA256_LEN], kb[SHA256_LEN];
+
+	a.lang_version = "";
+	b.lang_version = NULL;
+	key_of(&a, ka);
+	key_of(&b, kb);
+	cr_expect(memcmp(ka, kb, SHA256_LEN) != 0);
+}
+
+Test(buildcache, tool_id_follows_the_file)
+{
+	char a[512], b[512], path[] = "/tmp/goboxd-test-tool-XXXXXX";
+	int fd = mkstemp(path);
+	struct timespec ts[2] = { { 1000, 0 }, { 1000, 0 } };
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(buildcache_tool_id(path, a, sizeof(a)), 0);
+	cr_assert_eq(write(fd, "x", 1), 1);
+	futimens(fd, ts);
+	cr_assert_eq(buildcache_tool_id(path, b, sizeof(b)), 0);
+	cr_expect_str_neq(a, b);
+	close(fd);
+	unlink(path);
+	cr_expect_eq(buildcache_tool_id(path, a, sizeof(a)), -ENOENT);
+	/* a directory is no part of a toolchain (/tmp changes all the time) */
+	cr_expect_eq(buildcache_tool_id("/tmp", a, sizeof(a)), -EINVAL);
+}
+
+/* ---- the LRU -------------------------------------------------------------- */
+
+static const struct {
+	const char *what;
+	uint64_t bytes[10];
+	int64_t used[10];
+	size_t n;
+	uint64_t max;
+	size_t evict;
+	uint64_t kept;
+	const char *first;   /* the least recently used, after the sort */
+} lru_cases[] = {
+	{ "all fit", { 10, 20, 30 }, { 3, 1, 2 }, 3, 60, 0, 60, "b" },
+	{ "the oldest goes", { 10, 20, 30 }, { 3, 1, 2 }, 3, 59, 1, 40, "b" },
+	{ "oldest two go", { 10, 20, 30 }, { 3, 1, 2 }, 3, 15, 2, 10, "b" },
+	{ "all go", { 10, 20, 30 }, { 3, 1, 2 }, 3, 5, 3, 0, "b" },
+	{ "ties by name", { 10, 10 }, { 5, 5 }, 2, 15, 1, 10, "a" },
+	/* past the cap, down to nine tenths of it (86): two go, not one */
+	{ "low mark", { 10, 10, 10, 10, 10, 10, 10, 10, 10, 10 }, { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 },
+	  10, 95, 2, 80, "j" },
+	{ "at the cap", { 10, 10, 10, 10, 10, 10, 10, 10, 10, 10 }, { 0 }, 10, 100, 0, 100, "a" },
+	{ "nothing", { 0 }, { 0 }, 0, 10, 0, 0, NULL },
+};
+
+Test(buildcache, lru)
+{
+	for (size_t c = 0; c < sizeof(lru_cases) / sizeof(lru_cases[0]); c++) {
+		struct buildcache_ent e[10];
+		uint64_t kept = 99;
+		size_t k;
+
+		for (size_t i = 0; i < lru_cases[c].n; i++) {
+			snprintf(e[i].name, sizeof(e[i].name), "%c", (char)('a' + i));
+			e[i].bytes = lru_cases[c].bytes[i];
+			e[i].used_ns = lru_cases[c].used[i];
+		}
+		k = buildcache_lru(e, lru_cases[c].n, lru_cases[c].max, &kept);
+		cr_expect_eq(k, lru_cases[c].evict, "%s", lru_cases[c].what);
+		cr_expect_eq(kept, lru_cases[c].kept, "%s", lru_cases[c].what);
+		if (lru_cases[c].first)
+			cr_expect_str_eq(e[0].name, lru_cases[c].first, "%s", lru_cases[c].what);
+		for (size_t i = 1; i < lru_cases[c].n; i++)
+			cr_expect(e[i - 1].used_ns <= e[i].used_ns, "%s", lru_cases[c].what);
+	}
+}
+
+/* ---- the cache on disk ---------------------------------------------------- */
+
+static char jail[64];
+static char cachedir[96];
+static struct stats *st;
+
+static void setup(void)
+{
+	strcpy(jail, "/tmp/goboxd-test-bcache-XXXXXX");
+	cr_assert_not_null(mkdtemp(jail));
+	snprintf(cachedir, sizeof(cachedir), "%s/" BUILDCACHE_DIR, jail);
+	st = calloc(1, sizeof(*st));
+}
+
+static void teardown(void)
+{
+	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+
+	rm_tree_at(fd, jail + 5);
+	close(fd);
+	free(st);
+}
+
+static void key_n(unsigned char *k, int n)
+{
+	memset(k, 0, SHA256_LEN);
+	k[0] = (unsigned char)n;
+}
+
+static void hex_n(char *out, size_t len, int n)
+{
+	unsigned char k[SHA256_LEN];
+	size_t o = 0;
+
+	key_n(k, n);
+	o += (size_t)snprintf(out, len, "%s/", cachedir);
+	for (int i = 0; i < SHA256_LEN; i++)
+		o += (size_t)snprintf(out + o, len - o, "%02x", k[i]);
+}
+
+/* A built job directory: a source, an artifact, a subdirectory. */
+static void make_job(struct jobdir *d, const char *artifact)
+{
+	cr_assert_eq(jobdir_create(jail, 0, 0, d), 0);
+	cr_assert_eq(jobdir_write(d, "solution.c", "int main(){}", 12, 0644), 0);
+	cr_assert_eq(jobdir_write(d, "solution", artifact, strlen(artifact), 0755), 0);
+	cr_assert_eq(mkdirat(d->fd, "classes", 0750), 0);
+}
+
+static void build_result(struct step_result *r)
+{
+	step_result_init(r);
+	r->outcome.exited = true;
+	r->outcome.exit_code = 0;
+	r->wall_ms = 1234;
+	r->cpu_ms = 1000;
+	r->memory_peak_kb = 5000;
+	buf_puts(&r->err, "warning: unused\n");
+}
+
+static void read_at(int dirfd, const char *name, char *buf, size_t n)
+{
+	int fd = openat(dirfd, name, O_RDONLY);
+	ssize_t got;
+
+	cr_assert(fd >= 0, "%s", name);
+	got = read(fd, buf, n - 1);
+	buf[got < 0 ? 0 : got] = '\0';
+	close(fd);
+}
+
+Test(buildcache, store_then_fetch, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct jobdir a, b;
+	struct step_result r, got;
+	unsigned char k[SHA256_LEN];
+	uint64_t spent = 0;
+	char text[64];
+	struct stat s;
+
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	key_n(k, 1);
+	make_job(&a, "ELF one");
+	build_result(&r);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 77), 0);
+	cr_expect_gt(atomic_load(&st->build_cache_bytes), 0);
+
+	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
+	cr_assert_eq(jobdir_write(&b, "solution.c", "other", 5, 0644), 0);
+	step_result_init(&got);
+	cr_assert_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), 0);
+	cr_expect_eq(spent, 77);
+	cr_expect_eq(got.wall_ms, 1234);
+	cr_expect_eq(got.cpu_ms, 1000);
+	cr_expect_eq(got.memory_peak_kb, 5000);
+	cr_expect(got.outcome.exited && got.outcome.exit_code == 0);
+	cr_expect_eq(got.err.len, r.err.len);
+	cr_expect(memcmp(got.err.data, r.err.data, r.err.len) == 0);
+	read_at(b.fd, "solution", text, sizeof(text));
+	cr_expect_str_eq(text, "ELF one");
+	read_at(b.fd, "solution.c", text, sizeof(text));
+	cr_expect_str_eq(text, "int main(){}");
+	/* the cache's files: root's, read-only; directories the job's */
+	cr_assert_eq(fstatat(b.fd, "solution", &s, 0), 0);
+	cr_expect_eq(s.st_uid, 0);
+	cr_expect_eq(s.st_mode & 0777, 0555);
+	cr_assert_eq(fstatat(b.fd, "classes", &s, 0), 0);
+	cr_expect(S_ISDIR(s.st_mode));
+	cr_expect_eq(s.st_uid, 65534);
+	cr_expect_eq(s.st_mode & 0777, 0750);
+	cr_expect_eq(atomic_load(&st->build_cache_hits), 1);
+
+	/* another key: a miss, and the job directory untouched */
+	key_n(k, 2);
+	cr_expect_eq(buildcache_fetch(c, k, &a, 65534, 65534, &got, &spent), -ENOENT);
+	cr_expect_eq(atomic_load(&st->build_cache_misses), 1);
+	read_at(a.fd, "solution", text, sizeof(text));
+	cr_expect_str_eq(text, "ELF one");
+	step_result_free(&r);
+	step_result_free(&got);
+	jobdir_remove(&a);
+	jobdir_remove(&b);
+	buildcache_close(c);
+}
+
+/* The cache's copy is a new inode: changing the job's file later changes nothing. */
+Test(buildcache, stored_files_are_copies, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct jobdir a;
+	struct step_result r;
+	unsigned char k[SHA256_LEN];
+	char path[256], text[64];
+	struct stat js, cs;
+
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	key_n(k, 1);
+	make_job(&a, "ELF one");
+	build_result(&r);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	hex_n(path, sizeof(path), 1);
+	strcat(path, "/tree/solution");
+	cr_assert_eq(fstatat(a.fd, "solution", &js, 0), 0);
+	cr_assert_eq(stat(path, &cs), 0);
+	cr_expect_neq(js.st_ino, cs.st_ino);
+	cr_expect_eq(cs.st_uid, 0);
+	cr_expect_eq(cs.st_mode & 0222, 0);
+	int fd = openat(a.fd, "solution", O_WRONLY | O_TRUNC);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, "EVIL", 4), 4);
+	close(fd);
+	fd = open(path, O_RDONLY);
+	cr_assert(fd >= 0);
+	text[read(fd, text, sizeof(text) - 1)] = '\0';
+	close(fd);
+	cr_expect_str_eq(text, "ELF one");
+	step_result_free(&r);
+	jobdir_remove(&a);
+	buildcache_close(c);
+}
+
+Test(buildcache, least_recently_used_goes, .init = setup, .fini = teardown)
+{
+	char big[4000];
+	struct buildcache *c;
+	struct step_result r, got;
+	struct jobdir a, b;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+	uint64_t spent;
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	/* room for two entries (each: 4 KB of tree, 1 KB of meta) */
+	cr_assert_eq(buildcache_open(jail, 12000, st, &c), 0);
+	build_result(&r);
+	for (int i = 1; i <= 2; i++) {
+		make_job(&a, big);
+		key_n(k, i);
+		cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+		jobdir_remove(&a);
+		usleep(20000);
+	}
+	/* entry 1 used: entry 2 is now the least recently used */
+	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
+	step_result_init(&got);
+	key_n(k, 1);
+	cr_assert_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), 0);
+	usleep(20000);
+	make_job(&a, big);
+	key_n(k, 3);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	hex_n(path, sizeof(path), 1);
+	cr_expect_eq(access(path, F_OK), 0, "the used entry stays");
+	hex_n(path, sizeof(path), 2);
+	cr_expect_neq(access(path, F_OK), 0, "the unused one goes");
+	hex_n(path, sizeof(path), 3);
+	cr_expect_eq(access(path, F_OK), 0, "the new one is in");
+	cr_expect_eq(atomic_load(&st->build_cache_evictions), 1);
+	cr_expect_leq(atomic_load(&st->build_cache_bytes), 12000);
+	step_result_free(&r);
+	step_result_free(&got);
+	jobdir_remove(&a);
+	jobdir_remove(&b);
+	buildcache_close(c);
+}
+
+Test(buildcache, too_big_for_the_cache, .init = setup, .fini = teardown)
+{
+	char big[8000];
+	struct buildcache *c;
+	struct step_result r;
+	struct jobdir a;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cr_assert_eq(buildcache_open(jail, 6000, st, &c), 0);
+	build_result(&r);
+	make_job(&a, big);
+	key_n(k, 1);
+	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), -EFBIG);
+	hex_n(path, sizeof(path), 1);
+	cr_expect_neq(access(path, F_OK), 0);
+	step_result_free(&r);
+	jobdir_remove(&a);
+	buildcache_close(c);
+}
+
+Test(buildcache, zero_is_off, .init = setup, .fini = teardown)
+{
+	struct buildcache *c = (struct buildcache *)1;
+
+	cr_expect_eq(buildcache_open(jail, 0, st, &c), 0);
+	cr_expect_null(c);
+	cr_expect_neq(access(cachedir, F_OK), 0, "nothing made");
+}
+
+/* A crash's leftovers and a damaged entry are swept at open; a held .tmp- stays. */
+Test(buildcache, leftovers_and_corrupt_entries, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct jobdir b;
+	struct step_result got;
+	unsigned char k[SHA256_LEN];
+	char path[256], held[256];
+	uint64_t spent;
+	int fd;
+
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	buildcache_close(c);
+	snprintf(path, sizeof(path), "%s/.tmp-1-dead", cachedir);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	snprintf(held, sizeof(held), "%s/.tmp-2-alive", cachedir);
+	cr_assert_eq(mkdir(held, 0700), 0);
+	fd = open(held, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(flock(fd, LOCK_EX), 0);
+	/* an entry whose meta is garbage */
+	hex_n(path, sizeof(path), 7);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	strcat(path, "/meta");
+	FILE *f = fopen(path, "w");
+	fputs("garbage\n", f);
+	fclose(f);
+	/* and one with no meta at all, found by a fetch */
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	snprintf(path, sizeof(path), "%s/.tmp-1-dead", cachedir);
+	cr_expect_neq(access(path, F_OK), 0, "the dead writer's directory went");
+	cr_expect_eq(access(held, F_OK), 0, "a live writer's stays");
+	hex_n(path, sizeof(path), 7);
+	cr_expect_neq(access(path, F_OK), 0, "the corrupt entry went");
+	hex_n(path, sizeof(path), 8);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
+	step_result_init(&got);
+	key_n(k, 8);
+	cr_expect_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), -ENOENT);
+	cr_expect_neq(access(path, F_OK), 0, "a corrupt entry found by a fetch goes");
+	close(fd);
+	step_result_free(&got);
+	jobdir_remove(&b);
+	buildcache_close(c);
+}
+
+/* Entries of another boot are not trusted: written without fsync. */
+Test(buildcache, another_boot_wipes, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct step_result r;
+	struct jobdir a;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+	FILE *f;
+
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	build_result(&r);
+	make_job(&a, "ELF");
+	key_n(k, 1);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	buildcache_close(c);
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	buildcache_close(c);
+	hex_n(path, sizeof(path), 1);
+	cr_expect_eq(access(path, F_OK), 0, "the same boot keeps it");
+	snprintf(path, sizeof(path), "%s/boot-id", cachedir);
+	f = fopen(path, "w");
+	fputs("00000000-0000-0000-0000-000000000000\n", f);
+	fclose(f);
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	hex_n(path, sizeof(path), 1);
+	cr_expect_neq(access(path, F_OK), 0, "another boot's entry went");
+	step_result_free(&r);
+	jobdir_remove(&a);
+	buildcache_close(c);
+}
+
+/* A reader holds the entry's lock while it takes the files: a sweep
+ * leaves the entry alone until it lets go. */
+Test(buildcache, an_entry_being_read_is_not_evicted, .init = setup, .fini = teardown)
+{
+	char big[4000], path[256];
+	struct buildcache *c;
+	struct step_result r;
+	struct jobdir a;
+	unsigned char k[SHA256_LEN];
+	int held;
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cr_assert_eq(buildcache_open(jail, 12000, st, &c), 0);
+	build_result(&r);
+	for (int i = 1; i <= 2; i++) {
+		make_job(&a, big);
+		key_n(k, i);
+		cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+		jobdir_remove(&a);
+		usleep(20000);
+	}
+	/* entry 1, the least recently used, is being read */
+	hex_n(path, sizeof(path), 1);
+	held = open(path, O_RDONLY | O_DIRECTORY);
+	cr_assert(held >= 0);
+	cr_assert_eq(flock(held, LOCK_SH), 0);
+	make_job(&a, big);
+	key_n(k, 3);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	jobdir_remove(&a);
+	cr_expect_eq(access(path, F_OK), 0, "the entry being read stays");
+	strcat(path, "/tree/solution");
+	cr_expect_eq(access(path, F_OK), 0, "with its files");
+	cr_expect_eq(atomic_load(&st->build_cache_evictions), 0);
+	close(held);
+	/* let go: the next sweep takes it */
+	make_job(&a, big);
+	key_n(k, 4);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	jobdir_remove(&a);
+	hex_n(path, sizeof(path), 1);
+	cr_expect_neq(access(path, F_OK), 0, "gone once nobody reads it");
+	cr_expect_geq(atomic_load(&st->build_cache_evictions), 1);
+	step_result_free(&r);
+	buildcache_close(c);
+}
