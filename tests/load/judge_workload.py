@@ -246,8 +246,7 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
     print()
     for name, wall in walls.items():
-        base = walls.get(name.replace("cache+stop", "no-cache").replace("cache", "no-cache")
-                         if not name.startswith("no-cache") else name)
+        base = walls.get("no-cache" if name.startswith("cache") else name)
         print("%-15s total %6.1f s%s" % (
             name, wall, ", %.2fx the time without the cache" % (wall / base) if base else ""))
 
