@@ -634,20 +634,22 @@ static int network_is_empty(void)
  * a namespace whose lo was never up. nsjail makes one (--iface_no_lo).
  * bubblewrap always brings lo up in the namespace it makes, and taking it
  * down again would not do (127.0.0.1 stays on it and a connect waits for a
- * time-out), so goboxd runs bwrap without one and the init makes its own
- * here, once per jail, before any program runs, with the CAP_SYS_ADMIN it
- * holds anyway. Whatever the driver did, the check after is what counts:
- * a jail whose namespace is not empty never runs a program.
+ * time-out), so goboxd runs bwrap without one and has the init make its
+ * own here (make_one: INIT_ARG_NEW_NETWORK), once per jail, before any
+ * program runs, with the CAP_SYS_ADMIN it holds anyway. Whatever the
+ * driver did, the check after is what counts: a jail whose namespace is
+ * not empty never runs a program.
  */
-static int empty_network(void)
+static int empty_network(bool make_one)
 {
-	int rc = network_is_empty();
+	int rc;
 
-	if (rc == 0) {
-		if (unshare(CLONE_NEWNET) < 0)
-			return -errno;
-		rc = network_is_empty();
-	}
+	/* Always when asked: the worker's own namespace may look empty too
+	 * (goboxd run where only a down lo exists), but sharing it would
+	 * share its abstract unix sockets with every jail. */
+	if (make_one && unshare(CLONE_NEWNET) < 0)
+		return -errno;
+	rc = network_is_empty();
 	if (rc == 0)
 		return -EADDRINUSE;
 	return rc < 0 ? rc : 0;
@@ -667,7 +669,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "goboxd-init: sealing the jail: %s\n", strerror(-rc));
 		return 111;
 	}
-	rc = empty_network();
+	rc = empty_network(argc > 1 && strcmp(argv[1], INIT_ARG_NEW_NETWORK) == 0);
 	if (rc < 0) {
 		fprintf(stderr, "goboxd-init: leaving the jail's network: %s\n", strerror(-rc));
 		return 111;

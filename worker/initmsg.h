@@ -36,6 +36,11 @@
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
+
+/* The init's one argument, given when the driver leaves it in the
+ * worker's network namespace (bwrap): it makes the jail's own, always,
+ * before any program runs. Without it the driver made one (nsjail). */
+#define INIT_ARG_NEW_NETWORK "--new-network"
 /* Largest packet either side sends (argv and environment included). */
 #define INITMSG_MAX (128 * 1024)
 /* stdin, stdout, stderr and at most three cgroup hierarchies (v1). */

@@ -7,6 +7,8 @@ One C probe is built once; each case below is one test of that job (its
 stdin names what to try) and one pytest test, checked against the answer
 the policy gives.
 """
+import os
+
 import pytest
 
 from conftest import Daemon, dump, run_ok as run
@@ -243,3 +245,44 @@ def test_syscall_policy(results, name, stdin, seen):
     else:
         assert (t["status"], t["stdout"]) == ("accepted", seen + "\n"), dump(t)
 
+
+
+# Starts goboxd with its listening socket made here, in this network
+# namespace, handed over as systemd does (LISTEN_FDS), and the rest of
+# the command after it: `unshare --net` puts the daemon in a namespace of
+# its own whose only interface is a lo that is down.
+SOCKET_HANDOVER = r'''
+import os, socket, sys
+port = int(sys.argv[sys.argv.index("--port") + 1])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(64)
+if s.fileno() != 3:
+    os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+os.execvp(sys.argv[1], sys.argv[1:])
+'''
+
+
+@pytest.mark.parametrize("where", ["host", "a namespace with lo down"])
+def test_a_program_never_shares_the_daemon_s_network_namespace(where):
+    """Whatever namespace goboxd itself runs in, even one that already
+    looks empty (only lo, down), a program gets a namespace of its own:
+    sharing the daemon's would share its abstract unix sockets between
+    jobs."""
+    wrapper = () if where == "host" else (
+        "python3", "-c", SOCKET_HANDOVER, "unshare", "--net", "--")
+    d = Daemon(wrapper=wrapper, workers=1)
+    try:
+        daemon_ns = os.readlink("/proc/%d/ns/net" % d.proc.pid)
+        body = run(d, {"language": "py3",
+                       "source": "import os\nprint(os.readlink('/proc/self/ns/net'))\n",
+                       "tests": [{"stdin": ""}]})
+        t = body["tests"][0]
+        assert t["status"] == "accepted", dump(body)
+        assert t["stdout"].startswith("net:["), dump(body)
+        assert t["stdout"].strip() != daemon_ns, (daemon_ns, dump(body))
+    finally:
+        d.stop()
