@@ -219,7 +219,7 @@ static enum build_status build_program(const struct job_env *env, struct jail *j
 
 /* ---- the build cache (worker/buildcache.h) ----------------------------- */
 
-#define BUILD_MAX_TOOLS 8
+#define BUILD_MAX_TOOLS 16
 
 /* Where a command name without a slash is found: job_base_env's PATH. */
 static const char *tool_path(const char *cmd, char *buf, size_t n)
@@ -240,10 +240,14 @@ static const char *tool_path(const char *cmd, char *buf, size_t n)
 /*
  * The toolchain's identity: its command's file and every host file the
  * command line names (a compiler's jar, a build script), as their inodes
- * and times say; NULL-terminated in ids, strings in store.
+ * and times say; NULL-terminated in ids, strings in store. An argument
+ * that is a shell script ("sh -c '... exec /usr/lib/go-1.23/bin/go ...'")
+ * names its tools inside: each word of it that is an absolute path counts
+ * too, so that a compiler upgraded in place changes the key.
  */
 static void build_tools(char **argv, const char **ids, char (*store)[512])
 {
+	static const char stops[] = " \t\n;&|()<>\"'=`";
 	char buf[PATH_MAX];
 	size_t k = 0;
 
@@ -253,6 +257,19 @@ static void build_tools(char **argv, const char **ids, char (*store)[512])
 
 		if (path && buildcache_tool_id(path, store[k], sizeof(store[k])) == 0)
 			ids[k] = store[k], k++;
+		for (const char *w = argv[i]; i > 0 && *w && k < BUILD_MAX_TOOLS;) {
+			size_t n = strcspn(w, stops);
+
+			/* a whole argument that is one path was counted above */
+			if (w[0] == '/' && n != strlen(argv[i]) && n < sizeof(buf)) {
+				memcpy(buf, w, n);
+				buf[n] = '\0';
+				if (buildcache_tool_id(buf, store[k], sizeof(store[k])) == 0)
+					ids[k] = store[k], k++;
+			}
+			w += n;
+			w += strspn(w, stops);
+		}
 	}
 	ids[k] = NULL;
 }

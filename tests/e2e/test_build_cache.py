@@ -8,8 +8,11 @@ of their own, so that no two tests share a build.
 import base64
 import hashlib
 import os
+import pathlib
 import re
+import shutil
 import signal
+import tempfile
 import threading
 import time
 import uuid
@@ -394,3 +397,60 @@ def test_codize_compile_step_is_cached():
         assert m["hits_total"] == 1 and m["misses_total"] == 1, m
     finally:
         d.stop()
+
+
+TOOL_LANGUAGE = """id: tooled
+name: A toolchain run from a shell script
+version: "the same version string, whatever the tool is"
+source_filename: input.txt
+artifact: out
+mounts: [%(dir)s]
+build:
+  cmd: /bin/sh
+  args: ["-c", "%(dir)s/gen < {{source}} > out"]
+  limits: {wall_time_s: 10, cpu_time_s: 5, memory_kb: 262144, max_processes: 16,
+           file_size_kb: 1024, output_kb: 64}
+run:
+  cmd: /bin/cat
+  args: [out]
+  limits: {wall_time_s: 3, memory_kb: 262144, max_processes: 4, output_kb: 64}
+probe: [/bin/sh, -c, "true"]
+"""
+
+
+def put_tool(path, version):
+    """Replaces the tool as a package upgrade does: a new file renamed
+    over the old one (a new inode)."""
+    with open(path + ".new", "w") as f:
+        f.write("#!/bin/sh\necho %s\n" % version)
+    os.chmod(path + ".new", 0o755)
+    os.rename(path + ".new", path)
+
+
+def test_a_toolchain_upgraded_in_place_is_part_of_the_key():
+    """A compiler that the build command names only inside a shell script
+    (as go, asm and erlang's are) still identifies the build: after the
+    tool is replaced, the same request builds again with the new one."""
+    # not under /tmp: each program has a fresh /tmp over it
+    top = pathlib.Path(tempfile.mkdtemp(prefix="goboxd-e2e-tool-", dir="/var/tmp"))
+    tool_dir = top / "tool"
+    langs = top / "languages"
+    tool_dir.mkdir()
+    langs.mkdir()
+    for p in (top, tool_dir):
+        os.chmod(p, 0o755)  # the sandbox uids must reach the tool
+    put_tool(str(tool_dir / "gen"), "v1")
+    (langs / "tooled.yaml").write_text(TOOL_LANGUAGE % {"dir": tool_dir})
+    d = Daemon(args=["--metrics"], languages=str(langs))
+    try:
+        req = {"language": "tooled", "source": uuid.uuid4().hex, "tests": [{}]}
+        first = run(d, req)
+        assert (first["build"]["cached"], first["tests"][0]["stdout"]) == (False, "v1\n")
+        assert run(d, req)["build"]["cached"] is True
+        put_tool(str(tool_dir / "gen"), "v2")
+        after = run(d, req)
+        assert after["build"]["cached"] is False, dump(after)
+        assert after["tests"][0]["stdout"] == "v2\n", dump(after)
+    finally:
+        d.stop()
+        shutil.rmtree(top, ignore_errors=True)
