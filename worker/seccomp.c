@@ -182,7 +182,11 @@ static int socket_prefix(struct sock_filter *p, char *err, size_t errlen)
 	size_t n = 5 + (1 + nfam + 1) + 3;
 	size_t k = 0;
 
-	if (nr_socket < 0 || nr_pair < 0 || nfam == 0 || n > SOCKET_PREFIX_MAX) {
+	/* Where socketcall(2) exists, the family is in memory, out of a
+	 * filter's reach: refuse to start rather than hold a rule that does
+	 * not (docs/security.md). */
+	if (nr_socket < 0 || nr_pair < 0 || nfam == 0 || n > SOCKET_PREFIX_MAX ||
+	    seccomp_syscall_resolve_name("socketcall") >= 0) {
 		snprintf(err, errlen, "seccomp: no socket rule for this architecture");
 		return -ENOTSUP;
 	}
