@@ -16,10 +16,12 @@ extern char **environ;
 static char *area;
 static size_t area_len;
 
-/* Where the run of strings that starts at v[0] ends, extended from end. */
-/* The argv copy main() goes on with (environ holds the other). */
-static char **volatile args_copy; /* volatile: written once, never read */
+/* The copies of argv and of the environment main() goes on with; held so
+ * that they stay reachable (volatile: written once, never read). */
+static char **volatile args_copy;
+static char **volatile env_copy;
 
+/* Where the run of strings that starts at v[0] ends, extended from end. */
 static char *run_end(char **v, char *end)
 {
 	for (size_t i = 0; v && v[i]; i++) {
@@ -30,21 +32,32 @@ static char *run_end(char **v, char *end)
 	return end;
 }
 
+/*
+ * A copy of n strings: the vector, then the strings in the same
+ * allocation, so that one pointer keeps them all. setenv and unsetenv
+ * (sd_listen_fds unsets LISTEN_FDS) rewrite environ's vector; strings
+ * dropped from it stay in this block instead of leaking one by one.
+ */
 static char **copy_strv(char **v, size_t n)
 {
-	char **out = calloc(n + 1, sizeof(*out));
+	size_t bytes = (n + 1) * sizeof(char *);
+	char **out;
+	char *p;
 
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(v[i]) + 1;
+	out = malloc(bytes);
 	if (!out)
 		return NULL;
+	p = (char *)(out + n + 1);
 	for (size_t i = 0; i < n; i++) {
-		out[i] = strdup(v[i]);
-		if (!out[i]) {
-			while (i > 0)
-				free(out[--i]);
-			free(out);
-			return NULL;
-		}
+		size_t len = strlen(v[i]) + 1;
+
+		memcpy(p, v[i], len);
+		out[i] = p;
+		p += len;
 	}
+	out[n] = NULL;
 	return out;
 }
 
@@ -67,8 +80,10 @@ char **proctitle_init(int argc, char **argv)
 		free(env);
 		return argv;
 	}
-	/* both copies live as long as the process, each held here */
+	/* both copies live as long as the process, each held here (environ's
+	 * vector is replaced by the C library once it grows) */
 	environ = env;
+	env_copy = env;
 	args_copy = args;
 	area = argv[0];
 	area_len = (size_t)(end - argv[0]);
