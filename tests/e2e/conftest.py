@@ -201,13 +201,22 @@ class Daemon:
             if self.proc.poll() is not None:
                 left = jobs
             else:
-                warm = [j for j in jobs if not j.endswith(".base")
-                        and not os.listdir(self.job_dir_path(j))]
+                # a directory removed since the listing is no leftover
+                listed = {j: self._entries(j) for j in jobs}
+                jobs = [j for j in jobs if listed[j] is not None]
+                warm = [j for j in jobs if not j.endswith(".base") and not listed[j]]
                 left = [j for j in jobs if j not in warm] + warm[self.workers:]
             if not left or time.time() >= deadline:
                 # what each one holds, where it was seen: for the message
                 return ["%s: %s" % (self.job_dir_path(j), self._listing(j)) for j in left]
             time.sleep(0.1)
+
+    def _entries(self, name):
+        """A job directory's names, None once it is gone."""
+        try:
+            return os.listdir(self.job_dir_path(name))
+        except FileNotFoundError:
+            return None
 
     def _listing(self, name):
         try:
