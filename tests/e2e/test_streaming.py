@@ -146,10 +146,14 @@ CHECKER = ("import sys\n"
            "print('fine' if ok else 'wrong', file=sys.stderr)\n"
            "sys.exit(0 if ok else 1)\n")
 
-# The interactor hands the solution the test's word and judges its answer.
+# The interactor hands the solution the test's word and judges its answer
+# once the solution has ended: a wrong answer stops a solution that still
+# runs, and the solution's own exit or that kill would make two answers.
 INTERACTOR = ("import sys\n"
               "print(open(sys.argv[1]).read().strip(), flush=True)\n"
-              "sys.exit(0 if sys.stdin.readline().strip() == 'ok' else 1)\n")
+              "ok = sys.stdin.readline().strip() == 'ok'\n"
+              "sys.stdin.read()\n"
+              "sys.exit(0 if ok else 1)\n")
 
 # Requests whose streamed lines must make their ordinary answer.
 SAME = [
