@@ -943,12 +943,15 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	}
 	if (rc == 0 && req->lang->has_build)
 		run_build(env, req, res);
+	/* A build killed for the cancel failed for no fault of its own: from
+	 * here res->cancelled stops the job, and says it has no verdict. */
+	job_cancelled(env, res);
 	if (rc == 0) {
 		pg.build = true;
 		report(env, req, res, JOB_EV_BUILD, 0);
 	}
 	/* With one test there is nothing to restore: no snapshot either. */
-	if (rc == 0 && res->build_status == BS_OK && req->ntests > 1) {
+	if (rc == 0 && res->build_status == BS_OK && req->ntests > 1 && !res->cancelled) {
 		rc = jobdir_snapshot(d);
 		if (rc < 0)
 			set_internal(res, "keeping the built job directory", -rc);
@@ -959,10 +962,13 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 			judge_destroy(jd);
 			jd = NULL;
 		}
+		/* nor did a judge build killed for it */
+		job_cancelled(env, res);
 		pg.judge = true;
 		report(env, req, res, JOB_EV_JUDGE_BUILD, 0);
 	}
-	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || jd))
+	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || jd) &&
+	    !res->cancelled)
 		run_tests(env, req, jd, res, &pg);
 	else if (rc < 0)
 		all_tests(res, TS_INTERNAL_ERROR);
@@ -973,8 +979,8 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	/* A judge that could not be built or started judged nothing. */
 	if (res->build_status == BS_OK && res->judge.present && res->judge.status != BS_OK)
 		res->top = TS_INTERNAL_ERROR;
-	/* Stopped for its client: what was killed has no verdict (a build
-	 * killed mid-way did not fail). */
+	/* Stopped for its client: what was killed has no verdict (a build,
+	 * the solution's or the judge's, killed mid-way did not fail). */
 	if (res->cancelled)
 		res->top = TS_NOT_EXECUTED;
 	free(pg.sts);

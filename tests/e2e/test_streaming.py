@@ -5,6 +5,7 @@ a chunked body; the lines hold what the ordinary answer holds. A client
 that goes away stops its job at once; keep-alive goes on after the
 stream.
 """
+import itertools
 import json
 import os
 import socket
@@ -145,10 +146,14 @@ CHECKER = ("import sys\n"
            "print('fine' if ok else 'wrong', file=sys.stderr)\n"
            "sys.exit(0 if ok else 1)\n")
 
-# The interactor hands the solution the test's word and judges its answer.
+# The interactor hands the solution the test's word and judges its answer
+# once the solution has ended: a wrong answer stops a solution that still
+# runs, and the solution's own exit or that kill would make two answers.
 INTERACTOR = ("import sys\n"
               "print(open(sys.argv[1]).read().strip(), flush=True)\n"
-              "sys.exit(0 if sys.stdin.readline().strip() == 'ok' else 1)\n")
+              "ok = sys.stdin.readline().strip() == 'ok'\n"
+              "sys.stdin.read()\n"
+              "sys.exit(0 if ok else 1)\n")
 
 # Requests whose streamed lines must make their ordinary answer.
 SAME = [
@@ -271,13 +276,29 @@ def test_each_line_comes_while_later_tests_run(daemon):
     assert wait_for(lambda: not sleeping(marker), 20), "the job outlived its client"
 
 
-def py3_jobs(daemon):
-    """Finished py3 jobs by status, from /metrics."""
-    status, text, _ = daemon.request("GET", "/metrics")
-    assert status == 200
-    prefix = 'goboxd_jobs_total{language="py3",status="'
-    return {line[len(prefix):].split('"')[0]: int(line.split()[-1])
-            for line in text.splitlines() if line.startswith(prefix)}
+def metrics(daemon):
+    """/metrics once no job runs: the job of a client that went away is
+    counted when it has ended, a moment after the client saw it stop
+    (the one worker's loop answers this and counts each job's end)."""
+    deadline = time.time() + 20
+    while True:
+        status, text, _ = daemon.request("GET", "/metrics")
+        assert status == 200
+        if "\ngoboxd_active_jobs 0\n" in text or time.time() >= deadline:
+            return text
+        time.sleep(0.05)
+
+
+def jobs(daemon, language="py3"):
+    """Finished jobs of a language by status, from /metrics, and the
+    jobs the sandbox failed (its faults) under "faults"."""
+    text = metrics(daemon)
+    prefix = 'goboxd_jobs_total{language="%s",status="' % language
+    found = {line[len(prefix):].split('"')[0]: int(line.split()[-1])
+             for line in text.splitlines() if line.startswith(prefix)}
+    found["faults"] = sum(int(line.split()[-1]) for line in text.splitlines()
+                          if line.startswith("goboxd_jobs_failed_internal_total"))
+    return found
 
 
 @pytest.mark.parametrize("when", ["before reading anything", "after the first line"])
@@ -285,7 +306,7 @@ def test_a_client_that_goes_away_frees_the_worker(daemon, when):
     marker = "62.%d%d" % (os.getpid(), len(when))
     req = {"language": "py3", "source": SLEEPER % marker, "tests": expecting_ok("sleep", "ok"),
            "run": {"limits": {"wall_time_s": 90}}}
-    before = py3_jobs(daemon)
+    before = jobs(daemon)
     c = Client(daemon.port, timeout=30)
     c.send(req)
     if when == "after the first line":
@@ -306,7 +327,7 @@ def test_a_client_that_goes_away_frees_the_worker(daemon, when):
     assert not daemon.step_cgroups(), "a step cgroup was left"
     assert any("went away" in l.get("msg", "") for l in daemon.log_lines())
     # counted as a job without a verdict, never as the kill's runtime_error
-    after = py3_jobs(daemon)
+    after = jobs(daemon)
     assert after.get("not_executed", 0) == before.get("not_executed", 0) + 1, (before, after)
     assert after.get("runtime_error", 0) == before.get("runtime_error", 0), (before, after)
 
@@ -328,6 +349,100 @@ def test_a_client_that_goes_away_stops_both_sides_of_an_interactive_test(daemon)
         c.close()
     assert wait_for(lambda: not sleeping(sol) and not sleeping(itr), 10), \
         "a side of the test outlived its client"
+
+
+# A build that surely still runs when its client leaves: g++ evaluates
+# each spin<K>() for about 0.6 s (its constexpr evaluator is slow), in
+# little memory (x takes few values, each a tree node g++ keeps), all of
+# them for longer than the build may run (60 s, the server's cap) and
+# than the next job may take to be answered.
+SLOW_BUILD = ("template <long K> constexpr long spin()\n"
+              "{\n"
+              "    long x = K;\n"
+              "    for (long i = 0; i < 1000; i++)\n"
+              "        for (long j = 0; j < 1000; j++)\n"
+              "            x = (x + (i ^ j)) & 255;\n"
+              "    return x;\n"
+              "}\n"
+              + "".join("constexpr long v%d = spin<%d>();\n" % (k, k) for k in range(200))
+              + "int main() { return (int)(v0 & 1); }\n")
+
+
+def slow_build(marker):
+    """The C++ program of SLOW_BUILD; its compiler's command lines name
+    the marker (a macro of its own)."""
+    return {"language": "cpp", "source": SLOW_BUILD,
+            "build": {"flags": ["-D" + marker],
+                      "limits": {"wall_time_s": 60, "cpu_time_s": 60}}}
+
+
+def compiling(marker):
+    """Processes on this host with the marker's -D among their arguments
+    (the build's g++ and cc1plus)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if ("-D" + marker).encode() in args or marker.encode() in args:
+            found.append(int(pid))
+    return found
+
+
+# Whose build the client leaves during: the request around the slow
+# build, and the lines that come before that build starts.
+LEFT_BUILDS = [
+    ("the solution's", lambda m: dict(slow_build(m), tests=expecting_ok("")), []),
+    ("a checker's", lambda m: {"language": "py3", "source": PROGRAM, "checker": slow_build(m),
+                               "tests": [{"stdin": "ok\n"}]}, ["build"]),
+    ("an interactor's", lambda m: {"language": "py3", "source": PROGRAM,
+                                   "interactor": slow_build(m), "tests": [{"stdin": "ok"}]},
+     ["build"]),
+]
+
+
+LEFT_MARKS = itertools.count()
+
+
+@pytest.mark.parametrize("make,first", [b[1:] for b in LEFT_BUILDS],
+                         ids=[b[0] for b in LEFT_BUILDS])
+def test_a_build_whose_client_goes_away_has_no_verdict(daemon, make, first):
+    marker = "LEFT_%d_%d" % (os.getpid(), next(LEFT_MARKS))
+    req = make(marker)
+    before = jobs(daemon, req["language"])
+    logged = len(daemon.log_lines())
+    c = Client(daemon.port, timeout=30)
+    c.send(req)
+    if first:
+        assert c.head()[0] == 200
+        lines = c.lines()
+        assert [next(lines)["type"] for _ in first] == first
+    assert wait_for(lambda: compiling(marker), 20), "the build never ran"
+    c.close()
+    # the one worker takes the next job while the build would still run
+    # (its socket's timeout is half the build's limit)
+    c2 = Client(daemon.port, timeout=30)
+    try:
+        c2.send({"language": "py3", "source": "print('ok')", "tests": expecting_ok("")},
+                accept=None)
+        status, _, body = c2.response()
+    finally:
+        c2.close()
+    assert status == 200 and body["status"] == "accepted", dump(body)
+    assert not compiling(marker), "the gone client's build still runs"
+    assert not daemon.step_cgroups(), "a step cgroup was left"
+    # a build killed mid-way did not fail: the job has no verdict, and
+    # the sandbox did not fail either
+    errors = [l for l in daemon.log_lines()[logged:] if l.get("level") == "error"]
+    assert not errors, errors
+    after = jobs(daemon, req["language"])
+    assert after.get("not_executed", 0) == before.get("not_executed", 0) + 1, (before, after)
+    for other in ("build_failed", "internal_error", "faults"):
+        assert after.get(other, 0) == before.get(other, 0), (other, before, after)
 
 
 def test_keep_alive_after_a_streamed_answer(daemon):
