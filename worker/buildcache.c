@@ -16,8 +16,10 @@
 #include "common/log.h"
 #include "common/util.h"
 
-#define META_MAGIC "goboxd build cache 1"
-/* What an entry's own files may take beyond its tree and outputs. */
+/* 2: every name counted for its blocks (1 counted file contents only:
+ * its entries are dropped as corrupt by the first sweep). */
+#define META_MAGIC "goboxd build cache 2"
+/* The longest meta: it takes a block. */
 #define META_MAX 1024
 #define BOOT_ID_PATH "/proc/sys/kernel/random/boot_id"
 
@@ -580,12 +582,25 @@ static int write_at(int dirfd, const char *name, const void *data, size_t len)
 	return rc;
 }
 
+/* Whole blocks of n bytes, at least one (an empty file takes an inode). */
+static uint64_t blocks_of(uint64_t n)
+{
+	return n ? (n + JOBDIR_BLOCK - 1) / JOBDIR_BLOCK * JOBDIR_BLOCK : JOBDIR_BLOCK;
+}
+
+/* An entry's own names beside its tree: the directory, meta, the outputs. */
+static uint64_t own_bytes(const struct step_result *r)
+{
+	return 2 * JOBDIR_BLOCK + blocks_of(r->out.len) + blocks_of(r->err.len) +
+	       blocks_of(r->interleaved.len);
+}
+
 static int write_entry(int fd, const char *hex, const struct step_result *r,
 		       uint64_t budget_spent, uint64_t tree_bytes)
 {
 	const struct run_outcome *o = &r->outcome;
 	char meta[META_MAX];
-	uint64_t out = r->out.len + r->err.len + r->interleaved.len + META_MAX;
+	uint64_t out = own_bytes(r);
 	int rc, n;
 
 	n = snprintf(meta, sizeof(meta),
@@ -611,17 +626,34 @@ static int write_entry(int fd, const char *hex, const struct step_result *r,
 	return rc;
 }
 
+/* Why an export was refused, for the log. */
+static void log_refused(const struct buildcache *c, const char *hex,
+			const struct jobdir_usage *cap, const struct jobdir_usage *used)
+{
+	if (cap->names && used->names > cap->names)
+		log_info("build %.12s not kept in the build cache: more than %" PRIu64
+			 " files, directories and symlinks", hex, cap->names);
+	else
+		log_info("build %.12s not kept in the build cache: it takes more than its %" PRIu64
+			 " bytes", hex, c->max_bytes);
+}
+
 int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		     const struct jobdir *d, const struct step_result *r, uint64_t budget_spent)
 {
-	uint64_t out = r->out.len + r->err.len + r->interleaved.len + META_MAX, bytes = 0;
+	uint64_t out = own_bytes(r);
 	char hex[2 * SHA256_LEN + 1], tmp[64], id[17];
+	struct jobdir_usage cap = { .names = BUILDCACHE_MAX_NAMES }, used = { 0 };
 	uint64_t added = 0;
 	int fd = -1, tree = -1, rc;
 
-	if (out >= c->max_bytes)
-		return -EFBIG;
 	key_hex(key, hex);
+	if (out >= c->max_bytes) {
+		log_info("build %.12s not kept in the build cache: its output takes more than its"
+			 " %" PRIu64 " bytes", hex, c->max_bytes);
+		return -EFBIG;
+	}
+	cap.bytes = c->max_bytes - out;
 	random_hex(id, 8);
 	snprintf(tmp, sizeof(tmp), ".tmp-%d-%s", (int)getpid(), id);
 	if (mkdirat(c->fd, tmp, 0700) < 0)
@@ -633,12 +665,14 @@ int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		rc = -errno;
 		goto out;
 	}
-	rc = jobdir_export(d, tree, c->max_bytes - out, &bytes);
+	rc = jobdir_export(d, tree, &cap, &used);
+	if (rc == -EFBIG)
+		log_refused(c, hex, &cap, &used);
 	if (rc == 0)
-		rc = write_entry(fd, hex, r, budget_spent, bytes);
+		rc = write_entry(fd, hex, r, budget_spent, used.bytes);
 	/* The same build done at once by another worker: the first in stays. */
 	if (rc == 0 && renameat2(c->fd, tmp, c->fd, hex, RENAME_NOREPLACE) == 0)
-		added = bytes + out;
+		added = used.bytes + out;
 	else if (rc == 0 && errno != EEXIST && errno != ENOTEMPTY)
 		rc = -errno;
 out:

@@ -33,6 +33,14 @@
 #include "worker/sandbox.h"
 
 #define BUILDCACHE_DIR "build-cache"
+/*
+ * The most files, directories and symlinks an entry's tree may hold: a
+ * request carries at most 1000 files (--max-files) and a build adds a few,
+ * while a build that runs code of its own (a macro, staticExec) could
+ * leave hundreds of thousands of empty names, each an inode to copy in
+ * and out.
+ */
+#define BUILDCACHE_MAX_NAMES 4096
 
 struct buildcache;
 
@@ -117,9 +125,11 @@ int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
  * Keep the job directory d (as its successful build left it: nothing may
  * run in it meanwhile) and the build's result under key; when the
  * daemon's count of the cache's bytes then passes the cap, sweep (the
- * least recently used entries go). An entry bigger than the whole cache
- * is not kept (-EFBIG); a concurrent writer's entry under the same key
- * wins (0). 0 or negative errno; the cache is unchanged on error.
+ * least recently used entries go). Each name of the tree counts for its
+ * blocks, at least one (jobdir_usage). An entry bigger than the whole
+ * cache or with more than BUILDCACHE_MAX_NAMES names is not kept (-EFBIG,
+ * logged); a concurrent writer's entry under the same key wins (0). 0 or
+ * negative errno; the cache is unchanged on error.
  */
 int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		     const struct jobdir *d, const struct step_result *r, uint64_t budget_spent);
