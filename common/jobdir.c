@@ -770,6 +770,18 @@ int jobdir_import(struct jobdir *d, int src, uid_t uid, gid_t gid)
 	return refill(d, src, MK_IMPORT, uid, gid);
 }
 
+int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid)
+{
+	int rc;
+
+	if (fchmod(d->fd, 0700) < 0)
+		return -errno;
+	rc = rm_contents(d->fd, NULL);
+	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
+		rc = -errno;
+	return rc;
+}
+
 int jobdir_remove(struct jobdir *d)
 {
 	char base[sizeof(d->path) + 8];

@@ -96,6 +96,12 @@ int jobdir_export(const struct jobdir *d, int dst, const struct jobdir_usage *ca
  * copied the same way. 0 or negative errno.
  */
 int jobdir_import(struct jobdir *d, int src, uid_t uid, gid_t gid);
+/*
+ * Empty the job directory and make it uid:gid's, mode 0750, as
+ * jobdir_create left it: what is left of an import that failed half-way
+ * goes before the job's own files are written again. 0 or negative errno.
+ */
+int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid);
 /* Remove the whole tree (unlinkat, never following symlinks), its
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);

@@ -722,3 +722,99 @@ Test(buildcache, too_many_names_for_an_entry, .init = setup, .fini = teardown)
 	jobdir_remove(&b);
 	buildcache_close(c);
 }
+
+/* A file of size bytes, all of it a hole: nothing on disk, all of it in a copy. */
+static void make_sparse(struct jobdir *d, const char *name, off_t size)
+{
+	int fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(ftruncate(fd, size), 0);
+	close(fd);
+}
+
+/* A fetch copies every file whole onto the job disk (a hole, each name of a
+ * hard link): an entry whose copy would not fit there is not kept. */
+Test(buildcache, an_entry_too_big_for_the_job_disk, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct step_result r;
+	struct jobdir a;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+
+	cr_assert_eq(buildcache_open(jail, 64 << 20, st, &c), 0);
+	buildcache_job_disk(c, 1 << 20, 16384);
+	build_result(&r);
+	/* a hole of 2 MiB */
+	make_job(&a, "ELF");
+	make_sparse(&a, "hole", 2 << 20);
+	key_n(k, 1);
+	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), -EFBIG);
+	jobdir_remove(&a);
+	/* 600 kB, twice by name */
+	make_job(&a, "ELF");
+	make_sparse(&a, "once", 600 << 10);
+	cr_assert_eq(linkat(a.fd, "once", a.fd, "twice", 0), 0);
+	key_n(k, 2);
+	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), -EFBIG);
+	/* the same on the cache's own disk (no job disk): links, kept */
+	buildcache_job_disk(c, 0, 0);
+	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	hex_n(path, sizeof(path), 1);
+	cr_expect_neq(access(path, F_OK), 0);
+	hex_n(path, sizeof(path), 2);
+	cr_expect_eq(access(path, F_OK), 0);
+	step_result_free(&r);
+	jobdir_remove(&a);
+	buildcache_close(c);
+}
+
+/* An entry that cannot be imported (here: the job directory is gone from
+ * under its fd) is a miss, and goes; unless another reader holds it. */
+Test(buildcache, an_entry_that_cannot_be_taken_goes, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct step_result r, got;
+	struct jobdir a, b;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+	uint64_t spent;
+	int held, rc;
+
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	build_result(&r);
+	make_job(&a, "ELF");
+	key_n(k, 1);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	hex_n(path, sizeof(path), 1);
+	step_result_init(&got);
+	for (int reader = 1; reader >= 0; reader--) {
+		held = -1;
+		if (reader) {
+			held = open(path, O_RDONLY | O_DIRECTORY);
+			cr_assert_eq(flock(held, LOCK_SH), 0);
+		}
+		cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
+		cr_assert_eq(rmdir(b.path), 0);
+		rc = buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent);
+		cr_expect(rc < 0 && rc != -ENOENT, "a failed import is not a plain miss: %d", rc);
+		cr_expect_eq(got.err.len, 0, "no recorded result");
+		if (reader)
+			cr_expect_eq(access(path, F_OK), 0, "another reader's entry stays");
+		else
+			cr_expect_neq(access(path, F_OK), 0, "the entry went");
+		if (held >= 0)
+			close(held);
+		jobdir_remove(&b);
+	}
+	cr_expect_eq(atomic_load(&st->build_cache_hits), 0);
+	cr_expect_eq(atomic_load(&st->build_cache_misses), 2);
+	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
+	cr_expect_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), -ENOENT);
+	step_result_free(&r);
+	step_result_free(&got);
+	jobdir_remove(&a);
+	jobdir_remove(&b);
+	buildcache_close(c);
+}
