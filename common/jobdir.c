@@ -587,15 +587,14 @@ static int mirror_down(struct mirror *m, const char *name, const struct stat *st
 	if (s < 0)
 		return from_job(m) ? s : -errno;
 	d = openat(m->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (d < 0) {
-		rc = -errno;
-		close(s);
-		return rc;
-	}
-	rc = mirror_push(m, s, d, mode);
+	rc = d < 0 ? -errno : mirror_push(m, s, d, mode);
 	if (rc < 0) {
+		/* open_dir_at gave it an owner-only mode: its own back */
+		if (from_job(m))
+			fchmod(s, mode);
 		close(s);
-		close(d);
+		if (d >= 0)
+			close(d);
 		return rc;
 	}
 	mirror_move(m, s, d);
@@ -677,6 +676,32 @@ static int mirror_level(struct mirror *m)
 	return rc;
 }
 
+/*
+ * A walk that stopped half-way (an export past its caps): the job
+ * directory's directories it went down into get their own modes back on
+ * the way up, as mirror_up gives them, since the job goes on in them.
+ */
+static void mirror_unwind(struct mirror *m)
+{
+	while (from_job(m) && m->n > 1) {
+		const struct mirror_level *up = &m->lv[m->n - 2];
+		struct stat ss;
+		int s;
+
+		fchmod(m->src, m->lv[m->n - 1].mode);
+		s = openat(m->src, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s < 0)
+			return;
+		if (fstat(s, &ss) < 0 || ss.st_dev != up->sdev || ss.st_ino != up->sino) {
+			close(s);
+			return;
+		}
+		close(m->src);
+		m->src = s;
+		m->n--;
+	}
+}
+
 static int mirror_tree(struct mirror *m, int src, int dst)
 {
 	int rc = -EBADF;
@@ -694,6 +719,8 @@ static int mirror_tree(struct mirror *m, int src, int dst)
 		if (rc == 0)
 			rc = mirror_up(m);
 	}
+	if (rc < 0 && m->lv && m->src >= 0)
+		mirror_unwind(m);
 	if (m->src >= 0)
 		close(m->src);
 	if (m->dst >= 0)

@@ -818,3 +818,36 @@ Test(buildcache, an_entry_that_cannot_be_taken_goes, .init = setup, .fini = tear
 	jobdir_remove(&b);
 	buildcache_close(c);
 }
+
+/* An export refused half-way leaves the job directory as it was: the
+ * directories it went down into get their own modes back. */
+Test(buildcache, a_refused_export_leaves_the_modes, .init = setup, .fini = teardown)
+{
+	struct jobdir_usage cap = { .names = 4 }, used;
+	struct jobdir a;
+	struct stat s;
+	char name[128];
+	int sub, dst;
+
+	cr_assert_eq(jobdir_create(jail, 0, 0, &a), 0);
+	cr_assert_eq(mkdirat(a.fd, "sub", 0751), 0);
+	cr_assert_eq(mkdirat(a.fd, "sub/deeper", 0715), 0);
+	sub = openat(a.fd, "sub/deeper", O_RDONLY | O_DIRECTORY);
+	cr_assert(sub >= 0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		close(openat(sub, name, O_WRONLY | O_CREAT, 0644));
+	}
+	close(sub);
+	snprintf(name, sizeof(name), "%s/out", jail);
+	cr_assert_eq(mkdir(name, 0700), 0);
+	dst = open(name, O_RDONLY | O_DIRECTORY);
+	cr_expect_eq(jobdir_export(&a, dst, &cap, &used), -EFBIG);
+	cr_expect_eq(used.names, 5, "stopped at the fifth name");
+	close(dst);
+	cr_assert_eq(fstatat(a.fd, "sub", &s, AT_SYMLINK_NOFOLLOW), 0);
+	cr_expect_eq(s.st_mode & 07777, 0751);
+	cr_assert_eq(fstatat(a.fd, "sub/deeper", &s, AT_SYMLINK_NOFOLLOW), 0);
+	cr_expect_eq(s.st_mode & 07777, 0715);
+	jobdir_remove(&a);
+}
