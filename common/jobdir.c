@@ -355,7 +355,7 @@ struct mirror {
 	enum mirror_kind kind;
 	uid_t uid;     /* the owner of the directories made in a job directory */
 	gid_t gid;
-	uint64_t bytes, max_bytes; /* an export's file contents so far, and its cap */
+	struct jobdir_usage used, limit; /* an export's, so far, and its caps */
 	int src, dst;  /* the directories being listed, one per side */
 	struct mirror_level *lv; /* from the top; the last is the current level */
 	size_t n;
@@ -392,6 +392,45 @@ static int freeze_file(int src, int dst, const char *name)
 	return rc;
 }
 
+/* Whole blocks of n bytes, at least one: what a name costs at the least. */
+static uint64_t blocks_of(uint64_t n)
+{
+	return n ? (n + JOBDIR_BLOCK - 1) / JOBDIR_BLOCK * JOBDIR_BLOCK : JOBDIR_BLOCK;
+}
+
+/* Past one of an export's caps (the sum is counted either way). */
+static bool over(uint64_t *used, uint64_t add, uint64_t cap)
+{
+	*used += add;
+	return cap && *used > cap;
+}
+
+/*
+ * One more name in an export, before it is made: bytes is what it will
+ * take on the destination's disk as far as known (blocks_of its size),
+ * import what its copy takes on a job disk. -EFBIG past a cap.
+ */
+static int export_admit(struct mirror *m, uint64_t bytes, uint64_t import)
+{
+	bool past = over(&m->used.names, 1, m->limit.names);
+
+	past |= over(&m->used.import, import, m->limit.import);
+	past |= over(&m->used.bytes, bytes, m->limit.bytes);
+	return past ? -EFBIG : 0;
+}
+
+/*
+ * A name made: what its blocks say beyond what export_admit counted (a
+ * directory's entries, a filesystem's own overhead). -EFBIG past the cap.
+ */
+static int export_settle(struct mirror *m, const struct stat *st, uint64_t admitted)
+{
+	uint64_t real = (uint64_t)st->st_blocks * 512;
+
+	return over(&m->used.bytes, real > admitted ? real - admitted : 0, m->limit.bytes) ?
+		       -EFBIG : 0;
+}
+
 /* The walk reads a job directory (the sandbox's), or writes one. */
 static bool from_job(const struct mirror *m)
 {
@@ -425,6 +464,7 @@ static int copy_frozen(struct mirror *m, const char *name)
 {
 	int in = open_beneath(m->src, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	struct stat st;
+	struct stat os;
 	int out, rc = 0;
 
 	if (in < 0)
@@ -433,13 +473,14 @@ static int copy_frozen(struct mirror *m, const char *name)
 		rc = -errno;
 	else if (!S_ISREG(st.st_mode))
 		rc = -EINVAL;
-	else if (m->max_bytes && m->bytes + (uint64_t)st.st_size > m->max_bytes)
-		rc = -EFBIG;
+	/* a sparse file is copied whole, as each name of a hard-linked one */
+	else if (m->kind == MK_EXPORT)
+		rc = export_admit(m, blocks_of((uint64_t)st.st_size),
+				  blocks_of((uint64_t)st.st_size));
 	if (rc < 0) {
 		close(in);
 		return rc;
 	}
-	m->bytes += (uint64_t)st.st_size;
 	out = openat(m->dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0) {
 		rc = -errno;
@@ -447,8 +488,11 @@ static int copy_frozen(struct mirror *m, const char *name)
 		return rc;
 	}
 	rc = copy_fd(in, out);
-	if (rc == 0 && (fchown(out, 0, 0) < 0 || fchmod(out, frozen_mode(st.st_mode)) < 0))
+	if (rc == 0 && (fchown(out, 0, 0) < 0 || fchmod(out, frozen_mode(st.st_mode)) < 0 ||
+			fstat(out, &os) < 0))
 		rc = -errno;
+	if (rc == 0 && m->kind == MK_EXPORT)
+		rc = export_settle(m, &os, blocks_of((uint64_t)st.st_size));
 	if (close(out) < 0 && rc == 0)
 		rc = -errno;
 	if (rc < 0)
@@ -461,7 +505,9 @@ static int copy_frozen(struct mirror *m, const char *name)
 static int mirror_leaf(struct mirror *m, const char *name, const struct stat *st)
 {
 	char target[4096];
+	struct stat ls;
 	ssize_t n;
+	int rc;
 
 	if (S_ISREG(st->st_mode)) {
 		if (m->kind == MK_SNAPSHOT)
@@ -479,10 +525,18 @@ static int mirror_leaf(struct mirror *m, const char *name, const struct stat *st
 	if (n < 0)
 		return -errno;
 	target[n] = '\0';
+	/* a long target takes a block, on the cache's disk as on a tmpfs */
+	if (m->kind == MK_EXPORT && (rc = export_admit(m, JOBDIR_BLOCK, JOBDIR_BLOCK)) < 0)
+		return rc;
 	if (symlinkat(target, m->dst, name) < 0)
 		return -errno;
 	if (!from_job(m) && fchownat(m->dst, name, m->uid, m->gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
+	if (m->kind == MK_EXPORT) {
+		if (fstatat(m->dst, name, &ls, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		return export_settle(m, &ls, JOBDIR_BLOCK);
+	}
 	return 0;
 }
 
@@ -522,6 +576,9 @@ static int mirror_down(struct mirror *m, const char *name, const struct stat *st
 	mode_t mode = st->st_mode & 07777;
 	int s, d, rc;
 
+	/* a tmpfs directory takes no block: only its inode */
+	if (m->kind == MK_EXPORT && (rc = export_admit(m, JOBDIR_BLOCK, 0)) < 0)
+		return rc;
 	if (mkdirat(m->dst, name, from_job(m) ? mode : 0700) < 0 ||
 	    (from_job(m) && fchmodat(m->dst, name, mode, 0) < 0))
 		return -errno;
@@ -530,15 +587,14 @@ static int mirror_down(struct mirror *m, const char *name, const struct stat *st
 	if (s < 0)
 		return from_job(m) ? s : -errno;
 	d = openat(m->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (d < 0) {
-		rc = -errno;
-		close(s);
-		return rc;
-	}
-	rc = mirror_push(m, s, d, mode);
+	rc = d < 0 ? -errno : mirror_push(m, s, d, mode);
 	if (rc < 0) {
+		/* open_dir_at gave it an owner-only mode: its own back */
+		if (from_job(m))
+			fchmod(s, mode);
 		close(s);
-		close(d);
+		if (d >= 0)
+			close(d);
 		return rc;
 	}
 	mirror_move(m, s, d);
@@ -563,6 +619,9 @@ static int mirror_up(struct mirror *m)
 	else if (from_job(m) ? fchmod(m->src, child->mode) < 0
 			     : (fchown(m->dst, m->uid, m->gid) < 0 || fchmod(m->dst, child->mode) < 0))
 		rc = -errno;
+	/* the child's blocks, now that all its entries are in */
+	else if (m->kind == MK_EXPORT)
+		rc = fstat(m->dst, &ds) < 0 ? -errno : export_settle(m, &ds, JOBDIR_BLOCK);
 	if (rc < 0) {
 		if (s >= 0)
 			close(s);
@@ -617,6 +676,32 @@ static int mirror_level(struct mirror *m)
 	return rc;
 }
 
+/*
+ * A walk that stopped half-way (an export past its caps): the job
+ * directory's directories it went down into get their own modes back on
+ * the way up, as mirror_up gives them, since the job goes on in them.
+ */
+static void mirror_unwind(struct mirror *m)
+{
+	while (from_job(m) && m->n > 1) {
+		const struct mirror_level *up = &m->lv[m->n - 2];
+		struct stat ss;
+		int s;
+
+		fchmod(m->src, m->lv[m->n - 1].mode);
+		s = openat(m->src, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s < 0)
+			return;
+		if (fstat(s, &ss) < 0 || ss.st_dev != up->sdev || ss.st_ino != up->sino) {
+			close(s);
+			return;
+		}
+		close(m->src);
+		m->src = s;
+		m->n--;
+	}
+}
+
 static int mirror_tree(struct mirror *m, int src, int dst)
 {
 	int rc = -EBADF;
@@ -634,6 +719,8 @@ static int mirror_tree(struct mirror *m, int src, int dst)
 		if (rc == 0)
 			rc = mirror_up(m);
 	}
+	if (rc < 0 && m->lv && m->src >= 0)
+		mirror_unwind(m);
 	if (m->src >= 0)
 		close(m->src);
 	if (m->dst >= 0)
@@ -689,19 +776,37 @@ int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid)
 	return refill(d, d->base_fd, MK_RESTORE, uid, gid);
 }
 
-int jobdir_export(const struct jobdir *d, int dst, uint64_t max_bytes, uint64_t *bytes)
+int jobdir_export(const struct jobdir *d, int dst, const struct jobdir_usage *cap,
+		  struct jobdir_usage *used)
 {
-	struct mirror m = { .kind = MK_EXPORT, .max_bytes = max_bytes };
-	int rc = mirror_tree(&m, d->fd, dst);
+	struct mirror m = { .kind = MK_EXPORT, .limit = *cap };
+	struct stat st;
+	int rc;
 
+	/* the top directory: a block, and what its entries take */
+	m.used.bytes = JOBDIR_BLOCK;
+	rc = over(&m.used.bytes, 0, m.limit.bytes) ? -EFBIG : mirror_tree(&m, d->fd, dst);
 	if (rc == 0)
-		*bytes = m.bytes;
+		rc = fstat(dst, &st) < 0 ? -errno : export_settle(&m, &st, JOBDIR_BLOCK);
+	*used = m.used;
 	return rc;
 }
 
 int jobdir_import(struct jobdir *d, int src, uid_t uid, gid_t gid)
 {
 	return refill(d, src, MK_IMPORT, uid, gid);
+}
+
+int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid)
+{
+	int rc;
+
+	if (fchmod(d->fd, 0700) < 0)
+		return -errno;
+	rc = rm_contents(d->fd, NULL);
+	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
+		rc = -errno;
+	return rc;
 }
 
 int jobdir_remove(struct jobdir *d)

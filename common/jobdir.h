@@ -61,14 +61,33 @@ int jobdir_snapshot(struct jobdir *d);
  */
 int jobdir_restore(struct jobdir *d, uid_t uid, gid_t gid);
 /*
+ * What an exported tree takes, and the caps jobdir_export keeps it under
+ * (a field 0: no cap). Every name costs its blocks on the destination's
+ * disk, and at least JOBDIR_BLOCK: a file, a symlink or a directory takes
+ * an inode and an entry in its directory however little it holds, and a
+ * symlink's target or a directory's entries take blocks of their own.
+ */
+struct jobdir_usage {
+	uint64_t bytes;  /* on the destination's disk, the top directory's blocks included */
+	uint64_t import; /* what jobdir_import's copy takes on a job disk (a tmpfs):
+			  * each file's size in whole blocks, a sparse one whole and
+			  * each name of a hard-linked file a copy; a block per symlink */
+	uint64_t names;  /* files, symlinks and directories under the top */
+};
+
+#define JOBDIR_BLOCK 4096
+
+/*
  * The job directory as the build left it, copied into dst (a directory of
  * root's, out of every jail's sight): each regular file a new file of
  * root's, read-only, never a link to the sandbox's inode; directories
  * with their modes; symlinks as links (never followed); anything else
- * dropped. At most max_bytes of file contents (0: no cap), else -EFBIG.
- * *bytes: the contents copied. 0 or negative errno (dst half filled).
+ * dropped. -EFBIG as soon as one more name would take it past a cap;
+ * *used: what it takes (on -EFBIG, with the name that did not fit). 0 or
+ * negative errno (dst half filled).
  */
-int jobdir_export(const struct jobdir *d, int dst, uint64_t max_bytes, uint64_t *bytes);
+int jobdir_export(const struct jobdir *d, int dst, const struct jobdir_usage *cap,
+		  struct jobdir_usage *used);
 /*
  * Make the job directory a copy of the tree at src (jobdir_export's):
  * everything in it removed, directories recreated as uid:gid's, files
@@ -77,6 +96,12 @@ int jobdir_export(const struct jobdir *d, int dst, uint64_t max_bytes, uint64_t 
  * copied the same way. 0 or negative errno.
  */
 int jobdir_import(struct jobdir *d, int src, uid_t uid, gid_t gid);
+/*
+ * Empty the job directory and make it uid:gid's, mode 0750, as
+ * jobdir_create left it: what is left of an import that failed half-way
+ * goes before the job's own files are written again. 0 or negative errno.
+ */
+int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid);
 /* Remove the whole tree (unlinkat, never following symlinks), its
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);

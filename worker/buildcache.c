@@ -16,8 +16,10 @@
 #include "common/log.h"
 #include "common/util.h"
 
-#define META_MAGIC "goboxd build cache 1"
-/* What an entry's own files may take beyond its tree and outputs. */
+/* 2: every name counted for its blocks (1 counted file contents only:
+ * its entries are dropped as corrupt by the first sweep). */
+#define META_MAGIC "goboxd build cache 2"
+/* The longest meta: it takes a block. */
 #define META_MAX 1024
 #define BOOT_ID_PATH "/proc/sys/kernel/random/boot_id"
 
@@ -25,6 +27,8 @@ struct buildcache {
 	int fd;            /* <jail dir>/build-cache, opened before the job disk hid it */
 	int lock_fd;       /* its lock file: one sweep at a time */
 	uint64_t max_bytes;
+	uint64_t job_disk_bytes;  /* what a fetch imports into: 0, no job disk */
+	uint64_t job_disk_files;
 	struct stats *stats;
 };
 
@@ -172,25 +176,13 @@ size_t buildcache_lru(struct buildcache_ent *ents, size_t n, uint64_t max_bytes,
 			atomic_fetch_add(&(c)->stats->field, 1); \
 	} while (0)
 
-/*
- * Remove the directory name of the cache, unless someone holds it (a
- * reader of an entry, the writer of a .tmp-): it is first renamed away,
- * so that no reader can open it by its name while it goes. 0, -EBUSY, or
- * negative errno.
- */
-static int drop(struct buildcache *c, const char *name)
+/* The directory name, whose lock the caller holds exclusive, renamed away
+ * and removed. */
+static int drop_locked(struct buildcache *c, const char *name)
 {
 	char old[64], id[17];
-	int fd = openat(c->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc = 0;
 
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		close(fd);
-		return rc;
-	}
 	if (strncmp(name, ".old-", 5) == 0) {
 		snprintf(old, sizeof(old), "%s", name);
 	} else {
@@ -201,10 +193,56 @@ static int drop(struct buildcache *c, const char *name)
 	}
 	if (rc == 0)
 		rc = rm_tree_at(c->fd, old);
-	close(fd);
 	if (rc < 0)
 		log_warn("removing %s/%s: %s", BUILDCACHE_DIR, name, strerror(-rc));
 	return rc;
+}
+
+/*
+ * Remove the directory name of the cache, unless someone holds it (a
+ * reader of an entry, the writer of a .tmp-): it is first renamed away,
+ * so that no reader can open it by its name while it goes. 0, -EBUSY, or
+ * negative errno.
+ */
+static int drop(struct buildcache *c, const char *name)
+{
+	int fd = openat(c->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(fd);
+		return rc;
+	}
+	rc = drop_locked(c, name);
+	close(fd);
+	return rc;
+}
+
+/* fd is still the directory the cache calls name (not one removed since). */
+static bool still_named(int dirfd, const char *name, int fd)
+{
+	struct stat a, b;
+
+	return fstatat(dirfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * The entry a reader holds (shared) at fd goes, as drop would take it:
+ * only when no other reader holds it (the lock becomes exclusive without
+ * waiting) and the name still leads to it. A reader that holds it too
+ * finds it as unusable and drops it in turn. 0, -EBUSY, or negative errno.
+ */
+static int drop_held(struct buildcache *c, const char *name, int fd)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	if (!still_named(c->fd, name, fd))
+		return -ENOENT;
+	return drop_locked(c, name);
 }
 
 /* name's meta file, whole, NUL-terminated. */
@@ -454,6 +492,14 @@ fail:
 	return rc;
 }
 
+void buildcache_job_disk(struct buildcache *c, uint64_t bytes, uint64_t files)
+{
+	if (!c)
+		return;
+	c->job_disk_bytes = bytes;
+	c->job_disk_files = files;
+}
+
 void buildcache_close(struct buildcache *c)
 {
 	if (!c)
@@ -510,15 +556,6 @@ static int load(int fd, const char *hex, struct step_result *r, uint64_t *budget
 	return rc < 0 ? -EINVAL : 0;
 }
 
-/* fd is still the directory the cache calls name (not one removed since). */
-static bool still_named(int dirfd, const char *name, int fd)
-{
-	struct stat a, b;
-
-	return fstatat(dirfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		     struct jobdir *d, uid_t uid, gid_t gid, struct step_result *r,
 		     uint64_t *budget_spent)
@@ -551,15 +588,22 @@ int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
 	}
 	rc = jobdir_import(d, tree, uid, gid);
 	close(tree);
-	/* its last use, for the LRU */
-	if (rc == 0)
-		futimens(fd, NULL);
-	close(fd);
 	if (rc < 0) {
+		/* Stored from a host's disk, copied onto a smaller job disk: an
+		 * entry that does not fit now will not fit later either. */
+		log_warn("build cache entry %s could not be taken (%s): %s; the build runs", hex,
+			 strerror(-rc),
+			 drop_held(c, hex, fd) == 0 ? "removed" : "kept while another job reads it");
+		close(fd);
 		step_result_free(r);
 		step_result_init(r);
+		/* not a plain miss: d has lost its files */
+		rc = rc == -ENOENT ? -EIO : rc;
 		goto miss;
 	}
+	/* its last use, for the LRU */
+	futimens(fd, NULL);
+	close(fd);
 	COUNT(c, build_cache_hits);
 	return 0;
 miss:
@@ -580,12 +624,25 @@ static int write_at(int dirfd, const char *name, const void *data, size_t len)
 	return rc;
 }
 
+/* Whole blocks of n bytes, at least one (an empty file takes an inode). */
+static uint64_t blocks_of(uint64_t n)
+{
+	return n ? (n + JOBDIR_BLOCK - 1) / JOBDIR_BLOCK * JOBDIR_BLOCK : JOBDIR_BLOCK;
+}
+
+/* An entry's own names beside its tree: the directory, meta, the outputs. */
+static uint64_t own_bytes(const struct step_result *r)
+{
+	return 2 * JOBDIR_BLOCK + blocks_of(r->out.len) + blocks_of(r->err.len) +
+	       blocks_of(r->interleaved.len);
+}
+
 static int write_entry(int fd, const char *hex, const struct step_result *r,
 		       uint64_t budget_spent, uint64_t tree_bytes)
 {
 	const struct run_outcome *o = &r->outcome;
 	char meta[META_MAX];
-	uint64_t out = r->out.len + r->err.len + r->interleaved.len + META_MAX;
+	uint64_t out = own_bytes(r);
 	int rc, n;
 
 	n = snprintf(meta, sizeof(meta),
@@ -611,17 +668,41 @@ static int write_entry(int fd, const char *hex, const struct step_result *r,
 	return rc;
 }
 
+/* Why an export was refused, for the log. */
+static void log_refused(const struct buildcache *c, const char *hex,
+			const struct jobdir_usage *cap, const struct jobdir_usage *used)
+{
+	if (cap->names && used->names > cap->names)
+		log_info("build %.12s not kept in the build cache: more than %" PRIu64
+			 " files, directories and symlinks", hex, cap->names);
+	else if (cap->import && used->import > cap->import)
+		log_info("build %.12s not kept in the build cache: its copy would take more than"
+			 " the job disk's %" PRIu64 " bytes", hex, cap->import);
+	else
+		log_info("build %.12s not kept in the build cache: it takes more than its %" PRIu64
+			 " bytes", hex, c->max_bytes);
+}
+
 int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		     const struct jobdir *d, const struct step_result *r, uint64_t budget_spent)
 {
-	uint64_t out = r->out.len + r->err.len + r->interleaved.len + META_MAX, bytes = 0;
+	uint64_t out = own_bytes(r);
 	char hex[2 * SHA256_LEN + 1], tmp[64], id[17];
+	struct jobdir_usage cap = { .names = BUILDCACHE_MAX_NAMES }, used = { 0 };
 	uint64_t added = 0;
 	int fd = -1, tree = -1, rc;
 
-	if (out >= c->max_bytes)
-		return -EFBIG;
 	key_hex(key, hex);
+	if (out >= c->max_bytes) {
+		log_info("build %.12s not kept in the build cache: its output takes more than its"
+			 " %" PRIu64 " bytes", hex, c->max_bytes);
+		return -EFBIG;
+	}
+	/* what a fetch will copy onto the job disk must fit there */
+	cap.bytes = c->max_bytes - out;
+	cap.import = c->job_disk_bytes;
+	if (c->job_disk_files && c->job_disk_files < cap.names)
+		cap.names = c->job_disk_files;
 	random_hex(id, 8);
 	snprintf(tmp, sizeof(tmp), ".tmp-%d-%s", (int)getpid(), id);
 	if (mkdirat(c->fd, tmp, 0700) < 0)
@@ -633,12 +714,14 @@ int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		rc = -errno;
 		goto out;
 	}
-	rc = jobdir_export(d, tree, c->max_bytes - out, &bytes);
+	rc = jobdir_export(d, tree, &cap, &used);
+	if (rc == -EFBIG)
+		log_refused(c, hex, &cap, &used);
 	if (rc == 0)
-		rc = write_entry(fd, hex, r, budget_spent, bytes);
+		rc = write_entry(fd, hex, r, budget_spent, used.bytes);
 	/* The same build done at once by another worker: the first in stays. */
 	if (rc == 0 && renameat2(c->fd, tmp, c->fd, hex, RENAME_NOREPLACE) == 0)
-		added = bytes + out;
+		added = used.bytes + out;
 	else if (rc == 0 && errno != EEXIST && errno != ENOTEMPTY)
 		rc = -errno;
 out:

@@ -33,6 +33,14 @@
 #include "worker/sandbox.h"
 
 #define BUILDCACHE_DIR "build-cache"
+/*
+ * The most files, directories and symlinks an entry's tree may hold: a
+ * request carries at most 1000 files (--max-files) and a build adds a few,
+ * while a build that runs code of its own (a macro, staticExec) could
+ * leave hundreds of thousands of empty names, each an inode to copy in
+ * and out.
+ */
+#define BUILDCACHE_MAX_NAMES 4096
 
 struct buildcache;
 
@@ -100,6 +108,12 @@ size_t buildcache_lru(struct buildcache_ent *ents, size_t n, uint64_t max_bytes,
  */
 int buildcache_open(const char *jail_dir, uint64_t max_bytes, struct stats *stats,
 		    struct buildcache **out);
+/*
+ * The job disk a fetch imports into (--job-disk-size, --job-disk-files;
+ * 0: none, the job directory shares the cache's disk and gets hard
+ * links): an entry whose copy would not fit it is not kept. c may be NULL.
+ */
+void buildcache_job_disk(struct buildcache *c, uint64_t bytes, uint64_t files);
 void buildcache_close(struct buildcache *c);
 
 /*
@@ -107,8 +121,10 @@ void buildcache_close(struct buildcache *c);
  * directories, root's read-only files), *r the build's recorded result
  * and *budget_spent what its output cost the job's budget; the entry is
  * marked used. -ENOENT: a miss (no entry, one being removed, or a corrupt
- * one, which goes); d untouched. Another negative errno: d may have lost
- * its files.
+ * one, which goes); d untouched. Another negative errno: a miss too, but d
+ * may have lost its files: an entry that could not be imported (a job disk
+ * too small for its copy) is dropped, and the build must run in d cleared.
+ * Either miss is counted as one.
  */
 int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		     struct jobdir *d, uid_t uid, gid_t gid, struct step_result *r,
@@ -117,9 +133,12 @@ int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
  * Keep the job directory d (as its successful build left it: nothing may
  * run in it meanwhile) and the build's result under key; when the
  * daemon's count of the cache's bytes then passes the cap, sweep (the
- * least recently used entries go). An entry bigger than the whole cache
- * is not kept (-EFBIG); a concurrent writer's entry under the same key
- * wins (0). 0 or negative errno; the cache is unchanged on error.
+ * least recently used entries go). Each name of the tree counts for its
+ * blocks, at least one (jobdir_usage). An entry bigger than the whole
+ * cache, with more than BUILDCACHE_MAX_NAMES names, or whose copy would
+ * not fit the job disk, is not kept (-EFBIG, logged); a concurrent
+ * writer's entry under the same key wins (0). 0 or negative errno; the
+ * cache is unchanged on error.
  */
 int buildcache_store(struct buildcache *c, const unsigned char key[SHA256_LEN],
 		     const struct jobdir *d, const struct step_result *r, uint64_t budget_spent);

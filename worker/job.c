@@ -217,6 +217,17 @@ static enum build_status build_program(const struct job_env *env, struct jail *j
 		       BS_OK : BS_FAILED;
 }
 
+/* The request's files, as the build finds them in a new job directory. */
+static int write_files(struct jobdir *d, const struct job_request *req)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < req->nfiles && rc == 0; i++)
+		rc = jobdir_write(d, req->files[i].name, req->files[i].data, req->files[i].len,
+				  0644);
+	return rc;
+}
+
 /* ---- the build cache (worker/buildcache.h) ----------------------------- */
 
 #define BUILD_MAX_TOOLS 16
@@ -338,9 +349,12 @@ static void run_build(const struct job_env *env, const struct job_request *req,
 			res->build_ms += now_ms() - t0;
 			return;
 		}
-		if (rc != -ENOENT) {
+		/* An entry that could not be taken is gone: the job directory
+		 * is the request's again and the build runs. */
+		if (rc != -ENOENT &&
+		    ((rc = jobdir_clear(d, env->uid, env->gid)) < 0 || (rc = write_files(d, req)) < 0)) {
 			res->build_status = BS_INTERNAL_ERROR;
-			set_internal(res, "taking the build from the build cache", -rc);
+			set_internal(res, "writing the source files again after the build cache", -rc);
 			return;
 		}
 	}
@@ -929,11 +943,7 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 			    req->format == REQ_CODIZE ? OUTTEXT_BASE64_TWICE : OUTTEXT_JSON,
 			    env->cfg->max_job_output_bytes);
 
-	if (!d)
-		rc = -EINVAL;
-	for (size_t i = 0; i < req->nfiles && rc == 0; i++)
-		rc = jobdir_write(d, req->files[i].name, req->files[i].data, req->files[i].len,
-				  0644);
+	rc = d ? write_files(d, req) : -EINVAL;
 	if (rc < 0)
 		set_internal(res, "writing a source file", -rc);
 	if (rc == 0 && (req->interactor || req->checker)) {

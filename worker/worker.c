@@ -1412,6 +1412,7 @@ static void setup_sandbox(struct worker *w)
 	if (rc < 0)
 		log_error("the build cache in %s/" BUILDCACHE_DIR " is off: %s", cfg->jail_dir,
 			  strerror(-rc));
+	buildcache_job_disk(w->cache, o.disk_bytes, o.disk_bytes ? o.disk_files : 0);
 	rc = sandbox_open(&o, &w->sb, w->sb_error, sizeof(w->sb_error));
 	free(mounts);
 	if (rc < 0) {

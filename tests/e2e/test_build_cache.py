@@ -454,3 +454,91 @@ def test_a_toolchain_upgraded_in_place_is_part_of_the_key():
     finally:
         d.stop()
         shutil.rmtree(top, ignore_errors=True)
+
+
+# A build that runs code of its own (a macro, staticExec, a build script)
+# may leave files that take little on the job disk but much more once
+# copied: here holes (sparse files). The cache copies every file whole.
+SPARSE_LANG = """id: sparse
+name: A build that leaves holes
+source_filename: build.sh
+artifact: solution
+build:
+  cmd: /bin/sh
+  args: ["{{source}}"]
+  limits:
+    wall_time_s: 20
+    memory_kb: 262144
+    max_processes: 16
+    file_size_kb: 262144
+run:
+  cmd: /bin/sh
+  args: ["{{artifact}}"]
+probe: [/bin/sh, -c, "exit 0"]
+"""
+
+# 3 holes of 16 MiB: 48 MiB once copied, nothing on a tmpfs
+SPARSE_BUILD = """# %s
+printf 'echo built\\n' > solution
+/usr/bin/truncate -s 16M hole1 hole2 hole3
+"""
+
+
+@pytest.fixture
+def sparse_languages(tmp_path):
+    with open(os.path.join(tmp_path, "sparse.yaml"), "w") as f:
+        f.write(SPARSE_LANG)
+    os.chmod(tmp_path, 0o755)
+    return str(tmp_path)
+
+
+def sparse_request():
+    return {"language": "sparse", "source": SPARSE_BUILD % uuid.uuid4().hex,
+            "tests": [{"expected_stdout": "built\n"}]}
+
+
+def run_built(daemon, req):
+    body = run(daemon, req)
+    assert body["status"] == "accepted", dump(body)
+    return body
+
+
+def test_an_entry_that_does_not_fit_the_job_disk_is_built_again(sparse_languages):
+    # kept by a daemon whose job disk holds its copy...
+    d = Daemon(args=["--metrics", "--job-disk-size", "256M"], languages=sparse_languages)
+    req = sparse_request()
+    try:
+        run_built(d, req)
+        assert len(entries(d)) == 1
+        assert run_built(d, req)["build"]["cached"] is True
+    finally:
+        d.stop()
+    # ...and taken by one whose job disk does not: the copy fails half-way,
+    # the entry goes, the build runs (and is not kept again)
+    e = Daemon(args=["--metrics", "--jail-dir", d.jail_dir, "--job-disk-size", "32M"],
+               languages=sparse_languages)
+    try:
+        for _ in range(2):
+            status, body = e.post("/run", req)
+            assert status == 200, dump(body)
+            assert body["status"] == "accepted", dump(body)
+            assert body["build"]["cached"] is False
+        assert entries(d) == [] and leftovers(d) == []  # e shares d's jail dir
+        m = metrics(e)
+        assert m["hits_total"] == 0 and m["misses_total"] == 2, m
+        assert "could not be taken" in e.read_log()
+    finally:
+        e.stop()
+
+
+def test_an_entry_whose_copy_would_not_fit_the_job_disk_is_not_kept(sparse_languages):
+    d = Daemon(args=["--metrics", "--job-disk-size", "32M"], languages=sparse_languages)
+    try:
+        req = sparse_request()
+        run_built(d, req)
+        assert entries(d) == [] and leftovers(d) == []
+        assert run_built(d, req)["build"]["cached"] is False
+        assert "not kept in the build cache" in d.read_log()
+        assert "could not be taken" not in d.read_log()
+    finally:
+        d.stop()

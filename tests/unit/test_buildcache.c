@@ -1,6 +1,7 @@
 #include "autoconf.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -380,8 +381,9 @@ Test(buildcache, least_recently_used_goes, .init = setup, .fini = teardown)
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	/* room for two entries (each: 4 KB of tree, 1 KB of meta) */
-	cr_assert_eq(buildcache_open(jail, 12000, st, &c), 0);
+	/* room for two entries of nine names, a block each (36 KB): the tree,
+	 * its source, artifact and directory; the entry, its meta, its outputs */
+	cr_assert_eq(buildcache_open(jail, 100000, st, &c), 0);
 	build_result(&r);
 	for (int i = 1; i <= 2; i++) {
 		make_job(&a, big);
@@ -406,7 +408,7 @@ Test(buildcache, least_recently_used_goes, .init = setup, .fini = teardown)
 	hex_n(path, sizeof(path), 3);
 	cr_expect_eq(access(path, F_OK), 0, "the new one is in");
 	cr_expect_eq(atomic_load(&st->build_cache_evictions), 1);
-	cr_expect_leq(atomic_load(&st->build_cache_bytes), 12000);
+	cr_expect_leq(atomic_load(&st->build_cache_bytes), 100000);
 	step_result_free(&r);
 	step_result_free(&got);
 	jobdir_remove(&a);
@@ -537,7 +539,7 @@ Test(buildcache, an_entry_being_read_is_not_evicted, .init = setup, .fini = tear
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	cr_assert_eq(buildcache_open(jail, 12000, st, &c), 0);
+	cr_assert_eq(buildcache_open(jail, 100000, st, &c), 0);
 	build_result(&r);
 	for (int i = 1; i <= 2; i++) {
 		make_job(&a, big);
@@ -570,4 +572,282 @@ Test(buildcache, an_entry_being_read_is_not_evicted, .init = setup, .fini = tear
 	cr_expect_geq(atomic_load(&st->build_cache_evictions), 1);
 	step_result_free(&r);
 	buildcache_close(c);
+}
+
+/* ---- what an entry really takes -------------------------------------------- */
+
+/* The blocks of everything under dirfd (not following symlinks), at least
+ * one each, the directory itself included: what du would say, and more. */
+static uint64_t disk_use(int dirfd)
+{
+	DIR *dir = fdopendir(dup(dirfd));
+	struct dirent *de;
+	struct stat s;
+	uint64_t sum;
+
+	cr_assert_not_null(dir);
+	cr_assert_eq(fstat(dirfd, &s), 0);
+	sum = (uint64_t)s.st_blocks * 512;
+	while ((de = readdir(dir))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		cr_assert_eq(fstatat(dirfd, de->d_name, &s, AT_SYMLINK_NOFOLLOW), 0);
+		if (S_ISDIR(s.st_mode)) {
+			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY);
+
+			cr_assert(sub >= 0);
+			sum += disk_use(sub);
+			close(sub);
+		} else {
+			sum += (uint64_t)s.st_blocks * 512;
+		}
+	}
+	closedir(dir);
+	return sum;
+}
+
+/* A build that ran code of its own left links with long targets and empty
+ * directories: no file contents, but blocks and inodes all the same. */
+static void make_links(struct jobdir *d, int links, int dirs)
+{
+	char target[4000], name[32];
+
+	memset(target, 'a', sizeof(target) - 1);
+	target[sizeof(target) - 1] = '\0';
+	cr_assert_eq(jobdir_create(jail, 0, 0, d), 0);
+	cr_assert_eq(jobdir_write(d, "solution", "ELF", 3, 0755), 0);
+	for (int i = 0; i < links; i++) {
+		snprintf(name, sizeof(name), "l%d", i);
+		target[0] = (char)('a' + i % 26);
+		cr_assert_eq(symlinkat(target, d->fd, name), 0);
+	}
+	for (int i = 0; i < dirs; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		cr_assert_eq(mkdirat(d->fd, name, 0755), 0);
+	}
+}
+
+static uint64_t meta_bytes(int n)
+{
+	char path[256], text[1024], *p;
+	int fd;
+
+	hex_n(path, sizeof(path), n);
+	fd = open(path, O_RDONLY | O_DIRECTORY);
+	cr_assert(fd >= 0);
+	read_at(fd, "meta", text, sizeof(text));
+	close(fd);
+	p = strstr(text, "\nbytes ");
+	cr_assert_not_null(p);
+	return strtoull(p + 7, NULL, 10);
+}
+
+/* What an entry is counted for is at least what it takes on disk. */
+Test(buildcache, an_entry_is_counted_for_its_blocks, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct step_result r;
+	struct jobdir a;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+	int fd;
+
+	cr_assert_eq(buildcache_open(jail, 64 << 20, st, &c), 0);
+	build_result(&r);
+	make_links(&a, 300, 100);
+	key_n(k, 1);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	hex_n(path, sizeof(path), 1);
+	fd = open(path, O_RDONLY | O_DIRECTORY);
+	cr_assert(fd >= 0);
+	/* every name at least a block: 400 of them */
+	cr_expect_geq(meta_bytes(1), 400 * 4096);
+	cr_expect_geq(meta_bytes(1), disk_use(fd));
+	cr_expect_eq(atomic_load(&st->build_cache_bytes), meta_bytes(1));
+	close(fd);
+	step_result_free(&r);
+	jobdir_remove(&a);
+	buildcache_close(c);
+}
+
+/* 2000 links of 4 KB targets and 1000 directories: 12 MB of blocks, never
+ * kept in an 8 MiB cache, however often they are stored. */
+Test(buildcache, links_and_directories_count_against_the_cap, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct step_result r;
+	struct jobdir a;
+	unsigned char k[SHA256_LEN];
+	int fd;
+
+	cr_assert_eq(buildcache_open(jail, 8 << 20, st, &c), 0);
+	build_result(&r);
+	make_links(&a, 2000, 1000);
+	for (int i = 1; i <= 3; i++) {
+		key_n(k, i);
+		cr_expect_eq(buildcache_store(c, k, &a, &r, 0), -EFBIG);
+	}
+	fd = open(cachedir, O_RDONLY | O_DIRECTORY);
+	cr_assert(fd >= 0);
+	cr_expect_leq(disk_use(fd), 8 << 20);
+	close(fd);
+	cr_expect_leq(atomic_load(&st->build_cache_bytes), 8 << 20);
+	step_result_free(&r);
+	jobdir_remove(&a);
+	buildcache_close(c);
+}
+
+/* More names than an entry may hold: not kept, however big the cache. */
+Test(buildcache, too_many_names_for_an_entry, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct step_result r;
+	struct jobdir a, b;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+
+	cr_assert_eq(buildcache_open(jail, 1 << 30, st, &c), 0);
+	build_result(&r);
+	/* the job directory's names: BUILDCACHE_MAX_NAMES in all, then one more */
+	make_links(&a, 0, BUILDCACHE_MAX_NAMES - 1);
+	key_n(k, 1);
+	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	make_links(&b, 0, BUILDCACHE_MAX_NAMES);
+	key_n(k, 2);
+	cr_expect_eq(buildcache_store(c, k, &b, &r, 0), -EFBIG);
+	hex_n(path, sizeof(path), 2);
+	cr_expect_neq(access(path, F_OK), 0);
+	step_result_free(&r);
+	jobdir_remove(&a);
+	jobdir_remove(&b);
+	buildcache_close(c);
+}
+
+/* A file of size bytes, all of it a hole: nothing on disk, all of it in a copy. */
+static void make_sparse(struct jobdir *d, const char *name, off_t size)
+{
+	int fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(ftruncate(fd, size), 0);
+	close(fd);
+}
+
+/* A fetch copies every file whole onto the job disk (a hole, each name of a
+ * hard link): an entry whose copy would not fit there is not kept. */
+Test(buildcache, an_entry_too_big_for_the_job_disk, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct step_result r;
+	struct jobdir a;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+
+	cr_assert_eq(buildcache_open(jail, 64 << 20, st, &c), 0);
+	buildcache_job_disk(c, 1 << 20, 16384);
+	build_result(&r);
+	/* a hole of 2 MiB */
+	make_job(&a, "ELF");
+	make_sparse(&a, "hole", 2 << 20);
+	key_n(k, 1);
+	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), -EFBIG);
+	jobdir_remove(&a);
+	/* 600 kB, twice by name */
+	make_job(&a, "ELF");
+	make_sparse(&a, "once", 600 << 10);
+	cr_assert_eq(linkat(a.fd, "once", a.fd, "twice", 0), 0);
+	key_n(k, 2);
+	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), -EFBIG);
+	/* the same on the cache's own disk (no job disk): links, kept */
+	buildcache_job_disk(c, 0, 0);
+	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	hex_n(path, sizeof(path), 1);
+	cr_expect_neq(access(path, F_OK), 0);
+	hex_n(path, sizeof(path), 2);
+	cr_expect_eq(access(path, F_OK), 0);
+	step_result_free(&r);
+	jobdir_remove(&a);
+	buildcache_close(c);
+}
+
+/* An entry that cannot be imported (here: the job directory is gone from
+ * under its fd) is a miss, and goes; unless another reader holds it. */
+Test(buildcache, an_entry_that_cannot_be_taken_goes, .init = setup, .fini = teardown)
+{
+	struct buildcache *c;
+	struct step_result r, got;
+	struct jobdir a, b;
+	unsigned char k[SHA256_LEN];
+	char path[256];
+	uint64_t spent;
+	int held, rc;
+
+	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
+	build_result(&r);
+	make_job(&a, "ELF");
+	key_n(k, 1);
+	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
+	hex_n(path, sizeof(path), 1);
+	step_result_init(&got);
+	for (int reader = 1; reader >= 0; reader--) {
+		held = -1;
+		if (reader) {
+			held = open(path, O_RDONLY | O_DIRECTORY);
+			cr_assert_eq(flock(held, LOCK_SH), 0);
+		}
+		cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
+		cr_assert_eq(rmdir(b.path), 0);
+		rc = buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent);
+		cr_expect(rc < 0 && rc != -ENOENT, "a failed import is not a plain miss: %d", rc);
+		cr_expect_eq(got.err.len, 0, "no recorded result");
+		if (reader)
+			cr_expect_eq(access(path, F_OK), 0, "another reader's entry stays");
+		else
+			cr_expect_neq(access(path, F_OK), 0, "the entry went");
+		if (held >= 0)
+			close(held);
+		jobdir_remove(&b);
+	}
+	cr_expect_eq(atomic_load(&st->build_cache_hits), 0);
+	cr_expect_eq(atomic_load(&st->build_cache_misses), 2);
+	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
+	cr_expect_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), -ENOENT);
+	step_result_free(&r);
+	step_result_free(&got);
+	jobdir_remove(&a);
+	jobdir_remove(&b);
+	buildcache_close(c);
+}
+
+/* An export refused half-way leaves the job directory as it was: the
+ * directories it went down into get their own modes back. */
+Test(buildcache, a_refused_export_leaves_the_modes, .init = setup, .fini = teardown)
+{
+	struct jobdir_usage cap = { .names = 4 }, used;
+	struct jobdir a;
+	struct stat s;
+	char name[128];
+	int sub, dst;
+
+	cr_assert_eq(jobdir_create(jail, 0, 0, &a), 0);
+	cr_assert_eq(mkdirat(a.fd, "sub", 0751), 0);
+	cr_assert_eq(mkdirat(a.fd, "sub/deeper", 0715), 0);
+	sub = openat(a.fd, "sub/deeper", O_RDONLY | O_DIRECTORY);
+	cr_assert(sub >= 0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		close(openat(sub, name, O_WRONLY | O_CREAT, 0644));
+	}
+	close(sub);
+	snprintf(name, sizeof(name), "%s/out", jail);
+	cr_assert_eq(mkdir(name, 0700), 0);
+	dst = open(name, O_RDONLY | O_DIRECTORY);
+	cr_expect_eq(jobdir_export(&a, dst, &cap, &used), -EFBIG);
+	cr_expect_eq(used.names, 5, "stopped at the fifth name");
+	close(dst);
+	cr_assert_eq(fstatat(a.fd, "sub", &s, AT_SYMLINK_NOFOLLOW), 0);
+	cr_expect_eq(s.st_mode & 07777, 0751);
+	cr_assert_eq(fstatat(a.fd, "sub/deeper", &s, AT_SYMLINK_NOFOLLOW), 0);
+	cr_expect_eq(s.st_mode & 07777, 0715);
+	jobdir_remove(&a);
 }
