@@ -39,7 +39,9 @@ for t in "${targets[@]}"; do
 	mkdir -p "$out/corpus-$t"
 	echo "== $t, ${secs}s"
 	rc=0
-	"$out/$t" -max_total_time="$secs" -max_len="$max_len" -print_final_stats=1 \
+	# -timeout: one input slower than that is a finding (libFuzzer's own
+	# default, 20 minutes, would hold the run long past its budget)
+	"$out/$t" -max_total_time="$secs" -timeout=30 -max_len="$max_len" -print_final_stats=1 \
 		-artifact_prefix="$out/$t-" "$out/corpus-$t" "${seeds[@]}" >"$out/$t.log" 2>&1 || rc=$?
 	grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)" "$out/$t.log" || true
 	echo "corpus: $(find "$out/corpus-$t" -type f | wc -l) inputs; log: $out/$t.log"
