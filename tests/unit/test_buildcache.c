@@ -267,6 +267,39 @@ static void build_result(struct step_result *r)
 	buf_puts(&r->err, "warning: unused\n");
 }
 
+/* Stores a job whose artifact is big as entry n, then removes the job. */
+static void store_n(struct buildcache *c, int n, const char *big, const struct step_result *r)
+{
+	struct jobdir d;
+	unsigned char k[SHA256_LEN];
+
+	make_job(&d, big);
+	key_n(k, n);
+	cr_assert_eq(buildcache_store(c, k, &d, r, 0), 0);
+	jobdir_remove(&d);
+}
+
+/*
+ * A cache with room for two entries of nine names, a block each (36 KB:
+ * the tree, its source, artifact and directory; the entry, its meta, its
+ * outputs), holding entries 1 and 2, stored in that order; big is their
+ * artifact, r their build.
+ */
+static struct buildcache *two_entries(char (*big)[4000], struct step_result *r)
+{
+	struct buildcache *c;
+
+	memset(*big, 'x', sizeof(*big) - 1);
+	(*big)[sizeof(*big) - 1] = '\0';
+	cr_assert_eq(buildcache_open(jail, 100000, st, &c), 0);
+	build_result(r);
+	for (int i = 1; i <= 2; i++) {
+		store_n(c, i, *big, r);
+		usleep(20000);
+	}
+	return c;
+}
+
 static void read_at(int dirfd, const char *name, char *buf, size_t n)
 {
 	int fd = openat(dirfd, name, O_RDONLY);
@@ -379,19 +412,7 @@ Test(buildcache, least_recently_used_goes, .init = setup, .fini = teardown)
 	char path[256];
 	uint64_t spent;
 
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	/* room for two entries of nine names, a block each (36 KB): the tree,
-	 * its source, artifact and directory; the entry, its meta, its outputs */
-	cr_assert_eq(buildcache_open(jail, 100000, st, &c), 0);
-	build_result(&r);
-	for (int i = 1; i <= 2; i++) {
-		make_job(&a, big);
-		key_n(k, i);
-		cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
-		jobdir_remove(&a);
-		usleep(20000);
-	}
+	c = two_entries(&big, &r);
 	/* entry 1 used: entry 2 is now the least recently used */
 	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
 	step_result_init(&got);
@@ -533,40 +554,22 @@ Test(buildcache, an_entry_being_read_is_not_evicted, .init = setup, .fini = tear
 	char big[4000], path[256];
 	struct buildcache *c;
 	struct step_result r;
-	struct jobdir a;
-	unsigned char k[SHA256_LEN];
 	int held;
 
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	cr_assert_eq(buildcache_open(jail, 100000, st, &c), 0);
-	build_result(&r);
-	for (int i = 1; i <= 2; i++) {
-		make_job(&a, big);
-		key_n(k, i);
-		cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
-		jobdir_remove(&a);
-		usleep(20000);
-	}
+	c = two_entries(&big, &r);
 	/* entry 1, the least recently used, is being read */
 	hex_n(path, sizeof(path), 1);
 	held = open(path, O_RDONLY | O_DIRECTORY);
 	cr_assert(held >= 0);
 	cr_assert_eq(flock(held, LOCK_SH), 0);
-	make_job(&a, big);
-	key_n(k, 3);
-	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
-	jobdir_remove(&a);
+	store_n(c, 3, big, &r);
 	cr_expect_eq(access(path, F_OK), 0, "the entry being read stays");
 	strcat(path, "/tree/solution");
 	cr_expect_eq(access(path, F_OK), 0, "with its files");
 	cr_expect_eq(atomic_load(&st->build_cache_evictions), 0);
 	close(held);
 	/* let go: the next sweep takes it */
-	make_job(&a, big);
-	key_n(k, 4);
-	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
-	jobdir_remove(&a);
+	store_n(c, 4, big, &r);
 	hex_n(path, sizeof(path), 1);
 	cr_expect_neq(access(path, F_OK), 0, "gone once nobody reads it");
 	cr_expect_geq(atomic_load(&st->build_cache_evictions), 1);
