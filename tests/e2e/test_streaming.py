@@ -247,6 +247,18 @@ def sleeping(marker):
     return found
 
 
+def assert_next_job_served(daemon):
+    """A plain job on a new connection is answered, within 30 s."""
+    c = Client(daemon.port, timeout=30)
+    try:
+        c.send({"language": "py3", "source": "print('ok')", "tests": expecting_ok("")},
+               accept=None)
+        status, _, body = c.response()
+    finally:
+        c.close()
+    assert status == 200 and body["status"] == "accepted", dump(body)
+
+
 def wait_for(pred, timeout):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -315,14 +327,7 @@ def test_a_client_that_goes_away_frees_the_worker(daemon, when):
     assert wait_for(lambda: sleeping(marker), 20), "the test never ran"
     c.close()
     # the one worker takes the next job while the first would still sleep
-    c2 = Client(daemon.port, timeout=30)
-    try:
-        c2.send({"language": "py3", "source": "print('ok')", "tests": expecting_ok("")},
-                accept=None)
-        status, _, body = c2.response()
-    finally:
-        c2.close()
-    assert status == 200 and body["status"] == "accepted", dump(body)
+    assert_next_job_served(daemon)
     assert not sleeping(marker), "the gone client's program still runs"
     assert not daemon.step_cgroups(), "a step cgroup was left"
     assert any("went away" in l.get("msg", "") for l in daemon.log_lines())
@@ -425,14 +430,7 @@ def test_a_build_whose_client_goes_away_has_no_verdict(daemon, make, first):
     c.close()
     # the one worker takes the next job while the build would still run
     # (its socket's timeout is half the build's limit)
-    c2 = Client(daemon.port, timeout=30)
-    try:
-        c2.send({"language": "py3", "source": "print('ok')", "tests": expecting_ok("")},
-                accept=None)
-        status, _, body = c2.response()
-    finally:
-        c2.close()
-    assert status == 200 and body["status"] == "accepted", dump(body)
+    assert_next_job_served(daemon)
     assert not compiling(marker), "the gone client's build still runs"
     assert not daemon.step_cgroups(), "a step cgroup was left"
     # a build killed mid-way did not fail: the job has no verdict, and
