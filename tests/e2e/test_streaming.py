@@ -232,19 +232,25 @@ SLEEPER = ("import os, sys\n"
            "os.execv('/bin/sleep', ['sleep', '%s'])\n")
 
 
-def sleeping(marker):
-    """Processes on this host running `sleep <marker>`."""
+def processes(match):
+    """Processes on this host whose argument list (bytes) match accepts."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             with open("/proc/%s/cmdline" % pid, "rb") as f:
-                if f.read().split(b"\0")[:2] == [b"sleep", marker.encode()]:
-                    found.append(int(pid))
+                args = f.read().split(b"\0")
         except OSError:
-            pass
+            continue
+        if match(args):
+            found.append(int(pid))
     return found
+
+
+def sleeping(marker):
+    """Processes on this host running `sleep <marker>`."""
+    return processes(lambda args: args[:2] == [b"sleep", marker.encode()])
 
 
 def assert_next_job_served(daemon):
@@ -384,18 +390,7 @@ def slow_build(marker):
 def compiling(marker):
     """Processes on this host with the marker's -D among their arguments
     (the build's g++ and cc1plus)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % pid, "rb") as f:
-                args = f.read().split(b"\0")
-        except OSError:
-            continue
-        if ("-D" + marker).encode() in args or marker.encode() in args:
-            found.append(int(pid))
-    return found
+    return processes(lambda args: ("-D" + marker).encode() in args or marker.encode() in args)
 
 
 # Whose build the client leaves during: the request around the slow
