@@ -69,7 +69,7 @@ struct stats {
 	_Atomic uint64_t workers_respawned;
 	_Atomic uint64_t reloads;
 	_Atomic uint32_t generation;               /* current worker generation */
-	/* The build cache (worker/buildcache.c): its bytes as the last sweep
+	/* The build cache (worker/judge/buildcache.c): its bytes as the last sweep
 	 * left them (a gauge), and counters. */
 	_Atomic uint64_t build_cache_hits;
 	_Atomic uint64_t build_cache_misses;

@@ -22,7 +22,7 @@ enum test_status {
 	 * /tmp's, or the largest file it may write) and did not end cleanly. */
 	TS_DISK_EXCEEDED,
 	/* Not run: an earlier failure made it unneeded (stop_on_failure,
-	 * common/groups.h). Never a job's top-level status. */
+	 * worker/judge/groups.h). Never a job's top-level status. */
 	TS_SKIPPED,
 };
 

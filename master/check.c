@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/cgroup.h"
+#include "worker/sandbox/cgroup.h"
 
 static void print_config(const struct config *c, FILE *out)
 {

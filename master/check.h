@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "common/config.h"
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 
 /* Exit status of --check once the configuration and the language table
  * have loaded (their errors exit 2 before this runs). */

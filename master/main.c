@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "master/check.h"

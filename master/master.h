@@ -3,7 +3,7 @@
 #define GOBOXD_MASTER_H
 
 #include "common/config.h"
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 
 /*
  * Run the daemon with a built configuration and language table (both are

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "common/caps.h"
-#include "common/jobdir.h"
+#include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "common/util.h"

@@ -22,15 +22,15 @@
 #include "common/channel.h"
 #include "common/log.h"
 #include "common/proctitle.h"
-#include "common/request.h"
+#include "worker/judge/request.h"
 #include "common/util.h"
-#include "worker/api.h"
-#include "worker/buildcache.h"
-#include "worker/http.h"
-#include "worker/jail.h"
-#include "worker/job.h"
-#include "worker/routes.h"
-#include "worker/sandbox.h"
+#include "worker/http/api.h"
+#include "worker/judge/buildcache.h"
+#include "worker/http/http.h"
+#include "worker/sandbox/jail.h"
+#include "worker/judge/job.h"
+#include "worker/http/routes.h"
+#include "worker/sandbox/sandbox.h"
 
 #define READ_CHUNK 65536
 /*

@@ -6,9 +6,9 @@
 #include <sys/types.h>
 
 #include "common/config.h"
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 #include "common/stats.h"
-#include "worker/probe.h"
+#include "worker/sandbox/probe.h"
 
 /* Exit code of a worker that cannot start for a config reason: the master
  * does not respawn it in a loop. */

@@ -1,10 +1,10 @@
 #include "autoconf.h"
 
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 
-#include "common/placeholder.h"
+#include "common/lang/placeholder.h"
 #include "common/util.h"
-#include "common/validate.h"
+#include "common/lang/validate.h"
 #include "common/yamlutil.h"
 
 #include <dirent.h>

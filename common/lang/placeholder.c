@@ -1,10 +1,10 @@
 #include "autoconf.h"
 
-#include "common/placeholder.h"
+#include "common/lang/placeholder.h"
 
 #include "common/buf.h"
 #include "common/util.h"
-#include "nsjail/policy.h"
+#include "worker/sandbox/policy.h"
 
 #include <errno.h>
 #include <stdio.h>

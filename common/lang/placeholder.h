@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 
 struct expand_ctx {
 	const char *source;

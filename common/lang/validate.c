@@ -1,12 +1,12 @@
 #include "autoconf.h"
 
-#include "common/validate.h"
+#include "common/lang/validate.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "common/util.h"
-#include "nsjail/policy.h"
+#include "worker/sandbox/policy.h"
 
 #define FLAG_MAX_LEN 256
 

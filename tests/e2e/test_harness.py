@@ -6,7 +6,7 @@ def test_sanitizer_reports_are_found_in_a_log():
     log = "\n".join([
         '{"level":"info","msg":"job done","status":"runtime_error"}',
         "==12==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020",
-        "    #0 0x55 in job_run worker/job.c:700",
+        "    #0 0x55 in job_run worker/judge/job.c:700",
         "worker/verdict.c:88:17: runtime error: signed integer overflow",
         "==13==ERROR: LeakSanitizer: detected memory leaks",
     ])

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "worker/http.h"
+#include "worker/http/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "common/langtab.h"
-#include "common/placeholder.h"
-#include "common/request.h"
+#include "common/lang/langtab.h"
+#include "common/lang/placeholder.h"
+#include "worker/judge/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

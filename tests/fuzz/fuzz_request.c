@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "common/config.h"
-#include "common/langtab.h"
-#include "common/request.h"
+#include "common/lang/langtab.h"
+#include "worker/judge/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

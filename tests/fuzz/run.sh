@@ -2,7 +2,7 @@
 # Build the libFuzzer targets with clang (ASan + UBSan) and run each for
 # GOBOXD_FUZZ_SECONDS (default 60). Usage: tests/fuzz/run.sh BUILD_DIR [TARGET...]
 #
-#   fuzz_http      the HTTP layer (llhttp and worker/http.c)
+#   fuzz_http      the HTTP layer (llhttp and worker/http/http.c)
 #   fuzz_request   both request parsers, /run and /v1/run, on one input
 #   fuzz_codize    the /v1/run parser alone, also under tight caps
 #   fuzz_langtab   the language loader, the input as one language file
@@ -22,8 +22,9 @@ mkdir -p "$out"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$build"
        -I/usr/share/include/llhttp -DGOBOXD_SRCDIR="\"$top\"" -DGOBOXD_BUILDDIR="\"$build\"")
 libs=$(pkg-config --cflags --libs libcjson yaml-0.1)
-common=("$top"/common/{buf,log,util,limits,config,yamlutil,langtab,placeholder,validate,base64,request}.c)
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_http.c" "$top/worker/http.c" "$top/common/buf.c" \
+common=("$top"/common/{buf,log,util,limits,config,yamlutil,base64}.c "$top"/common/lang/{langtab,placeholder,validate}.c
+	"$top"/worker/judge/request.c)
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_http.c" "$top/worker/http/http.c" "$top/common/buf.c" \
 	/usr/share/llhttp/{api,http,llhttp}.c $libs -o "$out/fuzz_http"
 for t in fuzz_request fuzz_codize fuzz_langtab; do
 	clang "${flags[@]}" "$top/tests/fuzz/$t.c" "${common[@]}" $libs -o "$out/$t"

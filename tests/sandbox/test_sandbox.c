@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "worker/cgroup.h"
-#include "worker/jail.h"
-#include "worker/sandbox.h"
+#include "worker/sandbox/cgroup.h"
+#include "worker/sandbox/jail.h"
+#include "worker/sandbox/sandbox.h"
 
 #define TEST_UID 60990
 #define TEST_GID 60990

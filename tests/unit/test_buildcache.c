@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/jobdir.h"
+#include "worker/sandbox/jobdir.h"
 #include "common/stats.h"
-#include "worker/buildcache.h"
+#include "worker/judge/buildcache.h"
 
 /* ---- the key ------------------------------------------------------------ */
 

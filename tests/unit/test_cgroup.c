@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/cgroup.h"
+#include "worker/sandbox/cgroup.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

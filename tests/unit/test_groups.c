@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "common/groups.h"
+#include "worker/judge/groups.h"
 
 #define A TS_ACCEPTED
 #define W TS_WRONG_OUTPUT

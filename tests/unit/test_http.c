@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/buf.h"
-#include "worker/http.h"
+#include "worker/http/http.h"
 
 TestSuite(http);
 

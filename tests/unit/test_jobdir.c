@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/jobdir.h"
+#include "worker/sandbox/jobdir.h"
 
 #define SANDBOX_ID 65534
 

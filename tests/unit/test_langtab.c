@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 #include "common/yamlutil.h"
 
 #include <criterion/criterion.h>

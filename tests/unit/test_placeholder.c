@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "common/placeholder.h"
+#include "common/lang/placeholder.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "common/buf.h"
-#include "common/jobdir.h"
-#include "common/request.h"
+#include "worker/sandbox/jobdir.h"
+#include "worker/judge/request.h"
 
 static char tdir[64];
 static struct langtab *tab;

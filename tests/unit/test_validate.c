@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "common/validate.h"
+#include "common/lang/validate.h"
 
 static int fname(const char *s)
 {

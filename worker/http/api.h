@@ -6,8 +6,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "common/request.h"
-#include "worker/job.h"
+#include "worker/judge/request.h"
+#include "worker/judge/job.h"
 
 /*
  * The 200 bodies as JSON trees, NULL on ENOMEM. The tree holds its own
@@ -18,7 +18,7 @@
 cJSON *api_run_json(const struct job_request *req, const struct job_result *res);
 /*
  * Native /run, streamed (application/x-ndjson): one line per event of
- * the job (worker/job.h), {"type": "build" | "checker_build" |
+ * the job (worker/judge/job.h), {"type": "build" | "checker_build" |
  * "interactor_build" | "test" | "group", "index" (tests and groups), and
  * the step's object under the type's name}; then the summary line,
  * {"type": "result"} with the answer's own fields (status, language,

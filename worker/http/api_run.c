@@ -8,7 +8,7 @@
 
 #include "common/outtext.h"
 #include "common/util.h"
-#include "worker/api.h"
+#include "worker/http/api.h"
 
 static void add_text(cJSON *o, const char *key, const struct buf *b)
 {

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/http.h"
+#include "worker/http/http.h"
 
 #include <ctype.h>
 #include <errno.h>

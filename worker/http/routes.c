@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/routes.h"
+#include "worker/http/routes.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 #include "common/util.h"
 #include "common/verdict.h"
-#include "worker/probe.h"
+#include "worker/sandbox/probe.h"
 
 #define RECENT_MAX 1024
 

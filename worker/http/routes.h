@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 #include "common/buf.h"
-#include "worker/http.h"
+#include "worker/http/http.h"
 #include "worker/worker.h"
 
 struct route_ctx {

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/buildcache.h"
+#include "worker/judge/buildcache.h"
 
 #include <dirent.h>
 #include <errno.h>

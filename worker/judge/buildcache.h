@@ -26,11 +26,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common/jobdir.h"
+#include "worker/sandbox/jobdir.h"
 #include "common/limits.h"
 #include "common/sha256.h"
 #include "common/stats.h"
-#include "worker/sandbox.h"
+#include "worker/sandbox/sandbox.h"
 
 #define BUILDCACHE_DIR "build-cache"
 /*

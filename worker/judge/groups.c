@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "common/groups.h"
+#include "worker/judge/groups.h"
 
 #include <stdint.h>
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/request.h"
+#include "worker/judge/request.h"
 #include "common/verdict.h"
 
 /*

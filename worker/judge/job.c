@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/job.h"
+#include "worker/judge/job.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,14 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/groups.h"
-#include "common/jobdir.h"
+#include "worker/judge/groups.h"
+#include "worker/sandbox/jobdir.h"
 #include "common/log.h"
-#include "common/placeholder.h"
+#include "common/lang/placeholder.h"
 #include "common/util.h"
-#include "nsjail/policy.h"
-#include "worker/api.h"
-#include "worker/jail.h"
+#include "worker/sandbox/policy.h"
+#include "worker/http/api.h"
+#include "worker/sandbox/jail.h"
 
 #define JAIL_BOX POLICY_BOX_DIR
 #define JAIL_TMP POLICY_TMP_DIR
@@ -228,7 +228,7 @@ static int write_files(struct jobdir *d, const struct job_request *req)
 	return rc;
 }
 
-/* ---- the build cache (worker/buildcache.h) ----------------------------- */
+/* ---- the build cache (worker/judge/buildcache.h) ----------------------------- */
 
 #define BUILD_MAX_TOOLS 16
 

@@ -1,5 +1,5 @@
 /*
- * The job runner: one request in one jail (worker/jail.h): build once,
+ * The job runner: one request in one jail (worker/sandbox/jail.h): build once,
  * then each test from the state the build left; verdicts. Both wire
  * formats go through here. The jail, and with it the job directory, is
  * the caller's to destroy. A request with a judge program (an interactor
@@ -17,10 +17,10 @@
 
 #include "common/config.h"
 #include "common/outtext.h"
-#include "common/request.h"
+#include "worker/judge/request.h"
 #include "common/verdict.h"
-#include "worker/buildcache.h"
-#include "worker/sandbox.h"
+#include "worker/judge/buildcache.h"
+#include "worker/sandbox/sandbox.h"
 
 struct test_result {
 	enum test_status status;
@@ -49,7 +49,7 @@ struct judge_build {
 	struct step_result r;
 };
 
-/* A group's verdict (common/groups.h), as the answer shows it. */
+/* A group's verdict (worker/judge/groups.h), as the answer shows it. */
 struct group_result {
 	enum test_status status;
 	double points;

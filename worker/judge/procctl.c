@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/procctl.h"
+#include "worker/judge/procctl.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "common/request.h"
+#include "worker/judge/request.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include "common/base64.h"
 #include "common/util.h"
-#include "common/validate.h"
+#include "common/lang/validate.h"
 
 #define MAX_FLAGS 64
 

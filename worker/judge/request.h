@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "common/config.h"
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 #include "common/limits.h"
 #include "common/verdict.h"
 

@@ -3,7 +3,7 @@
  *
  * The jail (bwrap or nsjail) is built once per job with this program as its
  * command. It talks to its worker over the socket at INITMSG_FD (see
- * worker/initmsg.h): the worker asks it to run the build and then each
+ * worker/sandbox/initmsg.h): the worker asks it to run the build and then each
  * test, and it answers with the pid and, later, the exact wait status. It
  * never runs user code itself: each program is a child that joins its
  * step's cgroup, sets its rlimits, drops every capability, installs the
@@ -52,7 +52,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "worker/initmsg.h"
+#include "worker/sandbox/initmsg.h"
 
 #define MAX_CHILDREN 8
 #define TMP_DIR "/tmp"

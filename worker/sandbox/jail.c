@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/jail.h"
+#include "worker/sandbox/jail.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/jobdir.h"
+#include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "worker/cgroup.h"
+#include "worker/sandbox/cgroup.h"
 
 /* The launcher (bwrap's monitor or nsjail) and the init. */
 #define JAIL_CG_PIDS 16

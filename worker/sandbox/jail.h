@@ -7,7 +7,7 @@
  * jobs.
  *
  * The drivers (jail_bwrap.c, jail_nsjail.c) express one jail of
- * nsjail/policy.h as a command line; jail.c starts it, waits for the
+ * worker/sandbox/policy.h as a command line; jail.c starts it, waits for the
  * init's hello, and tears it down.
  */
 #ifndef GOBOXD_JAIL_H
@@ -24,10 +24,10 @@
 #include <sys/types.h>
 
 #include "common/buf.h"
-#include "nsjail/policy.h"
-#include "worker/sandbox.h"
-#include "worker/seccomp.h"
-#include "worker/initmsg.h"
+#include "worker/sandbox/policy.h"
+#include "worker/sandbox/sandbox.h"
+#include "worker/sandbox/seccomp.h"
+#include "worker/sandbox/initmsg.h"
 
 /* A policy mount resolved against the host at sandbox_open time. */
 enum jail_mount_kind { JM_RO_BIND, JM_DEV_BIND, JM_SYMLINK };
@@ -175,7 +175,7 @@ struct jail_opts {
 	 * Also make a control directory: root's, group-readable by gid, under
 	 * the jail dir and removed with the jail, shown read-only inside at
 	 * POLICY_CONTROL_DIR. The worker puts what an interactor reads there
-	 * (worker/procctl.h).
+	 * (worker/judge/procctl.h).
 	 */
 	bool control_dir;
 };

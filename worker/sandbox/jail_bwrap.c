@@ -1,13 +1,13 @@
 #include "autoconf.h"
 
-#include "worker/jail.h"
+#include "worker/sandbox/jail.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/util.h"
-#include "nsjail/policy.h"
+#include "worker/sandbox/policy.h"
 
 static void add_mounts(const struct jail_env *e, struct jail_args *a)
 {

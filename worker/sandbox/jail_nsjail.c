@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/jail.h"
+#include "worker/sandbox/jail.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "nsjail/policy.h"
+#include "worker/sandbox/policy.h"
 
 /* nsjail splits mount arguments on ':'; such a path cannot be expressed. */
 static int check_path(const char *p, char *err, size_t errlen)

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "common/jobdir.h"
+#include "worker/sandbox/jobdir.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "nsjail/policy.h"
+#include "worker/sandbox/policy.h"
 
 #include <sched.h>
 

@@ -1,8 +1,8 @@
 /*
  * The sandbox policy, as data: what the jailed program sees (mounts, user,
  * hostname) and which system calls it may not make. Both jail drivers
- * (worker/jail_nsjail.c, worker/jail_bwrap.c) and the seccomp builder
- * (worker/seccomp.c) render these tables; nothing else decides policy.
+ * (worker/sandbox/jail_nsjail.c, worker/sandbox/jail_bwrap.c) and the seccomp builder
+ * (worker/sandbox/seccomp.c) render these tables; nothing else decides policy.
  */
 #ifndef GOBOXD_POLICY_H
 #define GOBOXD_POLICY_H
@@ -21,7 +21,7 @@
 #define POLICY_BOX_DIR "/sandbox"
 #define POLICY_TMP_DIR "/tmp"
 /* An interactor's jail only: the test's input, the answer, and the
- * process management protocol's pipes (worker/procctl.h), read-only. */
+ * process management protocol's pipes (worker/judge/procctl.h), read-only. */
 #define POLICY_CONTROL_DIR "/judge"
 /* goboxd-init is bound here read-only; it unmounts it once running. */
 #define POLICY_INIT_PATH "/.goboxd-init"

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/probe.h"
+#include "worker/sandbox/probe.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,11 +9,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "common/jobdir.h"
+#include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "worker/job.h"
-#include "worker/sandbox.h"
+#include "worker/judge/job.h"
+#include "worker/sandbox/sandbox.h"
 
 /* Probes are small: a version banner needs little time or memory. */
 #define PROBE_WALL_MS 20000

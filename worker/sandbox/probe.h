@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "common/config.h"
-#include "common/langtab.h"
+#include "common/lang/langtab.h"
 #include "common/stats.h"
 
 enum probe_state { PROBE_UNKNOWN, PROBE_OK, PROBE_FAILED };

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/sandbox.h"
+#include "worker/sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,15 +22,15 @@
 #include <unistd.h>
 
 #include "common/caps.h"
-#include "common/jobdir.h"
+#include "worker/sandbox/jobdir.h"
 #include "common/limits.h"
-#include "common/placeholder.h"
+#include "common/lang/placeholder.h"
 #include "common/util.h"
-#include "nsjail/policy.h"
-#include "worker/cgroup.h"
-#include "worker/jail.h"
-#include "worker/procctl.h"
-#include "worker/seccomp.h"
+#include "worker/sandbox/policy.h"
+#include "worker/sandbox/cgroup.h"
+#include "worker/sandbox/jail.h"
+#include "worker/judge/procctl.h"
+#include "worker/sandbox/seccomp.h"
 
 #define CPU_POLL_MS 50
 #define DRAIN_MS 1000

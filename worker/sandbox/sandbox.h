@@ -1,6 +1,6 @@
 /*
  * The worker's sandbox context, and one sandboxed step: run a program in a
- * jail (worker/jail.h) in a fresh cgroup, feed stdin, capture stdout and
+ * jail (worker/sandbox/jail.h) in a fresh cgroup, feed stdin, capture stdout and
  * stderr up to their caps, enforce wall and CPU time, collect CPU, peak
  * memory and OOM from the cgroup, clean the cgroup up.
  *
@@ -132,7 +132,7 @@ int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_
  * and the interactor's stdout to the solution's stdin (the worker holds
  * neither pipe). Their stderr is captured as in sandbox_run. With
  * protocol set, the worker serves the process management protocol
- * (worker/procctl.h) for the solution in the interactor's control
+ * (worker/judge/procctl.h) for the solution in the interactor's control
  * directory while the test runs.
  */
 struct interact_spec {

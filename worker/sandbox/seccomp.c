@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/seccomp.h"
+#include "worker/sandbox/seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "nsjail/policy.h"
+#include "worker/sandbox/policy.h"
 
 struct seccomp_set {
 	void *bpf;              /* denylist, installed by goboxd-init in each program */

@@ -1,5 +1,5 @@
 /*
- * The seccomp side of nsjail/policy.h, compiled once per worker: the
+ * The seccomp side of worker/sandbox/policy.h, compiled once per worker: the
  * denylist as a BPF program, which goboxd-init installs in every program
  * it starts (both drivers alike), and a small baseline filter the pre-exec
  * child installs on itself before it runs the jail.
