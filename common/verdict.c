@@ -282,3 +282,14 @@ const char *build_status_name(enum build_status s)
 	}
 	return "internal_error";
 }
+
+const char *verdict_signal_name(int sig, char *buf, size_t n)
+{
+	const char *abbr = sigabbrev_np(sig);
+
+	if (abbr)
+		snprintf(buf, n, "SIG%s", abbr);
+	else
+		snprintf(buf, n, "SIG%d", sig);
+	return buf;
+}

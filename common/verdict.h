@@ -97,4 +97,7 @@ enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
 const char *test_status_name(enum test_status s);
 const char *build_status_name(enum build_status s);
 
+/* "SIGSEGV" for 11 (SIG<number> when the name is unknown), written to buf. */
+const char *verdict_signal_name(int sig, char *buf, size_t n);
+
 #endif

@@ -1508,7 +1508,11 @@ int worker_main(const struct worker_ctx *ctx)
 	/* A judge program runs under a uid of its own: above the prober's
 	 * (base + STATS_MAX_WORKERS), one per worker. */
 	w.judge_uid = ctx->cfg->sandbox_uid_base + STATS_MAX_WORKERS + 1 + ctx->index;
-	w.rctx.w = ctx;
+	w.rctx.cfg = ctx->cfg;
+	w.rctx.lt = ctx->lt;
+	w.rctx.generation = ctx->generation;
+	w.rctx.stats = ctx->stats;
+	w.rctx.probes = ctx->probes;
 	w.rctx.jail_name = "";
 	w.rctx.jail_version = "";
 	w.rctx.jail_path = "";

@@ -4,7 +4,7 @@
 
 #include "common/buf.h"
 #include "common/util.h"
-#include "worker/sandbox/policy.h"
+#include "common/lang/jailpath.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -160,7 +160,7 @@ static int ph_append(struct buf *b, int id, const struct expand_ctx *ctx)
 	case PH_ARTIFACT:
 		return ctx->artifact ? buf_puts(b, ctx->artifact) : -EINVAL;
 	case PH_BOX:
-		return buf_puts(b, ctx->box ? ctx->box : POLICY_BOX_DIR);
+		return buf_puts(b, ctx->box ? ctx->box : JAILPATH_BOX);
 	case PH_TMP:
 		return buf_puts(b, ctx->tmp ? ctx->tmp : "/tmp");
 	case PH_MEMORY_MB:

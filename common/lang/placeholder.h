@@ -34,7 +34,7 @@ struct expand_ctx {
 	/* The request's checked flags, NULL-terminated. NULL or empty: the
 	 * request gave none, and {{flags}} takes the step's default_flags. */
 	const char *const *flags;
-	const char *box;            /* NULL: POLICY_BOX_DIR */
+	const char *box;            /* NULL: JAILPATH_BOX */
 	const char *tmp;            /* NULL: "/tmp" */
 	unsigned long memory_mb;
 };

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "worker/sandbox/policy.h"
+#include "common/lang/jailpath.h"
 
 #define FLAG_MAX_LEN 256
 
@@ -439,11 +439,11 @@ static bool has_dotdot(const char *p, size_t n)
  */
 static bool path_in_box(const char *p, size_t n)
 {
-	const size_t bl = sizeof(POLICY_BOX_DIR) - 1;
+	const size_t bl = sizeof(JAILPATH_BOX) - 1;
 
 	if (has_dotdot(p, n))
 		return false;
-	if (n >= bl && strncmp(p, POLICY_BOX_DIR, bl) == 0 && (n == bl || p[bl] == '/'))
+	if (n >= bl && strncmp(p, JAILPATH_BOX, bl) == 0 && (n == bl || p[bl] == '/'))
 		return true;
 	return n == 0 || p[0] != '/';
 }

@@ -30,9 +30,6 @@ cJSON *api_run_summary(const struct job_request *req, const struct job_result *r
 /* Native /run: 400/413 error body {"error":{"code","message","path"}}. */
 char *api_run_error(const struct req_error *e);
 
-/* "SIGSEGV" for 11 (SIG<number> when the name is unknown), written to buf. */
-const char *api_signal_name(int sig, char *buf, size_t n);
-
 /* Codize /v1/run: {"compile":..,"run":..}. */
 cJSON *api_codize_json(const struct job_request *req, const struct job_result *res);
 /*

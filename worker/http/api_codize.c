@@ -58,7 +58,7 @@ static cJSON *step_json(const struct step_result *r)
 	cJSON_AddNumberToObject(s, "exit_code", code);
 	cJSON_AddStringToObject(s, "status", status);
 	if (sig) {
-		cJSON_AddStringToObject(s, "signal", api_signal_name(sig, name, sizeof(name)));
+		cJSON_AddStringToObject(s, "signal", verdict_signal_name(sig, name, sizeof(name)));
 	} else {
 		cJSON_AddNullToObject(s, "signal");
 	}

@@ -18,17 +18,6 @@ static void add_text(cJSON *o, const char *key, const struct buf *b)
 	free(clean);
 }
 
-const char *api_signal_name(int sig, char *buf, size_t n)
-{
-	const char *abbr = sigabbrev_np(sig);
-
-	if (abbr)
-		snprintf(buf, n, "SIG%s", abbr);
-	else
-		snprintf(buf, n, "SIG%d", sig);
-	return buf;
-}
-
 static void add_exit(cJSON *o, const struct run_outcome *oc)
 {
 	char sig[32];
@@ -38,7 +27,7 @@ static void add_exit(cJSON *o, const struct run_outcome *oc)
 	else
 		cJSON_AddNullToObject(o, "exit_code");
 	if (oc->term_signal)
-		cJSON_AddStringToObject(o, "signal", api_signal_name(oc->term_signal, sig, sizeof(sig)));
+		cJSON_AddStringToObject(o, "signal", verdict_signal_name(oc->term_signal, sig, sizeof(sig)));
 	else
 		cJSON_AddNullToObject(o, "signal");
 }

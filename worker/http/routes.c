@@ -70,7 +70,6 @@ static const struct probe_entry *probe_find(const struct probe_snapshot *s, cons
 
 static int do_readyz(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
 {
-	const struct worker_ctx *w = rc->w;
 	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
 	cJSON *o = cJSON_CreateObject();
 	cJSON *jail = cJSON_AddObjectToObject(o, "nsjail");
@@ -78,8 +77,8 @@ static int do_readyz(const struct route_ctx *rc, bool ka, const char *hdr, struc
 	bool ready;
 	bool fresh;
 
-	probe_table_read(w->probes, snap);
-	fresh = snap->done_wall_ms != 0 && snap->generation == w->generation;
+	probe_table_read(rc->probes, snap);
+	fresh = snap->done_wall_ms != 0 && snap->generation == rc->generation;
 	ready = fresh && snap->jail_state == PROBE_OK && !rc->sandbox_error;
 	cJSON_AddBoolToObject(jail, "ok", snap->jail_state == PROBE_OK && !rc->sandbox_error);
 	cJSON_AddStringToObject(jail, "driver", rc->jail_name[0] ? rc->jail_name : snap->jail_name);
@@ -89,8 +88,8 @@ static int do_readyz(const struct route_ctx *rc, bool ka, const char *hdr, struc
 		cJSON_AddStringToObject(jail, "error", rc->sandbox_error);
 	else if (snap->jail_error[0])
 		cJSON_AddStringToObject(jail, "error", snap->jail_error);
-	for (size_t i = 0; i < langtab_count(w->lt); i++) {
-		const struct lang *l = langtab_at(w->lt, i);
+	for (size_t i = 0; i < langtab_count(rc->lt); i++) {
+		const struct lang *l = langtab_at(rc->lt, i);
 		const struct probe_entry *e = fresh ? probe_find(snap, l->id) : NULL;
 		cJSON *lo = cJSON_AddObjectToObject(langs, l->id);
 
@@ -109,9 +108,9 @@ static int do_readyz(const struct route_ctx *rc, bool ka, const char *hdr, struc
 	return send_json(out, ready ? 200 : 503, o, ka, hdr);
 }
 
-static cJSON *stats_json(const struct worker_ctx *w)
+static cJSON *stats_json(const struct route_ctx *rc)
 {
-	const struct stats *s = w->stats;
+	const struct stats *s = rc->stats;
 	struct job_record *recs = xcalloc(RECENT_MAX, sizeof(*recs));
 	size_t n = stats_recent(s, recs, RECENT_MAX);
 	cJSON *o = cJSON_CreateObject();
@@ -139,7 +138,7 @@ static cJSON *stats_json(const struct worker_ctx *w)
 				(double)atomic_load(&s->queue_rejected_timeout));
 	cJSON_AddNumberToObject(o, "workers_respawned", (double)atomic_load(&s->workers_respawned));
 	cJSON_AddNumberToObject(o, "reloads", (double)atomic_load(&s->reloads));
-	if (statvfs(w->cfg->jail_dir, &vfs) == 0)
+	if (statvfs(rc->cfg->jail_dir, &vfs) == 0)
 		cJSON_AddNumberToObject(o, "disk_free_bytes_jail_dir",
 					(double)vfs.f_bavail * (double)vfs.f_frsize);
 	else
@@ -174,8 +173,7 @@ static cJSON *stats_json(const struct worker_ctx *w)
 
 static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
 {
-	const struct worker_ctx *w = rc->w;
-	const struct config *cfg = w->cfg;
+	const struct config *cfg = rc->cfg;
 	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
 	cJSON *o = cJSON_CreateObject();
 	cJSON *bi = cJSON_AddObjectToObject(o, "build_info");
@@ -183,7 +181,7 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	cJSON *langs = cJSON_AddArrayToObject(o, "languages");
 	cJSON *lim = cJSON_AddObjectToObject(o, "limits");
 
-	probe_table_read(w->probes, snap);
+	probe_table_read(rc->probes, snap);
 	cJSON_AddStringToObject(bi, "version", PACKAGE_VERSION);
 	cJSON_AddStringToObject(bi, "commit", GOBOXD_GIT_COMMIT);
 	cJSON_AddStringToObject(bi, "compiler", "gcc " __VERSION__);
@@ -192,10 +190,10 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	cJSON_AddStringToObject(jail, "version", rc->jail_version);
 	if (rc->sandbox_error)
 		cJSON_AddStringToObject(jail, "error", rc->sandbox_error);
-	for (size_t i = 0; i < langtab_count(w->lt); i++) {
-		const struct lang *l = langtab_at(w->lt, i);
+	for (size_t i = 0; i < langtab_count(rc->lt); i++) {
+		const struct lang *l = langtab_at(rc->lt, i);
 		const struct probe_entry *e =
-			snap->generation == w->generation ? probe_find(snap, l->id) : NULL;
+			snap->generation == rc->generation ? probe_find(snap, l->id) : NULL;
 		cJSON *lo = cJSON_CreateObject();
 		cJSON *al = cJSON_AddArrayToObject(lo, "aliases");
 
@@ -230,7 +228,7 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	cJSON_AddNumberToObject(lim, "max_job_output_bytes", (double)cfg->max_job_output_bytes);
 	cJSON_AddNumberToObject(lim, "workers", cfg->workers);
 	cJSON_AddItemToObject(lim, "step_max", limits_json(&cfg->limits_max));
-	cJSON_AddItemToObject(o, "stats", stats_json(w));
+	cJSON_AddItemToObject(o, "stats", stats_json(rc));
 	free(snap);
 	return send_json(out, 200, o, ka, hdr);
 }
@@ -243,19 +241,18 @@ static void metric(struct buf *b, const char *name, const char *type, const char
 
 static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
 {
-	const struct worker_ctx *w = rc->w;
-	const struct stats *s = w->stats;
+	const struct stats *s = rc->stats;
 	struct buf b;
 
 	buf_init(&b, 0);
 	metric(&b, "goboxd_active_jobs", "gauge", "Jobs running now.",
 	       (double)atomic_load(&s->in_flight));
 	metric(&b, "goboxd_max_active_jobs", "gauge", "Configured maximum of running jobs.",
-	       w->cfg->max_concurrent_jobs);
+	       rc->cfg->max_concurrent_jobs);
 	metric(&b, "goboxd_queue_length", "gauge", "Jobs waiting in the queue.",
 	       (double)atomic_load(&s->queued));
 	metric(&b, "goboxd_max_queue_length", "gauge", "Configured maximum of waiting jobs.",
-	       w->cfg->max_queue);
+	       rc->cfg->max_queue);
 	metric(&b, "goboxd_requests_total", "counter", "HTTP requests parsed.",
 	       (double)atomic_load(&s->requests_total));
 	metric(&b, "goboxd_jobs_failed_internal_total", "counter",
@@ -332,7 +329,7 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 
 	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
 		is_known |= !strcmp(r->path, known[i]);
-	if (!strcmp(r->path, "/metrics") && !rc->w->cfg->metrics)
+	if (!strcmp(r->path, "/metrics") && !rc->cfg->metrics)
 		is_known = false;
 	if (!is_known) {
 		http_format_error(out, 404, "not_found", "no such endpoint", ka, hdr);

@@ -4,13 +4,22 @@
 #define GOBOXD_ROUTES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/buf.h"
 #include "worker/http/http.h"
-#include "worker/worker.h"
+#include "common/config.h"
+#include "common/lang/langtab.h"
+#include "common/stats.h"
+#include "worker/sandbox/probe.h"
 
 struct route_ctx {
-	const struct worker_ctx *w;
+	/* The worker's state, read-only: what its master handed it. */
+	const struct config *cfg;
+	const struct langtab *lt;
+	uint32_t generation;       /* the language table's */
+	struct stats *stats;
+	struct probe_table *probes;
 	const char *jail_name;     /* the worker's sandbox driver, "" if none */
 	const char *jail_version;
 	const char *jail_path;

@@ -19,11 +19,10 @@
 #include "common/lang/placeholder.h"
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
-#include "worker/http/api.h"
 #include "worker/sandbox/jail.h"
 
-#define JAIL_BOX POLICY_BOX_DIR
-#define JAIL_TMP POLICY_TMP_DIR
+#define JAIL_BOX JAILPATH_BOX
+#define JAIL_TMP JAILPATH_TMP
 
 /* Every step starts from this; the language's env is applied on top. */
 const char *const job_base_env[5] = {
@@ -377,7 +376,7 @@ static void run_build(const struct job_env *env, const struct job_request *req,
  * a scratch file of its own (testlib's interactor writes one); goboxd
  * does not read it.
  */
-#define JUDGE_DIR POLICY_CONTROL_DIR
+#define JUDGE_DIR JAILPATH_CONTROL
 #define JUDGE_INPUT "input"
 #define JUDGE_OUTPUT "output"
 #define JUDGE_ANSWER "answer"
@@ -560,7 +559,7 @@ static void judge_failure(const struct judge *jd, const struct run_outcome *o, c
 		snprintf(why, len, "the %s went over its output limit", judge_name(jd));
 	else if (o->term_signal)
 		snprintf(why, len, "the %s was killed by %s", judge_name(jd),
-			 api_signal_name(o->term_signal, sig, sizeof(sig)));
+			 verdict_signal_name(o->term_signal, sig, sizeof(sig)));
 	else if (!o->exited)
 		snprintf(why, len, "the %s's end is unknown", judge_name(jd));
 }

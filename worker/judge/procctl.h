@@ -3,7 +3,7 @@
  * serves it for one running program (an interactive test's solution) to a
  * client in another jail (the interactor), through two FIFOs in a
  * directory that only the client's jail shows (jail_control_dir, at
- * POLICY_CONTROL_DIR inside):
+ * JAILPATH_CONTROL inside):
  *
  *   wait    the client opens it, writes '1' (keep running) or '0'
  *           (terminate), closes it;

@@ -50,7 +50,7 @@ struct jail_env {
 	const char *const *ro_mounts; /* the languages' extra read-only paths */
 	const char *box_dir;    /* host directory bound read-write at the box */
 	const char *control_dir; /* NULL, or a host directory bound read-only at
-				  * POLICY_CONTROL_DIR (an interactor's jail) */
+				  * JAILPATH_CONTROL (an interactor's jail) */
 };
 
 /* A NULL-terminated argv whose strings it owns; errors are sticky. */
@@ -174,7 +174,7 @@ struct jail_opts {
 	/*
 	 * Also make a control directory: root's, group-readable by gid, under
 	 * the jail dir and removed with the jail, shown read-only inside at
-	 * POLICY_CONTROL_DIR. The worker puts what an interactor reads there
+	 * JAILPATH_CONTROL. The worker puts what an interactor reads there
 	 * (worker/judge/procctl.h).
 	 */
 	bool control_dir;

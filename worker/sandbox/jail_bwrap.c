@@ -42,7 +42,7 @@ static void add_mounts(const struct jail_env *e, struct jail_args *a)
 	jail_args_add(a, "/proc");
 	/* A placeholder: the init mounts a fresh, capped /tmp for each program. */
 	jail_args_add(a, "--tmpfs");
-	jail_args_add(a, POLICY_TMP_DIR);
+	jail_args_add(a, JAILPATH_TMP);
 	for (const char *const *p = e->ro_mounts; p && *p; p++) {
 		jail_args_add(a, "--ro-bind-try");
 		jail_args_add(a, *p);
@@ -50,11 +50,11 @@ static void add_mounts(const struct jail_env *e, struct jail_args *a)
 	}
 	jail_args_add(a, "--bind");
 	jail_args_add(a, e->box_dir);
-	jail_args_add(a, POLICY_BOX_DIR);
+	jail_args_add(a, JAILPATH_BOX);
 	if (e->control_dir) {
 		jail_args_add(a, "--ro-bind");
 		jail_args_add(a, e->control_dir);
-		jail_args_add(a, POLICY_CONTROL_DIR);
+		jail_args_add(a, JAILPATH_CONTROL);
 	}
 	jail_args_add(a, "--ro-bind");
 	jail_args_add(a, e->init_path);
@@ -96,7 +96,7 @@ static int bwrap_build_argv(const struct jail_env *e, struct jail_args *a, char 
 	jail_args_add(a, POLICY_HOSTNAME);
 	add_mounts(e, a);
 	jail_args_add(a, "--chdir");
-	jail_args_add(a, POLICY_BOX_DIR);
+	jail_args_add(a, JAILPATH_BOX);
 	jail_args_add(a, "--clearenv");
 	jail_args_add(a, "--");
 	jail_args_add(a, POLICY_INIT_PATH);

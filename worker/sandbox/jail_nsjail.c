@@ -51,7 +51,7 @@ static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, 
 	}
 	/* A placeholder: the init mounts a fresh, capped /tmp for each program. */
 	jail_args_add(a, "-m");
-	jail_args_addf(a, "none:%s:tmpfs:size=4096", POLICY_TMP_DIR);
+	jail_args_addf(a, "none:%s:tmpfs:size=4096", JAILPATH_TMP);
 	for (const char *const *p = e->ro_mounts; p && *p; p++) {
 		if (check_path(*p, err, errlen) < 0 || access(*p, F_OK) < 0)
 			continue;
@@ -59,10 +59,10 @@ static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, 
 		jail_args_add(a, *p);
 	}
 	jail_args_add(a, "-B");
-	jail_args_addf(a, "%s:%s", e->box_dir, POLICY_BOX_DIR);
+	jail_args_addf(a, "%s:%s", e->box_dir, JAILPATH_BOX);
 	if (e->control_dir) {
 		jail_args_add(a, "-R");
-		jail_args_addf(a, "%s:%s", e->control_dir, POLICY_CONTROL_DIR);
+		jail_args_addf(a, "%s:%s", e->control_dir, JAILPATH_CONTROL);
 	}
 	jail_args_add(a, "-R");
 	jail_args_addf(a, "%s:%s", e->init_path, POLICY_INIT_PATH);
@@ -128,7 +128,7 @@ static int nsjail_build_argv(const struct jail_env *e, struct jail_args *a, char
 	if (rc < 0)
 		return rc;
 	jail_args_add(a, "--cwd");
-	jail_args_add(a, POLICY_BOX_DIR);
+	jail_args_add(a, JAILPATH_BOX);
 	jail_args_add(a, "--");
 	jail_args_add(a, POLICY_INIT_PATH);
 	if (a->err)

@@ -12,17 +12,12 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-/* Identity and layout inside the jail. */
+#include "common/lang/jailpath.h"
+
+/* Identity and layout inside the jail (the paths: common/lang/jailpath.h). */
 #define POLICY_INSIDE_UID 65534
 #define POLICY_INSIDE_GID 65534
 #define POLICY_HOSTNAME "sandbox"
-/* The job directory, the programs' working directory: where Codize keeps
- * them too, so paths in messages and stack traces read the same. */
-#define POLICY_BOX_DIR "/sandbox"
-#define POLICY_TMP_DIR "/tmp"
-/* An interactor's jail only: the test's input, the answer, and the
- * process management protocol's pipes (worker/judge/procctl.h), read-only. */
-#define POLICY_CONTROL_DIR "/judge"
 /* goboxd-init is bound here read-only; it unmounts it once running. */
 #define POLICY_INIT_PATH "/.goboxd-init"
 

@@ -545,7 +545,7 @@ static void fill_rlimits(struct run *run, struct initmsg_run *m)
 static void put_argv0(struct buf *b, const char *a0)
 {
 	if (a0[0] != '/') {
-		buf_puts(b, POLICY_BOX_DIR "/");
+		buf_puts(b, JAILPATH_BOX "/");
 		while (a0[0] == '.' && a0[1] == '/')
 			a0 += 2;
 	}
@@ -597,7 +597,7 @@ static int send_run(struct run *run)
 	buf_init(&b, 0);
 	buf_append(&b, &h, sizeof(h));
 	buf_append(&b, &m, sizeof(m));
-	buf_append(&b, POLICY_BOX_DIR, sizeof(POLICY_BOX_DIR));
+	buf_append(&b, JAILPATH_BOX, sizeof(JAILPATH_BOX));
 	put_argv0(&b, s->argv[0]);
 	for (size_t i = 1; i < m.argc; i++)
 		buf_append(&b, s->argv[i], strlen(s->argv[i]) + 1);
