@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/sandbox/cgroup.h"
+#include "worker/sandbox/host.h"
 
 static void print_config(const struct config *c, FILE *out)
 {

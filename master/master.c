@@ -20,15 +20,13 @@
 #include <unistd.h>
 
 #include "common/channel.h"
-#include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "common/stats.h"
 #include "common/util.h"
 #include "master/queue.h"
 #include "master/sweeper.h"
-#include "worker/sandbox/cgroup.h"
-#include "worker/sandbox/probe.h"
+#include "worker/sandbox/host.h"
 #include "worker/worker.h"
 
 #define TICK_MS 100

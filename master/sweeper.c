@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "common/caps.h"
-#include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "common/util.h"
+#include "worker/sandbox/host.h"
 
 static volatile sig_atomic_t sweeper_stopping;
 

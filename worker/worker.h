@@ -8,7 +8,7 @@
 #include "common/config.h"
 #include "common/lang/langtab.h"
 #include "common/stats.h"
-#include "worker/sandbox/probe.h"
+#include "worker/sandbox/host.h"
 
 /* Exit code of a worker that cannot start for a config reason: the master
  * does not respawn it in a loop. */

@@ -12,7 +12,7 @@
 #define JAILPATH_BOX "/sandbox"
 #define JAILPATH_TMP "/tmp"
 /* An interactor's jail only: the test's input, the answer, and the
- * process management protocol's pipes (worker/judge/procctl.h), read-only. */
+ * process management protocol's pipes (worker/sandbox/procctl.h), read-only. */
 #define JAILPATH_CONTROL "/judge"
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "worker/sandbox/jobdir.h"
+#include "worker/sandbox/host.h"
 
 #define SANDBOX_ID 65534
 

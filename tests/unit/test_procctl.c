@@ -1,5 +1,5 @@
 /*
- * The process management protocol's server (worker/judge/procctl.c) against real
+ * The process management protocol's server (worker/sandbox/procctl.c) against real
  * FIFOs in a temporary directory, with a fake program behind it and a
  * client in a child process that opens, writes and reads as an interactor
  * would (blocking calls, as a plain client makes them).
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "worker/judge/procctl.h"
+#include "worker/sandbox/procctl.h"
 
 /* ---- the answer's text ---------------------------------------------------- */
 

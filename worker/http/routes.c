@@ -11,7 +11,7 @@
 
 #include "common/util.h"
 #include "common/verdict.h"
-#include "worker/sandbox/probe.h"
+#include "worker/sandbox/host.h"
 
 #define RECENT_MAX 1024
 

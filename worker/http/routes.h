@@ -11,7 +11,7 @@
 #include "common/config.h"
 #include "common/lang/langtab.h"
 #include "common/stats.h"
-#include "worker/sandbox/probe.h"
+#include "worker/sandbox/host.h"
 
 struct route_ctx {
 	/* The worker's state, read-only: what its master handed it. */

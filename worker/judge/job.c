@@ -21,35 +21,23 @@
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/jail.h"
 
-#define JAIL_BOX JAILPATH_BOX
-#define JAIL_TMP JAILPATH_TMP
-
-/* Every step starts from this; the language's env is applied on top. */
-const char *const job_base_env[5] = {
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-	"HOME=" JAIL_TMP,
-	"TMPDIR=" JAIL_TMP,
-	"LANG=C.UTF-8",
-	NULL,
-};
-
 /* Base env with the language's entries replacing same-named ones. */
 static char **merge_env(char **lang_env)
 {
-	size_t nb = ARRAY_SIZE(job_base_env) - 1, nl = 0, k = 0;
+	size_t nb = ARRAY_SIZE(sandbox_base_env) - 1, nl = 0, k = 0;
 	char **out;
 
 	while (lang_env && lang_env[nl])
 		nl++;
 	out = xcalloc(nb + nl + 1, sizeof(*out));
 	for (size_t i = 0; i < nb; i++) {
-		size_t klen = strcspn(job_base_env[i], "=") + 1;
+		size_t klen = strcspn(sandbox_base_env[i], "=") + 1;
 		bool overridden = false;
 
 		for (size_t j = 0; j < nl; j++)
-			overridden |= strncmp(lang_env[j], job_base_env[i], klen) == 0;
+			overridden |= strncmp(lang_env[j], sandbox_base_env[i], klen) == 0;
 		if (!overridden)
-			out[k++] = xstrdup(job_base_env[i]);
+			out[k++] = xstrdup(sandbox_base_env[i]);
 	}
 	for (size_t j = 0; j < nl; j++)
 		out[k++] = xstrdup(lang_env[j]);
@@ -78,8 +66,8 @@ static int plan_step(const struct job_request *req, const struct lang_step *step
 		.artifact = req->artifact,
 		.sources = names,
 		.flags = (const char *const *)flags,
-		.box = JAIL_BOX,
-		.tmp = JAIL_TMP,
+		.box = JAILPATH_BOX,
+		.tmp = JAILPATH_TMP,
 		.memory_mb = (unsigned long)(lim->memory_kb / 1024),
 	};
 	static const char *const none[] = { NULL };
@@ -231,7 +219,7 @@ static int write_files(struct jobdir *d, const struct job_request *req)
 
 #define BUILD_MAX_TOOLS 16
 
-/* Where a command name without a slash is found: job_base_env's PATH. */
+/* Where a command name without a slash is found: sandbox_base_env's PATH. */
 static const char *tool_path(const char *cmd, char *buf, size_t n)
 {
 	static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
@@ -376,11 +364,10 @@ static void run_build(const struct job_env *env, const struct job_request *req,
  * a scratch file of its own (testlib's interactor writes one); goboxd
  * does not read it.
  */
-#define JUDGE_DIR JAILPATH_CONTROL
 #define JUDGE_INPUT "input"
 #define JUDGE_OUTPUT "output"
 #define JUDGE_ANSWER "answer"
-#define INTERACTOR_SCRATCH JAIL_TMP "/interactor-output"
+#define INTERACTOR_SCRATCH JAILPATH_TMP "/interactor-output"
 
 /* An interactor that ends first with one of these lets the solution run on
  * to its own end, to be judged for its own failures too: accepted and
@@ -461,11 +448,11 @@ static struct judge *judge_open(const struct job_env *env, const struct job_requ
 static bool judge_prepare(struct judge *jd, const struct job_env *env,
 			  const struct job_request *req, struct job_result *res)
 {
-	static const char *const itr_args[] = { JUDGE_DIR "/" JUDGE_INPUT, INTERACTOR_SCRATCH,
-						JUDGE_DIR "/" JUDGE_ANSWER, NULL };
-	static const char *const chk_args[] = { JUDGE_DIR "/" JUDGE_INPUT,
-						JUDGE_DIR "/" JUDGE_OUTPUT,
-						JUDGE_DIR "/" JUDGE_ANSWER, NULL };
+	static const char *const itr_args[] = { JAILPATH_CONTROL "/" JUDGE_INPUT, INTERACTOR_SCRATCH,
+						JAILPATH_CONTROL "/" JUDGE_ANSWER, NULL };
+	static const char *const chk_args[] = { JAILPATH_CONTROL "/" JUDGE_INPUT,
+						JAILPATH_CONTROL "/" JUDGE_OUTPUT,
+						JAILPATH_CONTROL "/" JUDGE_ANSWER, NULL };
 	struct jobdir *d = jail_jobdir(jd->jail);
 	int rc = 0;
 

@@ -95,9 +95,6 @@ enum job_event { JOB_EV_BUILD, JOB_EV_JUDGE_BUILD, JOB_EV_TEST, JOB_EV_GROUP };
 typedef void (*job_event_fn)(void *arg, const struct job_request *req, struct job_result *res,
 			     enum job_event ev, size_t index);
 
-/* The environment every step starts from (NULL-terminated). */
-extern const char *const job_base_env[5];
-
 struct job_env {
 	struct jail *jail;          /* this job's own, ready or starting */
 	const struct config *cfg;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum cg_version { CG_V1 = 1, CG_V2 = 2 };
+#include "worker/sandbox/host.h"
 
 struct cg_tree;   /* a worker's subtree, e.g. goboxd/w3 */
 struct cg_step;   /* one step's cgroup inside it */
@@ -31,57 +31,6 @@ struct cg_stats {
 };
 
 /*
- * Where goboxd's cgroups live, chosen once by the master at start-up, in
- * this order: --cgroup-root when given (nothing else is tried); on v2 the
- * cgroup goboxd was started in when it is delegated (offers memory and
- * pids, writable: a unit with Delegate=yes, a container with its own
- * cgroup namespace); on v2, as root, a goboxd subtree at the cgroup2 root
- * when that is writable (a host without delegation, the way isolate's
- * service does it); v1's memory, pids and cpuacct hierarchies.
- */
-enum cg_source { CG_SRC_OPTION, CG_SRC_OWN, CG_SRC_ROOT, CG_SRC_V1 };
-
-struct cg_place {
-	enum cg_version ver;
-	enum cg_source source;
-	/* what every later call takes as root_override: the v2 base cgroup,
-	 * or on v1 the operator's --cgroup-root ("" when discovered) */
-	char root[PATH_MAX];
-	unsigned ndirs;
-	char dirs[3][PATH_MAX];  /* the goboxd/ directories (v1: one per controller) */
-};
-
-/* What discovery looks at: the daemon reads its own, tests pass a fake. */
-struct cg_host {
-	const char *mountinfo;     /* a /proc/self/mountinfo text */
-	const char *proc_cgroup;   /* a /proc/self/cgroup text */
-	bool root;                 /* effective uid 0 */
-	char *mountinfo_buf, *proc_cgroup_buf;  /* owned by cg_host_read */
-};
-
-/* This process's view. 0, or negative errno with err. */
-int cg_host_read(struct cg_host *h, char *err, size_t errlen);
-void cg_host_free(struct cg_host *h);
-/*
- * Choose the place (reads cgroupfs files, writes nothing). 0 and *out, or
- * -ENOTSUP (or another negative errno) with the reason in err.
- */
-int cg_locate(const struct cg_host *h, const char *root_override, struct cg_place *out,
-	      char *err, size_t errlen);
-/*
- * Make the place usable. v2: a cgroup with member processes cannot hand
- * controllers to its children, so when the base refuses, every process of
- * it moves into the leaf "<base>/goboxd-daemon" first; then memory/pids
- * (and cpu when available) are enabled in the base and in "<base>/goboxd".
- * v1: nothing to do. 0 or negative errno with err.
- */
-int cg_prepare(const struct cg_place *p, char *err, size_t errlen);
-/* cg_host_read + cg_locate + cg_prepare: the master's start-up, once,
- * before forking workers (and the sandbox tests' set-up). */
-int cg_start(const char *root_override, struct cg_place *out, char *err, size_t errlen);
-const char *cg_source_name(enum cg_source s);
-
-/*
  * Create goboxd/<name> in the place root_override names (a v2 base cgroup
  * or a v1 parent containing memory/, pids/, cpuacct/), or, when NULL, in
  * the one discovery finds for this process. A goboxd/<name> already there
@@ -94,8 +43,6 @@ int cg_tree_open(const char *root_override, const char *name, struct cg_tree **o
 /* Remove the subtree (kills anything left in it first). */
 void cg_tree_close(struct cg_tree *t);
 enum cg_version cg_tree_version(const struct cg_tree *t);
-/* Master start-up: remove step cgroups a crashed worker left in goboxd/. */
-int cg_sweep(const char *root_override, unsigned *removed);
 
 /* A fresh step cgroup with its limits set. */
 int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step **out,

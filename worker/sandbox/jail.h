@@ -175,7 +175,7 @@ struct jail_opts {
 	 * Also make a control directory: root's, group-readable by gid, under
 	 * the jail dir and removed with the jail, shown read-only inside at
 	 * JAILPATH_CONTROL. The worker puts what an interactor reads there
-	 * (worker/judge/procctl.h).
+	 * (worker/sandbox/procctl.h).
 	 */
 	bool control_dir;
 };

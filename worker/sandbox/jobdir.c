@@ -1,6 +1,7 @@
 #include "autoconf.h"
 
 #include "worker/sandbox/jobdir.h"
+#include "worker/sandbox/host.h"
 
 #include <dirent.h>
 #include <errno.h>

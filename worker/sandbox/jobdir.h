@@ -105,24 +105,6 @@ int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid);
 /* Remove the whole tree (unlinkat, never following symlinks), its
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);
-/*
- * What a sweep would remove, for the caller to hand to a process of its
- * own (removing a tree can take seconds): found(arg, path) is called for
- * each directory under parent named "job-*" (owner > 0: "job-<owner>-*",
- * the directories of an exited process) that is older than age_s seconds
- * and that no live process holds locked. Only names, modes and locks are
- * read. 0 or negative errno (parent unreadable).
- */
-int jobdir_stale(const char *parent, pid_t owner, unsigned age_s,
-		 void (*found)(void *arg, const char *path), void *arg);
-/*
- * Remove the job directory at path (unlinkat, never following symlinks)
- * unless a live process holds its lock. With stop, *stop is checked after
- * every batch of removals, and a set flag ends the work early. 1 when
- * removed, 0 when skipped (locked, gone, not a directory), -EINTR when
- * stopped (what is left waits for the next sweep), or negative errno.
- */
-int jobdir_reclaim(const char *path, volatile sig_atomic_t *stop);
 /* Remove name under dirfd recursively, no symlink following. */
 int rm_tree_at(int dirfd, const char *name);
 

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/sandbox/probe.h"
+#include "worker/sandbox/host.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +12,6 @@
 #include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "worker/judge/job.h"
 #include "worker/sandbox/sandbox.h"
 
 /* Probes are small: a version banner needs little time or memory. */
@@ -118,7 +117,7 @@ static void probe_one(struct sandbox *sb, const struct config *cfg, const struct
 	}
 	step_result_init(&r);
 	s.argv = (const char *const *)l->probe.v;
-	s.envp = job_base_env;
+	s.envp = sandbox_base_env;
 	s.tmp_exec = l->tmp_exec;
 	s.open_files = l->run.open_files;
 	s.limits = l->run.limits;

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/judge/procctl.h"
+#include "worker/sandbox/procctl.h"
 
 #include <errno.h>
 #include <fcntl.h>

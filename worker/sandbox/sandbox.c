@@ -29,8 +29,16 @@
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/cgroup.h"
 #include "worker/sandbox/jail.h"
-#include "worker/judge/procctl.h"
+#include "worker/sandbox/procctl.h"
 #include "worker/sandbox/seccomp.h"
+
+const char *const sandbox_base_env[5] = {
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"HOME=" JAILPATH_TMP,
+	"TMPDIR=" JAILPATH_TMP,
+	"LANG=C.UTF-8",
+	NULL,
+};
 
 #define CPU_POLL_MS 50
 #define DRAIN_MS 1000

@@ -132,7 +132,7 @@ int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_
  * and the interactor's stdout to the solution's stdin (the worker holds
  * neither pipe). Their stderr is captured as in sandbox_run. With
  * protocol set, the worker serves the process management protocol
- * (worker/judge/procctl.h) for the solution in the interactor's control
+ * (worker/sandbox/procctl.h) for the solution in the interactor's control
  * directory while the test runs.
  */
 struct interact_spec {
@@ -180,5 +180,9 @@ int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spe
 
 /* The marker appended to a captured stream that hit its cap. */
 #define TRUNCATION_MARKER "\n[goboxd: output truncated]\n"
+
+/* The environment every jailed program starts from (NULL-terminated); a
+ * language's env entries replace same-named ones (worker/judge/job.c). */
+extern const char *const sandbox_base_env[5];
 
 #endif
