@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "common/util.h"
+
 static const char b64_alphabet[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -23,9 +25,7 @@ char *base64_encode(const void *data, size_t n)
 
 	if (n / 3 >= SIZE_MAX / 4 - 1)
 		return NULL;
-	out = malloc(base64_encoded_len(n) + 1);
-	if (!out)
-		return NULL;
+	out = xmalloc(base64_encoded_len(n) + 1);
 	p = out;
 	for (i = 0; i + 3 <= n; i += 3) {
 		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
@@ -87,9 +87,7 @@ int base64_decode(const char *s, size_t len, char **out, size_t *outlen)
 	if (len > 1 && in[len - 2] == '=')
 		npad++;
 	nout = len / 4 * 3 - npad;
-	buf = malloc(nout + 1);
-	if (!buf)
-		return -ENOMEM;
+	buf = xmalloc(nout + 1);
 	for (i = 0; i < len; i += 4) {
 		bool last = i + 4 == len;
 		int v[4];

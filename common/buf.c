@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
+
 void buf_init(struct buf *b, size_t limit)
 {
 	memset(b, 0, sizeof(*b));
@@ -41,12 +43,10 @@ static int buf_reserve(struct buf *b, size_t extra)
 		return 0;
 	while (cap < need) {
 		if (cap > SIZE_MAX / 2)
-			return -ENOMEM;
+			return -EOVERFLOW;
 		cap *= 2;
 	}
-	p = realloc(b->data, cap);
-	if (!p)
-		return -ENOMEM;
+	p = xreallocarray(b->data, cap, 1);
 	b->data = p;
 	b->cap = cap;
 	return 0;
@@ -58,8 +58,10 @@ int buf_append(struct buf *b, const void *data, size_t len)
 		len = b->limit > b->len ? b->limit - b->len : 0;
 		b->truncated = true;
 	}
-	if (buf_reserve(b, len) < 0)
-		return -ENOMEM;
+	int rc = buf_reserve(b, len);
+
+	if (rc < 0)
+		return rc;
 	if (len)
 		memcpy(b->data + b->len, data, len);
 	b->len += len;
@@ -86,11 +88,9 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	if ((size_t)n < sizeof(small))
 		return buf_append(b, small, (size_t)n);
 	{
-		char *big = malloc((size_t)n + 1);
+		char *big = xmalloc((size_t)n + 1);
 		int rc;
 
-		if (!big)
-			return -ENOMEM;
 		va_start(ap, fmt);
 		vsnprintf(big, (size_t)n + 1, fmt, ap);
 		va_end(ap);
@@ -133,7 +133,7 @@ char *buf_steal(struct buf *b, size_t *len)
 	if (len)
 		*len = b->len;
 	if (!p)
-		p = calloc(1, 1);
+		p = xcalloc(1, 1);
 	b->data = NULL;
 	b->len = b->cap = 0;
 	b->truncated = false;

@@ -291,7 +291,7 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 	case OT_STR:
 		if (!*val) {
 			snprintf(why, whylen, "must not be empty");
-			return -1;
+			return -EINVAL;
 		}
 		free(*(char **)field);
 		*(char **)field = xstrdup(val);
@@ -299,7 +299,7 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 	case OT_BOOL:
 		if (parse_bool(val, (bool *)field) < 0) {
 			snprintf(why, whylen, "'%s' is not a boolean (true/false)", val);
-			return -1;
+			return -EINVAL;
 		}
 		return 0;
 	case OT_JAIL:
@@ -311,7 +311,7 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 			*(enum jail_kind *)field = JAIL_KIND_BWRAP;
 		else {
 			snprintf(why, whylen, "'%s' is not one of auto, nsjail, bwrap", val);
-			return -1;
+			return -EINVAL;
 		}
 		return 0;
 	case OT_LEVEL: {
@@ -319,7 +319,7 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 
 		if (log_parse_level(val, &l) < 0) {
 			snprintf(why, whylen, "'%s' is not one of debug, info, warn, error", val);
-			return -1;
+			return -EINVAL;
 		}
 		*(int *)field = (int)l;
 		return 0;
@@ -343,13 +343,13 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 		snprintf(why, whylen, "'%s' is not a valid %s", val,
 			 duration ? "duration (e.g. 10, 2.5s, 500ms)" :
 			 size ? "size (e.g. 65536, 64k, 16M)" : "number");
-		return -1;
+		return -EINVAL;
 	}
 	if (v < o->min || v > o->max) {
 		snprintf(why, whylen, "%s is out of range [%llu, %llu]%s", val,
 			 (unsigned long long)o->min, (unsigned long long)o->max,
 			 duration ? " ms" : size ? " bytes" : "");
-		return -1;
+		return -EINVAL;
 	}
 	switch (o->type) {
 	case OT_U16:
@@ -406,10 +406,10 @@ static void opt_key(const char *name, char *out, size_t n, bool env)
 int config_load_file(struct config *c, const char *path, char *err, size_t errlen)
 {
 	struct ynode *root = NULL;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	if (yaml_load_file(path, &root, err, errlen) < 0)
-		return -1;
+		return -EINVAL;
 	if (root->type != Y_MAP) {
 		snprintf(err, errlen, "%s:%d: the config file must be a mapping of option: value",
 			 path, root->line);
@@ -468,7 +468,7 @@ int config_load_env(struct config *c, char *const *envp, char *err, size_t errle
 	v = env_get(envp, "PORT");
 	if (v && opt_apply(c, opt_by_name("port"), v, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "environment PORT: %s", why);
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
 		opt_key(opts[i].name, name, sizeof(name), true);
@@ -477,7 +477,7 @@ int config_load_env(struct config *c, char *const *envp, char *err, size_t errle
 			continue;
 		if (opt_apply(c, &opts[i], v, why, sizeof(why)) < 0) {
 			snprintf(err, errlen, "environment %s: %s", name, why);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -530,7 +530,7 @@ int config_load_args(struct config *c, int argc, char **argv, bool *exit_now, ch
 {
 	struct option *lo = build_longopts();
 	char why[200];
-	int ch, rc = -1;
+	int ch, rc = -EINVAL;
 
 	*exit_now = false;
 	optind = 1;
@@ -632,7 +632,7 @@ int config_resolve_paths(struct config *c, const char *cwd, char *err, size_t er
 		if (n > PATH_MAX) {
 			snprintf(err, errlen, "--%s: %s/%s is longer than PATH_MAX", paths[i].name,
 				 cwd, p);
-			return -1;
+			return -EINVAL;
 		}
 		abs = xcalloc(1, n);
 		if (strcmp(p, ".") == 0)
@@ -675,11 +675,11 @@ int config_validate(const struct config *c, char *err, size_t errlen)
 	if (c->languages_dir[0] != '/' || c->jail_dir[0] != '/') {
 		snprintf(err, errlen, "languages-dir and jail-dir must be absolute paths "
 			 "(the working directory could not be read to resolve them)");
-		return -1;
+		return -EINVAL;
 	}
 	if (c->limits_max.cpu_ms == 0 || c->limits_max.wall_ms == 0) {
 		snprintf(err, errlen, "max-wall-time and max-cpu-time must be positive");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -706,7 +706,7 @@ static int resolve_here(struct config *c, char *err, size_t errlen)
 	ssize_t n;
 
 	if (getcwd(cwd, sizeof(cwd)) && config_resolve_paths(c, cwd, err, errlen) < 0)
-		return -1;
+		return -EINVAL;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
@@ -727,16 +727,16 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 	if (file) {
 		c->config_file = xstrdup(file);
 		if (config_load_file(c, file, err, errlen) < 0)
-			return -1;
+			return -EINVAL;
 	}
 	if (config_load_env(c, envp, err, errlen) < 0)
-		return -1;
+		return -EINVAL;
 	if (config_load_args(c, argc, argv, exit_now, err, errlen) < 0)
-		return -1;
+		return -EINVAL;
 	if (*exit_now)
 		return 0;
 	if (resolve_here(c, err, errlen) < 0)
-		return -1;
+		return -EINVAL;
 	config_derive(c);
 	return config_validate(c, err, errlen);
 }

@@ -90,7 +90,7 @@ void config_derive(struct config *c);
 void config_free(struct config *c);
 
 /*
- * Each loader returns 0, or -1 with a message in err ("file:line: reason"
+ * Each loader returns 0, or -EINVAL with a message in err ("file:line: reason"
  * or "--flag: reason"). On failure the config may be partly updated: the
  * caller starts again from defaults (build-then-swap).
  */
@@ -98,7 +98,7 @@ int config_load_file(struct config *c, const char *path, char *err, size_t errle
 int config_load_env(struct config *c, char *const *envp, char *err, size_t errlen);
 /*
  * Parse argv with getopt_long. Sets *exit_now when --help or --version was
- * handled (text already printed). Returns 0 or -1 with err.
+ * handled (text already printed). Returns 0 or -EINVAL with err.
  */
 int config_load_args(struct config *c, int argc, char **argv, bool *exit_now,
 		     char *err, size_t errlen);
@@ -109,7 +109,7 @@ int config_load_args(struct config *c, int argc, char **argv, bool *exit_now,
  * Relative paths (languages-dir, jail-dir, log-file, init-path,
  * nsjail-path, bwrap-path, cgroup-root) made absolute against cwd, so that
  * they mean what they meant where goboxd was started (a reload reads them
- * again). Pure; 0, or -1 with err when one would be too long.
+ * again). Pure; 0, or -EINVAL with err when one would be too long.
  */
 int config_resolve_paths(struct config *c, const char *cwd, char *err, size_t errlen);
 /*

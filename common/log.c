@@ -71,9 +71,7 @@ int log_open_file(const char *path)
 
 	if ((rc = open_onto_stderr(path)) < 0)
 		return rc;
-	copy = strdup(path);
-	if (!copy)
-		return -ENOMEM;
+	copy = xstrdup(path);
 	free(log_path);
 	log_path = copy;
 	if (!log_generation) {
@@ -119,7 +117,7 @@ int log_parse_level(const char *s, enum log_level *out)
 			return 0;
 		}
 	}
-	return -1;
+	return -EINVAL;
 }
 
 /* A new object with the common fields first, then the caller's fields. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
+
 extern char **environ;
 
 /*
@@ -46,9 +48,7 @@ static char **copy_strv(char **v, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		bytes += strlen(v[i]) + 1;
-	out = malloc(bytes);
-	if (!out)
-		return NULL;
+	out = xmalloc(bytes);
 	p = (char *)(out + n + 1);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(v[i]) + 1;

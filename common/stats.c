@@ -134,9 +134,7 @@ uint32_t stats_percentile(const struct job_record *recs, size_t n, unsigned p)
 
 	if (n == 0)
 		return 0;
-	v = malloc(n * sizeof(*v));
-	if (!v)
-		return 0;
+	v = xreallocarray(NULL, n, sizeof(*v));
 	for (size_t i = 0; i < n; i++)
 		v[i] = recs[i].queue_ms + recs[i].build_ms + recs[i].run_ms;
 	qsort(v, n, sizeof(*v), cmp_u32);

@@ -173,6 +173,33 @@ void random_hex(char *out, size_t nbytes)
 	out[2 * nbytes] = '\0';
 }
 
+void *xmalloc(size_t sz)
+{
+	void *p = malloc(sz ? sz : 1);
+
+	if (!p)
+		abort();
+	return p;
+}
+
+void *xreallocarray(void *p, size_t n, size_t sz)
+{
+	void *q = reallocarray(p, n ? n : 1, sz ? sz : 1);
+
+	if (!q)
+		abort();
+	return q;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+
+	if (!p)
+		abort();
+	return p;
+}
+
 char *xstrdup(const char *s)
 {
 	char *p = strdup(s ? s : "");

@@ -35,7 +35,18 @@ void close_fds_from(int lowfd);
 /* Random hex id of 2*nbytes characters (getrandom). */
 void random_hex(char *out, size_t nbytes);
 
-char *xstrdup(const char *s);
+/*
+ * Allocation. These abort when the allocator fails, and nothing in goboxd
+ * allocates any other way or returns -ENOMEM (docs/architecture.md,
+ * "Conventions"): every size is bounded by a limit, and on Linux a failed
+ * malloc means the process is about to be OOM-killed anyway; a worker that
+ * dies is respawned by the master. Size arithmetic that would overflow
+ * also aborts.
+ */
+void *xmalloc(size_t sz);
 void *xcalloc(size_t n, size_t sz);
+void *xreallocarray(void *p, size_t n, size_t sz);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
 
 #endif

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/util.h"
+
 /*
  * Config and language files are small and written by hand; the caps keep a
  * hostile or corrupted file from costing more than a few milliseconds and a
@@ -30,12 +32,10 @@ struct yparse {
 
 static struct ynode *ynode_new(enum ynode_type type, int line)
 {
-	struct ynode *n = calloc(1, sizeof(*n));
+	struct ynode *n = xcalloc(1, sizeof(*n));
 
-	if (n) {
-		n->type = type;
-		n->line = line;
-	}
+	n->type = type;
+	n->line = line;
 	return n;
 }
 
@@ -60,12 +60,6 @@ static int mark_line(yaml_mark_t m)
 	return (int)m.line + 1;
 }
 
-static int oom(struct yparse *y, int line)
-{
-	snprintf(y->err, y->errlen, "%s:%d: out of memory", y->name, line);
-	return -1;
-}
-
 static int next_event(struct yparse *y, yaml_event_t *ev)
 {
 	yaml_parser_t *p = &y->parser;
@@ -73,7 +67,7 @@ static int next_event(struct yparse *y, yaml_event_t *ev)
 	if (yaml_parser_parse(p, ev))
 		return 0;
 	if (p->error == YAML_MEMORY_ERROR)
-		return oom(y, mark_line(p->mark));
+		abort();   /* libyaml's allocator failed: the rule of xmalloc */
 	if (p->context)
 		snprintf(y->err, y->errlen, "%s:%d: YAML syntax error: %s (%s at line %d)",
 			 y->name, mark_line(p->problem_mark),
@@ -82,7 +76,7 @@ static int next_event(struct yparse *y, yaml_event_t *ev)
 	else
 		snprintf(y->err, y->errlen, "%s:%d: YAML syntax error: %s", y->name,
 			 mark_line(p->problem_mark), p->problem ? p->problem : "unknown problem");
-	return -1;
+	return -EINVAL;
 }
 
 /* Anchors, aliases and tags buy nothing in these files, and aliases are
@@ -95,41 +89,28 @@ static int check_props(struct yparse *y, const yaml_event_t *ev, const yaml_char
 	if (anchor) {
 		snprintf(y->err, y->errlen, "%s:%d: YAML anchors (&%s) are not supported",
 			 y->name, line, (const char *)anchor);
-		return -1;
+		return -EINVAL;
 	}
 	if (tag && !implicit_tag) {
 		snprintf(y->err, y->errlen, "%s:%d: YAML tags (%s) are not supported", y->name,
 			 line, (const char *)tag);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
 
-static int grow(struct ynode *n, size_t *cap, bool map)
+static void grow(struct ynode *n, size_t *cap, bool map)
 {
 	size_t ncap = *cap ? *cap * 2 : 8;
-	struct ynode **items;
 
 	if (n->n < *cap)
-		return 0;
-	items = realloc(n->items, ncap * sizeof(struct ynode *));
-	if (!items)
-		return -ENOMEM;
-	n->items = items;
+		return;
+	n->items = xreallocarray(n->items, ncap, sizeof(*n->items));
 	if (map) {
-		char **keys = realloc(n->keys, ncap * sizeof(*keys));
-		int *lines;
-
-		if (!keys)
-			return -ENOMEM;
-		n->keys = keys;
-		lines = realloc(n->key_lines, ncap * sizeof(*lines));
-		if (!lines)
-			return -ENOMEM;
-		n->key_lines = lines;
+		n->keys = xreallocarray(n->keys, ncap, sizeof(*n->keys));
+		n->key_lines = xreallocarray(n->key_lines, ncap, sizeof(*n->key_lines));
 	}
 	*cap = ncap;
-	return 0;
 }
 
 static int parse_node(struct yparse *y, yaml_event_t *ev, int depth, struct ynode **out);
@@ -143,20 +124,14 @@ static int parse_scalar(struct yparse *y, yaml_event_t *ev, struct ynode **out)
 
 	if (check_props(y, ev, ev->data.scalar.anchor, ev->data.scalar.tag,
 			ev->data.scalar.plain_implicit || ev->data.scalar.quoted_implicit) < 0)
-		return -1;
+		return -EINVAL;
 	if (memchr(val, '\0', len)) {
 		snprintf(y->err, y->errlen, "%s:%d: a NUL character is not allowed", y->name,
 			 line);
-		return -1;
+		return -EINVAL;
 	}
 	n = ynode_new(Y_SCALAR, line);
-	if (!n)
-		return oom(y, line);
-	n->scalar = strndup((const char *)val, len);
-	if (!n->scalar) {
-		free(n);
-		return oom(y, line);
-	}
+	n->scalar = xstrndup((const char *)val, len);
 	n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
 	*out = n;
 	return 0;
@@ -167,14 +142,12 @@ static int parse_seq(struct yparse *y, yaml_event_t *start, int depth, struct yn
 	int line = mark_line(start->start_mark);
 	struct ynode *n;
 	size_t cap = 0;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	if (check_props(y, start, start->data.sequence_start.anchor,
 			start->data.sequence_start.tag, start->data.sequence_start.implicit) < 0)
-		return -1;
+		return -EINVAL;
 	n = ynode_new(Y_SEQ, line);
-	if (!n)
-		return oom(y, line);
 	for (;;) {
 		yaml_event_t ev;
 		struct ynode *item = NULL;
@@ -185,12 +158,12 @@ static int parse_seq(struct yparse *y, yaml_event_t *start, int depth, struct yn
 			yaml_event_delete(&ev);
 			break;
 		}
-		rc = grow(n, &cap, false) < 0 ? oom(y, mark_line(ev.start_mark))
-					      : parse_node(y, &ev, depth + 1, &item);
+		grow(n, &cap, false);
+		rc = parse_node(y, &ev, depth + 1, &item);
 		yaml_event_delete(&ev);
 		if (rc < 0)
 			goto out;
-		rc = -1;
+		rc = -EINVAL;
 		n->items[n->n++] = item;
 	}
 	*out = n;
@@ -206,7 +179,7 @@ static int find_key(const struct ynode *map, const char *key)
 	for (size_t i = 0; i < map->n; i++)
 		if (strcmp(map->keys[i], key) == 0)
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 /* One key: value pair; ev is the key's event. */
@@ -220,26 +193,26 @@ static int parse_pair(struct yparse *y, struct ynode *n, yaml_event_t *ev, int d
 	if (ev->type != YAML_SCALAR_EVENT) {
 		snprintf(y->err, y->errlen, "%s:%d: mapping keys must be plain strings", y->name,
 			 line);
-		return -1;
+		return -EINVAL;
 	}
 	if (parse_scalar(y, ev, &key) < 0)
-		return -1;
+		return -EINVAL;
 	dup = find_key(n, key->scalar);
 	if (dup >= 0) {
 		snprintf(y->err, y->errlen, "%s:%d: duplicate key '%s' (first at line %d)",
 			 y->name, line, key->scalar, n->key_lines[dup]);
 		ynode_free(key);
-		return -1;
+		return -EINVAL;
 	}
 	if (next_event(y, &vev) < 0) {
 		ynode_free(key);
-		return -1;
+		return -EINVAL;
 	}
 	rc = parse_node(y, &vev, depth + 1, &val);
 	yaml_event_delete(&vev);
 	if (rc < 0) {
 		ynode_free(key);
-		return -1;
+		return -EINVAL;
 	}
 	n->keys[n->n] = key->scalar;
 	n->key_lines[n->n] = line;
@@ -254,14 +227,12 @@ static int parse_map(struct yparse *y, yaml_event_t *start, int depth, struct yn
 	int line = mark_line(start->start_mark);
 	struct ynode *n;
 	size_t cap = 0;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	if (check_props(y, start, start->data.mapping_start.anchor,
 			start->data.mapping_start.tag, start->data.mapping_start.implicit) < 0)
-		return -1;
+		return -EINVAL;
 	n = ynode_new(Y_MAP, line);
-	if (!n)
-		return oom(y, line);
 	for (;;) {
 		yaml_event_t ev;
 
@@ -271,12 +242,12 @@ static int parse_map(struct yparse *y, yaml_event_t *start, int depth, struct yn
 			yaml_event_delete(&ev);
 			break;
 		}
-		rc = grow(n, &cap, true) < 0 ? oom(y, mark_line(ev.start_mark))
-					     : parse_pair(y, n, &ev, depth);
+		grow(n, &cap, true);
+		rc = parse_pair(y, n, &ev, depth);
 		yaml_event_delete(&ev);
 		if (rc < 0)
 			goto out;
-		rc = -1;
+		rc = -EINVAL;
 	}
 	*out = n;
 	n = NULL;
@@ -293,7 +264,7 @@ static int parse_node(struct yparse *y, yaml_event_t *ev, int depth, struct ynod
 	if (depth > YAML_MAX_DEPTH) {
 		snprintf(y->err, y->errlen, "%s:%d: nesting deeper than %d levels", y->name, line,
 			 YAML_MAX_DEPTH);
-		return -1;
+		return -EINVAL;
 	}
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
@@ -305,10 +276,10 @@ static int parse_node(struct yparse *y, yaml_event_t *ev, int depth, struct ynod
 	case YAML_ALIAS_EVENT:
 		snprintf(y->err, y->errlen, "%s:%d: YAML aliases (*%s) are not supported", y->name,
 			 line, (const char *)ev->data.alias.anchor);
-		return -1;
+		return -EINVAL;
 	default:
 		snprintf(y->err, y->errlen, "%s:%d: unexpected YAML event", y->name, line);
-		return -1;
+		return -EINVAL;
 	}
 }
 
@@ -323,7 +294,7 @@ static int parse_stream(struct yparse *y, struct ynode **out)
 {
 	struct ynode *root = NULL;
 	yaml_event_t ev;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	for (;;) {
 		if (next_event(y, &ev) < 0)
@@ -346,13 +317,8 @@ static int parse_stream(struct yparse *y, struct ynode **out)
 		ynode_free(root);
 		root = NULL;
 	}
-	if (!root) {
+	if (!root)
 		root = ynode_new(Y_MAP, 1);
-		if (!root) {
-			oom(y, 1);
-			goto out;
-		}
-	}
 	*out = root;
 	root = NULL;
 	rc = 0;
@@ -370,11 +336,11 @@ int yaml_load_string(const char *name, const char *text, size_t len, struct ynod
 
 	if (len > YAML_MAX_FILE_BYTES) {
 		snprintf(err, errlen, "%s:1: larger than %d bytes", name, YAML_MAX_FILE_BYTES);
-		return -1;
+		return -EINVAL;
 	}
 	if (!yaml_parser_initialize(&y.parser)) {
 		snprintf(err, errlen, "%s:1: out of memory", name);
-		return -1;
+		return -EINVAL;
 	}
 	yaml_parser_set_input_string(&y.parser, (const unsigned char *)text, len);
 	rc = parse_stream(&y, out);
@@ -387,12 +353,12 @@ int yaml_load_file(const char *path, struct ynode **out, char *err, size_t errle
 	char *text = NULL;
 	size_t len = 0;
 	struct stat st;
-	int fd, rc = -1;
+	int fd, rc = -EINVAL;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
+		return -EINVAL;
 	}
 	if (fstat(fd, &st) < 0) {
 		snprintf(err, errlen, "%s: fstat: %s", path, strerror(errno));
@@ -407,11 +373,7 @@ int yaml_load_file(const char *path, struct ynode **out, char *err, size_t errle
 		goto out;
 	}
 	/* One byte more than the cap, so that a file growing under us is caught. */
-	text = malloc(YAML_MAX_FILE_BYTES + 1);
-	if (!text) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto out;
-	}
+	text = xmalloc(YAML_MAX_FILE_BYTES + 1);
 	while (len < YAML_MAX_FILE_BYTES + 1) {
 		ssize_t n = read(fd, text + len, YAML_MAX_FILE_BYTES + 1 - len);
 
@@ -455,11 +417,11 @@ static int fail(char *err, size_t errlen, const char *file, const struct ynode *
 	off = snprintf(err, errlen, "%s:%d: %s%s", file, n ? n->line : 0, key ? key : "",
 		       key ? ": " : "");
 	if (off < 0 || (size_t)off >= errlen)
-		return -1;
+		return -EINVAL;
 	va_start(ap, fmt);
 	vsnprintf(err + off, errlen - (size_t)off, fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 static const char *type_name(const struct ynode *n)
@@ -479,9 +441,7 @@ int ynode_str(const struct ynode *n, const char *file, const char *key, char **o
 	if (!n || n->type != Y_SCALAR || is_null_scalar(n))
 		return fail(err, errlen, file, n, key, "expected a string, found %s",
 			    n ? type_name(n) : "nothing");
-	s = strdup(n->scalar);
-	if (!s)
-		return fail(err, errlen, file, n, key, "out of memory");
+	s = xstrdup(n->scalar);
 	*out = s;
 	return 0;
 }
@@ -612,13 +572,11 @@ int ynode_strv(const struct ynode *n, const char *file, const char *key, char **
 	} else {
 		len = n->n;
 	}
-	v = calloc(len + 1, sizeof(*v));
-	if (!v)
-		return fail(err, errlen, file, n, key, "out of memory");
+	v = xcalloc(len + 1, sizeof(*v));
 	for (size_t i = 0; i < len; i++) {
 		if (ynode_str(n->items[i], file, key, &v[i], err, errlen) < 0) {
 			free_vec(v);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	*out = v;

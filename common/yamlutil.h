@@ -22,7 +22,7 @@ struct ynode {
 	int *key_lines;        /* Y_MAP key lines */
 };
 
-/* Parse one document. 0 and *out, or -1 with "path:line: reason" in err.
+/* Parse one document. 0 and *out, or -EINVAL with "path:line: reason" in err.
  * An empty document gives an empty map. Anchors/aliases are refused. */
 int yaml_load_file(const char *path, struct ynode **out, char *err, size_t errlen);
 int yaml_load_string(const char *name, const char *text, size_t len, struct ynode **out,
@@ -33,7 +33,7 @@ void ynode_free(struct ynode *n);
 const struct ynode *ynode_get(const struct ynode *map, const char *key);
 
 /*
- * Typed reads. Each returns 0, or -1 with "file:line: key: reason" in err
+ * Typed reads. Each returns 0, or -EINVAL with "file:line: key: reason" in err
  * (file is the name given to the loader and kept by the caller).
  */
 int ynode_str(const struct ynode *n, const char *file, const char *key, char **out,

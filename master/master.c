@@ -923,10 +923,7 @@ static int setup(struct master *m, char *err, size_t errlen)
 		snprintf(err, errlen, "mmap(shared stats): %s", strerror(errno));
 		return -1;
 	}
-	if (queue_init(&m->q, m->cfg.max_queue) < 0) {
-		snprintf(err, errlen, "queue: out of memory");
-		return -1;
-	}
+	queue_init(&m->q, m->cfg.max_queue);
 	if (prepare_dirs(m, err, errlen) < 0)
 		return -1;
 	if (prepare_cgroups(m, err, errlen) < 0)

@@ -7,10 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-int queue_init(struct queue *q, size_t cap)
+#include "common/util.h"
+
+void queue_init(struct queue *q, size_t cap)
 {
 	memset(q, 0, sizeof(*q));
-	return queue_resize(q, cap);
+	queue_resize(q, cap);
 }
 
 void queue_free(struct queue *q)
@@ -26,7 +28,7 @@ void queue_free(struct queue *q)
 }
 
 /* Storage is a ring of max(cap, len) slots, re-laid out on resize. */
-int queue_resize(struct queue *q, size_t cap)
+void queue_resize(struct queue *q, size_t cap)
 {
 	size_t slots = cap > q->len ? cap : q->len;
 	struct queue_entry *v;
@@ -36,11 +38,9 @@ int queue_resize(struct queue *q, size_t cap)
 		q->v = NULL;
 		q->cap = 0;
 		q->head = 0;
-		return 0;
+		return;
 	}
-	v = calloc(slots, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
+	v = xcalloc(slots, sizeof(*v));
 	for (size_t i = 0; i < q->len; i++)
 		v[i] = q->v[(q->head + i) % q->cap];
 	free(q->v);
@@ -48,7 +48,6 @@ int queue_resize(struct queue *q, size_t cap)
 	q->head = 0;
 	q->cap = slots;
 	q->bound = cap;
-	return 0;
 }
 
 int queue_push(struct queue *q, const struct queue_entry *e)

@@ -22,7 +22,7 @@ struct queue {
 	size_t len;
 };
 
-int queue_init(struct queue *q, size_t cap);
+void queue_init(struct queue *q, size_t cap);
 void queue_free(struct queue *q);   /* closes what is left */
 /* 0, or -ENOSPC when full (the caller still owns the fds). */
 int queue_push(struct queue *q, const struct queue_entry *e);
@@ -33,6 +33,6 @@ int queue_unpop(struct queue *q, const struct queue_entry *e);
 /* The oldest entry's enqueue time; 0 if empty. */
 uint64_t queue_oldest_ms(const struct queue *q);
 /* Change the bound (reload); entries beyond a smaller bound stay queued. */
-int queue_resize(struct queue *q, size_t cap);
+void queue_resize(struct queue *q, size_t cap);
 
 #endif

@@ -35,13 +35,7 @@ void sweeper_add(struct sweeper *s, const char *path)
 			return;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 16;
-		char **p = realloc(s->paths, cap * sizeof(*p));
-
-		if (!p) {
-			log_error("sweeper: out of memory; %s waits for the next sweep", path);
-			return;
-		}
-		s->paths = p;
+		s->paths = xreallocarray(s->paths, cap, sizeof(*s->paths));
 		s->cap = cap;
 	}
 	s->paths[s->n++] = xstrdup(path);

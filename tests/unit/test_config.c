@@ -1,5 +1,6 @@
 #include "autoconf.h"
 
+#include <errno.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,7 @@ Test(config, file_errors_name_file_and_line)
 	char want[600];
 
 	config_defaults(&c);
-	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -EINVAL);
 	snprintf(want, sizeof(want), "%s:3:", path);
 	cr_assert(strncmp(err, want, strlen(want)) == 0, "got: %s", err);
 	cr_assert(strstr(err, "bogus_option"), "got: %s", err);
@@ -107,7 +108,7 @@ Test(config, file_bad_value_names_line_and_reason)
 	struct config c;
 
 	config_defaults(&c);
-	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, ":2:"), "got: %s", err);
 	cr_assert(strstr(err, "out of range"), "got: %s", err);
 	config_free(&c);
@@ -121,7 +122,7 @@ Test(config, file_syntax_error_is_reported)
 	struct config c;
 
 	config_defaults(&c);
-	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, path), "got: %s", err);
 	config_free(&c);
 	unlink(path);
@@ -159,7 +160,7 @@ Test(config, env_error_names_variable)
 	struct config c;
 
 	config_defaults(&c);
-	cr_assert_eq(config_load_env(&c, envp, err, sizeof(err)), -1);
+	cr_assert_eq(config_load_env(&c, envp, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "GOBOXD_WORKERS"), "got: %s", err);
 	config_free(&c);
 }
@@ -217,11 +218,11 @@ Test(config, args_codize_flags_and_errors)
 	cr_assert_eq(c.output_limit_bytes, 64 * 1024);
 	cr_assert_eq(c.max_concurrent_jobs, 3);
 	cr_assert(c.metrics);
-	cr_assert_eq(config_load_args(&c, 3, bad, &exit_now, err, sizeof(err)), -1);
+	cr_assert_eq(config_load_args(&c, 3, bad, &exit_now, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "--max-tests"), "got: %s", err);
-	cr_assert_eq(config_load_args(&c, 2, unknown, &exit_now, err, sizeof(err)), -1);
+	cr_assert_eq(config_load_args(&c, 2, unknown, &exit_now, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "--no-such-flag"), "got: %s", err);
-	cr_assert_eq(config_load_args(&c, 2, stray, &exit_now, err, sizeof(err)), -1);
+	cr_assert_eq(config_load_args(&c, 2, stray, &exit_now, err, sizeof(err)), -EINVAL);
 	config_free(&c);
 }
 
@@ -250,7 +251,7 @@ Test(config, validate_rejects_relative_dirs)
 	config_defaults(&c);
 	free(c.jail_dir);
 	c.jail_dir = strdup("relative/jails");
-	cr_assert_eq(config_validate(&c, err, sizeof(err)), -1);
+	cr_assert_eq(config_validate(&c, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "absolute"), "got: %s", err);
 	free(c.jail_dir);
 	c.jail_dir = strdup("/var/lib/goboxd/jails");

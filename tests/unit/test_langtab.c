@@ -3,6 +3,7 @@
 #include "common/lang/langtab.h"
 #include "common/yamlutil.h"
 
+#include <errno.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -1054,7 +1055,7 @@ Test(yamlutil, tree_and_typed_reads)
 	cr_assert_eq(root->key_lines[2], 3);
 	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 0, 10, &u, err, sizeof(err)), 0);
 	cr_assert_eq(u, 1);
-	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 2, 10, &u, err, sizeof(err)), -1);
+	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 2, 10, &u, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "t.yaml:1: a: 1 is below the minimum 2");
 	cr_assert_eq(ynode_strv(ynode_get(root, "b"), "t.yaml", "b", &v, &n, err, sizeof(err)), 0);
 	cr_assert_eq(n, 2);
@@ -1070,9 +1071,9 @@ Test(yamlutil, tree_and_typed_reads)
 	cr_assert_eq(u, 2250);
 	cr_assert_eq(ynode_bool(ynode_get(root, "e"), "t.yaml", "e", &b, err, sizeof(err)), 0);
 	cr_assert(b);
-	cr_assert_eq(ynode_str(ynode_get(root, "f"), "t.yaml", "f", &s, err, sizeof(err)), -1);
+	cr_assert_eq(ynode_str(ynode_get(root, "f"), "t.yaml", "f", &s, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "t.yaml:5: f: expected a string, found nothing");
-	cr_assert_eq(ynode_str(ynode_get(root, "b"), "t.yaml", "b", &s, err, sizeof(err)), -1);
+	cr_assert_eq(ynode_str(ynode_get(root, "b"), "t.yaml", "b", &s, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "t.yaml:2: b: expected a string, found a list");
 	cr_assert_null(ynode_get(root, "zz"));
 	cr_assert_null(ynode_get(ynode_get(root, "a"), "x"));
@@ -1089,7 +1090,7 @@ Test(yamlutil, huge_number_and_empty_document)
 
 	cr_assert_eq(yaml_load_string("t", big, strlen(big), &root, err, sizeof(err)), 0);
 	cr_assert_eq(ynode_u64(ynode_get(root, "n"), "t", "n", 0, UINT64_MAX, &u, err, sizeof(err)),
-		     -1);
+		     -EINVAL);
 	cr_assert(strstr(err, "above the maximum"), "%s", err);
 	ynode_free(root);
 	cr_assert_eq(yaml_load_string("t", "", 0, &root, err, sizeof(err)), 0);
@@ -1108,7 +1109,7 @@ Test(yamlutil, deep_nesting_refused)
 
 	memset(text, '[', 100);
 	text[100] = '\0';
-	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -1);
+	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "nesting deeper"), "%s", err);
 }
 
@@ -1117,7 +1118,7 @@ Test(yamlutil, nul_in_scalar_refused)
 	const char text[] = "a: \"x\\0y\"\n";
 	struct ynode *root = NULL;
 
-	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -1);
+	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "t:1: a NUL character"), "%s", err);
 }
 

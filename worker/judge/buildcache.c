@@ -402,9 +402,7 @@ static int sweep_locked(struct buildcache *c, bool wipe)
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
-			ents = realloc(ents, cap * sizeof(*ents));
-			if (!ents)
-				abort();
+			ents = xreallocarray(ents, cap, sizeof(*ents));
 		}
 		if (wipe) {
 			drop(c, name);

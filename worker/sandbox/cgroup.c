@@ -546,22 +546,16 @@ struct cg_found {
 /* The cgroup mounts named in a mountinfo text; the first cgroup2 mount wins. */
 static int scan_mountinfo(const char *text, struct cg_found *f)
 {
-	struct cg_mount *m = malloc(sizeof(*m));
+	struct cg_mount *m = xmalloc(sizeof(*m));
 	const char *line = text;
 
-	if (!m)
-		return -ENOMEM;
 	memset(f, 0, sizeof(*f));
 	while (line && *line) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);
-		char *copy = strndup(line, len);
+		char *copy = xstrndup(line, len);
 
 		line = eol ? eol + 1 : NULL;
-		if (!copy) {
-			free(m);
-			return -ENOMEM;
-		}
 		if (cg_parse_mountinfo_line(copy, m) < 0) {
 			free(copy);
 			continue;
@@ -674,9 +668,7 @@ static int locate(const struct cg_host *h, const char *root_override, struct cg_
 		*src = CG_SRC_OPTION;
 		return locate_override(root_override, lay, err, errlen);
 	}
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return set_err(err, errlen, -ENOMEM, "out of memory");
+	f = xcalloc(1, sizeof(*f));
 	if ((rc = scan_mountinfo(h->mountinfo, f)) < 0) {
 		set_err(err, errlen, rc, "mountinfo: %s", strerror(-rc));
 		goto out;
@@ -794,14 +786,10 @@ static int discover(const char *root_override, struct cg_layout *lay, char *err,
 int cg_locate(const struct cg_host *h, const char *root_override, struct cg_place *out,
 	      char *err, size_t errlen)
 {
-	struct cg_layout *lay = malloc(sizeof(*lay));
+	struct cg_layout *lay = xmalloc(sizeof(*lay));
 	struct cg_place p;
 	int rc;
 
-	if (!lay) {
-		set_err(err, errlen, -ENOMEM, "out of memory");
-		return -ENOMEM;
-	}
 	memset(&p, 0, sizeof(p));
 	if ((rc = locate(h, root_override, lay, &p.source, err, errlen)) < 0)
 		goto out;
@@ -991,12 +979,8 @@ int cg_tree_open(const char *root_override, const char *name, struct cg_tree **o
 
 	if (!name || !*name || strchr(name, '/') || name[0] == '.')
 		return set_err(err, errlen, -EINVAL, "bad cgroup tree name");
-	lay = malloc(sizeof(*lay));
-	t = calloc(1, sizeof(*t));
-	if (!lay || !t) {
-		rc = set_err(err, errlen, -ENOMEM, "out of memory");
-		goto out;
-	}
+	lay = xmalloc(sizeof(*lay));
+	t = xcalloc(1, sizeof(*t));
 	if ((rc = discover(root_override, lay, err, errlen)) < 0)
 		goto out;
 	t->ver = lay->ver;
@@ -1053,13 +1037,11 @@ static bool owned_by_live_process(const char *name)
 
 int cg_sweep(const char *root_override, unsigned *removed)
 {
-	struct cg_layout *lay = malloc(sizeof(*lay));
+	struct cg_layout *lay = xmalloc(sizeof(*lay));
 	unsigned count = 0;
 	char err[256];
 	int rc = 0;
 
-	if (!lay)
-		return -ENOMEM;
 	if ((rc = discover(root_override, lay, err, sizeof(err))) < 0) {
 		log_warn("cgroup sweep: %s", err);
 		goto out;
@@ -1186,13 +1168,11 @@ static int step_prepare_procs(struct cg_step *s)
 int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step **out,
 		   char *err, size_t errlen)
 {
-	struct cg_step *s = calloc(1, sizeof(*s));
+	struct cg_step *s = xcalloc(1, sizeof(*s));
 	char name[64];
 	bool made = false;
 	int rc = -EEXIST;
 
-	if (!s)
-		return set_err(err, errlen, -ENOMEM, "out of memory");
 	s->ver = t->ver;
 	s->ndirs = t->ndirs;
 	for (int tries = 0; tries < 16 && rc == -EEXIST; tries++) {
