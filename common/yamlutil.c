@@ -105,7 +105,7 @@ static void grow(struct ynode *n, size_t *cap, bool map)
 
 	if (n->n < *cap)
 		return;
-	n->items = xreallocarray(n->items, ncap, sizeof(*n->items));
+	n->items = xreallocarray(n->items, ncap, sizeof(struct ynode *));
 	if (map) {
 		n->keys = xreallocarray(n->keys, ncap, sizeof(*n->keys));
 		n->key_lines = xreallocarray(n->key_lines, ncap, sizeof(*n->key_lines));
