@@ -3,7 +3,8 @@
 A case is a request and what the answer must hold; adding a case is adding
 a file. Format (docs/languages.md explains it for language authors):
 
-  {"api": "run" | "v1",                       default "run"
+  {"about": "why the case exists",            optional; not read
+   "api": "run" | "v1",                       default "run"
    "request": {...},                          the JSON body as sent
    "source_file": "prog.c",                   optional: fills request.source
                                               (or files[0].content for v1)
@@ -18,12 +19,17 @@ a file. Format (docs/languages.md explains it for language authors):
      "run": null | {"status": "OK", "exit_code": 0, "signal": null,
                     "stdout": ..., "stderr": ..., "output": ... (exact),
                     "stdout_contains": ..., "output_contains": ...,
-                    "stderr_contains": ...}}}
+                    "stderr_contains": ...,
+                    "stdout_matches": ..., "stderr_matches": ...,
+                    "output_matches": ...}}}
+  A *_contains is a string the stream holds; a *_matches is a Python regular
+  expression searched for in it (re.search: anchor it with \\A and \\Z).
 """
 import base64
 import glob
 import json
 import os
+import re
 
 import pytest
 
@@ -72,6 +78,11 @@ def check_text(where, got, exp):
         if key in exp:
             assert exp[key] in got[stream], "%s: %s lacks %r: %r" % (where, stream, exp[key],
                                                                   got[stream][:2000])
+    for stream in ("stdout", "stderr", "output"):
+        key = stream + "_matches"
+        if key in exp:
+            assert re.search(exp[key], got[stream]), "%s: %s does not match %r: %r" % (
+                where, stream, exp[key], got[stream][:2000])
     if "stdout_max_len" in exp:
         assert len(got["stdout"]) <= exp["stdout_max_len"], where
 
