@@ -96,7 +96,7 @@ static void send_failed(struct init *in, uint32_t id, uint32_t stage, int err)
 {
 	struct initmsg_failed f = { stage, err };
 
-	send_msg(in, IM_FAILED, id, &f, sizeof(f));
+	send_msg(in, INITMSG_FAILED, id, &f, sizeof(f));
 }
 
 /*
@@ -176,14 +176,14 @@ static void child_fds(struct plan *p)
 	for (int i = 0; i < 4; i++) {
 		tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64);
 		if (tmp[i] < 0)
-			child_fail(p->err_w, IMS_FDS);
+			child_fail(p->err_w, INITMSG_STAGE_FDS);
 	}
 	p->err_w = tmp[3];
 	for (int i = 0; i < 3; i++)
 		if (dup2(tmp[i], i) < 0)
-			child_fail(p->err_w, IMS_FDS);
+			child_fail(p->err_w, INITMSG_STAGE_FDS);
 	if (dup3(tmp[3], 3, O_CLOEXEC) < 0)
-		child_fail(p->err_w, IMS_FDS);
+		child_fail(p->err_w, INITMSG_STAGE_FDS);
 	p->err_w = 3;
 	if (syscall(SYS_close_range, 4U, ~0U, 0) < 0) {
 		for (int fd = 4; fd < 1024; fd++)
@@ -198,25 +198,25 @@ static void child_caps(int err_w)
 
 	memset(d, 0, sizeof(d));
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		child_fail(err_w, IMS_CAPS);
+		child_fail(err_w, INITMSG_STAGE_CAPABILITIES);
 	if (syscall(SYS_capset, &h, d) < 0)
-		child_fail(err_w, IMS_CAPS);
+		child_fail(err_w, INITMSG_STAGE_CAPABILITIES);
 }
 
 static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 {
 	const struct initmsg_run *r = p->run;
-	static const int res[IMRL_COUNT] = {
-		[IMRL_CPU] = RLIMIT_CPU, [IMRL_FSIZE] = RLIMIT_FSIZE,
-		[IMRL_NOFILE] = RLIMIT_NOFILE, [IMRL_NPROC] = RLIMIT_NPROC,
-		[IMRL_CORE] = RLIMIT_CORE, [IMRL_MEMLOCK] = RLIMIT_MEMLOCK,
+	static const int res[INITMSG_RLIMIT_COUNT] = {
+		[INITMSG_RLIMIT_CPU] = RLIMIT_CPU, [INITMSG_RLIMIT_FSIZE] = RLIMIT_FSIZE,
+		[INITMSG_RLIMIT_NOFILE] = RLIMIT_NOFILE, [INITMSG_RLIMIT_NPROC] = RLIMIT_NPROC,
+		[INITMSG_RLIMIT_CORE] = RLIMIT_CORE, [INITMSG_RLIMIT_MEMLOCK] = RLIMIT_MEMLOCK,
 	};
 	struct sock_fprog prog = { in->filter_len, in->filter };
 	sigset_t none;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (r->flags & IMR_SIGPIPE_IGNORED) {
+	if (r->flags & INITMSG_RUN_SIGPIPE_IGNORED) {
 		struct sigaction ign;
 
 		memset(&ign, 0, sizeof(ign));
@@ -224,7 +224,7 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 		sigaction(SIGPIPE, &ign, NULL);
 	}
 	if (setsid() < 0)
-		child_fail(p->err_w, IMS_SETSID);
+		child_fail(p->err_w, INITMSG_STAGE_SETSID);
 	/* First, so that everything the program does is charged to its step. */
 	for (unsigned i = 0; i < r->ncgroup; i++) {
 		ssize_t n;
@@ -233,41 +233,41 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 			n = write(p->fds[3 + i], "0", 1);
 		while (n < 0 && errno == EINTR);
 		if (n < 0)
-			child_fail(p->err_w, IMS_CGROUP);
+			child_fail(p->err_w, INITMSG_STAGE_CGROUP);
 	}
 	/* Its own IPC objects, gone with its last process; needs the
 	 * capability that child_caps drops below. */
 	if (unshare(CLONE_NEWIPC) < 0)
-		child_fail(p->err_w, IMS_IPC);
+		child_fail(p->err_w, INITMSG_STAGE_IPC);
 	child_fds(p);
-	for (int i = 0; i < IMRL_COUNT; i++) {
+	for (int i = 0; i < INITMSG_RLIMIT_COUNT; i++) {
 		struct rlimit rl = { r->rlimit[i], r->rlimit[i] };
 
 		if (r->rlimit[i] == UINT64_MAX)
 			rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
 		if (setrlimit(res[i], &rl) < 0)
-			child_fail(p->err_w, IMS_RLIMITS);
+			child_fail(p->err_w, INITMSG_STAGE_RLIMITS);
 	}
 	if (chdir(p->cwd) < 0)
-		child_fail(p->err_w, IMS_CHDIR);
+		child_fail(p->err_w, INITMSG_STAGE_CHDIR);
 	if (r->cpu >= 0) {
 		cpu_set_t set;
 
 		CPU_ZERO(&set);
 		CPU_SET(r->cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set) < 0)
-			child_fail(p->err_w, IMS_CPU);
+			child_fail(p->err_w, INITMSG_STAGE_CPU);
 	}
 	if (setresgid(r->gid, r->gid, r->gid) < 0 || setresuid(r->uid, r->uid, r->uid) < 0)
-		child_fail(p->err_w, IMS_CREDS);
+		child_fail(p->err_w, INITMSG_STAGE_CREDENTIALS);
 	child_caps(p->err_w);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(p->err_w, IMS_NNP);
+		child_fail(p->err_w, INITMSG_STAGE_NO_NEW_PRIVS);
 	/* Last: from here on the filter applies, execve included. */
 	if (in->filter_len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-		child_fail(p->err_w, IMS_SECCOMP);
+		child_fail(p->err_w, INITMSG_STAGE_SECCOMP);
 	execve(p->argv[0], p->argv, p->envp);
-	child_fail(p->err_w, IMS_EXEC);
+	child_fail(p->err_w, INITMSG_STAGE_EXEC);
 }
 
 /* ---- RUN ------------------------------------------------------------ */
@@ -281,8 +281,10 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 static int fresh_tmp(struct init *in, const struct initmsg_run *r)
 {
 	char opts[96];
-	unsigned long fl = MS_NOSUID | MS_NODEV | (r->flags & IMR_TMP_NOEXEC ? MS_NOEXEC : 0);
+	unsigned long fl = MS_NOSUID | MS_NODEV;
 
+	if (r->flags & INITMSG_RUN_TMP_NOEXEC)
+		fl |= MS_NOEXEC;
 	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
 		return -errno;
 	snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=1777",
@@ -349,18 +351,18 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 	rc = parse_run(in->buf + sizeof(struct initmsg_hdr), len, &p, vec,
 		       sizeof(vec) / sizeof(vec[0]));
 	if (rc < 0 || nfds != 3 + p.run->ncgroup || !slot ||
-	    ((p.run->flags & IMR_IN_PLACE) && (p.run->ncgroup || !in->entered))) {
-		send_failed(in, id, IMS_PROTOCOL, rc < 0 ? -rc : !slot ? EAGAIN : EBADF);
+	    ((p.run->flags & INITMSG_RUN_IN_PLACE) && (p.run->ncgroup || !in->entered))) {
+		send_failed(in, id, INITMSG_STAGE_PROTOCOL, rc < 0 ? -rc : !slot ? EAGAIN : EBADF);
 		goto out;
 	}
 	memcpy(p.fds, fds, sizeof(int) * nfds);
 	p.nfds = nfds;
-	if ((p.run->flags & IMR_FRESH_TMP) && (rc = fresh_tmp(in, p.run)) < 0) {
-		send_failed(in, id, IMS_TMP, -rc);
+	if ((p.run->flags & INITMSG_RUN_FRESH_TMP) && (rc = fresh_tmp(in, p.run)) < 0) {
+		send_failed(in, id, INITMSG_STAGE_TMP, -rc);
 		goto out;
 	}
 	if (pipe2(ep, O_CLOEXEC) < 0) {
-		send_failed(in, id, IMS_FORK, errno);
+		send_failed(in, id, INITMSG_STAGE_FORK, errno);
 		goto out;
 	}
 	p.err_w = ep[1];
@@ -369,7 +371,7 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		child_run(in, &p);
 	close(ep[1]);
 	if (pid < 0) {
-		send_failed(in, id, IMS_FORK, errno);
+		send_failed(in, id, INITMSG_STAGE_FORK, errno);
 		goto out;
 	}
 	/* The child is reaped by the SIGCHLD handler; remember it first. */
@@ -384,7 +386,7 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		send_failed(in, id, f.stage, f.err);
 	} else {
 		st.pid = pid;
-		send_msg(in, IM_STARTED, id, &st, sizeof(st));
+		send_msg(in, INITMSG_STARTED, id, &st, sizeof(st));
 	}
 out:
 	if (ep[0] >= 0)
@@ -398,14 +400,14 @@ static void do_filter(struct init *in, size_t len)
 	size_t k = len / sizeof(struct sock_filter);
 
 	if (len % sizeof(struct sock_filter) || k == 0 || k > INITMSG_MAX_FILTER) {
-		send_failed(in, 0, IMS_PROTOCOL, EINVAL);
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EINVAL);
 		return;
 	}
 	free(in->filter);
 	in->filter = malloc(len);
 	if (!in->filter) {
 		in->filter_len = 0;
-		send_failed(in, 0, IMS_PROTOCOL, ENOMEM);
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, ENOMEM);
 		return;
 	}
 	memcpy(in->filter, in->buf + sizeof(struct initmsg_hdr), len);
@@ -419,7 +421,7 @@ static void do_filter(struct init *in, size_t len)
  */
 static void do_enter(struct init *in, const int *fds, unsigned nfds)
 {
-	struct initmsg_failed f = { IMS_CGROUP, nfds == 0 || in->entered ? EINVAL : 0 };
+	struct initmsg_failed f = { INITMSG_STAGE_CGROUP, nfds == 0 || in->entered ? EINVAL : 0 };
 
 	for (unsigned i = 0; i < nfds && !f.err; i++) {
 		ssize_t n;
@@ -431,11 +433,11 @@ static void do_enter(struct init *in, const int *fds, unsigned nfds)
 			f.err = errno;
 	}
 	if (f.err) {
-		send_msg(in, IM_FAILED, 0, &f, sizeof(f));
+		send_msg(in, INITMSG_FAILED, 0, &f, sizeof(f));
 		return;
 	}
 	in->entered = true;
-	send_msg(in, IM_ENTERED, 0, NULL, 0);
+	send_msg(in, INITMSG_ENTERED, 0, NULL, 0);
 }
 
 /* ---- the loop --------------------------------------------------------- */
@@ -447,7 +449,7 @@ static uint32_t exit_flags(const struct init *in)
 	struct statvfs sv;
 
 	if (in->tmp_mounted && statvfs(TMP_DIR, &sv) == 0 && initmsg_fs_full(&sv))
-		return IME_TMP_FULL;
+		return INITMSG_EXITED_TMP_FULL;
 	return 0;
 }
 
@@ -468,7 +470,7 @@ static void reap(struct init *in)
 				continue;
 			if (in->kids[i].id != UINT32_MAX) {
 				e.flags = exit_flags(in);
-				send_msg(in, IM_EXITED, in->kids[i].id, &e, sizeof(e));
+				send_msg(in, INITMSG_EXITED, in->kids[i].id, &e, sizeof(e));
 			}
 			in->kids[i].pid = 0;
 		}
@@ -486,24 +488,24 @@ static int handle_packet(struct init *in)
 	if (n == 0 || (n < 0 && n != -EMSGSIZE))
 		return 1;
 	if (n < (ssize_t)sizeof(h)) {
-		send_failed(in, 0, IMS_PROTOCOL, EMSGSIZE);
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EMSGSIZE);
 		goto drop;
 	}
 	memcpy(&h, in->buf, sizeof(h));
 	if (h.magic != INITMSG_MAGIC || h.len != (size_t)n - sizeof(h)) {
-		send_failed(in, h.id, IMS_PROTOCOL, EBADMSG);
+		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 		goto drop;
 	}
-	if (h.type == IM_RUN) {
+	if (h.type == INITMSG_RUN) {
 		do_run(in, h.id, h.len, fds, nfds);
 		return 0;
 	}
-	if (h.type == IM_FILTER)
+	if (h.type == INITMSG_FILTER)
 		do_filter(in, h.len);
-	else if (h.type == IM_ENTER)
+	else if (h.type == INITMSG_ENTER)
 		do_enter(in, fds, nfds);
 	else
-		send_failed(in, h.id, IMS_PROTOCOL, EBADMSG);
+		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 drop:
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
@@ -635,7 +637,7 @@ static int network_is_empty(void)
  * bubblewrap always brings lo up in the namespace it makes, and taking it
  * down again would not do (127.0.0.1 stays on it and a connect waits for a
  * time-out), so goboxd runs bwrap without one and has the init make its
- * own here (make_one: INIT_ARG_NEW_NETWORK), once per jail, before any
+ * own here (make_one: INITMSG_ARG_NEW_NETWORK), once per jail, before any
  * program runs, with the CAP_SYS_ADMIN it holds anyway. Whatever the
  * driver did, the check after is what counts: a jail whose namespace is
  * not empty never runs a program.
@@ -669,7 +671,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "goboxd-init: sealing the jail: %s\n", strerror(-rc));
 		return 111;
 	}
-	rc = empty_network(argc > 1 && strcmp(argv[1], INIT_ARG_NEW_NETWORK) == 0);
+	rc = empty_network(argc > 1 && strcmp(argv[1], INITMSG_ARG_NEW_NETWORK) == 0);
 	if (rc < 0) {
 		fprintf(stderr, "goboxd-init: leaving the jail's network: %s\n", strerror(-rc));
 		return 111;
@@ -681,7 +683,7 @@ int main(int argc, char **argv)
 	if (in.sigfd < 0 || fcntl(in.sock, F_SETFD, FD_CLOEXEC) < 0)
 		return 111;
 	in.buf = malloc(INITMSG_MAX);
-	if (!in.buf || send_msg(&in, IM_HELLO, 0, &hello, sizeof(hello)) < 0) {
+	if (!in.buf || send_msg(&in, INITMSG_HELLO, 0, &hello, sizeof(hello)) < 0) {
 		free(in.buf);
 		return 111;
 	}

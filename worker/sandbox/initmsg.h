@@ -40,7 +40,7 @@
 /* The init's one argument, given when the driver leaves it in the
  * worker's network namespace (bwrap): it makes the jail's own, always,
  * before any program runs. Without it the driver made one (nsjail). */
-#define INIT_ARG_NEW_NETWORK "--new-network"
+#define INITMSG_ARG_NEW_NETWORK "--new-network"
 /* Largest packet either side sends (argv and environment included). */
 #define INITMSG_MAX (128 * 1024)
 /* stdin, stdout, stderr and at most three cgroup hierarchies (v1). */
@@ -48,14 +48,14 @@
 #define INITMSG_MAX_FILTER 4096     /* BPF instructions */
 
 enum initmsg_type {
-	IM_HELLO = 1,
-	IM_FILTER,
-	IM_RUN,
-	IM_STARTED,
-	IM_FAILED,
-	IM_EXITED,
-	IM_ENTER,
-	IM_ENTERED,
+	INITMSG_HELLO = 1,
+	INITMSG_FILTER,
+	INITMSG_RUN,
+	INITMSG_STARTED,
+	INITMSG_FAILED,
+	INITMSG_EXITED,
+	INITMSG_ENTER,
+	INITMSG_ENTERED,
 };
 
 struct initmsg_hdr {
@@ -71,17 +71,23 @@ struct initmsg_hello {
 };
 
 /* RUN flags */
-#define IMR_FRESH_TMP 0x1u  /* mount a new, empty /tmp before starting */
-#define IMR_TMP_NOEXEC 0x2u /* ...with noexec */
+#define INITMSG_RUN_FRESH_TMP 0x1u      /* mount a new, empty /tmp before starting */
+#define INITMSG_RUN_TMP_NOEXEC 0x2u     /* ...with noexec */
 /* Start with SIGPIPE ignored: a write to a pipe nobody reads fails with
  * EPIPE instead of killing (an interactor whose solution has gone). */
-#define IMR_SIGPIPE_IGNORED 0x4u
+#define INITMSG_RUN_SIGPIPE_IGNORED 0x4u
 /* Born in the init's own cgroup (the one ENTER moved it into), joining
  * none: the RUN carries no cgroup.procs fds. */
-#define IMR_IN_PLACE 0x8u
+#define INITMSG_RUN_IN_PLACE 0x8u
 
 enum initmsg_rlimit {
-	IMRL_CPU, IMRL_FSIZE, IMRL_NOFILE, IMRL_NPROC, IMRL_CORE, IMRL_MEMLOCK, IMRL_COUNT
+	INITMSG_RLIMIT_CPU,
+	INITMSG_RLIMIT_FSIZE,
+	INITMSG_RLIMIT_NOFILE,
+	INITMSG_RLIMIT_NPROC,
+	INITMSG_RLIMIT_CORE,
+	INITMSG_RLIMIT_MEMLOCK,
+	INITMSG_RLIMIT_COUNT
 };
 
 struct initmsg_run {
@@ -91,15 +97,28 @@ struct initmsg_run {
 	int32_t cpu;            /* the one CPU the program may run on; -1: any */
 	uint64_t tmp_bytes;     /* size of the fresh /tmp */
 	uint64_t tmp_inodes;    /* and how many files it may hold */
-	uint64_t rlimit[IMRL_COUNT]; /* soft = hard; UINT64_MAX: unlimited */
+	uint64_t rlimit[INITMSG_RLIMIT_COUNT]; /* soft = hard; UINT64_MAX: unlimited */
 	uint32_t argc, envc;
 	/* then: cwd, argv[0..argc-1], envp[0..envc-1], each NUL-terminated */
 };
 
 /* Where starting a program failed, for the worker's error message. */
 enum initmsg_stage {
-	IMS_FORK = 1, IMS_TMP, IMS_SETSID, IMS_CGROUP, IMS_FDS, IMS_RLIMITS, IMS_CHDIR,
-	IMS_CREDS, IMS_CAPS, IMS_NNP, IMS_SECCOMP, IMS_EXEC, IMS_PROTOCOL, IMS_CPU, IMS_IPC,
+	INITMSG_STAGE_FORK = 1,
+	INITMSG_STAGE_TMP,
+	INITMSG_STAGE_SETSID,
+	INITMSG_STAGE_CGROUP,
+	INITMSG_STAGE_FDS,
+	INITMSG_STAGE_RLIMITS,
+	INITMSG_STAGE_CHDIR,
+	INITMSG_STAGE_CREDENTIALS,
+	INITMSG_STAGE_CAPABILITIES,
+	INITMSG_STAGE_NO_NEW_PRIVS,
+	INITMSG_STAGE_SECCOMP,
+	INITMSG_STAGE_EXEC,
+	INITMSG_STAGE_PROTOCOL,
+	INITMSG_STAGE_CPU,
+	INITMSG_STAGE_IPC,
 };
 
 struct initmsg_failed {
@@ -111,8 +130,8 @@ struct initmsg_started {
 	int32_t pid;            /* inside the jail */
 };
 
-/* EXITED flags */
-#define IME_TMP_FULL 0x1u   /* its /tmp was full (bytes or files) when it ended */
+/* EXITED flags: its /tmp was full (bytes or files) when it ended */
+#define INITMSG_EXITED_TMP_FULL 0x1u
 
 struct initmsg_exited {
 	int32_t status;         /* as waitpid(2) gave it */

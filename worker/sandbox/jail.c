@@ -310,7 +310,7 @@ static void send_enter(struct jail *j)
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(fds))];
 	} ctl;
-	struct initmsg_hdr h = { INITMSG_MAGIC, IM_ENTER, 0, 0 };
+	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_ENTER, 0, 0 };
 	struct iovec iov = { &h, sizeof(h) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
 	struct cmsghdr *c;
@@ -359,9 +359,9 @@ static int entered(struct jail *j, int timeout_ms)
 	n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
 	if (n < (ssize_t)sizeof(m.h) || m.h.magic != INITMSG_MAGIC)
 		return -EPROTO;
-	if (m.h.type != IM_ENTERED) {
+	if (m.h.type != INITMSG_ENTERED) {
 		log_warn("the jail's init could not enter its first cgroup: %s",
-			 m.h.type == IM_FAILED && n == (ssize_t)sizeof(m) ? strerror(m.f.err) : "?");
+			 m.h.type == INITMSG_FAILED && n == (ssize_t)sizeof(m) ? strerror(m.f.err) : "?");
 		return 0;
 	}
 	if (cg_step_pids(j->first, pids, ARRAY_SIZE(pids)) != 1)
@@ -457,7 +457,7 @@ static int send_filter(struct jail *j, char *err, size_t errlen)
 {
 	size_t len;
 	const void *bpf = seccomp_set_bpf(j->sb->sc, &len);
-	struct initmsg_hdr h = { INITMSG_MAGIC, IM_FILTER, 0, (uint32_t)len };
+	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_FILTER, 0, (uint32_t)len };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)bpf, len } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
@@ -534,7 +534,7 @@ int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
 		return -ETIMEDOUT;
 	}
 	n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
-	if (n != (ssize_t)sizeof(m) || m.h.magic != INITMSG_MAGIC || m.h.type != IM_HELLO) {
+	if (n != (ssize_t)sizeof(m) || m.h.magic != INITMSG_MAGIC || m.h.type != INITMSG_HELLO) {
 		j->broken = true;
 		jail_said(j, said, sizeof(said));
 		snprintf(err, errlen, "the jail did not start: %s",

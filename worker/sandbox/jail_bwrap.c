@@ -72,7 +72,7 @@ static void add_mounts(const struct jail_env *e, struct jail_args *a)
  * devpts, bwrap builds one user namespace only, so the init's
  * CAP_SYS_ADMIN is over the jail's own mount namespace (for /tmp) and
  * nothing else. No --unshare-net: bwrap would bring lo up in it; the init
- * makes the jail's network namespace itself (INIT_ARG_NEW_NETWORK), with
+ * makes the jail's network namespace itself (INITMSG_ARG_NEW_NETWORK), with
  * no working interface, before anything else runs (empty_network in
  * worker/init.c).
  */
@@ -100,7 +100,7 @@ static int bwrap_build_argv(const struct jail_env *e, struct jail_args *a, char 
 	jail_args_add(a, "--clearenv");
 	jail_args_add(a, "--");
 	jail_args_add(a, POLICY_INIT_PATH);
-	jail_args_add(a, INIT_ARG_NEW_NETWORK);
+	jail_args_add(a, INITMSG_ARG_NEW_NETWORK);
 	if (a->err)
 		snprintf(err, errlen, "building the bwrap command line: %s", strerror(-a->err));
 	return a->err;
