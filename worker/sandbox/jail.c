@@ -21,8 +21,8 @@
 #include "worker/sandbox/cgroup.h"
 
 /* The launcher (bwrap's monitor or nsjail) and the init. */
-#define JAIL_CG_PIDS 16
-#define JAIL_CG_MEMORY (64ULL << 20)
+#define JAIL_CGROUP_PIDS 16
+#define JAIL_CGROUP_MEMORY (64ULL << 20)
 #define JAIL_LOG_MAX 4096
 
 struct jail {
@@ -383,7 +383,7 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
 		    char *err, size_t errlen)
 {
 	struct jail *j = xcalloc(1, sizeof(*j));
-	struct cg_limits cl = { .memory_bytes = JAIL_CG_MEMORY, .pids = JAIL_CG_PIDS };
+	struct cg_limits cl = { .memory_bytes = JAIL_CGROUP_MEMORY, .pids = JAIL_CGROUP_PIDS };
 	char cgerr[256];
 	int rc;
 

@@ -198,14 +198,14 @@ static void resolve_mounts(struct sandbox *sb)
 		ssize_t n;
 
 		if (pm->kind == PM_SYMLINK) {
-			add_mount(sb, JM_SYMLINK, pm->path, pm->target);
+			add_mount(sb, JAIL_MOUNT_SYMLINK, pm->path, pm->target);
 			continue;
 		}
 		if (lstat(pm->path, &st) < 0)
 			continue;
 		if (pm->kind == PM_DEVICE) {
 			if (S_ISCHR(st.st_mode))
-				add_mount(sb, JM_DEV_BIND, pm->path, NULL);
+				add_mount(sb, JAIL_MOUNT_DEV_BIND, pm->path, NULL);
 			continue;
 		}
 		if (S_ISLNK(st.st_mode)) {
@@ -217,14 +217,14 @@ static void resolve_mounts(struct sandbox *sb)
 			 * bind what they resolve to instead of a dangling link. */
 			if (strncmp(pm->path, "/etc/", 5) == 0) {
 				if (stat(pm->path, &st) == 0)
-					add_mount(sb, JM_RO_BIND, pm->path, NULL);
+					add_mount(sb, JAIL_MOUNT_RO_BIND, pm->path, NULL);
 				continue;
 			}
-			add_mount(sb, JM_SYMLINK, pm->path, target);
+			add_mount(sb, JAIL_MOUNT_SYMLINK, pm->path, target);
 			continue;
 		}
 		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-			add_mount(sb, JM_RO_BIND, pm->path, NULL);
+			add_mount(sb, JAIL_MOUNT_RO_BIND, pm->path, NULL);
 	}
 }
 
