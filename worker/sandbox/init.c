@@ -163,31 +163,16 @@ static void __attribute__((noreturn)) child_fail(int err_w, uint32_t stage)
 	_exit(127);
 }
 
-/*
- * stdio to 0..2, the error pipe to 3, everything else closed. The fds are
- * first copied above any fd in use so that placing one cannot overwrite
- * another not yet placed.
- */
+/* stdio to 0..2, the error pipe to 3, everything else closed. */
 static void child_fds(struct plan *p)
 {
-	int tmp[4];
-	int src[4] = { p->fds[0], p->fds[1], p->fds[2], p->err_w };
+	int fds[4] = { p->fds[0], p->fds[1], p->fds[2], p->err_w };
+	int rc = initmsg_place_fds(fds, 4, 3);
 
-	for (int i = 0; i < 4; i++) {
-		tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64);
-		if (tmp[i] < 0)
-			child_fail(p->err_w, INITMSG_STAGE_FDS);
-	}
-	p->err_w = tmp[3];
-	for (int i = 0; i < 3; i++)
-		if (dup2(tmp[i], i) < 0)
-			child_fail(p->err_w, INITMSG_STAGE_FDS);
-	if (dup3(tmp[3], 3, O_CLOEXEC) < 0)
+	p->err_w = fds[3];
+	if (rc < 0) {
+		errno = -rc;
 		child_fail(p->err_w, INITMSG_STAGE_FDS);
-	p->err_w = 3;
-	if (syscall(SYS_close_range, 4U, ~0U, 0) < 0) {
-		for (int fd = 4; fd < 1024; fd++)
-			close(fd);
 	}
 }
 

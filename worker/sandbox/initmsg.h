@@ -27,10 +27,14 @@
 #ifndef GOBOXD_INITMSG_H
 #define GOBOXD_INITMSG_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define INITMSG_VERSION 4
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
@@ -165,6 +169,46 @@ static inline const char *initmsg_stage_name(uint32_t stage)
 	};
 
 	return stage < sizeof(names) / sizeof(names[0]) ? names[stage] : "?";
+}
+
+/*
+ * The fds a pre-exec child hands over: fds[i] becomes fd i for each
+ * i < n, and every fd from n up is closed. Those from cloexec_from up
+ * close on exec (the error pipe, which a successful exec must close to
+ * say so); the others stay open across it. Here, not in a .c file of the
+ * worker, because both pre-exec children place their fds this way (the
+ * worker's for the jail binary, the init's for each program) and
+ * goboxd-init links libc alone.
+ *
+ * Each fd is first copied to n or above, so that placing one never
+ * overwrites one not yet placed: fds[] may name the same fd twice, or an
+ * fd sitting on another's target. On return fds[i] says where each one
+ * is now: i after success; after a failure, a copy or the original, so
+ * that the caller can still report through its error pipe. 0, or -errno.
+ * Async-signal-safe.
+ */
+static inline int initmsg_place_fds(int *fds, int n, int cloexec_from)
+{
+	for (int i = 0; i < n; i++) {
+		int copy = fcntl(fds[i], F_DUPFD_CLOEXEC, n);
+
+		if (copy < 0)
+			return -errno;
+		fds[i] = copy;
+	}
+	for (int i = 0; i < n; i++) {
+		int rc = i >= cloexec_from ? dup3(fds[i], i, O_CLOEXEC) : dup2(fds[i], i);
+
+		if (rc < 0)
+			return -errno;
+	}
+	for (int i = 0; i < n; i++)
+		fds[i] = i;
+	/* The copies and everything inherited; close_range came with 5.9. */
+	if (syscall(SYS_close_range, (unsigned)n, ~0U, 0) < 0)
+		for (int fd = n; fd < 65536; fd++)
+			close(fd);
+	return 0;
 }
 
 #endif

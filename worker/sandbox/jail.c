@@ -121,28 +121,21 @@ static void __attribute__((noreturn)) launch_fail(int exec_w, int stage)
 	_exit(127);
 }
 
-/* 0,1: /dev/null and the log; 2: the log; 3: the init's socket; 4: errors. */
+/* 0: /dev/null; 1, 2: the log; 3: the init's socket; 4: errors. */
 static void launch_fds(struct launch *l)
 {
 	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int src[5] = { nul, l->log_w, l->log_w, l->sock_child, l->exec_w };
-	int tmp[5];
+	int fds[5] = { nul, l->log_w, l->log_w, l->sock_child, l->exec_w };
+	int rc;
 
 	if (nul < 0)
 		launch_fail(l->exec_w, JC_FDS);
-	for (int i = 0; i < 5; i++) {
-		tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16);
-		if (tmp[i] < 0)
-			launch_fail(l->exec_w, JC_FDS);
-	}
-	l->exec_w = tmp[4];
-	for (int i = 0; i < 4; i++)
-		if (dup2(tmp[i], i) < 0)
-			launch_fail(l->exec_w, JC_FDS);
-	if (dup3(tmp[4], 4, O_CLOEXEC) < 0)
+	rc = initmsg_place_fds(fds, 5, 4);
+	l->exec_w = fds[4];
+	if (rc < 0) {
+		errno = -rc;
 		launch_fail(l->exec_w, JC_FDS);
-	l->exec_w = 4;
-	close_fds_from(5);
+	}
 }
 
 static void __attribute__((noreturn)) launch_child(struct launch *l)
