@@ -123,6 +123,7 @@ enum initmsg_stage {
 	INITMSG_STAGE_PROTOCOL,
 	INITMSG_STAGE_CPU,
 	INITMSG_STAGE_IPC,
+	INITMSG_STAGE_SIGNALS,
 };
 
 struct initmsg_failed {
@@ -166,6 +167,7 @@ static inline const char *initmsg_stage_name(uint32_t stage)
 		"?", "fork", "mounting /tmp", "setsid", "joining the cgroup", "stdio",
 		"rlimits", "chdir", "setuid", "dropping capabilities", "no_new_privs",
 		"seccomp", "execve", "protocol", "CPU affinity", "a fresh IPC namespace",
+		"signals",
 	};
 
 	return stage < sizeof(names) / sizeof(names[0]) ? names[stage] : "?";
