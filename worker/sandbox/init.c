@@ -303,14 +303,13 @@ static int child_no_new_privs(void)
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
 }
 
-/* Last before exec: from here on the filter applies, execve included. */
+/* Last before exec: from here on the filter applies, execve included.
+ * There always is one: do_run refuses a RUN that came before it. */
 static int child_install_filter(const struct init *in)
 {
 	struct sock_fprog prog = { in->filter_len, in->filter };
 
-	if (in->filter_len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-		return -errno;
-	return 0;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ? -errno : 0;
 }
 
 /* Returns only when the exec failed. */
@@ -444,6 +443,12 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 	pid_t pid;
 	int rc;
 
+	/* Nothing runs without the filter (child_install_filter): a RUN that
+	 * overtook FILTER is refused, never started unfiltered. */
+	if (!in->filter_len) {
+		send_failed(in, id, INITMSG_STAGE_PROTOCOL, EPERM);
+		goto out;
+	}
 	rc = parse_run(in->buf + sizeof(struct initmsg_hdr), len, &p, vec,
 		       sizeof(vec) / sizeof(vec[0]));
 	if (rc < 0 || nfds != 3 + p.run->ncgroup || !slot ||

@@ -7,7 +7,8 @@
  * protocol version and the worker refuses an init that speaks another.
  *
  *   init   -> worker  HELLO     once, when the jail is ready
- *   worker -> init    FILTER    once, the seccomp program every child installs
+ *   worker -> init    FILTER    once, the seccomp program every child installs;
+ *                               a RUN before it is refused (FAILED, protocol)
  *   worker -> init    ENTER     at most once, before any RUN: fds, one
  *                               cgroup.procs file per hierarchy; the init
  *                               moves itself into that cgroup, so that the
