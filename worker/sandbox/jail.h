@@ -1,6 +1,6 @@
 /*
  * Jails. A jail is built once per job: namespaces, the policy's mounts, the
- * job directory at the box, and goboxd-init as pid 1 (worker/init.c). The
+ * job directory at the box, and goboxd-init as pid 1 (worker/sandbox/init.c). The
  * build step and every test then run inside it as separate programs
  * (sandbox_run). A worker starts its next jail ahead of time, so that the
  * jail's creation is off the request's path, and never uses one for two

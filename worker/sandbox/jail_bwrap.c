@@ -74,7 +74,7 @@ static void bwrap_add_mounts(const struct jail_env *e, struct jail_args *a)
  * nothing else. No --unshare-net: bwrap would bring lo up in it; the init
  * makes the jail's network namespace itself (INITMSG_ARG_NEW_NETWORK), with
  * no working interface, before anything else runs (empty_network in
- * worker/init.c).
+ * worker/sandbox/init.c).
  */
 static int bwrap_build_argv(const struct jail_env *e, struct jail_args *a, char *err,
 			    size_t errlen)
