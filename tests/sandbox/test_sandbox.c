@@ -19,11 +19,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -984,6 +986,85 @@ Test(sandbox, first_program_finds_tmp_empty)
 	assert_ran(rc, &r);
 	cr_assert_eq(atoi(r.out.data), 0, "%s", r.out.data);
 	step_result_free(&r);
+	jail_destroy(j);
+}
+
+/* ---- the init's protocol, spoken directly ------------------------------- */
+
+/* The next packet from the init that answers id (HELLO and ENTERED, id 0,
+ * are skipped); its type, with a FAILED's body in *f. */
+static uint32_t init_answer(int sock, uint32_t id, struct initmsg_failed *f)
+{
+	struct {
+		struct initmsg_hdr h;
+		union {
+			struct initmsg_failed failed;
+			char any[64];
+		} body;
+	} m;
+
+	for (;;) {
+		struct pollfd pf = { .fd = sock, .events = POLLIN };
+		ssize_t n;
+
+		cr_assert_eq(poll(&pf, 1, 10000), 1, "no answer from the init");
+		n = recv(sock, &m, sizeof(m), 0);
+		cr_assert_geq(n, (ssize_t)sizeof(m.h), "the init closed its end");
+		if (m.h.id != id)
+			continue;
+		if (m.h.type == INITMSG_FAILED)
+			*f = m.body.failed;
+		return m.h.type;
+	}
+}
+
+/* A RUN of /usr/bin/true with /dev/null for stdio, as sandbox_run would
+ * send it, but on a socket the test holds. */
+static void send_true(int sock, uint32_t id)
+{
+	static const char strings[] = JAILPATH_BOX "\0/usr/bin/true";
+	struct initmsg_run r = {
+		.uid = POLICY_INSIDE_UID, .gid = POLICY_INSIDE_GID, .cpu = -1, .argc = 1,
+		.rlimit = { [INITMSG_RLIMIT_CPU] = 10, [INITMSG_RLIMIT_FSIZE] = 1 << 20,
+			    [INITMSG_RLIMIT_NOFILE] = 64, [INITMSG_RLIMIT_NPROC] = 64 },
+	};
+	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_RUN, id, sizeof(r) + sizeof(strings) };
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int fds[3] = { nul, nul, nul };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(fds))];
+	} ctl;
+	struct iovec iov[3] = { { &h, sizeof(h) }, { &r, sizeof(r) },
+				{ (void *)strings, sizeof(strings) } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	cr_assert_geq(nul, 0);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	cr_assert_geq(sendmsg(sock, &mh, MSG_NOSIGNAL), 0, "sendmsg: %s", strerror(errno));
+	close(nul);
+}
+
+/*
+ * The seccomp filter is the init's last step before a program's exec, and
+ * it comes in FILTER, which jail_ready sends: a RUN that overtook it would
+ * start a program with no filter at all. The init refuses it instead.
+ */
+Test(sandbox, init_refuses_a_run_before_the_filter)
+{
+	struct jail *j = open_jail();   /* started, and no jail_ready: no FILTER */
+	struct initmsg_failed f = { 0 };
+	uint32_t type;
+
+	send_true(jail_sock(j), 7);
+	type = init_answer(jail_sock(j), 7, &f);
+	cr_expect_eq(type, INITMSG_FAILED, "the init answered %u, not FAILED", type);
+	cr_expect_eq(f.stage, INITMSG_STAGE_PROTOCOL, "stage %s", initmsg_stage_name(f.stage));
 	jail_destroy(j);
 }
 

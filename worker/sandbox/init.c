@@ -7,7 +7,9 @@
  * test, and it answers with the pid and, later, the exact wait status. It
  * never runs user code itself: each program is a child that joins its
  * step's cgroup, sets its rlimits, drops every capability, installs the
- * seccomp filter and only then execs.
+ * seccomp filter and only then execs. Two lists give the order, each step
+ * saying why it stands where it does: start_steps for the init's own
+ * start-up, child_run for a program's, from fork to exec.
  *
  * Being pid 1 of the jail's pid namespace, it cannot be signalled by the
  * programs (the kernel drops signals to a namespace's init that it does not
@@ -71,6 +73,8 @@ struct init {
 	char *buf;
 	bool tmp_mounted;       /* /tmp is ours, not the jail's placeholder */
 	bool entered;           /* ENTER moved us into a step's cgroup */
+	const char *self;       /* argv[0]: our binary, bound into the jail */
+	bool new_network;       /* INITMSG_ARG_NEW_NETWORK: make the jail's own */
 };
 
 /* ---- messages ------------------------------------------------------- */
@@ -96,7 +100,7 @@ static void send_failed(struct init *in, uint32_t id, uint32_t stage, int err)
 {
 	struct initmsg_failed f = { stage, err };
 
-	send_msg(in, IM_FAILED, id, &f, sizeof(f));
+	send_msg(in, INITMSG_FAILED, id, &f, sizeof(f));
 }
 
 /*
@@ -155,119 +159,197 @@ struct plan {
 	int err_w;              /* CLOEXEC pipe: silent on a successful exec */
 };
 
-static void __attribute__((noreturn)) child_fail(int err_w, uint32_t stage)
-{
-	struct initmsg_failed f = { stage, errno };
-
-	(void)!write(err_w, &f, sizeof(f));
-	_exit(127);
-}
-
 /*
- * stdio to 0..2, the error pipe to 3, everything else closed. The fds are
- * first copied above any fd in use so that placing one cannot overwrite
- * another not yet placed.
+ * The steps, in child_run's order: each returns 0 or -errno, and its
+ * comment says why it stands where it does.
  */
-static void child_fds(struct plan *p)
+
+/* First: the init blocks SIGCHLD for its signalfd, and a program starts
+ * with nothing blocked (and SIGPIPE ignored when the RUN asks). */
+static int child_reset_signals(const struct initmsg_run *r)
 {
-	int tmp[4];
-	int src[4] = { p->fds[0], p->fds[1], p->fds[2], p->err_w };
-
-	for (int i = 0; i < 4; i++) {
-		tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64);
-		if (tmp[i] < 0)
-			child_fail(p->err_w, IMS_FDS);
-	}
-	p->err_w = tmp[3];
-	for (int i = 0; i < 3; i++)
-		if (dup2(tmp[i], i) < 0)
-			child_fail(p->err_w, IMS_FDS);
-	if (dup3(tmp[3], 3, O_CLOEXEC) < 0)
-		child_fail(p->err_w, IMS_FDS);
-	p->err_w = 3;
-	if (syscall(SYS_close_range, 4U, ~0U, 0) < 0) {
-		for (int fd = 4; fd < 1024; fd++)
-			close(fd);
-	}
-}
-
-static void child_caps(int err_w)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-
-	memset(d, 0, sizeof(d));
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		child_fail(err_w, IMS_CAPS);
-	if (syscall(SYS_capset, &h, d) < 0)
-		child_fail(err_w, IMS_CAPS);
-}
-
-static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
-{
-	const struct initmsg_run *r = p->run;
-	static const int res[IMRL_COUNT] = {
-		[IMRL_CPU] = RLIMIT_CPU, [IMRL_FSIZE] = RLIMIT_FSIZE,
-		[IMRL_NOFILE] = RLIMIT_NOFILE, [IMRL_NPROC] = RLIMIT_NPROC,
-		[IMRL_CORE] = RLIMIT_CORE, [IMRL_MEMLOCK] = RLIMIT_MEMLOCK,
-	};
-	struct sock_fprog prog = { in->filter_len, in->filter };
 	sigset_t none;
 
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (r->flags & IMR_SIGPIPE_IGNORED) {
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		return -errno;
+	if (r->flags & INITMSG_RUN_SIGPIPE_IGNORED) {
 		struct sigaction ign;
 
 		memset(&ign, 0, sizeof(ign));
 		ign.sa_handler = SIG_IGN;
-		sigaction(SIGPIPE, &ign, NULL);
+		if (sigaction(SIGPIPE, &ign, NULL) < 0)
+			return -errno;
 	}
-	if (setsid() < 0)
-		child_fail(p->err_w, IMS_SETSID);
-	/* First, so that everything the program does is charged to its step. */
-	for (unsigned i = 0; i < r->ncgroup; i++) {
+	return 0;
+}
+
+/* Early, as it depends on nothing: a session of its own, so that what the
+ * program sends its process group reaches no other program of the jail. */
+static int child_new_session(void)
+{
+	return setsid() < 0 ? -errno : 0;
+}
+
+/* Before anything the program's set-up allocates: from here on all of it,
+ * and the program, is charged to its step's cgroup. Born there already
+ * when the RUN carries no fds (the init entered the cgroup itself). */
+static int child_join_cgroup(const struct plan *p)
+{
+	for (unsigned i = 0; i < p->run->ncgroup; i++) {
 		ssize_t n;
 
 		do
 			n = write(p->fds[3 + i], "0", 1);
 		while (n < 0 && errno == EINTR);
 		if (n < 0)
-			child_fail(p->err_w, IMS_CGROUP);
+			return -errno;
 	}
-	/* Its own IPC objects, gone with its last process; needs the
-	 * capability that child_caps drops below. */
-	if (unshare(CLONE_NEWIPC) < 0)
-		child_fail(p->err_w, IMS_IPC);
-	child_fds(p);
-	for (int i = 0; i < IMRL_COUNT; i++) {
+	return 0;
+}
+
+/* After the cgroup join, so that the namespace is charged to the step, and
+ * while the init's CAP_SYS_ADMIN is still held (child_drop_capabilities):
+ * the program's IPC objects die with its last process. */
+static int child_new_ipc_namespace(void)
+{
+	return unshare(CLONE_NEWIPC) < 0 ? -errno : 0;
+}
+
+/* After the cgroup join, whose fds this closes, and before the rlimits, as
+ * a low RLIMIT_NOFILE could refuse the copies it makes on the way: stdio
+ * to 0..2, the error pipe to 3, everything else closed. */
+static int child_place_fds(struct plan *p)
+{
+	int fds[4] = { p->fds[0], p->fds[1], p->fds[2], p->err_w };
+	int rc = initmsg_place_fds(fds, 4, 3);
+
+	p->err_w = fds[3];
+	return rc;
+}
+
+/* Before the credentials: a uid change checks RLIMIT_NPROC (the kernel
+ * then refuses the exec of a user over it), so the program's own limits
+ * must be in place by then. */
+static int child_set_rlimits(const struct initmsg_run *r)
+{
+	static const int resource[INITMSG_RLIMIT_COUNT] = {
+		[INITMSG_RLIMIT_CPU] = RLIMIT_CPU, [INITMSG_RLIMIT_FSIZE] = RLIMIT_FSIZE,
+		[INITMSG_RLIMIT_NOFILE] = RLIMIT_NOFILE, [INITMSG_RLIMIT_NPROC] = RLIMIT_NPROC,
+		[INITMSG_RLIMIT_CORE] = RLIMIT_CORE, [INITMSG_RLIMIT_MEMLOCK] = RLIMIT_MEMLOCK,
+	};
+
+	for (int i = 0; i < INITMSG_RLIMIT_COUNT; i++) {
 		struct rlimit rl = { r->rlimit[i], r->rlimit[i] };
 
 		if (r->rlimit[i] == UINT64_MAX)
 			rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
-		if (setrlimit(res[i], &rl) < 0)
-			child_fail(p->err_w, IMS_RLIMITS);
+		if (setrlimit(resource[i], &rl) < 0)
+			return -errno;
 	}
-	if (chdir(p->cwd) < 0)
-		child_fail(p->err_w, IMS_CHDIR);
-	if (r->cpu >= 0) {
-		cpu_set_t set;
+	return 0;
+}
 
-		CPU_ZERO(&set);
-		CPU_SET(r->cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) < 0)
-			child_fail(p->err_w, IMS_CPU);
-	}
+/* Anywhere before exec: the program runs under the init's own uid inside
+ * the jail (POLICY_INSIDE_UID), and the init holds no capability that
+ * bypasses a permission, so this reaches nothing the program could not. */
+static int child_enter_cwd(const char *cwd)
+{
+	return chdir(cwd) < 0 ? -errno : 0;
+}
+
+/* After the cgroup join: joining a cpuset cgroup resets the affinity to
+ * the cpuset's CPUs. */
+static int child_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
+}
+
+/* The gid before the uid, whose change can take away the right to change
+ * the gid (the groups are none since the launcher's setgroups); before
+ * the capabilities go, as a uid change can alter them. */
+static int child_set_credentials(const struct initmsg_run *r)
+{
 	if (setresgid(r->gid, r->gid, r->gid) < 0 || setresuid(r->uid, r->uid, r->uid) < 0)
-		child_fail(p->err_w, IMS_CREDS);
-	child_caps(p->err_w);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(p->err_w, IMS_NNP);
-	/* Last: from here on the filter applies, execve included. */
-	if (in->filter_len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-		child_fail(p->err_w, IMS_SECCOMP);
+		return -errno;
+	return 0;
+}
+
+/* After the credentials and the last step that needed CAP_SYS_ADMIN (the
+ * IPC namespace): every capability, ambient ones included. */
+static int child_drop_capabilities(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Before the filter: without CAP_SYS_ADMIN the kernel installs a seccomp
+ * filter only under no_new_privs. */
+static int child_no_new_privs(void)
+{
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
+
+/* Last before exec: from here on the filter applies, execve included.
+ * There always is one: do_run refuses a RUN that came before it. */
+static int child_install_filter(const struct init *in)
+{
+	struct sock_fprog prog = { in->filter_len, in->filter };
+
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ? -errno : 0;
+}
+
+/* Returns only when the exec failed. */
+static int child_exec(const struct plan *p)
+{
 	execve(p->argv[0], p->argv, p->envp);
-	child_fail(p->err_w, IMS_EXEC);
+	return -errno;
+}
+
+/* A step that failed: its stage and errno to the worker through the error
+ * pipe (wherever child_place_fds left it), and the child is done. */
+static void child_check(const struct plan *p, uint32_t stage, int rc)
+{
+	struct initmsg_failed f = { stage, -rc };
+
+	if (rc >= 0)
+		return;
+	(void)!write(p->err_w, &f, sizeof(f));
+	_exit(127);
+}
+
+/* From fork to exec, in the order the kernel needs (each step says why). */
+static void __attribute__((noreturn)) child_run(const struct init *in, struct plan *p)
+{
+	const struct initmsg_run *r = p->run;
+
+	child_check(p, INITMSG_STAGE_SIGNALS, child_reset_signals(r));
+	child_check(p, INITMSG_STAGE_SETSID, child_new_session());
+	child_check(p, INITMSG_STAGE_CGROUP, child_join_cgroup(p));
+	child_check(p, INITMSG_STAGE_IPC, child_new_ipc_namespace());
+	child_check(p, INITMSG_STAGE_FDS, child_place_fds(p));
+	child_check(p, INITMSG_STAGE_RLIMITS, child_set_rlimits(r));
+	child_check(p, INITMSG_STAGE_CHDIR, child_enter_cwd(p->cwd));
+	child_check(p, INITMSG_STAGE_CPU, child_pin_cpu(r->cpu));
+	child_check(p, INITMSG_STAGE_CREDENTIALS, child_set_credentials(r));
+	child_check(p, INITMSG_STAGE_CAPABILITIES, child_drop_capabilities());
+	child_check(p, INITMSG_STAGE_NO_NEW_PRIVS, child_no_new_privs());
+	child_check(p, INITMSG_STAGE_SECCOMP, child_install_filter(in));
+	child_check(p, INITMSG_STAGE_EXEC, child_exec(p));
+	_exit(127);             /* not reached: child_exec returns -errno */
 }
 
 /* ---- RUN ------------------------------------------------------------ */
@@ -281,8 +363,10 @@ static void __attribute__((noreturn)) child_run(struct init *in, struct plan *p)
 static int fresh_tmp(struct init *in, const struct initmsg_run *r)
 {
 	char opts[96];
-	unsigned long fl = MS_NOSUID | MS_NODEV | (r->flags & IMR_TMP_NOEXEC ? MS_NOEXEC : 0);
+	unsigned long fl = MS_NOSUID | MS_NODEV;
 
+	if (r->flags & INITMSG_RUN_TMP_NOEXEC)
+		fl |= MS_NOEXEC;
 	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
 		return -errno;
 	snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=1777",
@@ -291,6 +375,19 @@ static int fresh_tmp(struct init *in, const struct initmsg_run *r)
 		return -errno;
 	in->tmp_mounted = true;
 	return 0;
+}
+
+/* The NUL-terminated string at *s, which then moves past it; NULL when
+ * none ends before end. */
+static char *next_string(char **s, char *end)
+{
+	char *str = *s;
+	char *nul = str < end ? memchr(str, '\0', (size_t)(end - str)) : NULL;
+
+	if (!nul)
+		return NULL;
+	*s = nul + 1;
+	return str;
 }
 
 /* Split the strings after the fixed part; argv/envp point into in->buf. */
@@ -308,25 +405,25 @@ static int parse_run(char *body, size_t len, struct plan *p, char **vec, size_t 
 	p->run = r;
 	p->argv = vec;
 	p->envp = vec + r->argc + 1;
-	for (size_t i = 0; i < 1 + (size_t)r->argc + r->envc; i++) {
-		char *nul = memchr(s, '\0', (size_t)(end - s));
-
-		if (s >= end || !nul)
+	p->cwd = next_string(&s, end);
+	if (!p->cwd)
+		return -EINVAL;
+	for (uint32_t i = 0; i < r->argc; i++) {
+		p->argv[i] = next_string(&s, end);
+		if (!p->argv[i])
 			return -EINVAL;
-		if (i == 0)
-			p->cwd = s;
-		else if (i <= r->argc)
-			p->argv[i - 1] = s;
-		else
-			p->envp[i - 1 - r->argc] = s;
-		s = nul + 1;
+	}
+	for (uint32_t i = 0; i < r->envc; i++) {
+		p->envp[i] = next_string(&s, end);
+		if (!p->envp[i])
+			return -EINVAL;
 	}
 	p->argv[r->argc] = NULL;
 	p->envp[r->envc] = NULL;
 	return 0;
 }
 
-static struct child *free_slot(struct init *in)
+static struct child *free_child_slot(struct init *in)
 {
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		if (!in->kids[i].pid)
@@ -340,27 +437,33 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 	struct plan p = { 0 };
 	struct initmsg_failed f;
 	struct initmsg_started st;
-	struct child *slot = free_slot(in);
+	struct child *slot = free_child_slot(in);
 	int ep[2] = { -1, -1 };
 	ssize_t n;
 	pid_t pid;
 	int rc;
 
+	/* Nothing runs without the filter (child_install_filter): a RUN that
+	 * overtook FILTER is refused, never started unfiltered. */
+	if (!in->filter_len) {
+		send_failed(in, id, INITMSG_STAGE_PROTOCOL, EPERM);
+		goto out;
+	}
 	rc = parse_run(in->buf + sizeof(struct initmsg_hdr), len, &p, vec,
 		       sizeof(vec) / sizeof(vec[0]));
 	if (rc < 0 || nfds != 3 + p.run->ncgroup || !slot ||
-	    ((p.run->flags & IMR_IN_PLACE) && (p.run->ncgroup || !in->entered))) {
-		send_failed(in, id, IMS_PROTOCOL, rc < 0 ? -rc : !slot ? EAGAIN : EBADF);
+	    ((p.run->flags & INITMSG_RUN_IN_PLACE) && (p.run->ncgroup || !in->entered))) {
+		send_failed(in, id, INITMSG_STAGE_PROTOCOL, rc < 0 ? -rc : !slot ? EAGAIN : EBADF);
 		goto out;
 	}
 	memcpy(p.fds, fds, sizeof(int) * nfds);
 	p.nfds = nfds;
-	if ((p.run->flags & IMR_FRESH_TMP) && (rc = fresh_tmp(in, p.run)) < 0) {
-		send_failed(in, id, IMS_TMP, -rc);
+	if ((p.run->flags & INITMSG_RUN_FRESH_TMP) && (rc = fresh_tmp(in, p.run)) < 0) {
+		send_failed(in, id, INITMSG_STAGE_TMP, -rc);
 		goto out;
 	}
 	if (pipe2(ep, O_CLOEXEC) < 0) {
-		send_failed(in, id, IMS_FORK, errno);
+		send_failed(in, id, INITMSG_STAGE_FORK, errno);
 		goto out;
 	}
 	p.err_w = ep[1];
@@ -369,7 +472,7 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		child_run(in, &p);
 	close(ep[1]);
 	if (pid < 0) {
-		send_failed(in, id, IMS_FORK, errno);
+		send_failed(in, id, INITMSG_STAGE_FORK, errno);
 		goto out;
 	}
 	/* The child is reaped by the SIGCHLD handler; remember it first. */
@@ -384,7 +487,7 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		send_failed(in, id, f.stage, f.err);
 	} else {
 		st.pid = pid;
-		send_msg(in, IM_STARTED, id, &st, sizeof(st));
+		send_msg(in, INITMSG_STARTED, id, &st, sizeof(st));
 	}
 out:
 	if (ep[0] >= 0)
@@ -398,14 +501,14 @@ static void do_filter(struct init *in, size_t len)
 	size_t k = len / sizeof(struct sock_filter);
 
 	if (len % sizeof(struct sock_filter) || k == 0 || k > INITMSG_MAX_FILTER) {
-		send_failed(in, 0, IMS_PROTOCOL, EINVAL);
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EINVAL);
 		return;
 	}
 	free(in->filter);
 	in->filter = malloc(len);
 	if (!in->filter) {
 		in->filter_len = 0;
-		send_failed(in, 0, IMS_PROTOCOL, ENOMEM);
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, ENOMEM);
 		return;
 	}
 	memcpy(in->filter, in->buf + sizeof(struct initmsg_hdr), len);
@@ -419,7 +522,7 @@ static void do_filter(struct init *in, size_t len)
  */
 static void do_enter(struct init *in, const int *fds, unsigned nfds)
 {
-	struct initmsg_failed f = { IMS_CGROUP, nfds == 0 || in->entered ? EINVAL : 0 };
+	struct initmsg_failed f = { INITMSG_STAGE_CGROUP, nfds == 0 || in->entered ? EINVAL : 0 };
 
 	for (unsigned i = 0; i < nfds && !f.err; i++) {
 		ssize_t n;
@@ -431,11 +534,11 @@ static void do_enter(struct init *in, const int *fds, unsigned nfds)
 			f.err = errno;
 	}
 	if (f.err) {
-		send_msg(in, IM_FAILED, 0, &f, sizeof(f));
+		send_msg(in, INITMSG_FAILED, 0, &f, sizeof(f));
 		return;
 	}
 	in->entered = true;
-	send_msg(in, IM_ENTERED, 0, NULL, 0);
+	send_msg(in, INITMSG_ENTERED, 0, NULL, 0);
 }
 
 /* ---- the loop --------------------------------------------------------- */
@@ -447,7 +550,7 @@ static uint32_t exit_flags(const struct init *in)
 	struct statvfs sv;
 
 	if (in->tmp_mounted && statvfs(TMP_DIR, &sv) == 0 && initmsg_fs_full(&sv))
-		return IME_TMP_FULL;
+		return INITMSG_EXITED_TMP_FULL;
 	return 0;
 }
 
@@ -468,7 +571,7 @@ static void reap(struct init *in)
 				continue;
 			if (in->kids[i].id != UINT32_MAX) {
 				e.flags = exit_flags(in);
-				send_msg(in, IM_EXITED, in->kids[i].id, &e, sizeof(e));
+				send_msg(in, INITMSG_EXITED, in->kids[i].id, &e, sizeof(e));
 			}
 			in->kids[i].pid = 0;
 		}
@@ -486,24 +589,24 @@ static int handle_packet(struct init *in)
 	if (n == 0 || (n < 0 && n != -EMSGSIZE))
 		return 1;
 	if (n < (ssize_t)sizeof(h)) {
-		send_failed(in, 0, IMS_PROTOCOL, EMSGSIZE);
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EMSGSIZE);
 		goto drop;
 	}
 	memcpy(&h, in->buf, sizeof(h));
 	if (h.magic != INITMSG_MAGIC || h.len != (size_t)n - sizeof(h)) {
-		send_failed(in, h.id, IMS_PROTOCOL, EBADMSG);
+		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 		goto drop;
 	}
-	if (h.type == IM_RUN) {
+	if (h.type == INITMSG_RUN) {
 		do_run(in, h.id, h.len, fds, nfds);
 		return 0;
 	}
-	if (h.type == IM_FILTER)
+	if (h.type == INITMSG_FILTER)
 		do_filter(in, h.len);
-	else if (h.type == IM_ENTER)
+	else if (h.type == INITMSG_ENTER)
 		do_enter(in, fds, nfds);
 	else
-		send_failed(in, h.id, IMS_PROTOCOL, EBADMSG);
+		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 drop:
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
@@ -579,14 +682,18 @@ static int harden_mount(const char *mp)
 /*
  * The jail as the programs will see it: our own binary unmounted (it is
  * mapped already), the root read-only, every mount nosuid and nodev.
+ * Before the hello, as no program runs before the worker hears it; it
+ * reads the mount table as the driver left it.
  */
-static int seal(const char *self)
+static int seal(struct init *in)
 {
 	char line[8192], mp[4096];
 	FILE *f;
 	int rc = 0;
 
-	if (umount2(self, MNT_DETACH) < 0)
+	if (!in->self)
+		return -EINVAL;
+	if (umount2(in->self, MNT_DETACH) < 0)
 		return -errno;
 	f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
@@ -635,19 +742,19 @@ static int network_is_empty(void)
  * bubblewrap always brings lo up in the namespace it makes, and taking it
  * down again would not do (127.0.0.1 stays on it and a connect waits for a
  * time-out), so goboxd runs bwrap without one and has the init make its
- * own here (make_one: INIT_ARG_NEW_NETWORK), once per jail, before any
- * program runs, with the CAP_SYS_ADMIN it holds anyway. Whatever the
- * driver did, the check after is what counts: a jail whose namespace is
+ * own here (INITMSG_ARG_NEW_NETWORK), once per jail, with the
+ * CAP_SYS_ADMIN it holds anyway. Whatever the driver did, the check after
+ * is what counts. Before the hello, like seal: a jail whose namespace is
  * not empty never runs a program.
  */
-static int empty_network(bool make_one)
+static int empty_network(struct init *in)
 {
 	int rc;
 
 	/* Always when asked: the worker's own namespace may look empty too
 	 * (goboxd run where only a down lo exists), but sharing it would
 	 * share its abstract unix sockets with every jail. */
-	if (make_one && unshare(CLONE_NEWNET) < 0)
+	if (in->new_network && unshare(CLONE_NEWNET) < 0)
 		return -errno;
 	rc = network_is_empty();
 	if (rc == 0)
@@ -655,49 +762,99 @@ static int empty_network(bool make_one)
 	return rc < 0 ? rc : 0;
 }
 
-int main(int argc, char **argv)
+/* First: nothing of ours is for the programs to read, not even by uid
+ * (/proc/1/mem, our fds, our environment), whatever comes next. */
+static int hide_from_programs(struct init *in)
 {
-	struct init in = { .sock = INITMSG_FD };
-	struct initmsg_hello hello = { INITMSG_VERSION, getpid() };
-	sigset_t chld;
-	int rc;
+	(void)in;
+	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ? -errno : 0;
+}
 
-	/* Nothing of ours is for the programs to read, not even by uid. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	rc = argc < 1 ? -EINVAL : seal(argv[0]);
-	if (rc < 0) {
-		fprintf(stderr, "goboxd-init: sealing the jail: %s\n", strerror(-rc));
-		return 111;
-	}
-	rc = empty_network(argc > 1 && strcmp(argv[1], INIT_ARG_NEW_NETWORK) == 0);
-	if (rc < 0) {
-		fprintf(stderr, "goboxd-init: leaving the jail's network: %s\n", strerror(-rc));
-		return 111;
-	}
+/* Before the first fork, which comes with the first RUN after the hello:
+ * SIGCHLD is blocked and read from a signalfd, so no exit is missed. */
+static int watch_children(struct init *in)
+{
+	sigset_t chld;
+
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
-	in.sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (in.sigfd < 0 || fcntl(in.sock, F_SETFD, FD_CLOEXEC) < 0)
-		return 111;
-	in.buf = malloc(INITMSG_MAX);
-	if (!in.buf || send_msg(&in, IM_HELLO, 0, &hello, sizeof(hello)) < 0) {
-		free(in.buf);
-		return 111;
-	}
+	if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
+		return -errno;
+	in->sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	return in->sigfd < 0 ? -errno : 0;
+}
+
+/* Before the first fork too: the driver hands the socket over open across
+ * exec, and no program may inherit it. */
+static int close_socket_on_exec(struct init *in)
+{
+	return fcntl(in->sock, F_SETFD, FD_CLOEXEC) < 0 ? -errno : 0;
+}
+
+/* Last: the worker takes the hello for "ready" and its packets follow, so
+ * the buffer they arrive in comes first. */
+static int say_hello(struct init *in)
+{
+	struct initmsg_hello hello = { INITMSG_VERSION, getpid() };
+
+	in->buf = malloc(INITMSG_MAX);
+	if (!in->buf)
+		return -ENOMEM;
+	return send_msg(in, INITMSG_HELLO, 0, &hello, sizeof(hello));
+}
+
+/* The init's own start-up, in the order the jail needs it (each step says
+ * why); the first that fails says so on the jail's stderr, which the
+ * worker reports when the hello does not come. */
+static const struct start_step {
+	const char *what;
+	int (*run)(struct init *in);
+} start_steps[] = {
+	{ "hiding from the programs", hide_from_programs },
+	{ "sealing the jail", seal },
+	{ "leaving the jail's network", empty_network },
+	{ "watching for children", watch_children },
+	{ "closing the socket on exec", close_socket_on_exec },
+	{ "saying hello", say_hello },
+};
+
+/* Until the worker closes its end. */
+static void serve_worker(struct init *in)
+{
 	for (;;) {
-		struct pollfd pf[2] = { { in.sock, POLLIN, 0 }, { in.sigfd, POLLIN, 0 } };
+		struct pollfd pf[2] = { { in->sock, POLLIN, 0 }, { in->sigfd, POLLIN, 0 } };
 
 		if (poll(pf, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			break;
+			return;
 		}
 		if (pf[1].revents)
-			reap(&in);
-		if (pf[0].revents && handle_packet(&in))
-			break;
+			reap(in);
+		if (pf[0].revents && handle_packet(in))
+			return;
 	}
+}
+
+int main(int argc, char **argv)
+{
+	struct init in = {
+		.sock = INITMSG_FD,
+		.sigfd = -1,
+		.self = argc > 0 ? argv[0] : NULL,
+		.new_network = argc > 1 && strcmp(argv[1], INITMSG_ARG_NEW_NETWORK) == 0,
+	};
+
+	for (size_t i = 0; i < sizeof(start_steps) / sizeof(start_steps[0]); i++) {
+		int rc = start_steps[i].run(&in);
+
+		if (rc < 0) {
+			fprintf(stderr, "goboxd-init: %s: %s\n", start_steps[i].what, strerror(-rc));
+			free(in.buf);
+			return 111;
+		}
+	}
+	serve_worker(&in);
 	/* The worker is done with this jail: nothing may outlive it. */
 	kill(-1, SIGKILL);
 	free(in.buf);

@@ -7,7 +7,8 @@
  * protocol version and the worker refuses an init that speaks another.
  *
  *   init   -> worker  HELLO     once, when the jail is ready
- *   worker -> init    FILTER    once, the seccomp program every child installs
+ *   worker -> init    FILTER    once, the seccomp program every child installs;
+ *                               a RUN before it is refused (FAILED, protocol)
  *   worker -> init    ENTER     at most once, before any RUN: fds, one
  *                               cgroup.procs file per hierarchy; the init
  *                               moves itself into that cgroup, so that the
@@ -27,10 +28,14 @@
 #ifndef GOBOXD_INITMSG_H
 #define GOBOXD_INITMSG_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define INITMSG_VERSION 4
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
@@ -40,7 +45,7 @@
 /* The init's one argument, given when the driver leaves it in the
  * worker's network namespace (bwrap): it makes the jail's own, always,
  * before any program runs. Without it the driver made one (nsjail). */
-#define INIT_ARG_NEW_NETWORK "--new-network"
+#define INITMSG_ARG_NEW_NETWORK "--new-network"
 /* Largest packet either side sends (argv and environment included). */
 #define INITMSG_MAX (128 * 1024)
 /* stdin, stdout, stderr and at most three cgroup hierarchies (v1). */
@@ -48,14 +53,14 @@
 #define INITMSG_MAX_FILTER 4096     /* BPF instructions */
 
 enum initmsg_type {
-	IM_HELLO = 1,
-	IM_FILTER,
-	IM_RUN,
-	IM_STARTED,
-	IM_FAILED,
-	IM_EXITED,
-	IM_ENTER,
-	IM_ENTERED,
+	INITMSG_HELLO = 1,
+	INITMSG_FILTER,
+	INITMSG_RUN,
+	INITMSG_STARTED,
+	INITMSG_FAILED,
+	INITMSG_EXITED,
+	INITMSG_ENTER,
+	INITMSG_ENTERED,
 };
 
 struct initmsg_hdr {
@@ -71,17 +76,23 @@ struct initmsg_hello {
 };
 
 /* RUN flags */
-#define IMR_FRESH_TMP 0x1u  /* mount a new, empty /tmp before starting */
-#define IMR_TMP_NOEXEC 0x2u /* ...with noexec */
+#define INITMSG_RUN_FRESH_TMP 0x1u      /* mount a new, empty /tmp before starting */
+#define INITMSG_RUN_TMP_NOEXEC 0x2u     /* ...with noexec */
 /* Start with SIGPIPE ignored: a write to a pipe nobody reads fails with
  * EPIPE instead of killing (an interactor whose solution has gone). */
-#define IMR_SIGPIPE_IGNORED 0x4u
+#define INITMSG_RUN_SIGPIPE_IGNORED 0x4u
 /* Born in the init's own cgroup (the one ENTER moved it into), joining
  * none: the RUN carries no cgroup.procs fds. */
-#define IMR_IN_PLACE 0x8u
+#define INITMSG_RUN_IN_PLACE 0x8u
 
 enum initmsg_rlimit {
-	IMRL_CPU, IMRL_FSIZE, IMRL_NOFILE, IMRL_NPROC, IMRL_CORE, IMRL_MEMLOCK, IMRL_COUNT
+	INITMSG_RLIMIT_CPU,
+	INITMSG_RLIMIT_FSIZE,
+	INITMSG_RLIMIT_NOFILE,
+	INITMSG_RLIMIT_NPROC,
+	INITMSG_RLIMIT_CORE,
+	INITMSG_RLIMIT_MEMLOCK,
+	INITMSG_RLIMIT_COUNT
 };
 
 struct initmsg_run {
@@ -91,15 +102,29 @@ struct initmsg_run {
 	int32_t cpu;            /* the one CPU the program may run on; -1: any */
 	uint64_t tmp_bytes;     /* size of the fresh /tmp */
 	uint64_t tmp_inodes;    /* and how many files it may hold */
-	uint64_t rlimit[IMRL_COUNT]; /* soft = hard; UINT64_MAX: unlimited */
+	uint64_t rlimit[INITMSG_RLIMIT_COUNT]; /* soft = hard; UINT64_MAX: unlimited */
 	uint32_t argc, envc;
 	/* then: cwd, argv[0..argc-1], envp[0..envc-1], each NUL-terminated */
 };
 
 /* Where starting a program failed, for the worker's error message. */
 enum initmsg_stage {
-	IMS_FORK = 1, IMS_TMP, IMS_SETSID, IMS_CGROUP, IMS_FDS, IMS_RLIMITS, IMS_CHDIR,
-	IMS_CREDS, IMS_CAPS, IMS_NNP, IMS_SECCOMP, IMS_EXEC, IMS_PROTOCOL, IMS_CPU, IMS_IPC,
+	INITMSG_STAGE_FORK = 1,
+	INITMSG_STAGE_TMP,
+	INITMSG_STAGE_SETSID,
+	INITMSG_STAGE_CGROUP,
+	INITMSG_STAGE_FDS,
+	INITMSG_STAGE_RLIMITS,
+	INITMSG_STAGE_CHDIR,
+	INITMSG_STAGE_CREDENTIALS,
+	INITMSG_STAGE_CAPABILITIES,
+	INITMSG_STAGE_NO_NEW_PRIVS,
+	INITMSG_STAGE_SECCOMP,
+	INITMSG_STAGE_EXEC,
+	INITMSG_STAGE_PROTOCOL,
+	INITMSG_STAGE_CPU,
+	INITMSG_STAGE_IPC,
+	INITMSG_STAGE_SIGNALS,
 };
 
 struct initmsg_failed {
@@ -111,8 +136,8 @@ struct initmsg_started {
 	int32_t pid;            /* inside the jail */
 };
 
-/* EXITED flags */
-#define IME_TMP_FULL 0x1u   /* its /tmp was full (bytes or files) when it ended */
+/* EXITED flags: its /tmp was full (bytes or files) when it ended */
+#define INITMSG_EXITED_TMP_FULL 0x1u
 
 struct initmsg_exited {
 	int32_t status;         /* as waitpid(2) gave it */
@@ -143,9 +168,50 @@ static inline const char *initmsg_stage_name(uint32_t stage)
 		"?", "fork", "mounting /tmp", "setsid", "joining the cgroup", "stdio",
 		"rlimits", "chdir", "setuid", "dropping capabilities", "no_new_privs",
 		"seccomp", "execve", "protocol", "CPU affinity", "a fresh IPC namespace",
+		"signals",
 	};
 
 	return stage < sizeof(names) / sizeof(names[0]) ? names[stage] : "?";
+}
+
+/*
+ * The fds a pre-exec child hands over: fds[i] becomes fd i for each
+ * i < n, and every fd from n up is closed. Those from cloexec_from up
+ * close on exec (the error pipe, which a successful exec must close to
+ * say so); the others stay open across it. Here, not in a .c file of the
+ * worker, because both pre-exec children place their fds this way (the
+ * worker's for the jail binary, the init's for each program) and
+ * goboxd-init links libc alone.
+ *
+ * Each fd is first copied to n or above, so that placing one never
+ * overwrites one not yet placed: fds[] may name the same fd twice, or an
+ * fd sitting on another's target. On return fds[i] says where each one
+ * is now: i after success; after a failure, a copy or the original, so
+ * that the caller can still report through its error pipe. 0, or -errno.
+ * Async-signal-safe.
+ */
+static inline int initmsg_place_fds(int *fds, int n, int cloexec_from)
+{
+	for (int i = 0; i < n; i++) {
+		int copy = fcntl(fds[i], F_DUPFD_CLOEXEC, n);
+
+		if (copy < 0)
+			return -errno;
+		fds[i] = copy;
+	}
+	for (int i = 0; i < n; i++) {
+		int rc = i >= cloexec_from ? dup3(fds[i], i, O_CLOEXEC) : dup2(fds[i], i);
+
+		if (rc < 0)
+			return -errno;
+	}
+	for (int i = 0; i < n; i++)
+		fds[i] = i;
+	/* The copies and everything inherited; close_range came with 5.9. */
+	if (syscall(SYS_close_range, (unsigned)n, ~0U, 0) < 0)
+		for (int fd = n; fd < 65536; fd++)
+			close(fd);
+	return 0;
 }
 
 #endif

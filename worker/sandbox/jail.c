@@ -21,8 +21,8 @@
 #include "worker/sandbox/cgroup.h"
 
 /* The launcher (bwrap's monitor or nsjail) and the init. */
-#define JAIL_CG_PIDS 16
-#define JAIL_CG_MEMORY (64ULL << 20)
+#define JAIL_CGROUP_PIDS 16
+#define JAIL_CGROUP_MEMORY (64ULL << 20)
 #define JAIL_LOG_MAX 4096
 
 struct jail {
@@ -96,100 +96,182 @@ bool jail_broken(const struct jail *j)
 	return j->broken;
 }
 
-/* ---- the pre-exec child (async-signal-safe calls only) ------------------ */
+/* ---- the launcher: from fork to the jail binary's exec ------------------ */
 
-enum jail_child_stage { JC_SETSID = 1, JC_CGROUP, JC_FDS, JC_CREDS, JC_PDEATHSIG, JC_NNP,
-			JC_SECCOMP, JC_EXEC };
-
-static const char *const jail_child_stages[] = {
-	"", "setsid", "cgroup enter", "fds", "setuid", "pdeathsig", "no_new_privs",
-	"seccomp", "execve",
-};
-
+/* What the worker's jail start hands its pre-exec child, and releases. */
 struct launch {
 	struct jail *j;
+	const struct jail_opts *o;
 	struct jail_args args;
 	int sock_child, log_w, exec_w;
 	pid_t parent;
 };
 
-static void __attribute__((noreturn)) launch_fail(int exec_w, int stage)
+/*
+ * The pre-exec child's steps, async-signal-safe calls only (the worker has
+ * threads). Each returns 0 or -errno and its comment says why it stands
+ * where it does; launch_steps lists them in that order.
+ */
+
+/* First: the worker's handlers and its mask (everything is blocked around
+ * the fork) must not reach the jail binary. */
+static int launch_reset_signals(struct launch *l)
 {
-	int e[2] = { errno, stage };
-
-	(void)!write(exec_w, e, sizeof(e));
-	_exit(127);
-}
-
-/* 0,1: /dev/null and the log; 2: the log; 3: the init's socket; 4: errors. */
-static void launch_fds(struct launch *l)
-{
-	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int src[5] = { nul, l->log_w, l->log_w, l->sock_child, l->exec_w };
-	int tmp[5];
-
-	if (nul < 0)
-		launch_fail(l->exec_w, JC_FDS);
-	for (int i = 0; i < 5; i++) {
-		tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16);
-		if (tmp[i] < 0)
-			launch_fail(l->exec_w, JC_FDS);
-	}
-	l->exec_w = tmp[4];
-	for (int i = 0; i < 4; i++)
-		if (dup2(tmp[i], i) < 0)
-			launch_fail(l->exec_w, JC_FDS);
-	if (dup3(tmp[4], 4, O_CLOEXEC) < 0)
-		launch_fail(l->exec_w, JC_FDS);
-	l->exec_w = 4;
-	close_fds_from(5);
-}
-
-static void __attribute__((noreturn)) launch_child(struct launch *l)
-{
-	const struct sandbox *sb = l->j->sb;
-	static char *const no_env[] = { NULL };
 	struct sigaction sa;
 	sigset_t none;
 
+	(void)l;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &sa, NULL);
+		sigaction(sig, &sa, NULL);      /* SIGKILL, SIGSTOP: EINVAL, and default */
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setsid() < 0)
-		launch_fail(l->exec_w, JC_SETSID);
-	if (cg_step_enter(l->j->cg) < 0) {
-		errno = EIO;
-		launch_fail(l->exec_w, JC_CGROUP);
-	}
-	launch_fds(l);
-	if (setgroups(0, NULL) < 0 || setresgid(l->j->gid, l->j->gid, l->j->gid) < 0 ||
-	    setresuid(l->j->uid, l->j->uid, l->j->uid) < 0)
-		launch_fail(l->exec_w, JC_CREDS);
-	if (setuid(0) == 0 || setgid(0) == 0) {
-		errno = EPERM;
-		launch_fail(l->exec_w, JC_CREDS);
-	}
-	/* After the uid change, which clears it; bound to the forking thread,
-	 * which is the worker's job thread for as long as the worker lives. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		launch_fail(l->exec_w, JC_PDEATHSIG);
-	if (getppid() != l->parent)
-		_exit(127);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		launch_fail(l->exec_w, JC_NNP);
-	if (seccomp_set_apply_baseline(sb->sc) < 0)
-		launch_fail(l->exec_w, JC_SECCOMP);
-	execve(sb->path, l->args.v, no_env);
-	launch_fail(l->exec_w, JC_EXEC);
+	return sigprocmask(SIG_SETMASK, &none, NULL) < 0 ? -errno : 0;
 }
 
-/* ---- starting ---------------------------------------------------------- */
-
-static int make_box(struct jail *j, const char *box_dir, char *err, size_t errlen)
+/* Early, as it depends on nothing: out of the worker's session and process
+ * group, so that what is sent to those never reaches the jail. */
+static int launch_new_session(struct launch *l)
 {
+	(void)l;
+	return setsid() < 0 ? -errno : 0;
+}
+
+/* Before the jail binary exists, so that it and its init are born counted
+ * in the jail's cgroup; before the uid change, as it opens cgroup.procs by
+ * path, which the sandbox uid may not write. */
+static int launch_join_cgroup(struct launch *l)
+{
+	return cg_step_enter(l->j->cg) < 0 ? -EIO : 0;
+}
+
+/* Before the uid change, so that no fd of the worker is ever open in a
+ * process of the sandbox uid: 0: /dev/null; 1, 2: the log; 3: the init's
+ * socket; 4: the error pipe; everything else closed. */
+static int launch_place_fds(struct launch *l)
+{
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int fds[5] = { nul, l->log_w, l->log_w, l->sock_child, l->exec_w };
+	int rc;
+
+	if (nul < 0)
+		return -errno;
+	rc = initmsg_place_fds(fds, 5, 4);
+	l->exec_w = fds[4];
+	return rc;
+}
+
+/* The groups and the gid before the uid, whose change drops the
+ * privilege they need; then the proof that root cannot come back. */
+static int launch_drop_to_sandbox_ids(struct launch *l)
+{
+	gid_t gid = l->j->gid;
+	uid_t uid = l->j->uid;
+
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return -errno;
+	if (setuid(0) == 0 || setgid(0) == 0)
+		return -EPERM;
+	return 0;
+}
+
+/* After the uid change, which clears it; bound to the forking thread,
+ * which is the worker's job thread for as long as the worker lives. A
+ * worker already gone before it was set has nobody to tell. */
+static int launch_die_with_worker(struct launch *l)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return -errno;
+	if (getppid() != l->parent)
+		_exit(127);
+	return 0;
+}
+
+/* Before the filter: without CAP_SYS_ADMIN (gone with the uid change) the
+ * kernel installs a seccomp filter only under no_new_privs. */
+static int launch_no_new_privs(struct launch *l)
+{
+	(void)l;
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
+
+/* Last before exec: the baseline filter holds for the jail binary and for
+ * everything under it, the init and its programs included. */
+static int launch_install_baseline(struct launch *l)
+{
+	return seccomp_set_apply_baseline(l->j->sb->sc);
+}
+
+/* Returns only when the exec failed. */
+static int launch_exec(struct launch *l)
+{
+	static char *const no_env[] = { NULL };
+
+	execve(l->j->sb->path, l->args.v, no_env);
+	return -errno;
+}
+
+/* From fork to the jail binary, in the order the kernel needs (each step
+ * says why). */
+static const struct launch_step {
+	const char *name;       /* for the worker's message when it fails */
+	int (*run)(struct launch *l);
+} launch_steps[] = {
+	{ "signals", launch_reset_signals },
+	{ "setsid", launch_new_session },
+	{ "cgroup enter", launch_join_cgroup },
+	{ "fds", launch_place_fds },
+	{ "setuid", launch_drop_to_sandbox_ids },
+	{ "pdeathsig", launch_die_with_worker },
+	{ "no_new_privs", launch_no_new_privs },
+	{ "seccomp", launch_install_baseline },
+	{ "execve", launch_exec },
+};
+
+/* The first step that fails writes errno and its index into the error
+ * pipe (wherever launch_place_fds left it); launched reads them. */
+static void __attribute__((noreturn)) launch_child(struct launch *l)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(launch_steps); i++) {
+		int rc = launch_steps[i].run(l);
+
+		if (rc < 0) {
+			int e[2] = { -rc, (int)i };
+
+			(void)!write(l->exec_w, e, sizeof(e));
+			break;
+		}
+	}
+	_exit(127);
+}
+
+/* ---- starting: the worker's side --------------------------------------- */
+
+/*
+ * Each step returns 0 or -errno with a reason in err, and its comment
+ * says why it stands where it does; setup_steps lists them in that order.
+ */
+
+/* First: a jail as root would run its programs as root. */
+static int choose_ids(struct launch *l, char *err, size_t errlen)
+{
+	struct jail *j = l->j;
+
+	j->uid = l->o->uid ? l->o->uid : j->sb->uid;
+	j->gid = l->o->gid ? l->o->gid : j->sb->gid;
+	if (j->uid == 0 || j->gid == 0) {
+		snprintf(err, errlen, "a jail's uid/gid must not be root");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Before the command line, which binds the box; the job directory is
+ * owned by the ids just chosen. */
+static int make_box(struct launch *l, char *err, size_t errlen)
+{
+	struct jail *j = l->j;
+	const char *box_dir = l->o->box_dir;
 	int rc;
 
 	if (box_dir) {
@@ -211,8 +293,44 @@ static int make_box(struct jail *j, const char *box_dir, char *err, size_t errle
 	return 0;
 }
 
-static int launch(struct jail *j, char *err, size_t errlen)
+/*
+ * Before the command line, which binds it read-only, when the options ask
+ * for one. Root's, so that nothing in the jail can replace what the worker
+ * opens there by name; readable and searchable by the jail's group only.
+ */
+static int make_control_dir(struct launch *l, char *err, size_t errlen)
 {
+	struct jail *j = l->j;
+	int rc;
+
+	if (!l->o->control_dir)
+		return 0;
+	rc = jobdir_create(j->sb->jail_dir, 0, j->gid, &j->ctl);
+	if (rc < 0) {
+		j->ctl.fd = -1;
+		snprintf(err, errlen, "creating a control directory in %s: %s", j->sb->jail_dir,
+			 strerror(-rc));
+	}
+	return rc;
+}
+
+/* Before the fork: the child joins it before it execs the jail binary. */
+static int make_cgroup(struct launch *l, char *err, size_t errlen)
+{
+	struct cg_limits cl = { .memory_bytes = JAIL_CGROUP_MEMORY, .pids = JAIL_CGROUP_PIDS };
+	char cgerr[256];
+	int rc = cg_step_create(l->j->sb->cg, &cl, &l->j->cg, cgerr, sizeof(cgerr));
+
+	if (rc < 0)
+		snprintf(err, errlen, "jail cgroup: %s", cgerr);
+	return rc;
+}
+
+/* After the box and the control directory, which it names; before the
+ * fork, as the child may not allocate. */
+static int build_command(struct launch *l, char *err, size_t errlen)
+{
+	struct jail *j = l->j;
 	struct jail_env env = {
 		.path = j->sb->path,
 		.init_path = j->sb->init_path,
@@ -224,85 +342,78 @@ static int launch(struct jail *j, char *err, size_t errlen)
 		.box_dir = j->box,
 		.control_dir = j->ctl.fd >= 0 ? j->ctl.path : NULL,
 	};
-	struct launch l = { .j = j, .sock_child = -1, .log_w = -1, .exec_w = -1,
-			    .parent = getpid() };
-	int sv[2], lp[2], ep[2];
-	sigset_t all, old;
-	int rc;
 
-	jail_args_init(&l.args);
-	rc = j->sb->drv->build_argv(&env, &l.args, err, errlen);
-	if (rc < 0)
-		goto out;
+	return j->sb->drv->build_argv(&env, &l->args, err, errlen);
+}
+
+/* Before the fork: the child hands its end to the init at INITMSG_FD. */
+static int make_socket(struct launch *l, char *err, size_t errlen)
+{
+	int sv[2];
+
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		rc = -errno;
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
-		goto out;
+		return -errno;
 	}
-	j->sock = sv[0];
-	l.sock_child = sv[1];
-	if (pipe2(lp, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
-		rc = -errno;
+	l->j->sock = sv[0];
+	l->sock_child = sv[1];
+	return 0;
+}
+
+/* Before the fork too: the jail binary's log, and the pipe that stays
+ * silent unless the child fails before its exec. */
+static int make_pipes(struct launch *l, char *err, size_t errlen)
+{
+	int lp[2], ep[2];
+
+	if (pipe2(lp, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "pipe2: %s", strerror(errno));
-		goto out;
+		return -errno;
 	}
-	j->log_r = lp[0];
-	l.log_w = lp[1];
-	j->exec_r = ep[0];
-	l.exec_w = ep[1];
-	set_nonblock(j->log_r, true);
+	l->j->log_r = lp[0];
+	l->log_w = lp[1];
+	set_nonblock(l->j->log_r, true);
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "pipe2: %s", strerror(errno));
+		return -errno;
+	}
+	l->j->exec_r = ep[0];
+	l->exec_w = ep[1];
+	return 0;
+}
+
+/* When everything the child needs exists, with every signal blocked so
+ * that no handler of the worker runs in it before it resets them. Whether
+ * the exec worked is read by jail_ready: the launcher's cgroup attach can
+ * sleep (cgroup v1), and nobody waits for it here. */
+static int fork_launcher(struct launch *l, char *err, size_t errlen)
+{
+	sigset_t all, old;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	j->pid = fork();
-	if (j->pid == 0)
-		launch_child(&l);
+	l->j->pid = fork();
+	if (l->j->pid == 0)
+		launch_child(l);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (j->pid < 0) {
-		rc = -errno;
+	if (l->j->pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
-		goto out;
+		return -errno;
 	}
-	/* Whether the exec worked is read by jail_ready: the launcher's
-	 * cgroup attach can sleep (cgroup v1), and nobody waits for it here. */
-	close(l.exec_w);
-	l.exec_w = -1;
-	rc = 0;
-out:
-	if (l.sock_child >= 0)
-		close(l.sock_child);
-	if (l.log_w >= 0)
-		close(l.log_w);
-	if (l.exec_w >= 0)
-		close(l.exec_w);
-	jail_args_free(&l.args);
-	return rc;
+	return 0;
 }
 
 /*
- * Root's, so that nothing in the jail can replace what the worker opens
- * there by name; readable and searchable by the jail's group only.
+ * Right after the fork, so that it waits on the socket when the init
+ * starts reading: a cgroup for the jail's first program, and ENTER. The
+ * init moves into it as soon as it runs, so the first program (a one-test
+ * job's only one) is born there instead of migrating on the request's
+ * path. Best effort: a jail without it runs every program the ordinary
+ * way.
  */
-static int make_control_dir(struct jail *j, char *err, size_t errlen)
+static int queue_enter(struct launch *l, char *err, size_t errlen)
 {
-	int rc = jobdir_create(j->sb->jail_dir, 0, j->gid, &j->ctl);
-
-	if (rc < 0) {
-		j->ctl.fd = -1;
-		snprintf(err, errlen, "creating a control directory in %s: %s", j->sb->jail_dir,
-			 strerror(-rc));
-	}
-	return rc;
-}
-
-/*
- * A cgroup for the jail's first program, and ENTER: the init moves into it
- * as soon as it runs, so the first program (a one-test job's only one) is
- * born there instead of migrating on the request's path. Best effort: a
- * jail without it runs every program the ordinary way.
- */
-static void send_enter(struct jail *j)
-{
+	struct jail *j = l->j;
 	struct cg_limits none = { 0 };
 	char cgerr[256];
 	int fds[INITMSG_MAX_FDS - 3];
@@ -310,22 +421,24 @@ static void send_enter(struct jail *j)
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(fds))];
 	} ctl;
-	struct initmsg_hdr h = { INITMSG_MAGIC, IM_ENTER, 0, 0 };
+	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_ENTER, 0, 0 };
 	struct iovec iov = { &h, sizeof(h) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
 	struct cmsghdr *c;
 	int n;
 
+	(void)err;
+	(void)errlen;
 	if (cg_step_create(j->sb->cg, &none, &j->first, cgerr, sizeof(cgerr)) < 0) {
 		log_warn("a jail's first cgroup: %s", cgerr);
 		j->first = NULL;
-		return;
+		return 0;
 	}
 	n = cg_step_open_procs(j->first, fds, ARRAY_SIZE(fds));
 	if (n <= 0) {
 		cg_step_destroy(j->first);
 		j->first = NULL;
-		return;
+		return 0;
 	}
 	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
 	c = CMSG_FIRSTHDR(&mh);
@@ -336,39 +449,33 @@ static void send_enter(struct jail *j)
 	j->first_sent = sendmsg(j->sock, &mh, MSG_NOSIGNAL) >= 0;
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
+	return 0;
 }
 
-/* The init's answer to ENTER, after its hello: then the first cgroup holds
- * the init alone, whose pid the step's kills must spare. */
-static int entered(struct jail *j, int timeout_ms)
-{
-	struct {
-		struct initmsg_hdr h;
-		struct initmsg_failed f;
-	} m;
-	struct pollfd pf = { .fd = j->sock, .events = POLLIN };
-	pid_t pids[2];
-	ssize_t n;
-	int rc;
+/* A jail's start, in order (each step says why); the jail binary is
+ * running after the last, and jail_ready waits for it. */
+static int (*const setup_steps[])(struct launch *l, char *err, size_t errlen) = {
+	choose_ids,
+	make_box,
+	make_control_dir,
+	make_cgroup,
+	build_command,
+	make_socket,
+	make_pipes,
+	fork_launcher,
+	queue_enter,
+};
 
-	do
-		rc = poll(&pf, 1, timeout_ms);
-	while (rc < 0 && errno == EINTR);
-	if (rc <= 0)
-		return -ETIMEDOUT;
-	n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
-	if (n < (ssize_t)sizeof(m.h) || m.h.magic != INITMSG_MAGIC)
-		return -EPROTO;
-	if (m.h.type != IM_ENTERED) {
-		log_warn("the jail's init could not enter its first cgroup: %s",
-			 m.h.type == IM_FAILED && n == (ssize_t)sizeof(m) ? strerror(m.f.err) : "?");
-		return 0;
-	}
-	if (cg_step_pids(j->first, pids, ARRAY_SIZE(pids)) != 1)
-		return 0;
-	cg_step_spare(j->first, pids[0]);
-	j->first_ready = true;
-	return 0;
+/* The launch's own: the child's ends of the socket and pipes, the argv. */
+static void launch_release(struct launch *l)
+{
+	if (l->sock_child >= 0)
+		close(l->sock_child);
+	if (l->log_w >= 0)
+		close(l->log_w);
+	if (l->exec_w >= 0)
+		close(l->exec_w);
+	jail_args_free(&l->args);
 }
 
 struct cg_step *jail_take_first_cgroup(struct jail *j)
@@ -383,37 +490,23 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
 		    char *err, size_t errlen)
 {
 	struct jail *j = xcalloc(1, sizeof(*j));
-	struct cg_limits cl = { .memory_bytes = JAIL_CG_MEMORY, .pids = JAIL_CG_PIDS };
-	char cgerr[256];
-	int rc;
+	struct launch l = { .j = j, .o = o, .sock_child = -1, .log_w = -1, .exec_w = -1,
+			    .parent = getpid() };
+	int rc = 0;
 
 	j->sb = sb;
 	j->pid = -1;
 	j->sock = j->log_r = j->exec_r = -1;
 	j->dir.fd = -1;
 	j->ctl.fd = -1;
-	j->uid = o->uid ? o->uid : sb->uid;
-	j->gid = o->gid ? o->gid : sb->gid;
-	if (j->uid == 0 || j->gid == 0) {
-		snprintf(err, errlen, "a jail's uid/gid must not be root");
-		free(j);
-		return -EINVAL;
-	}
-	rc = make_box(j, o->box_dir, err, errlen);
-	if (rc == 0 && o->control_dir)
-		rc = make_control_dir(j, err, errlen);
-	if (rc == 0) {
-		rc = cg_step_create(sb->cg, &cl, &j->cg, cgerr, sizeof(cgerr));
-		if (rc < 0)
-			snprintf(err, errlen, "jail cgroup: %s", cgerr);
-	}
-	if (rc == 0)
-		rc = launch(j, err, errlen);
+	jail_args_init(&l.args);
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(setup_steps); i++)
+		rc = setup_steps[i](&l, err, errlen);
+	launch_release(&l);
 	if (rc < 0) {
 		jail_destroy(j);
 		return rc;
 	}
-	send_enter(j);
 	*out = j;
 	return 0;
 }
@@ -453,29 +546,22 @@ static void jail_said(struct jail *j, char *out, size_t outlen)
 		snprintf(out, outlen, "%.*s", (int)strcspn(line, "\n"), line);
 }
 
-static int send_filter(struct jail *j, char *err, size_t errlen)
-{
-	size_t len;
-	const void *bpf = seccomp_set_bpf(j->sb->sc, &len);
-	struct initmsg_hdr h = { INITMSG_MAGIC, IM_FILTER, 0, (uint32_t)len };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)bpf, len } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-
-	if (sendmsg(j->sock, &mh, MSG_NOSIGNAL) < 0) {
-		snprintf(err, errlen, "sending the seccomp filter to the init: %s", strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
+/*
+ * The handshake's steps: each returns 0 or -errno with a reason in err,
+ * and its comment says why it stands where it does; ready_steps lists
+ * them in that order.
+ */
 
 /*
- * The launcher's pre-exec child either execs the jail binary (its CLOEXEC
- * error pipe closes: end of file) or writes errno and stage and exits.
+ * First: a launcher that never reached its exec sends no hello, and what
+ * it says is better than a time-out. Its CLOEXEC error pipe closes at the
+ * exec (end of file), or carries errno and the failed step's index.
  */
 static int launched(struct jail *j, int timeout_ms, char *err, size_t errlen)
 {
 	struct pollfd pf = { .fd = j->exec_r, .events = POLLIN };
-	int e[2], rc, st;
+	int e[2], rc;
+	const char *step;
 	ssize_t n;
 
 	if (j->exec_r < 0)
@@ -494,16 +580,17 @@ static int launched(struct jail *j, int timeout_ms, char *err, size_t errlen)
 	j->exec_r = -1;
 	if (n != (ssize_t)sizeof(e))
 		return 0;
-	st = e[1] > 0 && e[1] < (int)ARRAY_SIZE(jail_child_stages) ? e[1] : 0;
+	step = e[1] >= 0 && e[1] < (int)ARRAY_SIZE(launch_steps) ? launch_steps[e[1]].name : "?";
 	while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	j->pid = -1;
-	snprintf(err, errlen, "starting %s: %s: %s", j->sb->path, jail_child_stages[st],
-		 strerror(e[0]));
+	snprintf(err, errlen, "starting %s: %s: %s", j->sb->path, step, strerror(e[0]));
 	return -e[0];
 }
 
-int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
+/* Then the init's hello, which it sends once the jail is sealed and its
+ * network empty; it must speak this goboxd's protocol. */
+static int heard_hello(struct jail *j, int timeout_ms, char *err, size_t errlen)
 {
 	struct {
 		struct initmsg_hdr h;
@@ -514,28 +601,15 @@ int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
 	ssize_t n;
 	int rc;
 
-	if (j->broken) {
-		snprintf(err, errlen, "the jail broke in an earlier step");
-		return -EIO;
-	}
-	if (j->ready)
-		return 0;
-	rc = launched(j, timeout_ms, err, errlen);
-	if (rc < 0) {
-		j->broken = true;
-		return rc;
-	}
 	do
 		rc = poll(&pf, 1, timeout_ms);
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0) {
-		j->broken = true;
 		snprintf(err, errlen, "the jail did not start within %d ms", timeout_ms);
 		return -ETIMEDOUT;
 	}
 	n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
-	if (n != (ssize_t)sizeof(m) || m.h.magic != INITMSG_MAGIC || m.h.type != IM_HELLO) {
-		j->broken = true;
+	if (n != (ssize_t)sizeof(m) || m.h.magic != INITMSG_MAGIC || m.h.type != INITMSG_HELLO) {
 		jail_said(j, said, sizeof(said));
 		snprintf(err, errlen, "the jail did not start: %s",
 			 said[0] ? said : n == 0 ? "it exited without a word" :
@@ -543,23 +617,95 @@ int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
 		return -EIO;
 	}
 	if (m.hello.version != INITMSG_VERSION) {
-		j->broken = true;
 		snprintf(err, errlen, "goboxd-init speaks protocol %u, this goboxd %u: install both "
 			 "from the same build", (unsigned)m.hello.version, (unsigned)INITMSG_VERSION);
 		return -EPROTO;
 	}
-	if (j->first_sent) {
-		rc = entered(j, timeout_ms);
+	return 0;
+}
+
+/* After the hello, which the init sends before it reads the ENTER queued
+ * at the start: its answer. Then the first cgroup holds the init alone,
+ * whose pid the step's kills must spare. A refusal only costs the first
+ * program its head start. */
+static int entered(struct jail *j, int timeout_ms, char *err, size_t errlen)
+{
+	struct {
+		struct initmsg_hdr h;
+		struct initmsg_failed f;
+	} m;
+	struct pollfd pf = { .fd = j->sock, .events = POLLIN };
+	pid_t pids[2];
+	ssize_t n;
+	int rc;
+
+	if (!j->first_sent)
+		return 0;
+	do
+		rc = poll(&pf, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc <= 0) {
+		snprintf(err, errlen, "the jail's init did not answer ENTER: %s", strerror(ETIMEDOUT));
+		return -ETIMEDOUT;
+	}
+	n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
+	if (n < (ssize_t)sizeof(m.h) || m.h.magic != INITMSG_MAGIC) {
+		snprintf(err, errlen, "the jail's init did not answer ENTER: %s", strerror(EPROTO));
+		return -EPROTO;
+	}
+	if (m.h.type != INITMSG_ENTERED) {
+		log_warn("the jail's init could not enter its first cgroup: %s",
+			 m.h.type == INITMSG_FAILED && n == (ssize_t)sizeof(m) ? strerror(m.f.err) : "?");
+		return 0;
+	}
+	if (cg_step_pids(j->first, pids, ARRAY_SIZE(pids)) != 1)
+		return 0;
+	cg_step_spare(j->first, pids[0]);
+	j->first_ready = true;
+	return 0;
+}
+
+/* Last: the init applies the filter to every program it starts, and no
+ * RUN is sent before jail_ready returns. */
+static int send_filter(struct jail *j, int timeout_ms, char *err, size_t errlen)
+{
+	size_t len;
+	const void *bpf = seccomp_set_bpf(j->sb->sc, &len);
+	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_FILTER, 0, (uint32_t)len };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)bpf, len } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	(void)timeout_ms;
+	if (sendmsg(j->sock, &mh, MSG_NOSIGNAL) < 0) {
+		snprintf(err, errlen, "sending the seccomp filter to the init: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* The handshake with a started jail, in order (each step says why). */
+static int (*const ready_steps[])(struct jail *j, int timeout_ms, char *err, size_t errlen) = {
+	launched,
+	heard_hello,
+	entered,
+	send_filter,
+};
+
+int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
+{
+	if (j->broken) {
+		snprintf(err, errlen, "the jail broke in an earlier step");
+		return -EIO;
+	}
+	if (j->ready)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(ready_steps); i++) {
+		int rc = ready_steps[i](j, timeout_ms, err, errlen);
+
 		if (rc < 0) {
 			j->broken = true;
-			snprintf(err, errlen, "the jail's init did not answer ENTER: %s", strerror(-rc));
 			return rc;
 		}
-	}
-	rc = send_filter(j, err, errlen);
-	if (rc < 0) {
-		j->broken = true;
-		return rc;
 	}
 	j->ready = true;
 	return 0;

@@ -1,6 +1,6 @@
 /*
  * Jails. A jail is built once per job: namespaces, the policy's mounts, the
- * job directory at the box, and goboxd-init as pid 1 (worker/init.c). The
+ * job directory at the box, and goboxd-init as pid 1 (worker/sandbox/init.c). The
  * build step and every test then run inside it as separate programs
  * (sandbox_run). A worker starts its next jail ahead of time, so that the
  * jail's creation is off the request's path, and never uses one for two
@@ -30,13 +30,13 @@
 #include "worker/sandbox/initmsg.h"
 
 /* A policy mount resolved against the host at sandbox_open time. */
-enum jail_mount_kind { JM_RO_BIND, JM_DEV_BIND, JM_SYMLINK };
+enum jail_mount_kind { JAIL_MOUNT_RO_BIND, JAIL_MOUNT_DEV_BIND, JAIL_MOUNT_SYMLINK };
 
 struct jail_mount {
 	enum jail_mount_kind kind;
 	char *path;             /* inside the jail */
-	char *src;              /* JM_RO_BIND, JM_DEV_BIND: host path (often == path) */
-	char *target;           /* JM_SYMLINK */
+	char *src;              /* the binds': host path (often == path) */
+	char *target;           /* JAIL_MOUNT_SYMLINK */
 };
 
 /* Everything a driver needs to express one jail as a command line. */

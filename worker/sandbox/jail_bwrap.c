@@ -9,7 +9,7 @@
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
 
-static void add_mounts(const struct jail_env *e, struct jail_args *a)
+static void bwrap_add_mounts(const struct jail_env *e, struct jail_args *a)
 {
 	/* /dev is a tmpfs holding only the policy's devices, then made
 	 * read-only so nothing else can be created there. */
@@ -19,17 +19,17 @@ static void add_mounts(const struct jail_env *e, struct jail_args *a)
 		const struct jail_mount *m = &e->mounts[i];
 
 		switch (m->kind) {
-		case JM_RO_BIND:
+		case JAIL_MOUNT_RO_BIND:
 			jail_args_add(a, "--ro-bind");
 			jail_args_add(a, m->src);
 			jail_args_add(a, m->path);
 			break;
-		case JM_DEV_BIND:
+		case JAIL_MOUNT_DEV_BIND:
 			jail_args_add(a, "--dev-bind");
 			jail_args_add(a, m->src);
 			jail_args_add(a, m->path);
 			break;
-		case JM_SYMLINK:
+		case JAIL_MOUNT_SYMLINK:
 			jail_args_add(a, "--symlink");
 			jail_args_add(a, m->target);
 			jail_args_add(a, m->path);
@@ -72,9 +72,9 @@ static void add_mounts(const struct jail_env *e, struct jail_args *a)
  * devpts, bwrap builds one user namespace only, so the init's
  * CAP_SYS_ADMIN is over the jail's own mount namespace (for /tmp) and
  * nothing else. No --unshare-net: bwrap would bring lo up in it; the init
- * makes the jail's network namespace itself (INIT_ARG_NEW_NETWORK), with
+ * makes the jail's network namespace itself (INITMSG_ARG_NEW_NETWORK), with
  * no working interface, before anything else runs (empty_network in
- * worker/init.c).
+ * worker/sandbox/init.c).
  */
 static int bwrap_build_argv(const struct jail_env *e, struct jail_args *a, char *err,
 			    size_t errlen)
@@ -94,13 +94,13 @@ static int bwrap_build_argv(const struct jail_env *e, struct jail_args *a, char 
 	jail_args_addf(a, "%d", POLICY_INSIDE_GID);
 	jail_args_add(a, "--hostname");
 	jail_args_add(a, POLICY_HOSTNAME);
-	add_mounts(e, a);
+	bwrap_add_mounts(e, a);
 	jail_args_add(a, "--chdir");
 	jail_args_add(a, JAILPATH_BOX);
 	jail_args_add(a, "--clearenv");
 	jail_args_add(a, "--");
 	jail_args_add(a, POLICY_INIT_PATH);
-	jail_args_add(a, INIT_ARG_NEW_NETWORK);
+	jail_args_add(a, INITMSG_ARG_NEW_NETWORK);
 	if (a->err)
 		snprintf(err, errlen, "building the bwrap command line: %s", strerror(-a->err));
 	return a->err;

@@ -11,7 +11,7 @@
 #include "worker/sandbox/policy.h"
 
 /* nsjail splits mount arguments on ':'; such a path cannot be expressed. */
-static int check_path(const char *p, char *err, size_t errlen)
+static int nsjail_check_path(const char *p, char *err, size_t errlen)
 {
 	if (strchr(p, ':')) {
 		snprintf(err, errlen, "path \"%s\" contains ':', which nsjail cannot mount", p);
@@ -20,14 +20,15 @@ static int check_path(const char *p, char *err, size_t errlen)
 	return 0;
 }
 
-static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, size_t errlen)
+static int nsjail_add_mounts(const struct jail_env *e, struct jail_args *a, char *err,
+			     size_t errlen)
 {
 	const char *const fixed[] = { e->box_dir, e->init_path,
 				      e->control_dir ? e->control_dir : "" };
 	int rc;
 
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
-		rc = check_path(fixed[i], err, errlen);
+		rc = nsjail_check_path(fixed[i], err, errlen);
 		if (rc < 0)
 			return rc;
 	}
@@ -35,15 +36,15 @@ static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, 
 		const struct jail_mount *m = &e->mounts[i];
 
 		switch (m->kind) {
-		case JM_RO_BIND:
+		case JAIL_MOUNT_RO_BIND:
 			jail_args_add(a, "-R");
 			jail_args_addf(a, "%s:%s", m->src, m->path);
 			break;
-		case JM_DEV_BIND:
+		case JAIL_MOUNT_DEV_BIND:
 			jail_args_add(a, "-B");
 			jail_args_addf(a, "%s:%s", m->src, m->path);
 			break;
-		case JM_SYMLINK:
+		case JAIL_MOUNT_SYMLINK:
 			jail_args_add(a, "-s");
 			jail_args_addf(a, "%s:%s", m->target, m->path);
 			break;
@@ -53,7 +54,7 @@ static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, 
 	jail_args_add(a, "-m");
 	jail_args_addf(a, "none:%s:tmpfs:size=4096", JAILPATH_TMP);
 	for (const char *const *p = e->ro_mounts; p && *p; p++) {
-		if (check_path(*p, err, errlen) < 0 || access(*p, F_OK) < 0)
+		if (nsjail_check_path(*p, err, errlen) < 0 || access(*p, F_OK) < 0)
 			continue;
 		jail_args_add(a, "-R");
 		jail_args_add(a, *p);
@@ -76,7 +77,7 @@ static int add_mounts(const struct jail_env *e, struct jail_args *a, char *err, 
  * them; the address space stays unlimited because memory is the cgroup's
  * job.
  */
-static void add_rlimits(struct jail_args *a)
+static void nsjail_add_rlimits(struct jail_args *a)
 {
 	static const char *const keep_max[] = {
 		"--rlimit_cpu", "--rlimit_fsize", "--rlimit_nofile", "--rlimit_nproc",
@@ -123,8 +124,8 @@ static int nsjail_build_argv(const struct jail_env *e, struct jail_args *a, char
 	/* The init's one capability, for mounting each program's /tmp. */
 	jail_args_add(a, "--cap");
 	jail_args_add(a, "CAP_SYS_ADMIN");
-	add_rlimits(a);
-	rc = add_mounts(e, a, err, errlen);
+	nsjail_add_rlimits(a);
+	rc = nsjail_add_mounts(e, a, err, errlen);
 	if (rc < 0)
 		return rc;
 	jail_args_add(a, "--cwd");

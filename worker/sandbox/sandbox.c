@@ -198,14 +198,14 @@ static void resolve_mounts(struct sandbox *sb)
 		ssize_t n;
 
 		if (pm->kind == PM_SYMLINK) {
-			add_mount(sb, JM_SYMLINK, pm->path, pm->target);
+			add_mount(sb, JAIL_MOUNT_SYMLINK, pm->path, pm->target);
 			continue;
 		}
 		if (lstat(pm->path, &st) < 0)
 			continue;
 		if (pm->kind == PM_DEVICE) {
 			if (S_ISCHR(st.st_mode))
-				add_mount(sb, JM_DEV_BIND, pm->path, NULL);
+				add_mount(sb, JAIL_MOUNT_DEV_BIND, pm->path, NULL);
 			continue;
 		}
 		if (S_ISLNK(st.st_mode)) {
@@ -217,14 +217,14 @@ static void resolve_mounts(struct sandbox *sb)
 			 * bind what they resolve to instead of a dangling link. */
 			if (strncmp(pm->path, "/etc/", 5) == 0) {
 				if (stat(pm->path, &st) == 0)
-					add_mount(sb, JM_RO_BIND, pm->path, NULL);
+					add_mount(sb, JAIL_MOUNT_RO_BIND, pm->path, NULL);
 				continue;
 			}
-			add_mount(sb, JM_SYMLINK, pm->path, target);
+			add_mount(sb, JAIL_MOUNT_SYMLINK, pm->path, target);
 			continue;
 		}
 		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-			add_mount(sb, JM_RO_BIND, pm->path, NULL);
+			add_mount(sb, JAIL_MOUNT_RO_BIND, pm->path, NULL);
 	}
 }
 
@@ -413,7 +413,7 @@ struct run {
 	int cgfds[3];
 	int ncg;
 	int status;
-	uint32_t exit_flags;    /* IME_* from the init's EXITED */
+	uint32_t exit_flags;    /* INITMSG_EXITED_* from the init's EXITED */
 	bool started, reaped;
 	size_t in_off;
 	size_t out_cap, err_cap;
@@ -425,7 +425,7 @@ struct run {
 	/* An interactive test's side: stdin and stdout are the caller's pipes
 	 * (in_r, out_w, handed to the init), not ours to feed or read. */
 	bool dialogue;
-	uint32_t run_flags;     /* more IMR_* flags for the RUN message */
+	uint32_t run_flags;     /* more INITMSG_RUN_* flags for the RUN message */
 	bool cg_borrowed;       /* cg is the jail's first cgroup, not ours */
 };
 
@@ -503,7 +503,7 @@ static int prepare(struct run *run)
 	run->cg = jail_take_first_cgroup(run->j);
 	if (run->cg) {
 		run->cg_borrowed = true;
-		run->run_flags |= IMR_IN_PLACE;
+		run->run_flags |= INITMSG_RUN_IN_PLACE;
 		if (cl.pids)
 			cl.pids++;      /* the init waits in it */
 		rc = cg_step_set_limits(run->cg, &cl, err, sizeof(err));
@@ -533,9 +533,9 @@ static void fill_rlimits(struct run *run, struct initmsg_run *m)
 	uint64_t nproc;
 
 	/* A backstop only: the cgroup's CPU usage is what goboxd judges. */
-	m->rlimit[IMRL_CPU] = l->cpu_ms ? (l->cpu_ms + 999) / 1000 + 1 : UINT64_MAX;
-	m->rlimit[IMRL_FSIZE] = l->fsize_kb ? l->fsize_kb * 1024 : UINT64_MAX;
-	m->rlimit[IMRL_NOFILE] = run->s->open_files ? run->s->open_files : POLICY_NOFILE;
+	m->rlimit[INITMSG_RLIMIT_CPU] = l->cpu_ms ? (l->cpu_ms + 999) / 1000 + 1 : UINT64_MAX;
+	m->rlimit[INITMSG_RLIMIT_FSIZE] = l->fsize_kb ? l->fsize_kb * 1024 : UINT64_MAX;
+	m->rlimit[INITMSG_RLIMIT_NOFILE] = run->s->open_files ? run->s->open_files : POLICY_NOFILE;
 	/* RLIMIT_NPROC counts every process of the host uid, and the kernel
 	 * releases the count of a torn-down jail lazily: a tight value makes
 	 * back-to-back jobs fail with EAGAIN. The cgroup's pids limit is the
@@ -543,10 +543,10 @@ static void fill_rlimits(struct run *run, struct initmsg_run *m)
 	nproc = (uint64_t)l->max_processes + NPROC_SLACK;
 	if (getrlimit(RLIMIT_NPROC, &cur) == 0 && rl_value(cur.rlim_max) < nproc)
 		nproc = rl_value(cur.rlim_max);
-	m->rlimit[IMRL_NPROC] = nproc;
-	m->rlimit[IMRL_CORE] = 0;
+	m->rlimit[INITMSG_RLIMIT_NPROC] = nproc;
+	m->rlimit[INITMSG_RLIMIT_CORE] = 0;
 	/* Nothing to pin: locked memory only helps a program starve others. */
-	m->rlimit[IMRL_MEMLOCK] = 0;
+	m->rlimit[INITMSG_RLIMIT_MEMLOCK] = 0;
 }
 
 /* argv[0] as the init must exec it: relative means under the box. */
@@ -563,10 +563,11 @@ static void put_argv0(struct buf *b, const char *a0)
 static int send_run(struct run *run)
 {
 	const struct step_spec *s = run->s;
-	struct initmsg_hdr h = { INITMSG_MAGIC, IM_RUN, run->id, 0 };
+	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_RUN, run->id, 0 };
 	struct tmp_size tmp;
 	struct initmsg_run m = {
-		.flags = IMR_FRESH_TMP | (s->tmp_exec ? 0 : IMR_TMP_NOEXEC) | run->run_flags,
+		.flags = INITMSG_RUN_FRESH_TMP | (s->tmp_exec ? 0 : INITMSG_RUN_TMP_NOEXEC) |
+			 run->run_flags,
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,
@@ -767,17 +768,17 @@ static int init_message(struct run *run)
 	}
 	if (m.h.id != run->id) {
 		/* A FAILED with id 0 answers the FILTER message. */
-		if (m.h.id == 0 && m.h.type == IM_FAILED) {
+		if (m.h.id == 0 && m.h.type == INITMSG_FAILED) {
 			jail_break(run->j);
 			return internal(run, -EPROTO, "the jail's init refused the seccomp filter");
 		}
 		return 0;       /* an answer about an earlier step */
 	}
 	switch (m.h.type) {
-	case IM_STARTED:
+	case INITMSG_STARTED:
 		run->started = true;
 		return 0;
-	case IM_EXITED:
+	case INITMSG_EXITED:
 		if (m.h.len != sizeof(m.u.exited))
 			break;
 		run->status = m.u.exited.status;
@@ -785,7 +786,7 @@ static int init_message(struct run *run)
 		run->r->memory_rss_peak_kb = m.u.exited.maxrss_kb;
 		run->reaped = true;
 		return 0;
-	case IM_FAILED:
+	case INITMSG_FAILED:
 		if (m.h.len != sizeof(m.u.failed))
 			break;
 		run->reaped = true;
@@ -961,7 +962,7 @@ static int finish(struct run *run)
 	 * usage and its failure count include page cache, which the kernel
 	 * reclaims at the limit instead of killing anything. */
 	o->oom = st.oom_killed;
-	o->disk_full = (run->exit_flags & IME_TMP_FULL) || disk_full(run->sb);
+	o->disk_full = (run->exit_flags & INITMSG_EXITED_TMP_FULL) || disk_full(run->sb);
 	return 0;
 }
 
@@ -1477,7 +1478,7 @@ int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spe
 	pr.sol.dialogue = pr.itr.dialogue = true;
 	/* An interactor writing to a solution that has gone gets EPIPE, and
 	 * says so, instead of dying as if it had failed. */
-	pr.itr.run_flags = IMR_SIGPIPE_IGNORED;
+	pr.itr.run_flags = INITMSG_RUN_SIGPIPE_IGNORED;
 
 	rc = pair_ready(&pr);
 	if (rc < 0)
