@@ -13,7 +13,7 @@
 
 #include "common/util.h"
 
-int chan_send(int sock, const struct chan_msg *m, const int *fds, size_t nfds)
+int channel_send(int sock, const struct channel_msg *m, const int *fds, size_t nfds)
 {
 	union {
 		char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -45,7 +45,7 @@ int chan_send(int sock, const struct chan_msg *m, const int *fds, size_t nfds)
 	return n == (ssize_t)sizeof(*m) ? 0 : -EIO;
 }
 
-int chan_recv(int sock, struct chan_msg *m, int *fds, size_t *nfds)
+int channel_recv(int sock, struct channel_msg *m, int *fds, size_t *nfds)
 {
 	union {
 		char buf[CMSG_SPACE(4 * sizeof(int))];
@@ -96,7 +96,7 @@ int chan_recv(int sock, struct chan_msg *m, int *fds, size_t *nfds)
 		}
 	}
 	if (bad || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || n != (ssize_t)sizeof(*m) ||
-	    m->magic != CHAN_MAGIC || m->type < CHAN_ENQUEUE || m->type > CHAN_QUIT) {
+	    m->magic != CHANNEL_MAGIC || m->type < CHANNEL_ENQUEUE || m->type > CHANNEL_QUIT) {
 		for (size_t i = 0; i < got; i++)
 			close(fds[i]);
 		return -EBADMSG;
@@ -105,7 +105,7 @@ int chan_recv(int sock, struct chan_msg *m, int *fds, size_t *nfds)
 	return 1;
 }
 
-int chan_memfd_from(const void *data, size_t len)
+int channel_memfd_from(const void *data, size_t len)
 {
 	int fd = memfd_create("goboxd-conn", MFD_CLOEXEC);
 	int rc;
@@ -120,7 +120,7 @@ int chan_memfd_from(const void *data, size_t len)
 	return fd;
 }
 
-int chan_memfd_read(int fd, char **data, size_t *len, size_t max)
+int channel_memfd_read(int fd, char **data, size_t *len, size_t max)
 {
 	struct stat st;
 	char *p;

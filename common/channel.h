@@ -10,19 +10,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CHAN_MAGIC 0x67626f78u /* "gbox" */
+#define CHANNEL_MAGIC 0x67626f78u /* "gbox" */
 
-enum chan_type {
+enum channel_type {
 	/* worker -> master */
-	CHAN_ENQUEUE = 1,  /* fds: client, memfd. A validated job request to queue. */
-	CHAN_IDLE,         /* no job running: may receive CHAN_DISPATCH */
-	CHAN_DONE,         /* the dispatched job finished (implies idle) */
+	CHANNEL_ENQUEUE = 1,  /* fds: client, memfd. A validated job request to queue. */
+	CHANNEL_IDLE,         /* no job running: may receive CHANNEL_DISPATCH */
+	CHANNEL_DONE,         /* the dispatched job finished (implies idle) */
 	/* master -> worker */
-	CHAN_DISPATCH,     /* fds: client, memfd. Run this job now. arg: queued ms */
-	CHAN_QUIT,         /* finish what you have and exit (reload, stop) */
+	CHANNEL_DISPATCH,     /* fds: client, memfd. Run this job now. arg: queued ms */
+	CHANNEL_QUIT,         /* finish what you have and exit (reload, stop) */
 };
 
-struct chan_msg {
+struct channel_msg {
 	uint32_t magic;
 	uint32_t type;
 	uint32_t worker;      /* sender's worker index (checked against the channel) */
@@ -31,18 +31,18 @@ struct chan_msg {
 };
 
 /* 0, or negative errno. nfds is 0..2. */
-int chan_send(int sock, const struct chan_msg *m, const int *fds, size_t nfds);
+int channel_send(int sock, const struct channel_msg *m, const int *fds, size_t nfds);
 /*
  * Receive one message. 1 when one came (fds in fds[0..*nfds)), 0 on EOF
  * (once every message the peer sent before it closed has been read, even
  * when it left ours unread), -EAGAIN when none is waiting, -EBADMSG for a
  * malformed one (its fds are closed), other negative errno on failure.
  */
-int chan_recv(int sock, struct chan_msg *m, int *fds, size_t *nfds);
+int channel_recv(int sock, struct channel_msg *m, int *fds, size_t *nfds);
 
 /* Bytes <-> memfd for moving a connection's unparsed input. */
-int chan_memfd_from(const void *data, size_t len);
+int channel_memfd_from(const void *data, size_t len);
 /* Read a whole memfd (from offset 0) into a malloc'd buffer. */
-int chan_memfd_read(int fd, char **data, size_t *len, size_t max);
+int channel_memfd_read(int fd, char **data, size_t *len, size_t max);
 
 #endif

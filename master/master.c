@@ -35,7 +35,7 @@
 
 struct wslot {
 	pid_t pid;
-	int chan;            /* master's end of the socketpair */
+	int channel;            /* master's end of the socketpair */
 	uint32_t gen;
 	bool idle;           /* may receive a dispatch */
 	bool busy;           /* has a dispatched job (counts in m->running) */
@@ -165,8 +165,8 @@ static unsigned live_workers(const struct master *m, uint32_t gen)
 static void child_close_master_fds(struct master *m)
 {
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
-		if (m->slots[i].chan >= 0)
-			close(m->slots[i].chan);
+		if (m->slots[i].channel >= 0)
+			close(m->slots[i].channel);
 	close(m->epfd);
 	close(m->sigfd);
 	queue_free(&m->q);
@@ -202,7 +202,7 @@ static int spawn_worker(struct master *m, size_t idx)
 			.index = (unsigned)idx, .master_pid = master_pid, .generation = m->gen,
 			.cfg = &m->cfg, .lt = m->lt,
 			.stats = m->stats, .probes = m->probes, .listen_fd = m->listen_fd,
-			.chan_fd = sv[1],
+			.channel_fd = sv[1],
 		};
 		sigset_t none;
 
@@ -218,7 +218,7 @@ static int spawn_worker(struct master *m, size_t idx)
 	close(sv[1]);
 	set_nonblock(sv[0], true);
 	s->pid = pid;
-	s->chan = sv[0];
+	s->channel = sv[0];
 	s->gen = m->gen;
 	s->idle = false;
 	s->busy = false;
@@ -226,7 +226,7 @@ static int spawn_worker(struct master *m, size_t idx)
 	s->config_fail = false;
 	s->started_ms = now_ms();
 	s->respawn_at = 0;
-	epoll_ctl(m->epfd, EPOLL_CTL_ADD, s->chan, &ev);
+	epoll_ctl(m->epfd, EPOLL_CTL_ADD, s->channel, &ev);
 	log_info("worker %zu started (pid %d, generation %u)", idx, pid, m->gen);
 	return 0;
 }
@@ -252,14 +252,14 @@ static void spawn_generation(struct master *m)
 	}
 }
 
-static void tell(struct master *m, struct wslot *s, enum chan_type t, const int *fds,
+static void tell(struct master *m, struct wslot *s, enum channel_type t, const int *fds,
 		 size_t nfds, uint64_t arg)
 {
-	struct chan_msg msg = { .magic = CHAN_MAGIC, .type = t, .generation = s->gen, .arg = arg };
-	int rc = chan_send(s->chan, &msg, fds, nfds);
+	struct channel_msg msg = { .magic = CHANNEL_MAGIC, .type = t, .generation = s->gen, .arg = arg };
+	int rc = channel_send(s->channel, &msg, fds, nfds);
 
 	if (rc < 0)
-		log_warn("chan_send to worker pid %d: %s", s->pid, strerror(-rc));
+		log_warn("channel_send to worker pid %d: %s", s->pid, strerror(-rc));
 }
 
 static void quit_generation(struct master *m, uint32_t gen)
@@ -270,7 +270,7 @@ static void quit_generation(struct master *m, uint32_t gen)
 		if (s->pid > 0 && s->gen == gen && !s->quitting) {
 			s->quitting = true;
 			s->idle = false;
-			tell(m, s, CHAN_QUIT, NULL, 0, 0);
+			tell(m, s, CHANNEL_QUIT, NULL, 0, 0);
 		}
 		if (s->pid == 0 && s->gen == gen)
 			s->respawn_at = 0;
@@ -325,10 +325,10 @@ static void publish_queue(struct master *m)
 /* 0 when the worker has the job (the master's copies closed), or -errno. */
 static int send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
 {
-	struct chan_msg msg = { .magic = CHAN_MAGIC, .type = CHAN_DISPATCH, .generation = s->gen,
+	struct channel_msg msg = { .magic = CHANNEL_MAGIC, .type = CHANNEL_DISPATCH, .generation = s->gen,
 				.arg = now_ms() - e->enq_ms };
 	int fds[2] = { e->fd, e->memfd };
-	int rc = chan_send(s->chan, &msg, fds, 2);
+	int rc = channel_send(s->channel, &msg, fds, 2);
 
 	if (rc < 0)
 		return rc;
@@ -453,11 +453,11 @@ static void slot_job_done(struct master *m, struct wslot *s)
 static void chan_readable(struct master *m, struct wslot *s)
 {
 	/* The worker may have been reaped earlier in this same epoll batch. */
-	while (s->chan >= 0) {
-		struct chan_msg msg;
+	while (s->channel >= 0) {
+		struct channel_msg msg;
 		int fds[2];
 		size_t nfds = 0;
-		int rc = chan_recv(s->chan, &msg, fds, &nfds);
+		int rc = channel_recv(s->channel, &msg, fds, &nfds);
 
 		if (rc == -EAGAIN || rc == 0)
 			return;
@@ -470,7 +470,7 @@ static void chan_readable(struct master *m, struct wslot *s)
 			return;
 		}
 		switch (msg.type) {
-		case CHAN_ENQUEUE:
+		case CHANNEL_ENQUEUE:
 			if (nfds != 2) {
 				for (size_t i = 0; i < nfds; i++)
 					close(fds[i]);
@@ -479,8 +479,8 @@ static void chan_readable(struct master *m, struct wslot *s)
 			}
 			enqueue(m, fds[0], fds[1]);
 			break;
-		case CHAN_IDLE:
-		case CHAN_DONE:
+		case CHANNEL_IDLE:
+		case CHANNEL_DONE:
 			for (size_t i = 0; i < nfds; i++)
 				close(fds[i]);
 			slot_job_done(m, s);
@@ -553,9 +553,9 @@ static void worker_exited(struct master *m, struct wslot *s, int status)
 	 */
 	chan_readable(m, s);
 	slot_job_done(m, s);
-	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->chan, NULL);
-	close(s->chan);
-	s->chan = -1;
+	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->channel, NULL);
+	close(s->channel);
+	s->channel = -1;
 	s->pid = 0;
 	s->idle = false;
 	atomic_store(&m->stats->workers[s - m->slots].state, WS_EMPTY);
@@ -713,7 +713,7 @@ static void stop_workers(struct master *m, bool fast)
 			kill(s->pid, SIGQUIT);
 		else if (!s->quitting) {
 			s->quitting = true;
-			tell(m, s, CHAN_QUIT, NULL, 0, 0);
+			tell(m, s, CHANNEL_QUIT, NULL, 0, 0);
 		}
 	}
 	m->quit_sent = true;
@@ -1007,7 +1007,7 @@ int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, ch
 	m->gen = 1;
 	m->listen_fd = -1;
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
-		m->slots[i].chan = -1;
+		m->slots[i].channel = -1;
 	log_set_role("master");
 	prctl(PR_SET_NAME, "goboxd-master", 0, 0, 0);
 	proctitle_set("goboxd: master");

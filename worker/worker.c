@@ -145,7 +145,7 @@ struct worker {
 };
 
 /* Tags for epoll data: pointers to these identify the fd. */
-static char tag_listen, tag_chan, tag_sig, tag_ev;
+static char tag_listen, tag_channel, tag_sig, tag_ev;
 
 static void conn_free(struct worker *w, struct conn *c);
 static void conn_process(struct worker *w, struct conn *c);
@@ -240,16 +240,16 @@ static struct conn *conn_new(struct worker *w, int fd)
 	return c;
 }
 
-static void chan_tell(struct worker *w, enum chan_type type, const int *fds, size_t nfds)
+static void tell_master(struct worker *w, enum channel_type type, const int *fds, size_t nfds)
 {
-	struct chan_msg m = {
-		.magic = CHAN_MAGIC, .type = type, .worker = w->ctx->index,
+	struct channel_msg m = {
+		.magic = CHANNEL_MAGIC, .type = type, .worker = w->ctx->index,
 		.generation = w->ctx->generation,
 	};
-	int rc = chan_send(w->ctx->chan_fd, &m, fds, nfds);
+	int rc = channel_send(w->ctx->channel_fd, &m, fds, nfds);
 
 	if (rc < 0)
-		log_error("chan_send(type %d): %s", type, strerror(-rc));
+		log_error("channel_send(type %d): %s", type, strerror(-rc));
 }
 
 /* The master counts a dispatched connection as a running job until told. */
@@ -258,7 +258,7 @@ static void conn_drop_token(struct worker *w, struct conn *c)
 	if (!c->job_token)
 		return;
 	c->job_token = false;
-	chan_tell(w, CHAN_DONE, NULL, 0);
+	tell_master(w, CHANNEL_DONE, NULL, 0);
 }
 
 static void conn_free(struct worker *w, struct conn *c)
@@ -811,7 +811,7 @@ static void job_finish(struct worker *w)
 		conn_next_request(c, ka);
 	}
 	/* The master counts this job as running until told, client or not. */
-	chan_tell(w, CHAN_DONE, NULL, 0);
+	tell_master(w, CHANNEL_DONE, NULL, 0);
 	cJSON_Delete(extra);
 	buf_free(&j->answer);
 	buf_free(&j->chunks);
@@ -918,7 +918,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		conn_next_request(c, ka);
 		return;
 	}
-	c->job_token = false; /* spent: the job's end reports CHAN_DONE */
+	c->job_token = false; /* spent: the job's end reports CHANNEL_DONE */
 	/* The job has its own copy of everything: while it runs, the worker
 	 * need not hold the request's bytes twice more. */
 	buf_free(&c->hp.req.body);
@@ -929,7 +929,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
 		log_request(c, r->method, r->path, 500, c->req_start_ms, NULL);
 		request_free(jr);
-		chan_tell(w, CHAN_DONE, NULL, 0);
+		tell_master(w, CHANNEL_DONE, NULL, 0);
 		conn_next_request(c, ka);
 	}
 }
@@ -977,7 +977,7 @@ static void conn_handoff(struct worker *w, struct conn *c)
 		conn_free(w, c);
 		return;
 	}
-	mfd = chan_memfd_from(c->raw.data ? c->raw.data : "", c->raw.len);
+	mfd = channel_memfd_from(c->raw.data ? c->raw.data : "", c->raw.len);
 	if (mfd < 0) {
 		log_error("memfd_create: %s", strerror(-mfd));
 		respond_error(w, c, 503, "overloaded", "could not queue the job", false);
@@ -986,7 +986,7 @@ static void conn_handoff(struct worker *w, struct conn *c)
 	}
 	fds[0] = c->fd;
 	fds[1] = mfd;
-	chan_tell(w, CHAN_ENQUEUE, fds, 2);
+	tell_master(w, CHANNEL_ENQUEUE, fds, 2);
 	close(mfd);
 	conn_free(w, c);
 }
@@ -1171,14 +1171,14 @@ static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 	char *data = NULL;
 	size_t len = 0;
 	struct conn *c;
-	int rc = chan_memfd_read(fds[1], &data, &len, handoff_max(w->cfg));
+	int rc = channel_memfd_read(fds[1], &data, &len, handoff_max(w->cfg));
 
 	close(fds[1]);
 	set_nonblock(fds[0], true);
 	c = conn_new(w, fds[0]);
 	if (!c) {
 		free(data);
-		chan_tell(w, CHAN_DONE, NULL, 0);
+		tell_master(w, CHANNEL_DONE, NULL, 0);
 		return;
 	}
 	c->job_token = true;
@@ -1208,10 +1208,10 @@ static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 static void chan_readable(struct worker *w)
 {
 	for (;;) {
-		struct chan_msg m;
+		struct channel_msg m;
 		int fds[2];
 		size_t nfds = 0;
-		int rc = chan_recv(w->ctx->chan_fd, &m, fds, &nfds);
+		int rc = channel_recv(w->ctx->channel_fd, &m, fds, &nfds);
 
 		if (rc == -EAGAIN)
 			return;
@@ -1231,13 +1231,13 @@ static void chan_readable(struct worker *w)
 			w->stop_now = true;
 			return;
 		}
-		if (m.type == CHAN_QUIT) {
+		if (m.type == CHANNEL_QUIT) {
 			w->draining = true;
 			for (size_t i = 0; i < nfds; i++)
 				close(fds[i]);
 			continue;
 		}
-		if (m.type == CHAN_DISPATCH && nfds == 2) {
+		if (m.type == CHANNEL_DISPATCH && nfds == 2) {
 			conn_dispatched(w, fds, m.arg);
 			continue;
 		}
@@ -1342,8 +1342,8 @@ static int setup_fds(struct worker *w)
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->listen_fd, &ev) < 0)
 		return -errno;
 	w->listening = true;
-	ev.data.ptr = &tag_chan;
-	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->chan_fd, &ev) < 0)
+	ev.data.ptr = &tag_channel;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->channel_fd, &ev) < 0)
 		return -errno;
 	ev.data.ptr = &tag_sig;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sigfd, &ev) < 0)
@@ -1439,7 +1439,7 @@ static void loop(struct worker *w)
 
 			if (p == &tag_listen) {
 				accept_all(w);
-			} else if (p == &tag_chan) {
+			} else if (p == &tag_channel) {
 				chan_readable(w);
 			} else if (p == &tag_sig) {
 				signal_readable(w);
@@ -1543,7 +1543,7 @@ int worker_main(const struct worker_ctx *ctx)
 	atomic_store(&ctx->stats->workers[ctx->index].pid, getpid());
 	atomic_store(&ctx->stats->workers[ctx->index].generation, ctx->generation);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_IDLE);
-	chan_tell(&w, CHAN_IDLE, NULL, 0);
+	tell_master(&w, CHANNEL_IDLE, NULL, 0);
 
 	loop(&w);
 
