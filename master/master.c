@@ -252,11 +252,10 @@ static void spawn_generation(struct master *m)
 	}
 }
 
-static void tell(struct master *m, struct wslot *s, enum channel_type t, const int *fds,
-		 size_t nfds, uint64_t arg)
+/* A message without fds or payload (QUIT). */
+static void tell_worker(const struct wslot *s, enum channel_type type)
 {
-	struct channel_msg msg = { .magic = CHANNEL_MAGIC, .type = t, .generation = s->gen, .arg = arg };
-	int rc = channel_send(s->channel, &msg, fds, nfds);
+	int rc = channel_send(s->channel, type, NULL, 0, NULL, 0);
 
 	if (rc < 0)
 		log_warn("channel_send to worker pid %d: %s", s->pid, strerror(-rc));
@@ -270,7 +269,7 @@ static void quit_generation(struct master *m, uint32_t gen)
 		if (s->pid > 0 && s->gen == gen && !s->quitting) {
 			s->quitting = true;
 			s->idle = false;
-			tell(m, s, CHANNEL_QUIT, NULL, 0, 0);
+			tell_worker(s, CHANNEL_QUIT);
 		}
 		if (s->pid == 0 && s->gen == gen)
 			s->respawn_at = 0;
@@ -325,10 +324,9 @@ static void publish_queue(struct master *m)
 /* 0 when the worker has the job (the master's copies closed), or -errno. */
 static int send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
 {
-	struct channel_msg msg = { .magic = CHANNEL_MAGIC, .type = CHANNEL_DISPATCH, .generation = s->gen,
-				.arg = now_ms() - e->enq_ms };
+	uint64_t waited_ms = now_ms() - e->enq_ms;
 	int fds[2] = { e->fd, e->memfd };
-	int rc = channel_send(s->channel, &msg, fds, 2);
+	int rc = channel_send(s->channel, CHANNEL_DISPATCH, &waited_ms, sizeof(waited_ms), fds, 2);
 
 	if (rc < 0)
 		return rc;
@@ -450,51 +448,46 @@ static void slot_job_done(struct master *m, struct wslot *s)
 	}
 }
 
-static void chan_readable(struct master *m, struct wslot *s)
-{
-	/* The worker may have been reaped earlier in this same epoll batch. */
-	while (s->channel >= 0) {
-		struct channel_msg msg;
-		int fds[2];
-		size_t nfds = 0;
-		int rc = channel_recv(s->channel, &msg, fds, &nfds);
+struct from_worker {
+	struct master *m;
+	struct wslot *s;
+};
 
-		if (rc == -EAGAIN || rc == 0)
-			return;
-		if (rc == -EBADMSG) {
-			log_warn("bad message from worker pid %d", s->pid);
-			continue;
-		}
-		if (rc < 0) {
-			log_warn("recvmsg from worker pid %d: %s", s->pid, strerror(-rc));
-			return;
-		}
-		switch (msg.type) {
-		case CHANNEL_ENQUEUE:
-			if (nfds != 2) {
-				for (size_t i = 0; i < nfds; i++)
-					close(fds[i]);
-				log_warn("worker pid %d sent a job without its fds", s->pid);
-				break;
-			}
-			enqueue(m, fds[0], fds[1]);
-			break;
-		case CHANNEL_IDLE:
-		case CHANNEL_DONE:
-			for (size_t i = 0; i < nfds; i++)
-				close(fds[i]);
-			slot_job_done(m, s);
-			if (!s->quitting)
-				s->idle = true;
-			dispatch(m);
-			break;
-		default:
-			for (size_t i = 0; i < nfds; i++)
-				close(fds[i]);
-			log_warn("worker pid %d sent message type %u", s->pid, msg.type);
-			break;
-		}
+/* A message from a worker, checked against the channel's table: only the
+ * types a worker sends come here, each with its fds. */
+static void on_worker_message(void *arg, struct channel_msg *msg)
+{
+	struct from_worker *from = arg;
+	struct master *m = from->m;
+	struct wslot *s = from->s;
+
+	switch (msg->type) {
+	case CHANNEL_ENQUEUE:
+		enqueue(m, msg->fds[0], msg->fds[1]);
+		break;
+	case CHANNEL_IDLE:
+	case CHANNEL_DONE:
+		slot_job_done(m, s);
+		if (!s->quitting)
+			s->idle = true;
+		dispatch(m);
+		break;
+	case CHANNEL_DISPATCH:
+	case CHANNEL_QUIT:
+		break; /* the master's own: channel_recv refused them */
 	}
+}
+
+static void read_worker_channel(struct master *m, struct wslot *s)
+{
+	struct from_worker from = { .m = m, .s = s };
+	char peer[40];
+
+	/* The worker may have been reaped earlier in this same epoll batch. */
+	if (s->channel < 0)
+		return;
+	snprintf(peer, sizeof(peer), "worker pid %d", (int)s->pid);
+	channel_readable(s->channel, CHANNEL_TO_MASTER, peer, on_worker_message, &from);
 }
 
 /* ---- children ------------------------------------------------------ */
@@ -551,7 +544,7 @@ static void worker_exited(struct master *m, struct wslot *s, int status)
 	 * message (and the client's fd) can still wait in the channel, and
 	 * closing the channel unread would drop that client.
 	 */
-	chan_readable(m, s);
+	read_worker_channel(m, s);
 	slot_job_done(m, s);
 	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->channel, NULL);
 	close(s->channel);
@@ -713,7 +706,7 @@ static void stop_workers(struct master *m, bool fast)
 			kill(s->pid, SIGQUIT);
 		else if (!s->quitting) {
 			s->quitting = true;
-			tell(m, s, CHANNEL_QUIT, NULL, 0, 0);
+			tell_worker(s, CHANNEL_QUIT);
 		}
 	}
 	m->quit_sent = true;
@@ -948,7 +941,7 @@ static int loop(struct master *m)
 			if (evs[i].data.ptr == &tag_sig)
 				signal_readable(m);
 			else
-				chan_readable(m, evs[i].data.ptr);
+				read_worker_channel(m, evs[i].data.ptr);
 		}
 		if (m->stopping) {
 			if (!m->quit_sent) {

@@ -242,11 +242,7 @@ static struct conn *conn_new(struct worker *w, int fd)
 
 static void tell_master(struct worker *w, enum channel_type type, const int *fds, size_t nfds)
 {
-	struct channel_msg m = {
-		.magic = CHANNEL_MAGIC, .type = type, .worker = w->ctx->index,
-		.generation = w->ctx->generation,
-	};
-	int rc = channel_send(w->ctx->channel_fd, &m, fds, nfds);
+	int rc = channel_send(w->ctx->channel_fd, type, NULL, 0, fds, nfds);
 
 	if (rc < 0)
 		log_error("channel_send(type %d): %s", type, strerror(-rc));
@@ -1205,44 +1201,37 @@ static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 	conn_process(w, c);
 }
 
-static void chan_readable(struct worker *w)
+/* A message from the master, checked against the channel's table: only
+ * the types the master sends come here, each with its fds. */
+static void on_master_message(void *arg, struct channel_msg *m)
 {
-	for (;;) {
-		struct channel_msg m;
-		int fds[2];
-		size_t nfds = 0;
-		int rc = channel_recv(w->ctx->channel_fd, &m, fds, &nfds);
+	struct worker *w = arg;
+	uint64_t queued_ms;
 
-		if (rc == -EAGAIN)
-			return;
-		if (rc == 0) {
-			/* The master is gone: finish up and leave. */
-			w->draining = true;
-			w->stop_now = true;
-			return;
-		}
-		if (rc == -EBADMSG) {
-			log_warn("bad message from the master");
-			continue;
-		}
-		if (rc < 0) {
-			log_error("recvmsg from the master: %s", strerror(-rc));
-			w->draining = true;
-			w->stop_now = true;
-			return;
-		}
-		if (m.type == CHANNEL_QUIT) {
-			w->draining = true;
-			for (size_t i = 0; i < nfds; i++)
-				close(fds[i]);
-			continue;
-		}
-		if (m.type == CHANNEL_DISPATCH && nfds == 2) {
-			conn_dispatched(w, fds, m.arg);
-			continue;
-		}
-		for (size_t i = 0; i < nfds; i++)
-			close(fds[i]);
+	switch (m->type) {
+	case CHANNEL_QUIT:
+		w->draining = true;
+		break;
+	case CHANNEL_DISPATCH:
+		memcpy(&queued_ms, m->payload, sizeof(queued_ms));
+		conn_dispatched(w, m->fds, queued_ms);
+		break;
+	case CHANNEL_ENQUEUE:
+	case CHANNEL_IDLE:
+	case CHANNEL_DONE:
+		break; /* a worker's own: channel_recv refused them */
+	}
+}
+
+static void read_master_channel(struct worker *w)
+{
+	int rc = channel_readable(w->ctx->channel_fd, CHANNEL_TO_WORKER, "the master",
+				  on_master_message, w);
+
+	if (rc < 0) {
+		/* The master is gone (or its channel failed): finish up and leave. */
+		w->draining = true;
+		w->stop_now = true;
 	}
 }
 
@@ -1440,7 +1429,7 @@ static void loop(struct worker *w)
 			if (p == &tag_listen) {
 				accept_all(w);
 			} else if (p == &tag_channel) {
-				chan_readable(w);
+				read_master_channel(w);
 			} else if (p == &tag_sig) {
 				signal_readable(w);
 			} else if (p == &tag_ev) {
