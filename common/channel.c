@@ -54,7 +54,7 @@ static const char *fd_kind_name(mode_t kind)
 }
 
 __attribute__((format(printf, 3, 4)))
-static int refuse(char *err, size_t errlen, const char *fmt, ...)
+static int reject(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -71,29 +71,29 @@ int channel_check(enum channel_direction to, const void *data, size_t len, const
 	struct channel_header h;
 
 	if (len < sizeof(h))
-		return refuse(err, errlen, "%zu bytes, shorter than a header", len);
+		return reject(err, errlen, "%zu bytes, shorter than a header", len);
 	memcpy(&h, data, sizeof(h));
 	if (h.magic != CHANNEL_MAGIC)
-		return refuse(err, errlen, "magic %#x", h.magic);
+		return reject(err, errlen, "magic %#x", h.magic);
 	r = rule_for(h.type);
 	if (!r)
-		return refuse(err, errlen, "unknown type %u", h.type);
+		return reject(err, errlen, "unknown type %u", h.type);
 	if (r->to != to)
-		return refuse(err, errlen, "%s goes to the %s, not here", r->name,
+		return reject(err, errlen, "%s goes to the %s, not here", r->name,
 			      r->to == CHANNEL_TO_MASTER ? "master" : "worker");
 	if (len - sizeof(h) != r->payload)
-		return refuse(err, errlen, "%s with %zu bytes of payload, not %zu", r->name,
+		return reject(err, errlen, "%s with %zu bytes of payload, not %zu", r->name,
 			      len - sizeof(h), r->payload);
 	if (nfds != r->nfds)
-		return refuse(err, errlen, "%s with %zu fds, not %zu", r->name, nfds, r->nfds);
+		return reject(err, errlen, "%s with %zu fds, not %zu", r->name, nfds, r->nfds);
 	for (size_t i = 0; i < nfds; i++) {
 		struct stat st;
 
 		if (fstat(fds[i], &st) < 0)
-			return refuse(err, errlen, "fstat(fd %zu of %s): %s", i, r->name,
+			return reject(err, errlen, "fstat(fd %zu of %s): %s", i, r->name,
 				      strerror(errno));
 		if ((st.st_mode & S_IFMT) != r->fd_kinds[i])
-			return refuse(err, errlen, "fd %zu of %s is not a %s", i, r->name,
+			return reject(err, errlen, "fd %zu of %s is not a %s", i, r->name,
 				      fd_kind_name(r->fd_kinds[i]));
 	}
 	return 0;
@@ -196,7 +196,7 @@ int channel_recv(int sock, enum channel_direction to, const char *peer, struct c
 		return 0;
 	got = take_fds(&mh, fds);
 	if (mh.msg_flags & MSG_CTRUNC)
-		rc = refuse(err, sizeof(err), "more fds than any message carries");
+		rc = reject(err, sizeof(err), "more fds than any message carries");
 	else
 		rc = channel_check(to, data.bytes, (size_t)n, fds, got, err, sizeof(err));
 	if (rc < 0) {

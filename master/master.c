@@ -231,7 +231,7 @@ static int spawn_worker(struct master *m, size_t idx)
 	return 0;
 }
 
-static int free_slot(const struct master *m)
+static int free_worker_slot(const struct master *m)
 {
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
 		if (m->slots[i].pid == 0 && m->slots[i].respawn_at == 0)
@@ -242,7 +242,7 @@ static int free_slot(const struct master *m)
 static void spawn_generation(struct master *m)
 {
 	for (unsigned i = 0; i < m->cfg.workers; i++) {
-		int idx = free_slot(m);
+		int idx = free_worker_slot(m);
 
 		if (idx < 0) {
 			log_error("no free worker slot (max %d)", STATS_MAX_WORKERS);
@@ -343,7 +343,7 @@ static int send_job(struct master *m, struct wslot *s, const struct queue_entry 
  * or it does not read it (its queue is full): it cannot take this job or
  * any other.
  */
-static bool worker_unreachable(int rc)
+static bool is_unreachable(int rc)
 {
 	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN ||
 	       rc == -EAGAIN;
@@ -365,7 +365,7 @@ static int hand_over(struct master *m, const struct queue_entry *e)
 
 		if (rc == 0)
 			return 0;
-		if (!worker_unreachable(rc)) {
+		if (!is_unreachable(rc)) {
 			log_error("dispatch to worker pid %d failed: %s", s->pid, strerror(-rc));
 			return rc;
 		}
@@ -410,7 +410,7 @@ static void expire_queue(struct master *m)
 	publish_queue(m);
 }
 
-static void enqueue(struct master *m, int fd, int memfd)
+static void enqueue_client(struct master *m, int fd, int memfd)
 {
 	struct queue_entry e = { .fd = fd, .memfd = memfd, .enq_ms = now_ms() };
 
@@ -463,7 +463,7 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 
 	switch (msg->type) {
 	case CHANNEL_ENQUEUE:
-		enqueue(m, msg->fds[0], msg->fds[1]);
+		enqueue_client(m, msg->fds[0], msg->fds[1]);
 		break;
 	case CHANNEL_IDLE:
 	case CHANNEL_DONE:
@@ -529,7 +529,7 @@ static void start_prober(struct master *m)
 	m->next_probe_ms = now_ms() + PROBE_PERIOD_MS;
 }
 
-static void worker_exited(struct master *m, struct wslot *s, int status)
+static void on_worker_exit(struct master *m, struct wslot *s, int status)
 {
 	bool current = s->gen == m->gen && !s->quitting && !m->stopping;
 	bool config_fail = WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_CONFIG;
@@ -594,7 +594,7 @@ static void reap_children(struct master *m)
 		}
 		for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
 			if (m->slots[i].pid == pid) {
-				worker_exited(m, &m->slots[i], status);
+				on_worker_exit(m, &m->slots[i], status);
 				break;
 			}
 		}
@@ -662,7 +662,7 @@ static void reload(struct master *m)
 }
 
 /* Every --sweep-interval: what crashes left behind, older than --sweep-age. */
-static void sweep(struct master *m)
+static void list_stale_dirs(struct master *m)
 {
 	int rc = jobdir_stale(m->cfg.jail_dir, 0, m->cfg.sweep_age_s, sweep_later, &m->sweeper);
 
@@ -671,7 +671,7 @@ static void sweep(struct master *m)
 	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
 }
 
-static void sweeper_child(void *arg)
+static void in_sweeper_child(void *arg)
 {
 	struct master *m = arg;
 
@@ -684,7 +684,7 @@ static void start_sweeper(struct master *m)
 {
 	if (now_ms() < m->sweeper_retry_ms)
 		return;
-	if (sweeper_start(&m->sweeper, sweeper_child, m) < 0)
+	if (sweeper_start(&m->sweeper, in_sweeper_child, m) < 0)
 		m->sweeper_retry_ms = now_ms() + 1000;
 }
 
@@ -770,7 +770,7 @@ static void reopen_log(void)
 		log_info("log file reopened");
 }
 
-static void signal_readable(struct master *m)
+static void read_master_signals(struct master *m)
 {
 	struct signalfd_siginfo si;
 
@@ -930,7 +930,7 @@ static int setup(struct master *m, char *err, size_t errlen)
 	return 0;
 }
 
-static int loop(struct master *m)
+static int master_loop(struct master *m)
 {
 	struct epoll_event evs[64];
 
@@ -939,7 +939,7 @@ static int loop(struct master *m)
 
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &tag_sig)
-				signal_readable(m);
+				read_master_signals(m);
 			else
 				read_worker_channel(m, evs[i].data.ptr);
 		}
@@ -966,7 +966,7 @@ static int loop(struct master *m)
 		dispatch(m);
 		/* a sweeper at work holds what it removes: list again after it */
 		if (now_ms() >= m->next_sweep_ms && m->sweeper.pid == 0)
-			sweep(m);
+			list_stale_dirs(m);
 		start_sweeper(m);
 		if (now_ms() >= m->next_probe_ms && m->prober == 0)
 			start_prober(m);
@@ -1023,7 +1023,7 @@ int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, ch
 		log_json(LOG_INFO, o);
 	}
 	sd_notify(0, "READY=1");
-	rc = loop(m);
+	rc = master_loop(m);
 	log_info("stopped");
 out:
 	if (m->listen_fd >= 0)

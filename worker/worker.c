@@ -266,8 +266,8 @@ static void set_reqid(struct conn *c, const struct http_request *r)
 		random_hex(c->reqid, 8);
 }
 
-static void log_request(struct conn *c, const char *method, const char *path, int status,
-			uint64_t started_ms, cJSON *extra)
+static void access_log(struct conn *c, const char *method, const char *path, int status,
+		       uint64_t started_ms, cJSON *extra)
 {
 	cJSON *o = extra ? extra : cJSON_CreateObject();
 
@@ -482,8 +482,8 @@ static void finish_job(struct worker *w)
 
 		c->streaming = false;
 		conn_take_answer(c, j, ka);
-		log_request(c, w->job_method, w->job_path, j->status, w->job_started_ms - c->queued_ms,
-			    extra);
+		access_log(c, w->job_method, w->job_path, j->status, w->job_started_ms - c->queued_ms,
+			   extra);
 		extra = NULL;
 		c->state = C_READING;
 		conn_next_request(c, ka);
@@ -570,7 +570,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		free(body);
 		if (extra)
 			cJSON_AddStringToObject(extra, "error_code", errs[0].code);
-		log_request(c, r->method, r->path, status, c->req_start_ms, extra);
+		access_log(c, r->method, r->path, status, c->req_start_ms, extra);
 		conn_drop_token(w, c);
 		conn_next_request(c, ka);
 		return;
@@ -585,7 +585,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 
 		extra_headers(c, hdr, sizeof(hdr), "Retry-After: 5\r\n");
 		http_format_error(&c->out, 503, "sandbox_unavailable", w->sb_error, ka, hdr);
-		log_request(c, r->method, r->path, 503, c->req_start_ms, NULL);
+		access_log(c, r->method, r->path, 503, c->req_start_ms, NULL);
 		request_free(jr);
 		conn_drop_token(w, c);
 		conn_next_request(c, ka);
@@ -600,7 +600,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	rc = start_job(w, c, jr, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
 	if (rc < 0) {
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
-		log_request(c, r->method, r->path, 500, c->req_start_ms, NULL);
+		access_log(c, r->method, r->path, 500, c->req_start_ms, NULL);
 		request_free(jr);
 		tell_master(w, CHANNEL_DONE, NULL, 0);
 		conn_next_request(c, ka);
@@ -623,7 +623,7 @@ static void handle_request(struct worker *w, struct conn *c)
 	}
 	extra_headers(c, hdr, sizeof(hdr), NULL);
 	status = routes_simple(&w->rctx, r, ka, hdr, &c->out);
-	log_request(c, r->method, r->path, status, c->req_start_ms, NULL);
+	access_log(c, r->method, r->path, status, c->req_start_ms, NULL);
 	conn_next_request(c, ka);
 }
 
@@ -740,8 +740,8 @@ static void conn_parse(struct worker *w, struct conn *c)
 		if (f == HTTP_ERROR) {
 			random_hex(c->reqid, 8);
 			respond_error(w, c, c->hp.err_status, c->hp.err_code, c->hp.err_msg, false);
-			log_request(c, "-", "-", c->hp.err_status,
-				    c->req_start_ms ? c->req_start_ms : now_ms(), NULL);
+			access_log(c, "-", "-", c->hp.err_status,
+				   c->req_start_ms ? c->req_start_ms : now_ms(), NULL);
 			conn_drop_token(w, c);
 			c->state = C_CLOSING;
 			break;
@@ -865,7 +865,7 @@ static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 		else
 			respond_error(w, c, 503, "overloaded", "could not take the job over",
 				      false);
-		log_request(c, "-", "-", rc == -EMSGSIZE ? 413 : 503, now_ms(), NULL);
+		access_log(c, "-", "-", rc == -EMSGSIZE ? 413 : 503, now_ms(), NULL);
 		conn_drop_token(w, c);
 		c->state = C_CLOSING;
 	} else {
@@ -912,7 +912,7 @@ static void read_master_channel(struct worker *w)
 	}
 }
 
-static void signal_readable(struct worker *w)
+static void read_worker_signals(struct worker *w)
 {
 	struct signalfd_siginfo si;
 
@@ -947,7 +947,7 @@ static void sweep_conns(struct worker *w)
 			random_hex(c->reqid, 8);
 			respond_error(w, c, 408, "request_timeout",
 				      "the request was not received in time", false);
-			log_request(c, "-", "-", 408, c->req_start_ms, NULL);
+			access_log(c, "-", "-", 408, c->req_start_ms, NULL);
 			c->state = C_CLOSING;
 			conn_flush(w, c);
 			if (out_left(c) == 0 || now - c->last_active_ms > 1000)
@@ -1102,7 +1102,7 @@ static int start_job_thread(struct worker *w)
 	return jobthread_start(&w->job, &env, w->evfd);
 }
 
-static void loop(struct worker *w)
+static void worker_loop(struct worker *w)
 {
 	struct epoll_event evs[MAX_EVENTS];
 	uint64_t last_sweep = now_ms();
@@ -1118,7 +1118,7 @@ static void loop(struct worker *w)
 			} else if (p == &tag_channel) {
 				read_master_channel(w);
 			} else if (p == &tag_sig) {
-				signal_readable(w);
+				read_worker_signals(w);
 			} else if (p == &tag_ev) {
 				uint64_t v;
 
@@ -1221,7 +1221,7 @@ int worker_main(const struct worker_ctx *ctx)
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_IDLE);
 	tell_master(&w, CHANNEL_IDLE, NULL, 0);
 
-	loop(&w);
+	worker_loop(&w);
 
 	if (w.job.req) {
 		/*
