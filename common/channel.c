@@ -23,19 +23,21 @@
  */
 static const struct channel_rule {
 	enum channel_type type;
-	const char *name;
 	enum channel_direction to;
-	size_t nfds;
+	unsigned nfds;
 	mode_t fd_kinds[CHANNEL_MAX_FDS]; /* S_IFSOCK, S_IFREG (a memfd) */
-	size_t payload;                   /* bytes after the header, exactly */
+	unsigned payload;                 /* bytes after the header, exactly */
+	const char *name;
 } channel_rules[] = {
-	{ CHANNEL_ENQUEUE, "ENQUEUE", CHANNEL_TO_MASTER, 2, { S_IFSOCK, S_IFREG }, 0 },
-	{ CHANNEL_IDLE, "IDLE", CHANNEL_TO_MASTER, 0, { 0 }, 0 },
-	{ CHANNEL_DONE, "DONE", CHANNEL_TO_MASTER, 0, { 0 }, 0 },
-	{ CHANNEL_DISPATCH, "DISPATCH", CHANNEL_TO_WORKER, 2, { S_IFSOCK, S_IFREG },
-	  sizeof(uint64_t) },
-	{ CHANNEL_QUIT, "QUIT", CHANNEL_TO_WORKER, 0, { 0 }, 0 },
+	{ CHANNEL_ENQUEUE, CHANNEL_TO_MASTER, 2, { S_IFSOCK, S_IFREG }, 0, "ENQUEUE" },
+	{ CHANNEL_IDLE, CHANNEL_TO_MASTER, 0, { 0 }, 0, "IDLE" },
+	{ CHANNEL_DONE, CHANNEL_TO_MASTER, 0, { 0 }, 0, "DONE" },
+	{ CHANNEL_DISPATCH, CHANNEL_TO_WORKER, 2, { S_IFSOCK, S_IFREG }, sizeof(uint64_t),
+	  "DISPATCH" },
+	{ CHANNEL_QUIT, CHANNEL_TO_WORKER, 0, { 0 }, 0, "QUIT" },
 };
+
+_Static_assert(sizeof(uint64_t) <= CHANNEL_MAX_PAYLOAD, "DISPATCH's payload fits a channel_msg");
 
 /* More than any message carries, so that too many is seen as such. */
 #define RECV_MAX_FDS (CHANNEL_MAX_FDS + 2)
@@ -82,10 +84,10 @@ int channel_check(enum channel_direction to, const void *data, size_t len, const
 		return reject(err, errlen, "%s goes to the %s, not here", r->name,
 			      r->to == CHANNEL_TO_MASTER ? "master" : "worker");
 	if (len - sizeof(h) != r->payload)
-		return reject(err, errlen, "%s with %zu bytes of payload, not %zu", r->name,
+		return reject(err, errlen, "%s with %zu bytes of payload, not %u", r->name,
 			      len - sizeof(h), r->payload);
 	if (nfds != r->nfds)
-		return reject(err, errlen, "%s with %zu fds, not %zu", r->name, nfds, r->nfds);
+		return reject(err, errlen, "%s with %zu fds, not %u", r->name, nfds, r->nfds);
 	for (size_t i = 0; i < nfds; i++) {
 		struct stat st;
 
