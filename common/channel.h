@@ -41,7 +41,7 @@ struct channel_header {
 	uint32_t type;
 };
 
-/* A message as it was sent or received, checked. */
+/* A message received, and accepted by channel_check. */
 struct channel_msg {
 	enum channel_type type;
 	unsigned char payload[CHANNEL_MAX_PAYLOAD];
