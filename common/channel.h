@@ -1,8 +1,12 @@
 /*
- * Master <-> worker messages over a SOCK_SEQPACKET socketpair. Fixed-size,
- * checked on receipt: the master never trusts a worker. A connection moves
- * between processes as two fds: the client socket and a memfd holding the
- * bytes already read from it.
+ * Master <-> worker messages over a SOCK_SEQPACKET socketpair, one
+ * datagram each: a fixed header (magic, type), then the payload its type
+ * takes, with the fds its type carries. One table in channel.c says, for
+ * every type, who sends it, how many fds of which kind it carries and how
+ * big its payload is; channel_check holds each message received against
+ * it before anyone acts on it, because the master never trusts a worker.
+ * A connection moves between processes as two fds: the client socket and
+ * a memfd holding the bytes already read from it.
  */
 #ifndef GOBOXD_CHANNEL_H
 #define GOBOXD_CHANNEL_H
@@ -10,39 +14,86 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CHAN_MAGIC 0x67626f78u /* "gbox" */
+#define CHANNEL_MAGIC 0x67626f78u /* "gbox" */
+/* The most any type carries (the table's largest). */
+#define CHANNEL_MAX_FDS 2
+#define CHANNEL_MAX_PAYLOAD 8
 
-enum chan_type {
+enum channel_type {
 	/* worker -> master */
-	CHAN_ENQUEUE = 1,  /* fds: client, memfd. A validated job request to queue. */
-	CHAN_IDLE,         /* no job running: may receive CHAN_DISPATCH */
-	CHAN_DONE,         /* the dispatched job finished (implies idle) */
+	CHANNEL_ENQUEUE = 1, /* a validated job request to queue */
+	CHANNEL_IDLE,        /* no job running: may receive CHANNEL_DISPATCH */
+	CHANNEL_DONE,        /* the dispatched job finished (implies idle) */
 	/* master -> worker */
-	CHAN_DISPATCH,     /* fds: client, memfd. Run this job now. arg: queued ms */
-	CHAN_QUIT,         /* finish what you have and exit (reload, stop) */
+	CHANNEL_DISPATCH,    /* run this job now; payload: ms it waited in the queue */
+	CHANNEL_QUIT,        /* finish what you have and exit (reload, stop) */
 };
 
-struct chan_msg {
+/* Which end receives a message type: the other one sends it. */
+enum channel_direction {
+	CHANNEL_TO_MASTER,
+	CHANNEL_TO_WORKER,
+};
+
+/* On the wire, ahead of the payload. */
+struct channel_header {
 	uint32_t magic;
 	uint32_t type;
-	uint32_t worker;      /* sender's worker index (checked against the channel) */
-	uint32_t generation;
-	uint64_t arg;
 };
 
-/* 0, or negative errno. nfds is 0..2. */
-int chan_send(int sock, const struct chan_msg *m, const int *fds, size_t nfds);
+/* A message received, and accepted by channel_check. */
+struct channel_msg {
+	enum channel_type type;
+	unsigned char payload[CHANNEL_MAX_PAYLOAD];
+	size_t len;                 /* bytes of payload */
+	int fds[CHANNEL_MAX_FDS];   /* the receiver's to close */
+	size_t nfds;
+};
+
 /*
- * Receive one message. 1 when one came (fds in fds[0..*nfds)), 0 on EOF
- * (once every message the peer sent before it closed has been read, even
- * when it left ours unread), -EAGAIN when none is waiting, -EBADMSG for a
- * malformed one (its fds are closed), other negative errno on failure.
+ * Send one message. 0, or a negative errno: -EINVAL for one that the
+ * table does not allow (a bug of the sender's: its fd count or payload
+ * size is not its type's).
  */
-int chan_recv(int sock, struct chan_msg *m, int *fds, size_t *nfds);
+int channel_send(int sock, enum channel_type type, const void *payload, size_t len,
+		 const int *fds, size_t nfds);
+
+/*
+ * Whether a message that reached `to` fits the table: data holds the
+ * header and the payload (len bytes in all), fds the descriptors that
+ * came with it. 0, or -EBADMSG with the reason in err: too short for a
+ * header, a wrong magic, an unknown type, a type the other end never
+ * sends, a payload or an fd count that is not its type's, an fd of the
+ * wrong kind.
+ */
+int channel_check(enum channel_direction to, const void *data, size_t len, const int *fds,
+		  size_t nfds, char *err, size_t errlen);
+
+/*
+ * Receive one message at `to`'s end. 1 when one came that channel_check
+ * accepts (its fds are the caller's), 0 on EOF (once every message the
+ * peer sent before it closed has been read, even when it left ours
+ * unread), -EAGAIN when none is waiting, -EBADMSG for one refused (its
+ * fds closed, the reason logged with `peer`, a name for the log:
+ * "worker pid 42", "the master"), another negative errno on failure.
+ */
+int channel_recv(int sock, enum channel_direction to, const char *peer, struct channel_msg *m);
+
+typedef void channel_handler(void *arg, struct channel_msg *m);
+
+/*
+ * The channel is readable: every message waiting, in order, checked,
+ * each accepted one to handle (which owns its fds), the refused ones
+ * dropped. 0 when none is left waiting, -EPIPE when the peer has closed
+ * and all it sent was read, another negative errno (logged) when the
+ * socket failed.
+ */
+int channel_readable(int sock, enum channel_direction to, const char *peer,
+		     channel_handler *handle, void *arg);
 
 /* Bytes <-> memfd for moving a connection's unparsed input. */
-int chan_memfd_from(const void *data, size_t len);
+int channel_memfd_from(const void *data, size_t len);
 /* Read a whole memfd (from offset 0) into a malloc'd buffer. */
-int chan_memfd_read(int fd, char **data, size_t *len, size_t max);
+int channel_memfd_read(int fd, char **data, size_t *len, size_t max);
 
 #endif

@@ -35,7 +35,7 @@
 
 struct wslot {
 	pid_t pid;
-	int chan;            /* master's end of the socketpair */
+	int channel;            /* master's end of the socketpair */
 	uint32_t gen;
 	bool idle;           /* may receive a dispatch */
 	bool busy;           /* has a dispatched job (counts in m->running) */
@@ -165,8 +165,8 @@ static unsigned live_workers(const struct master *m, uint32_t gen)
 static void child_close_master_fds(struct master *m)
 {
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
-		if (m->slots[i].chan >= 0)
-			close(m->slots[i].chan);
+		if (m->slots[i].channel >= 0)
+			close(m->slots[i].channel);
 	close(m->epfd);
 	close(m->sigfd);
 	queue_free(&m->q);
@@ -202,7 +202,7 @@ static int spawn_worker(struct master *m, size_t idx)
 			.index = (unsigned)idx, .master_pid = master_pid, .generation = m->gen,
 			.cfg = &m->cfg, .lt = m->lt,
 			.stats = m->stats, .probes = m->probes, .listen_fd = m->listen_fd,
-			.chan_fd = sv[1],
+			.channel_fd = sv[1],
 		};
 		sigset_t none;
 
@@ -218,7 +218,7 @@ static int spawn_worker(struct master *m, size_t idx)
 	close(sv[1]);
 	set_nonblock(sv[0], true);
 	s->pid = pid;
-	s->chan = sv[0];
+	s->channel = sv[0];
 	s->gen = m->gen;
 	s->idle = false;
 	s->busy = false;
@@ -226,12 +226,12 @@ static int spawn_worker(struct master *m, size_t idx)
 	s->config_fail = false;
 	s->started_ms = now_ms();
 	s->respawn_at = 0;
-	epoll_ctl(m->epfd, EPOLL_CTL_ADD, s->chan, &ev);
+	epoll_ctl(m->epfd, EPOLL_CTL_ADD, s->channel, &ev);
 	log_info("worker %zu started (pid %d, generation %u)", idx, pid, m->gen);
 	return 0;
 }
 
-static int free_slot(const struct master *m)
+static int free_worker_slot(const struct master *m)
 {
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
 		if (m->slots[i].pid == 0 && m->slots[i].respawn_at == 0)
@@ -242,7 +242,7 @@ static int free_slot(const struct master *m)
 static void spawn_generation(struct master *m)
 {
 	for (unsigned i = 0; i < m->cfg.workers; i++) {
-		int idx = free_slot(m);
+		int idx = free_worker_slot(m);
 
 		if (idx < 0) {
 			log_error("no free worker slot (max %d)", STATS_MAX_WORKERS);
@@ -252,14 +252,13 @@ static void spawn_generation(struct master *m)
 	}
 }
 
-static void tell(struct master *m, struct wslot *s, enum chan_type t, const int *fds,
-		 size_t nfds, uint64_t arg)
+/* A message without fds or payload (QUIT). */
+static void tell_worker(const struct wslot *s, enum channel_type type)
 {
-	struct chan_msg msg = { .magic = CHAN_MAGIC, .type = t, .generation = s->gen, .arg = arg };
-	int rc = chan_send(s->chan, &msg, fds, nfds);
+	int rc = channel_send(s->channel, type, NULL, 0, NULL, 0);
 
 	if (rc < 0)
-		log_warn("chan_send to worker pid %d: %s", s->pid, strerror(-rc));
+		log_warn("channel_send to worker pid %d: %s", s->pid, strerror(-rc));
 }
 
 static void quit_generation(struct master *m, uint32_t gen)
@@ -270,7 +269,7 @@ static void quit_generation(struct master *m, uint32_t gen)
 		if (s->pid > 0 && s->gen == gen && !s->quitting) {
 			s->quitting = true;
 			s->idle = false;
-			tell(m, s, CHAN_QUIT, NULL, 0, 0);
+			tell_worker(s, CHANNEL_QUIT);
 		}
 		if (s->pid == 0 && s->gen == gen)
 			s->respawn_at = 0;
@@ -325,10 +324,9 @@ static void publish_queue(struct master *m)
 /* 0 when the worker has the job (the master's copies closed), or -errno. */
 static int send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
 {
-	struct chan_msg msg = { .magic = CHAN_MAGIC, .type = CHAN_DISPATCH, .generation = s->gen,
-				.arg = now_ms() - e->enq_ms };
+	uint64_t waited_ms = now_ms() - e->enq_ms;
 	int fds[2] = { e->fd, e->memfd };
-	int rc = chan_send(s->chan, &msg, fds, 2);
+	int rc = channel_send(s->channel, CHANNEL_DISPATCH, &waited_ms, sizeof(waited_ms), fds, 2);
 
 	if (rc < 0)
 		return rc;
@@ -345,7 +343,7 @@ static int send_job(struct master *m, struct wslot *s, const struct queue_entry 
  * or it does not read it (its queue is full): it cannot take this job or
  * any other.
  */
-static bool worker_unreachable(int rc)
+static bool is_unreachable(int rc)
 {
 	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN ||
 	       rc == -EAGAIN;
@@ -367,7 +365,7 @@ static int hand_over(struct master *m, const struct queue_entry *e)
 
 		if (rc == 0)
 			return 0;
-		if (!worker_unreachable(rc)) {
+		if (!is_unreachable(rc)) {
 			log_error("dispatch to worker pid %d failed: %s", s->pid, strerror(-rc));
 			return rc;
 		}
@@ -412,7 +410,7 @@ static void expire_queue(struct master *m)
 	publish_queue(m);
 }
 
-static void enqueue(struct master *m, int fd, int memfd)
+static void enqueue_client(struct master *m, int fd, int memfd)
 {
 	struct queue_entry e = { .fd = fd, .memfd = memfd, .enq_ms = now_ms() };
 
@@ -450,51 +448,46 @@ static void slot_job_done(struct master *m, struct wslot *s)
 	}
 }
 
-static void chan_readable(struct master *m, struct wslot *s)
-{
-	/* The worker may have been reaped earlier in this same epoll batch. */
-	while (s->chan >= 0) {
-		struct chan_msg msg;
-		int fds[2];
-		size_t nfds = 0;
-		int rc = chan_recv(s->chan, &msg, fds, &nfds);
+struct from_worker {
+	struct master *m;
+	struct wslot *s;
+};
 
-		if (rc == -EAGAIN || rc == 0)
-			return;
-		if (rc == -EBADMSG) {
-			log_warn("bad message from worker pid %d", s->pid);
-			continue;
-		}
-		if (rc < 0) {
-			log_warn("recvmsg from worker pid %d: %s", s->pid, strerror(-rc));
-			return;
-		}
-		switch (msg.type) {
-		case CHAN_ENQUEUE:
-			if (nfds != 2) {
-				for (size_t i = 0; i < nfds; i++)
-					close(fds[i]);
-				log_warn("worker pid %d sent a job without its fds", s->pid);
-				break;
-			}
-			enqueue(m, fds[0], fds[1]);
-			break;
-		case CHAN_IDLE:
-		case CHAN_DONE:
-			for (size_t i = 0; i < nfds; i++)
-				close(fds[i]);
-			slot_job_done(m, s);
-			if (!s->quitting)
-				s->idle = true;
-			dispatch(m);
-			break;
-		default:
-			for (size_t i = 0; i < nfds; i++)
-				close(fds[i]);
-			log_warn("worker pid %d sent message type %u", s->pid, msg.type);
-			break;
-		}
+/* A message from a worker, checked against the channel's table: only the
+ * types a worker sends come here, each with its fds. */
+static void on_worker_message(void *arg, struct channel_msg *msg)
+{
+	struct from_worker *from = arg;
+	struct master *m = from->m;
+	struct wslot *s = from->s;
+
+	switch (msg->type) {
+	case CHANNEL_ENQUEUE:
+		enqueue_client(m, msg->fds[0], msg->fds[1]);
+		break;
+	case CHANNEL_IDLE:
+	case CHANNEL_DONE:
+		slot_job_done(m, s);
+		if (!s->quitting)
+			s->idle = true;
+		dispatch(m);
+		break;
+	case CHANNEL_DISPATCH:
+	case CHANNEL_QUIT:
+		break; /* the master's own: channel_recv refused them */
 	}
+}
+
+static void read_worker_channel(struct master *m, struct wslot *s)
+{
+	struct from_worker from = { .m = m, .s = s };
+	char peer[40];
+
+	/* The worker may have been reaped earlier in this same epoll batch. */
+	if (s->channel < 0)
+		return;
+	snprintf(peer, sizeof(peer), "worker pid %d", (int)s->pid);
+	channel_readable(s->channel, CHANNEL_TO_MASTER, peer, on_worker_message, &from);
 }
 
 /* ---- children ------------------------------------------------------ */
@@ -536,7 +529,7 @@ static void start_prober(struct master *m)
 	m->next_probe_ms = now_ms() + PROBE_PERIOD_MS;
 }
 
-static void worker_exited(struct master *m, struct wslot *s, int status)
+static void on_worker_exit(struct master *m, struct wslot *s, int status)
 {
 	bool current = s->gen == m->gen && !s->quitting && !m->stopping;
 	bool config_fail = WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_CONFIG;
@@ -551,11 +544,11 @@ static void worker_exited(struct master *m, struct wslot *s, int status)
 	 * message (and the client's fd) can still wait in the channel, and
 	 * closing the channel unread would drop that client.
 	 */
-	chan_readable(m, s);
+	read_worker_channel(m, s);
 	slot_job_done(m, s);
-	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->chan, NULL);
-	close(s->chan);
-	s->chan = -1;
+	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->channel, NULL);
+	close(s->channel);
+	s->channel = -1;
 	s->pid = 0;
 	s->idle = false;
 	atomic_store(&m->stats->workers[s - m->slots].state, WS_EMPTY);
@@ -601,7 +594,7 @@ static void reap_children(struct master *m)
 		}
 		for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
 			if (m->slots[i].pid == pid) {
-				worker_exited(m, &m->slots[i], status);
+				on_worker_exit(m, &m->slots[i], status);
 				break;
 			}
 		}
@@ -669,7 +662,7 @@ static void reload(struct master *m)
 }
 
 /* Every --sweep-interval: what crashes left behind, older than --sweep-age. */
-static void sweep(struct master *m)
+static void list_stale_dirs(struct master *m)
 {
 	int rc = jobdir_stale(m->cfg.jail_dir, 0, m->cfg.sweep_age_s, sweep_later, &m->sweeper);
 
@@ -678,7 +671,7 @@ static void sweep(struct master *m)
 	m->next_sweep_ms = now_ms() + (uint64_t)m->cfg.sweep_interval_s * 1000;
 }
 
-static void sweeper_child(void *arg)
+static void in_sweeper_child(void *arg)
 {
 	struct master *m = arg;
 
@@ -691,7 +684,7 @@ static void start_sweeper(struct master *m)
 {
 	if (now_ms() < m->sweeper_retry_ms)
 		return;
-	if (sweeper_start(&m->sweeper, sweeper_child, m) < 0)
+	if (sweeper_start(&m->sweeper, in_sweeper_child, m) < 0)
 		m->sweeper_retry_ms = now_ms() + 1000;
 }
 
@@ -713,7 +706,7 @@ static void stop_workers(struct master *m, bool fast)
 			kill(s->pid, SIGQUIT);
 		else if (!s->quitting) {
 			s->quitting = true;
-			tell(m, s, CHAN_QUIT, NULL, 0, 0);
+			tell_worker(s, CHANNEL_QUIT);
 		}
 	}
 	m->quit_sent = true;
@@ -777,7 +770,7 @@ static void reopen_log(void)
 		log_info("log file reopened");
 }
 
-static void signal_readable(struct master *m)
+static void read_master_signals(struct master *m)
 {
 	struct signalfd_siginfo si;
 
@@ -934,7 +927,7 @@ static int setup(struct master *m, char *err, size_t errlen)
 	return 0;
 }
 
-static int loop(struct master *m)
+static int master_loop(struct master *m)
 {
 	struct epoll_event evs[64];
 
@@ -943,9 +936,9 @@ static int loop(struct master *m)
 
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &tag_sig)
-				signal_readable(m);
+				read_master_signals(m);
 			else
-				chan_readable(m, evs[i].data.ptr);
+				read_worker_channel(m, evs[i].data.ptr);
 		}
 		if (m->stopping) {
 			if (!m->quit_sent) {
@@ -970,7 +963,7 @@ static int loop(struct master *m)
 		dispatch(m);
 		/* a sweeper at work holds what it removes: list again after it */
 		if (now_ms() >= m->next_sweep_ms && m->sweeper.pid == 0)
-			sweep(m);
+			list_stale_dirs(m);
 		start_sweeper(m);
 		if (now_ms() >= m->next_probe_ms && m->prober == 0)
 			start_prober(m);
@@ -1004,7 +997,7 @@ int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, ch
 	m->gen = 1;
 	m->listen_fd = -1;
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
-		m->slots[i].chan = -1;
+		m->slots[i].channel = -1;
 	log_set_role("master");
 	prctl(PR_SET_NAME, "goboxd-master", 0, 0, 0);
 	proctitle_set("goboxd: master");
@@ -1027,7 +1020,7 @@ int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, ch
 		log_json(LOG_INFO, o);
 	}
 	sd_notify(0, "READY=1");
-	rc = loop(m);
+	rc = master_loop(m);
 	log_info("stopped");
 out:
 	if (m->listen_fd >= 0)

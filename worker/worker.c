@@ -4,7 +4,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,9 +26,9 @@
 #include "worker/http/api.h"
 #include "worker/judge/buildcache.h"
 #include "worker/http/http.h"
-#include "worker/sandbox/jail.h"
 #include "worker/judge/job.h"
 #include "worker/http/routes.h"
+#include "worker/jobthread.h"
 #include "worker/sandbox/sandbox.h"
 
 #define READ_CHUNK 65536
@@ -75,54 +74,6 @@ struct conn {
 	struct conn *prev, *next;
 };
 
-/*
- * The job thread lives as long as the worker: jails are forked from it and
- * die with it (PR_SET_PDEATHSIG follows the forking thread). It keeps one
- * jail warm ahead of the next job.
- */
-struct job_slot {
-	bool thread_running;
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool pending;           /* a job waits for the thread (under mu) */
-	bool quit;              /* the thread must end (under mu) */
-	struct conn *conn;
-	struct job_request *req;    /* non-NULL while a job is on: from its start to its end */
-	struct job_result res;
-	int rc;
-	/*
-	 * The answer, built whole by the job thread so that the loop never
-	 * spends time on a big one: its head says keep-alive as the
-	 * connection did when the job started (the loop rewrites it in the
-	 * rare case that changed), with the headers in hdr.
-	 */
-	bool ka;
-	char hdr[128];
-	struct buf answer;
-	int status;
-	/*
-	 * A streamed answer (Accept: application/x-ndjson): the job thread
-	 * prints each line as its step is judged and frames it as a chunk
-	 * into chunks (the head first, with the first line), and wakes the
-	 * loop; the loop only moves the bytes to the connection. answer then
-	 * holds the last line and the end of the body. chunks and done are
-	 * under mu; stream and head_sent are the job thread's while the job
-	 * runs.
-	 */
-	bool stream;
-	bool head_sent;
-	struct buf chunks;
-	bool done;              /* the job and its answer are finished (under mu) */
-	int evfd;               /* the worker's: wakes the loop */
-	/* Written by the loop when the streamed answer's client goes away:
-	 * the job's programs are killed and nothing more runs (job_env). */
-	int cancel_fd;
-	uint64_t started_ms;
-	char method[16];
-	char path[64];
-};
-
 struct worker {
 	const struct worker_ctx *ctx;
 	const struct config *cfg;
@@ -138,14 +89,19 @@ struct worker {
 	struct buildcache *cache; /* NULL: --build-cache-mb 0, or it could not open */
 	char sb_error[256];
 	struct route_ctx rctx;
-	struct job_slot job;
+	struct jobthread job;
+	/* The loop's own notes on the job in the thread. */
+	struct conn *job_conn;  /* whose it is; NULL once its client is gone */
+	uint64_t job_started_ms;
+	char job_method[16];
+	char job_path[64];
 	uid_t uid;
 	gid_t gid;
 	uid_t judge_uid;        /* its jobs' judge programs (gid the same) */
 };
 
 /* Tags for epoll data: pointers to these identify the fd. */
-static char tag_listen, tag_chan, tag_sig, tag_ev;
+static char tag_listen, tag_channel, tag_sig, tag_ev;
 
 static void conn_free(struct worker *w, struct conn *c);
 static void conn_process(struct worker *w, struct conn *c);
@@ -240,16 +196,12 @@ static struct conn *conn_new(struct worker *w, int fd)
 	return c;
 }
 
-static void chan_tell(struct worker *w, enum chan_type type, const int *fds, size_t nfds)
+static void tell_master(struct worker *w, enum channel_type type, const int *fds, size_t nfds)
 {
-	struct chan_msg m = {
-		.magic = CHAN_MAGIC, .type = type, .worker = w->ctx->index,
-		.generation = w->ctx->generation,
-	};
-	int rc = chan_send(w->ctx->chan_fd, &m, fds, nfds);
+	int rc = channel_send(w->ctx->channel_fd, type, NULL, 0, fds, nfds);
 
 	if (rc < 0)
-		log_error("chan_send(type %d): %s", type, strerror(-rc));
+		log_error("channel_send(type %d): %s", type, strerror(-rc));
 }
 
 /* The master counts a dispatched connection as a running job until told. */
@@ -258,14 +210,14 @@ static void conn_drop_token(struct worker *w, struct conn *c)
 	if (!c->job_token)
 		return;
 	c->job_token = false;
-	chan_tell(w, CHAN_DONE, NULL, 0);
+	tell_master(w, CHANNEL_DONE, NULL, 0);
 }
 
 static void conn_free(struct worker *w, struct conn *c)
 {
-	if (w->job.req && w->job.conn == c) {
+	if (w->job.req && w->job_conn == c) {
 		/* The job thread still works for it: detach, answer nobody. */
-		w->job.conn = NULL;
+		w->job_conn = NULL;
 	}
 	conn_drop_token(w, c);
 	epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -314,8 +266,8 @@ static void set_reqid(struct conn *c, const struct http_request *r)
 		random_hex(c->reqid, 8);
 }
 
-static void log_request(struct conn *c, const char *method, const char *path, int status,
-			uint64_t started_ms, cJSON *extra)
+static void access_log(struct conn *c, const char *method, const char *path, int status,
+		       uint64_t started_ms, cJSON *extra)
 {
 	cJSON *o = extra ? extra : cJSON_CreateObject();
 
@@ -363,287 +315,29 @@ static void respond_error(struct worker *w, struct conn *c, int status, const ch
 
 /* ---- jobs ---------------------------------------------------------- */
 
-/* A jail for the next job; NULL (logged) when none could be started. */
-static struct jail *jail_prepare(struct worker *w)
+static int start_job(struct worker *w, struct conn *c, struct job_request *req, bool stream)
 {
-	struct jail *j = NULL;
-	char err[256];
-
-	if (jail_start(w->sb, NULL, &j, err, sizeof(err)) < 0) {
-		log_error("preparing a jail: %s", err);
-		return NULL;
-	}
-	return j;
-}
-
-/* One line of a streamed answer, framed as a chunk (the head before the
- * first), handed to the loop. */
-static void stream_line(struct job_slot *j, cJSON *line)
-{
-	char *text = line ? cJSON_PrintUnformatted(line) : NULL;
-	uint64_t one = 1;
-	struct buf b;
-
-	cJSON_Delete(line);
-	if (!text)
-		return;
-	buf_init(&b, 0);
-	if (!j->head_sent)
-		http_format_chunked_head(&b, 200, "application/x-ndjson", j->ka, j->hdr);
-	j->head_sent = true;
-	/* the line and its end in one chunk: a reader sees whole lines */
-	buf_printf(&b, "%zx\r\n%s\n\r\n", strlen(text) + 1, text);
-	free(text);
-	pthread_mutex_lock(&j->mu);
-	if (j->chunks.len == 0) {
-		buf_free(&j->chunks);
-		j->chunks = b;
-	} else {
-		buf_append(&j->chunks, b.data, b.len);
-		buf_free(&b);
-	}
-	pthread_mutex_unlock(&j->mu);
-	if (write(j->evfd, &one, sizeof(one)) < 0)
-		log_error("write(eventfd): %s", strerror(errno));
-}
-
-/*
- * A step of a streamed job is judged: its line goes out now, and what it
- * captured is freed (the line holds a copy, and nothing reads it again),
- * so a long job holds its output once, not until the end.
- */
-static void job_stream_event(void *arg, const struct job_request *req, struct job_result *res,
-			     enum job_event ev, size_t index)
-{
-	struct job_slot *j = arg;
-
-	stream_line(j, api_run_event(req, res, ev, index));
-	if (ev == JOB_EV_TEST) {
-		step_result_free(&res->tests[index].r);
-		step_result_free(&res->tests[index].judge);
-		buf_free(&res->tests[index].file_out);
-	}
-}
-
-static void job_in_jail(struct worker *w, struct jail *j)
-{
-	struct job_env env = { .jail = j, .cfg = w->cfg, .uid = w->uid, .gid = w->gid,
-			       .sb = w->sb, .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
-			       .cancel_fd = w->job.cancel_fd, .cache = w->cache };
-
-	if (w->job.stream) {
-		env.on_event = job_stream_event;
-		env.event_arg = &w->job;
-	}
-
-	if (j) {
-		w->job.rc = job_run(&env, w->job.req, &w->job.res);
-		return;
-	}
-	memset(&w->job.res, 0, sizeof(w->job.res));
-	w->job.res.internal_error = true;
-	snprintf(w->job.res.internal_msg, sizeof(w->job.res.internal_msg),
-		 "no jail could be started (see the worker's log)");
-	w->job.rc = -EIO;
-}
-
-/*
- * The end of a streamed answer: the summary line, or the sandbox's
- * failure when it came after the first line (the status, 200, is sent),
- * then the last chunk.
- */
-static void stream_tail(struct job_slot *j)
-{
-	cJSON *line;
-	char *text;
-
-	if (j->rc < 0 || j->res.internal_error) {
-		cJSON *err;
-
-		j->status = 500;
-		line = cJSON_CreateObject();
-		cJSON_AddStringToObject(line, "type", "error");
-		err = cJSON_AddObjectToObject(line, "error");
-		cJSON_AddStringToObject(err, "code", "internal_error");
-		cJSON_AddStringToObject(err, "message", j->res.internal_msg[0] ?
-					j->res.internal_msg : "the sandbox failed");
-	} else {
-		line = api_run_summary(j->req, &j->res);
-	}
-	text = line ? cJSON_PrintUnformatted(line) : NULL;
-	cJSON_Delete(line);
-	if (text) {
-		buf_printf(&j->answer, "%zx\r\n%s\n\r\n", strlen(text) + 1, text);
-		free(text);
-	}
-	buf_puts(&j->answer, HTTP_LAST_CHUNK);
-}
-
-/*
- * The answer, in the job thread: the JSON tree holds copies of the output,
- * so the captured output is freed before the tree is printed, and the head
- * is written around the printed body: a big answer is held at most twice
- * (tree and text), never on the loop.
- */
-static void job_answer(struct job_slot *j)
-{
-	cJSON *tree = NULL;
-	char *body = NULL;
-
-	buf_init(&j->answer, 0);
-	j->status = 200;
-	if (j->head_sent) {
-		stream_tail(j);
-		return;
-	}
-	if (j->rc < 0 || j->res.internal_error) {
-		j->status = 500;
-		http_format_error(&j->answer, 500, "internal_error",
-				  j->res.internal_msg[0] ? j->res.internal_msg : "the sandbox failed",
-				  j->ka, j->hdr);
-		return;
-	}
-	tree = j->req->format == REQ_CODIZE ? api_codize_json(j->req, &j->res) :
-					      api_run_json(j->req, &j->res);
-	job_result_free(&j->res);
-	body = tree ? cJSON_PrintUnformatted(tree) : NULL;
-	cJSON_Delete(tree);
-	if (!body || http_response_around(&j->answer, 200, "application/json", body,
-					  strlen(body), j->ka, j->hdr) < 0) {
-		j->status = 500;
-		http_format_error(&j->answer, 500, "out_of_memory", "could not build the response",
-				  j->ka, j->hdr);
-	}
-}
-
-/* Jails whose job is over, torn down when the thread has nothing better
- * to do; past this many, at once. */
-#define JOB_SPENT_MAX 4
-
-static void *job_thread(void *arg)
-{
-	struct worker *w = arg;
-	struct job_slot *js = &w->job;
-	struct jail *warm = NULL, *j;
-	struct jail *spent[JOB_SPENT_MAX];
-	size_t nspent = 0;
-	uint64_t one = 1;
-	bool quit;
-
-	for (;;) {
-		if (!warm)
-			warm = jail_prepare(w);
-		pthread_mutex_lock(&js->mu);
-		while (!js->pending && !js->quit) {
-			if (nspent) {
-				/* Idle: the teardown stays off any request's path. */
-				pthread_mutex_unlock(&js->mu);
-				jail_destroy(spent[--nspent]);
-				pthread_mutex_lock(&js->mu);
-				continue;
-			}
-			pthread_cond_wait(&js->cv, &js->mu);
-		}
-		quit = js->quit;
-		js->pending = false;
-		pthread_mutex_unlock(&js->mu);
-		if (quit)
-			break;
-		j = warm ? warm : jail_prepare(w);
-		warm = NULL;
-		job_in_jail(w, j);
-		job_answer(js);
-		pthread_mutex_lock(&js->mu);
-		js->done = true;
-		pthread_mutex_unlock(&js->mu);
-		if (write(w->evfd, &one, sizeof(one)) < 0)
-			log_error("write(eventfd): %s", strerror(errno));
-		/* The next job's jail starts once this answer is on its way; its
-		 * start returns at the fork and is waited for by its own job. */
-		warm = jail_prepare(w);
-		/* The jail may wait, its files may not: the next job's share
-		 * the job disk with them. */
-		if (j)
-			jail_discard_files(j);
-		if (nspent == JOB_SPENT_MAX)
-			jail_destroy(spent[--nspent]);
-		spent[nspent++] = j;
-	}
-	while (nspent)
-		jail_destroy(spent[--nspent]);
-	jail_destroy(warm);
-	return NULL;
-}
-
-static int job_thread_start(struct worker *w)
-{
-	struct job_slot *j = &w->job;
-	sigset_t all, old;
+	char hdr[128];
 	int rc;
 
-	pthread_mutex_init(&j->mu, NULL);
-	pthread_cond_init(&j->cv, NULL);
-	buf_init(&j->chunks, 0);
-	j->evfd = w->evfd;
-	j->cancel_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (j->cancel_fd < 0)
-		return -errno;
-	/* The job thread must never take a signal meant for the loop. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&j->thread, NULL, job_thread, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
-		return -rc;
-	j->thread_running = true;
-	return 0;
-}
-
-static void job_thread_stop(struct worker *w)
-{
-	struct job_slot *j = &w->job;
-
-	if (!j->thread_running)
-		return;
-	pthread_mutex_lock(&j->mu);
-	j->quit = true;
-	pthread_cond_signal(&j->cv);
-	pthread_mutex_unlock(&j->mu);
-	pthread_join(j->thread, NULL);
-	j->thread_running = false;
-}
-
-static int job_start(struct worker *w, struct conn *c, struct job_request *req, bool stream)
-{
-	struct job_slot *j = &w->job;
-
-	if (!j->thread_running)
-		return -ESRCH;
-	memset(&j->res, 0, sizeof(j->res));
-	j->conn = c;
-	j->req = req;
-	j->stream = stream;
-	j->head_sent = false;
-	j->done = false;
+	extra_headers(c, hdr, sizeof(hdr), NULL);
+	rc = jobthread_submit(&w->job, req, stream, conn_keep_alive(w, c), hdr);
+	if (rc < 0)
+		return rc;
+	w->job_conn = c;
 	c->streaming = stream;
-	j->ka = conn_keep_alive(w, c);
-	extra_headers(c, j->hdr, sizeof(j->hdr), NULL);
-	j->started_ms = now_ms();
-	snprintf(j->method, sizeof(j->method), "%s", c->hp.req.method);
-	snprintf(j->path, sizeof(j->path), "%s", c->hp.req.path);
+	w->job_started_ms = now_ms();
+	snprintf(w->job_method, sizeof(w->job_method), "%s", c->hp.req.method);
+	snprintf(w->job_path, sizeof(w->job_path), "%s", c->hp.req.path);
 	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
-	pthread_mutex_lock(&j->mu);
-	j->pending = true;
-	pthread_cond_signal(&j->cv);
-	pthread_mutex_unlock(&j->mu);
 	c->state = C_JOB;
 	ep_update(w, c);
 	return 0;
 }
 
-static void job_record(struct worker *w, const struct job_slot *j, const struct conn *c)
+static void record_job(struct worker *w, const struct jobthread *j, const struct conn *c)
 {
 	struct job_record rec = { 0 };
 	const struct job_result *res = &j->res;
@@ -665,7 +359,7 @@ static void job_record(struct worker *w, const struct job_slot *j, const struct 
  * connection stopped being keep-alive meanwhile (the worker began to
  * drain, the client half-closed): then its head is written again.
  */
-static void conn_take_answer(struct conn *c, struct job_slot *j, bool ka)
+static void conn_take_answer(struct conn *c, struct jobthread *j, bool ka)
 {
 	struct buf *a = &j->answer;
 	const char *end = a->data ? strstr(a->data, "\r\n\r\n") : NULL;
@@ -694,31 +388,19 @@ static void conn_take_answer(struct conn *c, struct job_slot *j, bool ka)
 	buf_append(&c->out, a->data, a->len);
 }
 
-/* The cancel of a job that is over: the next one starts uncancelled. */
-static void job_cancel_reset(struct job_slot *j)
-{
-	uint64_t v;
-
-	while (read(j->cancel_fd, &v, sizeof(v)) > 0)
-		;
-}
-
 /*
  * A streamed answer's client went away: its job stops at once (its
  * programs are killed, nothing more runs) and the connection goes now.
  * The job's end, soon, frees the worker.
  */
-static void job_cancel(struct worker *w, struct conn *c)
+static void cancel_streamed_job(struct worker *w, struct conn *c)
 {
-	uint64_t one = 1;
-
-	if (write(w->job.cancel_fd, &one, sizeof(one)) < 0)
-		log_error("write(eventfd): %s", strerror(errno));
+	jobthread_cancel(&w->job);
 	log_info("the client of a streamed answer went away: its job stops");
 	conn_free(w, c);
 }
 
-static void job_finish(struct worker *w);
+static void finish_job(struct worker *w);
 
 /* Send what a streamed answer has; a send that fails means its client
  * is gone. */
@@ -727,7 +409,7 @@ static void stream_flush(struct worker *w, struct conn *c)
 	conn_flush(w, c);
 	if (c->peer_closed) {
 		c->state = C_JOB;
-		job_cancel(w, c);
+		cancel_streamed_job(w, c);
 	}
 }
 
@@ -736,7 +418,7 @@ static void stream_flush(struct worker *w, struct conn *c)
 static void stream_conn_event(struct worker *w, struct conn *c, uint32_t events)
 {
 	if (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
-		job_cancel(w, c);
+		cancel_streamed_job(w, c);
 		return;
 	}
 	if (events & EPOLLOUT)
@@ -744,18 +426,13 @@ static void stream_conn_event(struct worker *w, struct conn *c, uint32_t events)
 }
 
 /* The job thread has news: lines of a streamed answer, or the job's end. */
-static void job_progress(struct worker *w)
+static void take_job_progress(struct worker *w)
 {
-	struct job_slot *j = &w->job;
-	struct conn *c = j->conn;
+	struct conn *c = w->job_conn;
 	struct buf lines;
 	bool done;
 
-	pthread_mutex_lock(&j->mu);
-	lines = j->chunks;
-	buf_init(&j->chunks, 0);
-	done = j->done;
-	pthread_mutex_unlock(&j->mu);
+	jobthread_take(&w->job, &lines, &done);
 	if (c && lines.len) {
 		if (out_left(c) == 0) {
 			buf_free(&c->out);
@@ -772,20 +449,20 @@ static void job_progress(struct worker *w)
 	}
 	buf_free(&lines);
 	if (done)
-		job_finish(w);
+		finish_job(w);
 }
 
-static void job_finish(struct worker *w)
+static void finish_job(struct worker *w)
 {
-	struct job_slot *j = &w->job;
-	struct conn *c = j->conn;
+	struct jobthread *j = &w->job;
+	struct conn *c = w->job_conn;
 	cJSON *extra = cJSON_CreateObject();
 
 	atomic_fetch_sub(&w->ctx->stats->in_flight, 1);
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].state,
 		     w->draining ? WS_DRAINING : WS_IDLE);
 	atomic_fetch_add(&w->ctx->stats->workers[w->ctx->index].jobs_done, 1);
-	job_record(w, j, c);
+	record_job(w, j, c);
 
 	if (j->status == 500 && extra)
 		cJSON_AddStringToObject(extra, "error", j->res.internal_msg[0] ?
@@ -805,21 +482,17 @@ static void job_finish(struct worker *w)
 
 		c->streaming = false;
 		conn_take_answer(c, j, ka);
-		log_request(c, j->method, j->path, j->status, j->started_ms - c->queued_ms, extra);
+		access_log(c, w->job_method, w->job_path, j->status, w->job_started_ms - c->queued_ms,
+			   extra);
 		extra = NULL;
 		c->state = C_READING;
 		conn_next_request(c, ka);
 	}
 	/* The master counts this job as running until told, client or not. */
-	chan_tell(w, CHAN_DONE, NULL, 0);
+	tell_master(w, CHANNEL_DONE, NULL, 0);
 	cJSON_Delete(extra);
-	buf_free(&j->answer);
-	buf_free(&j->chunks);
-	job_cancel_reset(j);
-	job_result_free(&j->res);
-	request_free(j->req);
-	j->req = NULL;
-	j->conn = NULL;
+	jobthread_reset(j);
+	w->job_conn = NULL;
 	if (c)
 		conn_process(w, c);
 }
@@ -897,7 +570,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		free(body);
 		if (extra)
 			cJSON_AddStringToObject(extra, "error_code", errs[0].code);
-		log_request(c, r->method, r->path, status, c->req_start_ms, extra);
+		access_log(c, r->method, r->path, status, c->req_start_ms, extra);
 		conn_drop_token(w, c);
 		conn_next_request(c, ka);
 		return;
@@ -912,24 +585,24 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 
 		extra_headers(c, hdr, sizeof(hdr), "Retry-After: 5\r\n");
 		http_format_error(&c->out, 503, "sandbox_unavailable", w->sb_error, ka, hdr);
-		log_request(c, r->method, r->path, 503, c->req_start_ms, NULL);
+		access_log(c, r->method, r->path, 503, c->req_start_ms, NULL);
 		request_free(jr);
 		conn_drop_token(w, c);
 		conn_next_request(c, ka);
 		return;
 	}
-	c->job_token = false; /* spent: the job's end reports CHAN_DONE */
+	c->job_token = false; /* spent: the job's end reports CHANNEL_DONE */
 	/* The job has its own copy of everything: while it runs, the worker
 	 * need not hold the request's bytes twice more. */
 	buf_free(&c->hp.req.body);
 	buf_free(&c->raw);
 	conn_compact_input(c);
-	rc = job_start(w, c, jr, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
+	rc = start_job(w, c, jr, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
 	if (rc < 0) {
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
-		log_request(c, r->method, r->path, 500, c->req_start_ms, NULL);
+		access_log(c, r->method, r->path, 500, c->req_start_ms, NULL);
 		request_free(jr);
-		chan_tell(w, CHAN_DONE, NULL, 0);
+		tell_master(w, CHANNEL_DONE, NULL, 0);
 		conn_next_request(c, ka);
 	}
 }
@@ -950,7 +623,7 @@ static void handle_request(struct worker *w, struct conn *c)
 	}
 	extra_headers(c, hdr, sizeof(hdr), NULL);
 	status = routes_simple(&w->rctx, r, ka, hdr, &c->out);
-	log_request(c, r->method, r->path, status, c->req_start_ms, NULL);
+	access_log(c, r->method, r->path, status, c->req_start_ms, NULL);
 	conn_next_request(c, ka);
 }
 
@@ -977,7 +650,7 @@ static void conn_handoff(struct worker *w, struct conn *c)
 		conn_free(w, c);
 		return;
 	}
-	mfd = chan_memfd_from(c->raw.data ? c->raw.data : "", c->raw.len);
+	mfd = channel_memfd_from(c->raw.data ? c->raw.data : "", c->raw.len);
 	if (mfd < 0) {
 		log_error("memfd_create: %s", strerror(-mfd));
 		respond_error(w, c, 503, "overloaded", "could not queue the job", false);
@@ -986,7 +659,7 @@ static void conn_handoff(struct worker *w, struct conn *c)
 	}
 	fds[0] = c->fd;
 	fds[1] = mfd;
-	chan_tell(w, CHAN_ENQUEUE, fds, 2);
+	tell_master(w, CHANNEL_ENQUEUE, fds, 2);
 	close(mfd);
 	conn_free(w, c);
 }
@@ -1067,8 +740,8 @@ static void conn_parse(struct worker *w, struct conn *c)
 		if (f == HTTP_ERROR) {
 			random_hex(c->reqid, 8);
 			respond_error(w, c, c->hp.err_status, c->hp.err_code, c->hp.err_msg, false);
-			log_request(c, "-", "-", c->hp.err_status,
-				    c->req_start_ms ? c->req_start_ms : now_ms(), NULL);
+			access_log(c, "-", "-", c->hp.err_status,
+				   c->req_start_ms ? c->req_start_ms : now_ms(), NULL);
 			conn_drop_token(w, c);
 			c->state = C_CLOSING;
 			break;
@@ -1171,14 +844,14 @@ static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 	char *data = NULL;
 	size_t len = 0;
 	struct conn *c;
-	int rc = chan_memfd_read(fds[1], &data, &len, handoff_max(w->cfg));
+	int rc = channel_memfd_read(fds[1], &data, &len, handoff_max(w->cfg));
 
 	close(fds[1]);
 	set_nonblock(fds[0], true);
 	c = conn_new(w, fds[0]);
 	if (!c) {
 		free(data);
-		chan_tell(w, CHAN_DONE, NULL, 0);
+		tell_master(w, CHANNEL_DONE, NULL, 0);
 		return;
 	}
 	c->job_token = true;
@@ -1192,7 +865,7 @@ static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 		else
 			respond_error(w, c, 503, "overloaded", "could not take the job over",
 				      false);
-		log_request(c, "-", "-", rc == -EMSGSIZE ? 413 : 503, now_ms(), NULL);
+		access_log(c, "-", "-", rc == -EMSGSIZE ? 413 : 503, now_ms(), NULL);
 		conn_drop_token(w, c);
 		c->state = C_CLOSING;
 	} else {
@@ -1205,48 +878,41 @@ static void conn_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 	conn_process(w, c);
 }
 
-static void chan_readable(struct worker *w)
+/* A message from the master, checked against the channel's table: only
+ * the types the master sends come here, each with its fds. */
+static void on_master_message(void *arg, struct channel_msg *m)
 {
-	for (;;) {
-		struct chan_msg m;
-		int fds[2];
-		size_t nfds = 0;
-		int rc = chan_recv(w->ctx->chan_fd, &m, fds, &nfds);
+	struct worker *w = arg;
+	uint64_t queued_ms;
 
-		if (rc == -EAGAIN)
-			return;
-		if (rc == 0) {
-			/* The master is gone: finish up and leave. */
-			w->draining = true;
-			w->stop_now = true;
-			return;
-		}
-		if (rc == -EBADMSG) {
-			log_warn("bad message from the master");
-			continue;
-		}
-		if (rc < 0) {
-			log_error("recvmsg from the master: %s", strerror(-rc));
-			w->draining = true;
-			w->stop_now = true;
-			return;
-		}
-		if (m.type == CHAN_QUIT) {
-			w->draining = true;
-			for (size_t i = 0; i < nfds; i++)
-				close(fds[i]);
-			continue;
-		}
-		if (m.type == CHAN_DISPATCH && nfds == 2) {
-			conn_dispatched(w, fds, m.arg);
-			continue;
-		}
-		for (size_t i = 0; i < nfds; i++)
-			close(fds[i]);
+	switch (m->type) {
+	case CHANNEL_QUIT:
+		w->draining = true;
+		break;
+	case CHANNEL_DISPATCH:
+		memcpy(&queued_ms, m->payload, sizeof(queued_ms));
+		conn_dispatched(w, m->fds, queued_ms);
+		break;
+	case CHANNEL_ENQUEUE:
+	case CHANNEL_IDLE:
+	case CHANNEL_DONE:
+		break; /* a worker's own: channel_recv refused them */
 	}
 }
 
-static void signal_readable(struct worker *w)
+static void read_master_channel(struct worker *w)
+{
+	int rc = channel_readable(w->ctx->channel_fd, CHANNEL_TO_WORKER, "the master",
+				  on_master_message, w);
+
+	if (rc < 0) {
+		/* The master is gone (or its channel failed): finish up and leave. */
+		w->draining = true;
+		w->stop_now = true;
+	}
+}
+
+static void read_worker_signals(struct worker *w)
 {
 	struct signalfd_siginfo si;
 
@@ -1281,7 +947,7 @@ static void sweep_conns(struct worker *w)
 			random_hex(c->reqid, 8);
 			respond_error(w, c, 408, "request_timeout",
 				      "the request was not received in time", false);
-			log_request(c, "-", "-", 408, c->req_start_ms, NULL);
+			access_log(c, "-", "-", 408, c->req_start_ms, NULL);
 			c->state = C_CLOSING;
 			conn_flush(w, c);
 			if (out_left(c) == 0 || now - c->last_active_ms > 1000)
@@ -1342,8 +1008,8 @@ static int setup_fds(struct worker *w)
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->listen_fd, &ev) < 0)
 		return -errno;
 	w->listening = true;
-	ev.data.ptr = &tag_chan;
-	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->chan_fd, &ev) < 0)
+	ev.data.ptr = &tag_channel;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctx->channel_fd, &ev) < 0)
 		return -errno;
 	ev.data.ptr = &tag_sig;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sigfd, &ev) < 0)
@@ -1426,7 +1092,17 @@ static void setup_sandbox(struct worker *w)
 	w->rctx.jail_path = sandbox_driver_path(w->sb);
 }
 
-static void loop(struct worker *w)
+/* The job thread, with all that a job runs with but its jail. */
+static int start_job_thread(struct worker *w)
+{
+	struct job_env env = { .cfg = w->cfg, .uid = w->uid, .gid = w->gid, .sb = w->sb,
+			       .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
+			       .cache = w->cache };
+
+	return jobthread_start(&w->job, &env, w->evfd);
+}
+
+static void worker_loop(struct worker *w)
 {
 	struct epoll_event evs[MAX_EVENTS];
 	uint64_t last_sweep = now_ms();
@@ -1439,15 +1115,15 @@ static void loop(struct worker *w)
 
 			if (p == &tag_listen) {
 				accept_all(w);
-			} else if (p == &tag_chan) {
-				chan_readable(w);
+			} else if (p == &tag_channel) {
+				read_master_channel(w);
 			} else if (p == &tag_sig) {
-				signal_readable(w);
+				read_worker_signals(w);
 			} else if (p == &tag_ev) {
 				uint64_t v;
 
 				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.req)
-					job_progress(w);
+					take_job_progress(w);
 			} else {
 				struct conn *c = p;
 
@@ -1536,16 +1212,16 @@ int worker_main(const struct worker_ctx *ctx)
 		return WORKER_EXIT_CONFIG;
 	}
 	/* After the drop: a thread keeps the capabilities it was born with. */
-	if (w.sb && job_thread_start(&w) < 0) {
+	if (w.sb && start_job_thread(&w) < 0) {
 		log_error("starting the job thread failed");
 		return 1;
 	}
 	atomic_store(&ctx->stats->workers[ctx->index].pid, getpid());
 	atomic_store(&ctx->stats->workers[ctx->index].generation, ctx->generation);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_IDLE);
-	chan_tell(&w, CHAN_IDLE, NULL, 0);
+	tell_master(&w, CHANNEL_IDLE, NULL, 0);
 
-	loop(&w);
+	worker_loop(&w);
 
 	if (w.job.req) {
 		/*
@@ -1558,7 +1234,7 @@ int worker_main(const struct worker_ctx *ctx)
 	while (w.conns)
 		conn_free(&w, w.conns);
 	free_dead(&w);
-	job_thread_stop(&w);
+	jobthread_stop(&w.job);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
 	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
 	sandbox_close(w.sb);

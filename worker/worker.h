@@ -24,7 +24,7 @@ struct worker_ctx {
 	struct stats *stats;
 	struct probe_table *probes;
 	int listen_fd;
-	int chan_fd;
+	int channel_fd;
 };
 
 /* Never returns to the caller's loop: the result is the exit code. */

@@ -20,7 +20,7 @@ TestSuite(http);
  * parser has not used them, and every outcome is written to a transcript so
  * that different ways of cutting the same stream can be compared.
  */
-struct conn {
+struct feeder {
 	struct http_parser p;
 	struct buf pending;
 	struct buf log;
@@ -33,7 +33,7 @@ struct conn {
 	char err_msg[160];
 };
 
-static void conn_init(struct conn *c, size_t max_hdr, size_t max_body)
+static void feeder_init(struct feeder *c, size_t max_hdr, size_t max_body)
 {
 	memset(c, 0, sizeof(*c));
 	http_parser_init(&c->p, max_hdr, max_body);
@@ -42,14 +42,14 @@ static void conn_init(struct conn *c, size_t max_hdr, size_t max_body)
 	buf_append(&c->pending, "", 0);
 }
 
-static void conn_free(struct conn *c)
+static void feeder_free(struct feeder *c)
 {
 	http_parser_free(&c->p);
 	buf_free(&c->pending);
 	buf_free(&c->log);
 }
 
-static void log_request(struct conn *c)
+static void note_request(struct feeder *c)
 {
 	const struct http_request *r = &c->p.req;
 
@@ -63,7 +63,7 @@ static void log_request(struct conn *c)
 	buf_puts(&c->log, "\n");
 }
 
-static void conn_input(struct conn *c, const char *data, size_t len)
+static void feeder_input(struct feeder *c, const char *data, size_t len)
 {
 	buf_append(&c->pending, data, len);
 	for (;;) {
@@ -86,7 +86,7 @@ static void conn_input(struct conn *c, const char *data, size_t len)
 			if (c->nreq < 8)
 				c->ends[c->nreq] = c->stream_off;
 			c->nreq++;
-			log_request(c);
+			note_request(c);
 			http_parser_next(&c->p);
 			break;
 		case HTTP_ERROR:
@@ -100,43 +100,43 @@ static void conn_input(struct conn *c, const char *data, size_t len)
 }
 
 /* Whole stream in one read. */
-static void run_whole(struct conn *c, const char *s, size_t max_hdr, size_t max_body)
+static void run_whole(struct feeder *c, const char *s, size_t max_hdr, size_t max_body)
 {
-	conn_init(c, max_hdr, max_body);
-	conn_input(c, s, strlen(s));
+	feeder_init(c, max_hdr, max_body);
+	feeder_input(c, s, strlen(s));
 }
 
 static char *transcript(const char *s, size_t len, size_t split, size_t step)
 {
-	struct conn c;
+	struct feeder c;
 	size_t len_log;
 	char *out;
 
-	conn_init(&c, MAX_HDR, MAX_BODY);
+	feeder_init(&c, MAX_HDR, MAX_BODY);
 	if (step) {
 		for (size_t i = 0; i < len && !c.err_status; i += step)
-			conn_input(&c, s + i, len - i < step ? len - i : step);
+			feeder_input(&c, s + i, len - i < step ? len - i : step);
 	} else {
-		conn_input(&c, s, split);
+		feeder_input(&c, s, split);
 		if (!c.err_status)
-			conn_input(&c, s + split, len - split);
+			feeder_input(&c, s + split, len - split);
 	}
 	out = buf_steal(&c.log, &len_log);
-	conn_free(&c);
+	feeder_free(&c);
 	return out;
 }
 
 Test(http, complete_get)
 {
-	struct conn c;
+	struct feeder c;
 
-	conn_init(&c, MAX_HDR, MAX_BODY);
-	conn_input(&c, "GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n", 47);
+	feeder_init(&c, MAX_HDR, MAX_BODY);
+	feeder_input(&c, "GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n", 47);
 	cr_assert_eq(c.nreq, 0, "the request is incomplete until its blank line");
 	cr_assert(http_parser_in_request(&c.p));
-	conn_free(&c);
+	feeder_free(&c);
 
-	conn_init(&c, MAX_HDR, MAX_BODY);
+	feeder_init(&c, MAX_HDR, MAX_BODY);
 	{
 		const char *s = "GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n";
 		const struct http_request *r;
@@ -160,14 +160,14 @@ Test(http, complete_get)
 		cr_assert_eq(r->http_major, 1);
 		cr_assert_eq(r->http_minor, 1);
 	}
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 Test(http, header_names_lowercased_values_trimmed)
 {
-	struct conn c;
+	struct feeder c;
 
-	conn_init(&c, MAX_HDR, MAX_BODY);
+	feeder_init(&c, MAX_HDR, MAX_BODY);
 	{
 		const char *s = "GET / HTTP/1.1\r\nX-MiXeD-Case:   v a l  \r\nEmpty:\r\nNext: 1\r\n\r\n";
 		size_t used;
@@ -179,12 +179,12 @@ Test(http, header_names_lowercased_values_trimmed)
 		cr_assert_str_eq(http_header_get(&c.p.req, "next"), "1");
 		cr_assert_eq(c.p.req.nheaders, 3);
 	}
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 Test(http, post_with_content_length)
 {
-	struct conn c;
+	struct feeder c;
 	const char *s = "POST /run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 			"Content-Length: 13\r\n\r\n{\"a\":\"hello\"}";
 
@@ -196,12 +196,12 @@ Test(http, post_with_content_length)
 			 "HEADERS\n"
 			 "REQ POST /run q=(none) v=1.1 ka=1 ec=0 [host=x] [content-type=application/json]"
 			 " [content-length=13] body=13:{\"a\":\"hello\"}\n");
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 Test(http, chunked_body)
 {
-	struct conn c;
+	struct feeder c;
 	const char *s = "POST /run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
 			"5\r\nhello\r\n"
 			"7;ext=1\r\n, world\r\n"
@@ -215,7 +215,7 @@ Test(http, chunked_body)
 			 "HEADERS\n"
 			 "REQ POST /run q=(none) v=1.1 ka=1 ec=0 [transfer-encoding=chunked]"
 			 " body=12:hello, world\n");
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 static const char pipeline3[] =
@@ -261,14 +261,14 @@ Test(http, pipelined_two_and_three)
 	const char *r2 = "POST /b HTTP/1.1\r\nContent-Length: 3\r\n\r\nxyz";
 	const char *r3 = "GET /c?q HTTP/1.1\r\n\r\n";
 	char two[256], three[256];
-	struct conn c;
+	struct feeder c;
 
 	snprintf(two, sizeof(two), "%s%s", r1, r2);
 	run_whole(&c, two, MAX_HDR, MAX_BODY);
 	cr_assert_eq(c.nreq, 2);
 	cr_assert_eq(c.ends[0], strlen(r1));
 	cr_assert_eq(c.ends[1], strlen(r1) + strlen(r2));
-	conn_free(&c);
+	feeder_free(&c);
 
 	snprintf(three, sizeof(three), "%s%s%s", r1, r2, r3);
 	run_whole(&c, three, MAX_HDR, MAX_BODY);
@@ -276,7 +276,7 @@ Test(http, pipelined_two_and_three)
 	cr_assert_eq(c.ends[0], strlen(r1));
 	cr_assert_eq(c.ends[1], strlen(r1) + strlen(r2));
 	cr_assert_eq(c.ends[2], strlen(three));
-	conn_free(&c);
+	feeder_free(&c);
 
 	/* Answered one at a time: each call stops after one request. */
 	{
@@ -315,13 +315,13 @@ Test(http, pipelined_two_and_three)
 
 static int keep_alive_of(const char *s)
 {
-	struct conn c;
+	struct feeder c;
 	int ka;
 
 	run_whole(&c, s, MAX_HDR, MAX_BODY);
 	cr_assert_eq(c.nreq, 1, "%s", s);
 	ka = strstr(c.log.data, " ka=1 ") != NULL;
-	conn_free(&c);
+	feeder_free(&c);
 	return ka;
 }
 
@@ -340,20 +340,20 @@ Test(http, keep_alive_defaults)
 
 Test(http, connection_close_then_more_bytes)
 {
-	struct conn c;
+	struct feeder c;
 
 	/* The caller closes after this one; the extra bytes must not crash. */
 	run_whole(&c, "GET / HTTP/1.1\r\nConnection: close\r\n\r\nGET /x HTTP/1.1\r\n\r\n",
 		  MAX_HDR, MAX_BODY);
 	cr_assert_geq(c.nreq, 1);
 	cr_assert(strstr(c.log.data, "REQ GET / q=(none) v=1.1 ka=0") == c.log.data);
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 static void expect_error(const char *s, size_t max_hdr, size_t max_body, int status,
 			 const char *code)
 {
-	struct conn c;
+	struct feeder c;
 
 	run_whole(&c, s, max_hdr, max_body);
 	cr_assert_eq(c.err_status, status, "%s: got %d (%s)", s, c.err_status, c.err_msg);
@@ -367,7 +367,7 @@ static void expect_error(const char *s, size_t max_hdr, size_t max_body, int sta
 		cr_assert_eq(http_parser_feed(&c.p, "GET / HTTP/1.1\r\n\r\n", 18, &used), HTTP_ERROR);
 		cr_assert_eq(used, 0);
 	}
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 Test(http, oversize_headers_431)
@@ -394,7 +394,7 @@ Test(http, header_cap_is_exact)
 	const char *head = "GET / HTTP/1.1\r\nX: ";
 	char s[256];
 	size_t fill;
-	struct conn c;
+	struct feeder c;
 
 	/* A header section of exactly 100 bytes passes; 101 does not. */
 	fill = 100 - strlen(head) - 4;
@@ -403,10 +403,10 @@ Test(http, header_cap_is_exact)
 	cr_assert_eq(strlen(s), 100);
 	run_whole(&c, s, 100, MAX_BODY);
 	cr_assert_eq(c.nreq, 1, "%s", c.err_msg);
-	conn_free(&c);
+	feeder_free(&c);
 	run_whole(&c, s, 99, MAX_BODY);
 	cr_assert_eq(c.err_status, 431);
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 Test(http, too_many_headers_431)
@@ -419,11 +419,11 @@ Test(http, too_many_headers_431)
 		buf_printf(&b, "H%d: v\r\n", i);
 	buf_puts(&b, "\r\n");
 	{
-		struct conn c;
+		struct feeder c;
 
 		run_whole(&c, b.data, 1 << 20, MAX_BODY);
 		cr_assert_eq(c.nreq, 1, "exactly HTTP_MAX_HEADERS is fine");
-		conn_free(&c);
+		feeder_free(&c);
 	}
 	b.len -= 2;
 	buf_puts(&b, "One-More: v\r\n\r\n");
@@ -445,7 +445,7 @@ Test(http, oversize_content_length_413_before_body)
 
 	/* At the cap is fine. */
 	{
-		struct conn c;
+		struct feeder c;
 		char *body = malloc(MAX_BODY + 1);
 		struct buf req;
 
@@ -455,7 +455,7 @@ Test(http, oversize_content_length_413_before_body)
 		buf_printf(&req, "POST /run HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s", MAX_BODY, body);
 		run_whole(&c, req.data, MAX_HDR, MAX_BODY);
 		cr_assert_eq(c.nreq, 1, "%s", c.err_msg);
-		conn_free(&c);
+		feeder_free(&c);
 		buf_free(&req);
 		free(body);
 	}
@@ -488,14 +488,14 @@ Test(http, oversize_chunked_413)
  * refused (0 if it never did).
  */
 static size_t flood_until_refused(const char *head, const char *filler, size_t limit,
-				  struct conn *c)
+				  struct feeder *c)
 {
 	size_t fl = strlen(filler);
 
-	conn_init(c, MAX_HDR, MAX_BODY);
-	conn_input(c, head, strlen(head));
+	feeder_init(c, MAX_HDR, MAX_BODY);
+	feeder_input(c, head, strlen(head));
 	while (!c->err_status && c->stream_off < limit)
-		conn_input(c, filler, fl);
+		feeder_input(c, filler, fl);
 	return c->err_status ? c->stream_off : 0;
 }
 
@@ -504,7 +504,7 @@ Test(http, chunk_extensions_count_against_the_header_cap)
 	const char *head = "POST /run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
 	char big[MAX_HDR + 2];
 	struct buf b;
-	struct conn c;
+	struct feeder c;
 	size_t used;
 
 	/* One extension that never ends: refused once it passes the cap. */
@@ -516,7 +516,7 @@ Test(http, chunk_extensions_count_against_the_header_cap)
 	cr_assert_eq(c.err_status, 413);
 	cr_assert_str_eq(c.err_code, "body_too_large");
 	cr_assert(strstr(c.err_msg, "chunk extensions"), "%s", c.err_msg);
-	conn_free(&c);
+	feeder_free(&c);
 
 	/* Small ones on many chunks add up: names and values both count. */
 	buf_init(&b, 0);
@@ -527,7 +527,7 @@ Test(http, chunk_extensions_count_against_the_header_cap)
 	run_whole(&c, b.data, MAX_HDR, MAX_BODY);
 	cr_assert_eq(c.err_status, 413, "%d %s", c.err_status, c.err_msg);
 	cr_assert(strstr(c.err_msg, "chunk extensions"), "%s", c.err_msg);
-	conn_free(&c);
+	feeder_free(&c);
 	buf_free(&b);
 
 	/* Under the cap they are allowed, and not part of the body. */
@@ -537,7 +537,7 @@ Test(http, chunk_extensions_count_against_the_header_cap)
 	run_whole(&c, b.data, MAX_HDR, MAX_BODY);
 	cr_assert_eq(c.nreq, 1, "%s", c.err_msg);
 	cr_assert(strstr(c.log.data, " body=5:hello\n"), "%s", c.log.data);
-	conn_free(&c);
+	feeder_free(&c);
 	buf_free(&b);
 
 	/* /v1/run refuses in Codize's words. */
@@ -551,7 +551,7 @@ Test(http, chunk_framing_is_bounded_by_the_body)
 {
 	const char *head = "POST /run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
 	struct buf b;
-	struct conn c;
+	struct feeder c;
 	size_t used;
 
 	/* A chunk size padded with zeros reaches no callback at all. */
@@ -561,7 +561,7 @@ Test(http, chunk_framing_is_bounded_by_the_body)
 	cr_assert_lt(used, 2 * MAX_HDR, "refused only after %zu bytes", used);
 	cr_assert_eq(c.err_status, 413);
 	cr_assert(strstr(c.err_msg, "chunk framing"), "%s", c.err_msg);
-	conn_free(&c);
+	feeder_free(&c);
 
 	/* One-byte chunks: five bytes of framing each, past the header cap
 	 * plus the body once there are more than MAX_HDR / 4 of them. */
@@ -581,7 +581,7 @@ Test(http, chunk_framing_is_bounded_by_the_body)
 	run_whole(&c, b.data, MAX_HDR, MAX_BODY);
 	cr_assert_eq(c.nreq, 1, "%s", c.err_msg);
 	cr_assert_leq(b.len, http_request_max_bytes(MAX_HDR, MAX_BODY));
-	conn_free(&c);
+	feeder_free(&c);
 	buf_free(&b);
 }
 
@@ -620,13 +620,13 @@ Test(http, bad_header_400)
 
 Test(http, error_message_carries_llhttp_reason)
 {
-	struct conn c;
+	struct feeder c;
 
 	run_whole(&c, "GET / HTTP/1.1\r\nNo colon here\r\n\r\n", MAX_HDR, MAX_BODY);
 	cr_assert_eq(c.err_status, 400);
 	cr_assert(strstr(c.err_msg, "header") || strstr(c.err_msg, "Header") ||
 		  strstr(c.err_msg, "token"), "%s", c.err_msg);
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 /* HTTP/2.0 (and any version but 1.0/1.1) is 505, not 400. */
@@ -651,7 +651,7 @@ Test(http, unsupported_version_505)
 
 Test(http, connect_501_upgrade_ignored)
 {
-	struct conn c;
+	struct feeder c;
 
 	expect_error("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n",
 		     MAX_HDR, MAX_BODY, 501, "not_implemented");
@@ -660,7 +660,7 @@ Test(http, connect_501_upgrade_ignored)
 		  "GET /info HTTP/1.1\r\n\r\n", MAX_HDR, MAX_BODY);
 	cr_assert_eq(c.err_status, 0, "%s", c.err_msg);
 	cr_assert_eq(c.nreq, 2, "served as HTTP/1.1, the next request still parsed");
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 Test(http, expect_continue)
@@ -705,7 +705,7 @@ Test(http, expect_continue)
 
 Test(http, query_split)
 {
-	struct conn c;
+	struct feeder c;
 
 	run_whole(&c, "GET /run?lang=py3&x=%20y HTTP/1.1\r\n\r\n"
 		  "GET /a?b?c HTTP/1.1\r\n\r\nGET /e? HTTP/1.1\r\n\r\n", MAX_HDR, MAX_BODY);
@@ -713,12 +713,12 @@ Test(http, query_split)
 			 "REQ GET /run q=lang=py3&x=%20y v=1.1 ka=1 ec=0 body=0:\n"
 			 "REQ GET /a q=b?c v=1.1 ka=1 ec=0 body=0:\n"
 			 "REQ GET /e q= v=1.1 ka=1 ec=0 body=0:\n");
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 Test(http, absolute_form_url)
 {
-	struct conn c;
+	struct feeder c;
 
 	run_whole(&c, "GET http://localhost:8080/info?a=1 HTTP/1.1\r\n\r\n"
 		  "GET HTTPS://example.org HTTP/1.1\r\n\r\n"
@@ -727,18 +727,18 @@ Test(http, absolute_form_url)
 			 "REQ GET /info q=a=1 v=1.1 ka=1 ec=0 body=0:\n"
 			 "REQ GET / q=(none) v=1.1 ka=1 ec=0 body=0:\n"
 			 "REQ OPTIONS * q=(none) v=1.1 ka=1 ec=0 body=0:\n");
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 Test(http, leading_blank_lines_between_requests)
 {
-	struct conn c;
+	struct feeder c;
 
 	run_whole(&c, "POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nx\r\nGET /b HTTP/1.1\r\n\r\n",
 		  MAX_HDR, MAX_BODY);
 	cr_assert_eq(c.err_status, 0, "%s", c.err_msg);
 	cr_assert_eq(c.nreq, 2);
-	conn_free(&c);
+	feeder_free(&c);
 }
 
 /* Split a formatted response into its head lines and body. */
@@ -913,7 +913,7 @@ Test(http, status_text_covers_used_statuses)
 
 Test(http, parser_error_roundtrip_through_format)
 {
-	struct conn c;
+	struct feeder c;
 	struct buf out;
 	cJSON *root;
 	const char *body;
@@ -930,5 +930,5 @@ Test(http, parser_error_roundtrip_through_format)
 			 "bad_request");
 	cJSON_Delete(root);
 	buf_free(&out);
-	conn_free(&c);
+	feeder_free(&c);
 }

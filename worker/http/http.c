@@ -22,10 +22,10 @@ static struct http_parser *parser_of(llhttp_t *ll)
  * llhttp stops with some HPE_* code; err_status being set is what tells
  * http_parser_feed() that the reason is ours and not llhttp's.
  */
-static int fail(struct http_parser *p, int status, const char *code, const char *fmt, ...)
+static int parse_fail(struct http_parser *p, int status, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static int fail(struct http_parser *p, int status, const char *code, const char *fmt, ...)
+static int parse_fail(struct http_parser *p, int status, const char *code, const char *fmt, ...)
 {
 	if (!p->err_status) {
 		va_list ap;
@@ -42,13 +42,13 @@ static int fail(struct http_parser *p, int status, const char *code, const char 
 
 static int fail_nomem(struct http_parser *p)
 {
-	return fail(p, 500, "internal_error", "out of memory while reading the request");
+	return parse_fail(p, 500, "internal_error", "out of memory while reading the request");
 }
 
 static int fail_headers_too_large(struct http_parser *p)
 {
-	return fail(p, 431, "headers_too_large",
-		    "request line and headers exceed %zu bytes", p->max_header_bytes);
+	return parse_fail(p, 431, "headers_too_large",
+			  "request line and headers exceed %zu bytes", p->max_header_bytes);
 }
 
 /* /v1/run speaks Codize's errors, also when the HTTP layer refuses. */
@@ -60,9 +60,9 @@ static bool codize_route(const struct http_parser *p)
 static int fail_body_too_large(struct http_parser *p)
 {
 	if (codize_route(p))
-		return fail(p, 413, "REQUEST_BODY_TOO_LARGE", "request body too large");
-	return fail(p, 413, "body_too_large",
-		    "request body exceeds %zu bytes", p->max_body_bytes);
+		return parse_fail(p, 413, "REQUEST_BODY_TOO_LARGE", "request body too large");
+	return parse_fail(p, 413, "body_too_large",
+			  "request body exceeds %zu bytes", p->max_body_bytes);
 }
 
 /*
@@ -74,8 +74,8 @@ static int fail_body_too_large(struct http_parser *p)
 static int fail_framing(struct http_parser *p, const char *what)
 {
 	if (codize_route(p))
-		return fail(p, 413, "REQUEST_BODY_TOO_LARGE", "request body too large");
-	return fail(p, 413, "body_too_large", "%s", what);
+		return parse_fail(p, 413, "REQUEST_BODY_TOO_LARGE", "request body too large");
+	return parse_fail(p, 413, "body_too_large", "%s", what);
 }
 
 /*
@@ -160,9 +160,9 @@ static int check_version(struct http_parser *p)
 	llhttp_t *ll = &p->ll;
 
 	if (ll->http_major != 1 || ll->http_minor > 1) {
-		fail(p, 505, "http_version_not_supported",
-		     "HTTP/%u.%u is not supported; use HTTP/1.1 or HTTP/1.0",
-		     ll->http_major, ll->http_minor);
+		parse_fail(p, 505, "http_version_not_supported",
+			   "HTTP/%u.%u is not supported; use HTTP/1.1 or HTTP/1.0",
+			   ll->http_major, ll->http_minor);
 		return -1;
 	}
 	return 0;
@@ -192,7 +192,7 @@ static int on_header_field(llhttp_t *ll, const char *at, size_t len)
 		 * (RFC 9112, 5.1 wants a 400).
 		 */
 		if (ch == ' ' || ch == '\t') {
-			fail(p, 400, "bad_request", "Invalid header field name");
+			parse_fail(p, 400, "bad_request", "Invalid header field name");
 			return HPE_USER;
 		}
 		p->field.data[i] = (char)tolower((unsigned char)ch);
@@ -221,8 +221,8 @@ static int on_header_value_complete(llhttp_t *ll)
 	if (p->headers_done)
 		return 0;
 	if (p->req.nheaders == HTTP_MAX_HEADERS) {
-		fail(p, 431, "headers_too_large",
-		     "more than %d header fields", HTTP_MAX_HEADERS);
+		parse_fail(p, 431, "headers_too_large",
+			   "more than %d header fields", HTTP_MAX_HEADERS);
 		return -1;
 	}
 	/* llhttp skips leading whitespace of a value, not trailing. */
@@ -242,7 +242,7 @@ static int on_header_value_complete(llhttp_t *ll)
 	return 0;
 }
 
-static bool request_has_body(const llhttp_t *ll)
+static bool has_body(const llhttp_t *ll)
 {
 	return (ll->flags & F_CHUNKED) || ll->content_length > 0;
 }
@@ -272,7 +272,7 @@ static int on_headers_complete(llhttp_t *ll)
 	if (check_version(p))
 		return -1;
 	if (ll->method == HTTP_CONNECT) {
-		fail(p, 501, "not_implemented", "CONNECT is not supported");
+		parse_fail(p, 501, "not_implemented", "CONNECT is not supported");
 		return -1;
 	}
 	/*
@@ -356,13 +356,14 @@ static const llhttp_settings_t http_settings = {
 	.on_message_complete = on_message_complete,
 };
 
-static void request_init(struct http_request *r)
+static void http_request_init(struct http_request *r)
 {
 	memset(r, 0, sizeof(*r));
 	buf_init(&r->body, 0);
 }
 
-static void request_free(struct http_request *r)
+/* Free what a parsed request holds, leaving it empty for the next one. */
+static void http_request_reset(struct http_request *r)
 {
 	free(r->path);
 	free(r->query);
@@ -371,7 +372,7 @@ static void request_free(struct http_request *r)
 		free(r->headers[i].value);
 	}
 	buf_free(&r->body);
-	request_init(r);
+	http_request_init(r);
 }
 
 void http_parser_init(struct http_parser *p, size_t max_header_bytes, size_t max_body_bytes)
@@ -381,7 +382,7 @@ void http_parser_init(struct http_parser *p, size_t max_header_bytes, size_t max
 	p->ll.data = p;
 	p->max_header_bytes = max_header_bytes;
 	p->max_body_bytes = max_body_bytes;
-	request_init(&p->req);
+	http_request_init(&p->req);
 	buf_init(&p->field, 0);
 	buf_init(&p->value, 0);
 	buf_init(&p->url, 0);
@@ -389,7 +390,7 @@ void http_parser_init(struct http_parser *p, size_t max_header_bytes, size_t max
 
 void http_parser_free(struct http_parser *p)
 {
-	request_free(&p->req);
+	http_request_reset(&p->req);
 	buf_free(&p->field);
 	buf_free(&p->value);
 	buf_free(&p->url);
@@ -401,7 +402,7 @@ void http_parser_free(struct http_parser *p)
  */
 void http_parser_next(struct http_parser *p)
 {
-	request_free(&p->req);
+	http_request_reset(&p->req);
 	buf_reset(&p->field);
 	buf_reset(&p->value);
 	buf_reset(&p->url);
@@ -434,18 +435,18 @@ static void map_llhttp_error(struct http_parser *p, llhttp_errno_t err)
 		reason = llhttp_errno_name(err);
 	switch (err) {
 	case HPE_PAUSED_H2_UPGRADE:
-		fail(p, 505, "http_version_not_supported",
-		     "HTTP/2 is not supported; use HTTP/1.1");
+		parse_fail(p, 505, "http_version_not_supported",
+			   "HTTP/2 is not supported; use HTTP/1.1");
 		break;
 	case HPE_INVALID_VERSION:
 		/* Other reasons under this code are syntax errors ("Expected dot"). */
 		if (strcmp(reason, "Invalid HTTP version") == 0)
-			fail(p, 505, "http_version_not_supported", "%s", reason);
+			parse_fail(p, 505, "http_version_not_supported", "%s", reason);
 		else
-			fail(p, 400, "bad_request", "%s", reason);
+			parse_fail(p, 400, "bad_request", "%s", reason);
 		break;
 	default:
-		fail(p, 400, "bad_request", "%s", reason);
+		parse_fail(p, 400, "bad_request", "%s", reason);
 		break;
 	}
 }
@@ -526,7 +527,7 @@ enum http_feed http_parser_feed(struct http_parser *p, const char *data, size_t 
 			fail_headers_too_large(p);
 			return HTTP_ERROR;
 		}
-		if (request_has_body(&p->ll) && !p->headers_reported) {
+		if (has_body(&p->ll) && !p->headers_reported) {
 			p->headers_reported = true;
 			return HTTP_HEADERS_DONE;
 		}

@@ -834,7 +834,7 @@ static bool watch_cancel(const struct run *run)
 	return run->s->cancel_fd > 0 && !run->r->cancelled;
 }
 
-static int loop(struct run *run)
+static int run_loop(struct run *run)
 {
 	uint64_t now = now_ms();
 	int rc;
@@ -1049,7 +1049,7 @@ int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r
 	if (rc == 0)
 		rc = send_run(&run);
 	if (rc == 0)
-		rc = loop(&run);
+		rc = run_loop(&run);
 	if (rc == 0) {
 		drain(&run);
 		rc = finish(&run);

@@ -1,0 +1,321 @@
+#include "autoconf.h"
+
+#include "worker/jobthread.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "worker/http/api.h"
+#include "worker/http/http.h"
+#include "worker/sandbox/jail.h"
+
+/* A jail for the next job; NULL (logged) when none could be started. */
+static struct jail *prepare_jail(const struct jobthread *t)
+{
+	struct jail *j = NULL;
+	char err[256];
+
+	if (jail_start(t->env.sb, NULL, &j, err, sizeof(err)) < 0) {
+		log_error("preparing a jail: %s", err);
+		return NULL;
+	}
+	return j;
+}
+
+/* One line of a streamed answer, framed as a chunk (the head before the
+ * first), handed to the loop. */
+static void stream_line(struct jobthread *j, cJSON *line)
+{
+	char *text = line ? cJSON_PrintUnformatted(line) : NULL;
+	uint64_t one = 1;
+	struct buf b;
+
+	cJSON_Delete(line);
+	if (!text)
+		return;
+	buf_init(&b, 0);
+	if (!j->head_sent)
+		http_format_chunked_head(&b, 200, "application/x-ndjson", j->ka, j->hdr);
+	j->head_sent = true;
+	/* the line and its end in one chunk: a reader sees whole lines */
+	buf_printf(&b, "%zx\r\n%s\n\r\n", strlen(text) + 1, text);
+	free(text);
+	pthread_mutex_lock(&j->mu);
+	if (j->chunks.len == 0) {
+		buf_free(&j->chunks);
+		j->chunks = b;
+	} else {
+		buf_append(&j->chunks, b.data, b.len);
+		buf_free(&b);
+	}
+	pthread_mutex_unlock(&j->mu);
+	if (write(j->evfd, &one, sizeof(one)) < 0)
+		log_error("write(eventfd): %s", strerror(errno));
+}
+
+/*
+ * A step of a streamed job is judged: its line goes out now, and what it
+ * captured is freed (the line holds a copy, and nothing reads it again),
+ * so a long job holds its output once, not until the end.
+ */
+static void stream_step(void *arg, const struct job_request *req, struct job_result *res,
+			enum job_event ev, size_t index)
+{
+	struct jobthread *j = arg;
+
+	stream_line(j, api_run_event(req, res, ev, index));
+	if (ev == JOB_EV_TEST) {
+		step_result_free(&res->tests[index].r);
+		step_result_free(&res->tests[index].judge);
+		buf_free(&res->tests[index].file_out);
+	}
+}
+
+static void run_in_jail(struct jobthread *t, struct jail *j)
+{
+	struct job_env env = t->env;
+
+	env.jail = j;
+	if (t->stream) {
+		env.on_event = stream_step;
+		env.event_arg = t;
+	}
+
+	if (j) {
+		t->rc = job_run(&env, t->req, &t->res);
+		return;
+	}
+	memset(&t->res, 0, sizeof(t->res));
+	t->res.internal_error = true;
+	snprintf(t->res.internal_msg, sizeof(t->res.internal_msg),
+		 "no jail could be started (see the worker's log)");
+	t->rc = -EIO;
+}
+
+/*
+ * The end of a streamed answer: the summary line, or the sandbox's
+ * failure when it came after the first line (the status, 200, is sent),
+ * then the last chunk.
+ */
+static void stream_tail(struct jobthread *j)
+{
+	cJSON *line;
+	char *text;
+
+	if (j->rc < 0 || j->res.internal_error) {
+		cJSON *err;
+
+		j->status = 500;
+		line = cJSON_CreateObject();
+		cJSON_AddStringToObject(line, "type", "error");
+		err = cJSON_AddObjectToObject(line, "error");
+		cJSON_AddStringToObject(err, "code", "internal_error");
+		cJSON_AddStringToObject(err, "message", j->res.internal_msg[0] ?
+					j->res.internal_msg : "the sandbox failed");
+	} else {
+		line = api_run_summary(j->req, &j->res);
+	}
+	text = line ? cJSON_PrintUnformatted(line) : NULL;
+	cJSON_Delete(line);
+	if (text) {
+		buf_printf(&j->answer, "%zx\r\n%s\n\r\n", strlen(text) + 1, text);
+		free(text);
+	}
+	buf_puts(&j->answer, HTTP_LAST_CHUNK);
+}
+
+/*
+ * The answer, in the job thread: the JSON tree holds copies of the output,
+ * so the captured output is freed before the tree is printed, and the head
+ * is written around the printed body: a big answer is held at most twice
+ * (tree and text), never on the loop.
+ */
+static void build_answer(struct jobthread *j)
+{
+	cJSON *tree = NULL;
+	char *body = NULL;
+
+	buf_init(&j->answer, 0);
+	j->status = 200;
+	if (j->head_sent) {
+		stream_tail(j);
+		return;
+	}
+	if (j->rc < 0 || j->res.internal_error) {
+		j->status = 500;
+		http_format_error(&j->answer, 500, "internal_error",
+				  j->res.internal_msg[0] ? j->res.internal_msg : "the sandbox failed",
+				  j->ka, j->hdr);
+		return;
+	}
+	tree = j->req->format == REQ_CODIZE ? api_codize_json(j->req, &j->res) :
+					      api_run_json(j->req, &j->res);
+	job_result_free(&j->res);
+	body = tree ? cJSON_PrintUnformatted(tree) : NULL;
+	cJSON_Delete(tree);
+	if (!body || http_response_around(&j->answer, 200, "application/json", body,
+					  strlen(body), j->ka, j->hdr) < 0) {
+		j->status = 500;
+		http_format_error(&j->answer, 500, "out_of_memory", "could not build the response",
+				  j->ka, j->hdr);
+	}
+}
+
+/* Jails whose job is over, torn down when the thread has nothing better
+ * to do; past this many, at once. */
+#define SPENT_MAX 4
+
+static void *thread_main(void *arg)
+{
+	struct jobthread *js = arg;
+	struct jail *warm = NULL, *j;
+	struct jail *spent[SPENT_MAX];
+	size_t nspent = 0;
+	uint64_t one = 1;
+	bool quit;
+
+	for (;;) {
+		if (!warm)
+			warm = prepare_jail(js);
+		pthread_mutex_lock(&js->mu);
+		while (!js->pending && !js->quit) {
+			if (nspent) {
+				/* Idle: the teardown stays off any request's path. */
+				pthread_mutex_unlock(&js->mu);
+				jail_destroy(spent[--nspent]);
+				pthread_mutex_lock(&js->mu);
+				continue;
+			}
+			pthread_cond_wait(&js->cv, &js->mu);
+		}
+		quit = js->quit;
+		js->pending = false;
+		pthread_mutex_unlock(&js->mu);
+		if (quit)
+			break;
+		j = warm ? warm : prepare_jail(js);
+		warm = NULL;
+		run_in_jail(js, j);
+		build_answer(js);
+		pthread_mutex_lock(&js->mu);
+		js->done = true;
+		pthread_mutex_unlock(&js->mu);
+		if (write(js->evfd, &one, sizeof(one)) < 0)
+			log_error("write(eventfd): %s", strerror(errno));
+		/* The next job's jail starts once this answer is on its way; its
+		 * start returns at the fork and is waited for by its own job. */
+		warm = prepare_jail(js);
+		/* The jail may wait, its files may not: the next job's share
+		 * the job disk with them. */
+		if (j)
+			jail_discard_files(j);
+		if (nspent == SPENT_MAX)
+			jail_destroy(spent[--nspent]);
+		spent[nspent++] = j;
+	}
+	while (nspent)
+		jail_destroy(spent[--nspent]);
+	jail_destroy(warm);
+	return NULL;
+}
+
+int jobthread_start(struct jobthread *t, const struct job_env *env, int evfd)
+{
+	sigset_t all, old;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	buf_init(&t->chunks, 0);
+	t->evfd = evfd;
+	t->cancel_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (t->cancel_fd < 0)
+		return -errno;
+	t->env = *env;
+	t->env.cancel_fd = t->cancel_fd;
+	/* The job thread must never take a signal meant for the loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&t->thread, NULL, thread_main, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -rc;
+	t->running = true;
+	return 0;
+}
+
+void jobthread_stop(struct jobthread *t)
+{
+	if (!t->running)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->quit = true;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->thread, NULL);
+	t->running = false;
+	close(t->cancel_fd);
+	t->cancel_fd = -1;
+}
+
+int jobthread_submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
+		     const char *hdr)
+{
+	if (!t->running)
+		return -ESRCH;
+	memset(&t->res, 0, sizeof(t->res));
+	t->req = req;
+	t->stream = stream;
+	t->head_sent = false;
+	t->done = false;
+	t->ka = keep_alive;
+	snprintf(t->hdr, sizeof(t->hdr), "%s", hdr);
+	pthread_mutex_lock(&t->mu);
+	t->pending = true;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	return 0;
+}
+
+void jobthread_take(struct jobthread *t, struct buf *chunks, bool *done)
+{
+	pthread_mutex_lock(&t->mu);
+	*chunks = t->chunks;
+	buf_init(&t->chunks, 0);
+	*done = t->done;
+	pthread_mutex_unlock(&t->mu);
+}
+
+void jobthread_cancel(struct jobthread *t)
+{
+	uint64_t one = 1;
+
+	if (write(t->cancel_fd, &one, sizeof(one)) < 0)
+		log_error("write(eventfd): %s", strerror(errno));
+}
+
+/* The cancel of a job that is over: the next one starts uncancelled. */
+static void cancel_reset(struct jobthread *j)
+{
+	uint64_t v;
+
+	while (read(j->cancel_fd, &v, sizeof(v)) > 0)
+		;
+}
+
+void jobthread_reset(struct jobthread *t)
+{
+	buf_free(&t->answer);
+	buf_free(&t->chunks);
+	cancel_reset(t);
+	job_result_free(&t->res);
+	request_free(t->req);
+	t->req = NULL;
+}

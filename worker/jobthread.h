@@ -1,0 +1,87 @@
+/*
+ * A worker's job thread: it runs one job at a time off the event loop,
+ * builds the job's whole answer (a big one takes seconds to print, and
+ * the loop must not), and keeps one jail warm for the next job. It lives
+ * as long as the worker: jails are forked from it and die with it
+ * (PR_SET_PDEATHSIG follows the forking thread).
+ *
+ * The loop and the thread share only this struct. The loop hands a job
+ * over with jobthread_submit; the thread says it has news by writing the
+ * worker's eventfd, and the loop takes it with jobthread_take: a streamed
+ * answer's chunks so far, and whether the job is over. Only once it is
+ * over does the loop read the result and the answer, then it calls
+ * jobthread_reset. The loop's only other word to a running job is
+ * jobthread_cancel.
+ */
+#ifndef GOBOXD_JOBTHREAD_H
+#define GOBOXD_JOBTHREAD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "worker/judge/job.h"
+
+struct jobthread {
+	/* Every job's environment but its jail and its listener; fixed at
+	 * start. */
+	struct job_env env;
+	int evfd;               /* the worker's: wakes the loop */
+	/* Written by the loop when the streamed answer's client goes away:
+	 * the job's programs are killed and nothing more runs (job_env). */
+	int cancel_fd;
+	bool running;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool pending;           /* a job waits for the thread (under mu) */
+	bool quit;              /* the thread must end (under mu) */
+	struct job_request *req;    /* non-NULL while a job is on: from its submit to its reset */
+	struct job_result res;
+	int rc;
+	/*
+	 * The answer, built whole by the job thread so that the loop never
+	 * spends time on a big one: its head says keep-alive as the
+	 * connection did when the job started (the loop rewrites it in the
+	 * rare case that changed), with the headers in hdr.
+	 */
+	bool ka;
+	char hdr[128];
+	struct buf answer;
+	int status;
+	/*
+	 * A streamed answer (Accept: application/x-ndjson): the job thread
+	 * prints each line as its step is judged and frames it as a chunk
+	 * into chunks (the head first, with the first line), and wakes the
+	 * loop; the loop only moves the bytes to the connection. answer then
+	 * holds the last line and the end of the body. chunks and done are
+	 * under mu; stream and head_sent are the job thread's while the job
+	 * runs.
+	 */
+	bool stream;
+	bool head_sent;
+	struct buf chunks;
+	bool done;              /* the job and its answer are finished (under mu) */
+};
+
+/* Start the thread (with every signal blocked): 0 or a negative errno. */
+int jobthread_start(struct jobthread *t, const struct job_env *env, int evfd);
+/* Let the thread end once its job is over, and wait for it. */
+void jobthread_stop(struct jobthread *t);
+/*
+ * Give the thread a job: req is its own until jobthread_reset, the answer
+ * will say keep-alive as keep_alive does, with the headers in hdr. 0, or
+ * -ESRCH when the thread is not running.
+ */
+int jobthread_submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
+		     const char *hdr);
+/* What the thread has for the loop: the chunks of a streamed answer made
+ * since the last call (the caller's to free), and whether the job is over. */
+void jobthread_take(struct jobthread *t, struct buf *chunks, bool *done);
+/* Stop the running job at once: its programs are killed, nothing more runs. */
+void jobthread_cancel(struct jobthread *t);
+/* The job is over and the loop has what it needs of it: free it all. */
+void jobthread_reset(struct jobthread *t);
+
+#endif
