@@ -93,14 +93,21 @@ int write_file_str(const char *path, const char *s)
 	return rc;
 }
 
-int set_nonblock(int fd, bool on)
+/* Turn one bit of an fd's flags (F_GETFL/F_SETFL) or fd flags
+ * (F_GETFD/F_SETFD) on or off. */
+static int set_fd_bit(int fd, int get, int set, int bit, bool on)
 {
-	int fl = fcntl(fd, F_GETFL);
+	int fl = fcntl(fd, get);
 
 	if (fl < 0)
 		return -errno;
-	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
-	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+	fl = on ? (fl | bit) : (fl & ~bit);
+	return fcntl(fd, set, fl) < 0 ? -errno : 0;
+}
+
+int set_nonblock(int fd, bool on)
+{
+	return set_fd_bit(fd, F_GETFL, F_SETFL, O_NONBLOCK, on);
 }
 
 int pipe_cloexec(int *rd, int *wr)
@@ -116,12 +123,7 @@ int pipe_cloexec(int *rd, int *wr)
 
 int set_cloexec(int fd, bool on)
 {
-	int fl = fcntl(fd, F_GETFD);
-
-	if (fl < 0)
-		return -errno;
-	fl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
-	return fcntl(fd, F_SETFD, fl) < 0 ? -errno : 0;
+	return set_fd_bit(fd, F_GETFD, F_SETFD, FD_CLOEXEC, on);
 }
 
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
