@@ -500,6 +500,21 @@ static int rm_cgroup(const char *path, unsigned *count)
 	return rc;
 }
 
+/* Remove each distinct directory of dirs (a tree's or a step's, one per
+ * controller), logging what could not be removed. */
+static void remove_dirs(char (*dirs)[PATH_MAX], unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int rc;
+
+		if (!dirs[i][0] || dup_dir(dirs, i))
+			continue;
+		rc = rm_cgroup(dirs[i], NULL);
+		if (rc < 0)
+			log_warn("remove cgroup %s: %s", dirs[i], strerror(-rc));
+	}
+}
+
 /*
  * Remove every child cgroup of dir (not dir itself) for which skip, when
  * given, says no; the last error.
@@ -1004,15 +1019,7 @@ void cg_tree_close(struct cg_tree *t)
 {
 	if (!t)
 		return;
-	for (unsigned i = 0; i < t->ndirs; i++) {
-		int rc;
-
-		if (!t->dir[i][0] || dup_dir(t->dir, i))
-			continue;
-		rc = rm_cgroup(t->dir[i], NULL);
-		if (rc < 0)
-			log_warn("remove cgroup %s: %s", t->dir[i], strerror(-rc));
-	}
+	remove_dirs(t->dir, t->ndirs);
 	free(t);
 }
 
@@ -1390,12 +1397,6 @@ void cg_step_destroy(struct cg_step *s)
 	rc = cg_step_kill(s);
 	if (rc < 0)
 		log_warn("kill cgroup %s: %s", s->dir[0], strerror(-rc));
-	for (unsigned i = 0; i < s->ndirs; i++) {
-		if (!s->dir[i][0] || dup_dir(s->dir, i))
-			continue;
-		rc = rm_cgroup(s->dir[i], NULL);
-		if (rc < 0)
-			log_warn("remove cgroup %s: %s", s->dir[i], strerror(-rc));
-	}
+	remove_dirs(s->dir, s->ndirs);
 	free(s);
 }
