@@ -41,8 +41,8 @@ static bool next_token(const char *s, size_t len, size_t *pos, size_t *start, si
 static bool tokens_match(const struct compare_spec *spec, const char *got, size_t got_len,
 			 const char *want, size_t want_len);
 
-enum compare_result output_compare(const char *got, size_t got_len,
-				   const char *want, size_t want_len)
+enum compare_result verdict_compare(const char *got, size_t got_len, const char *want,
+				    size_t want_len)
 {
 	static const struct compare_spec tokens = { .mode = COMPARE_TOKENS };
 
@@ -123,11 +123,11 @@ static bool tokens_match(const struct compare_spec *spec, const char *got, size_
 	}
 }
 
-enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
-				      size_t got_len, const char *want, size_t want_len)
+enum compare_result verdict_compare_by(const struct compare_spec *spec, const char *got,
+				       size_t got_len, const char *want, size_t want_len)
 {
 	if (spec->mode == COMPARE_EXACT)
-		return output_compare(got, got_len, want, want_len);
+		return verdict_compare(got, got_len, want, want_len);
 	return tokens_match(spec, got, got_len, want, want_len) ? CMP_EQUAL : CMP_DIFFERENT;
 }
 
@@ -212,8 +212,8 @@ static int parse_points(const char *msg, size_t len, double *out)
 	return 0;
 }
 
-enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
-				    double *points, char *why, size_t whylen)
+enum test_status verdict_from_judge_exit(int exit_code, const char *msg, size_t len,
+					 double *points, char *why, size_t whylen)
 {
 	why[0] = '\0';
 	switch (exit_code) {
@@ -239,7 +239,7 @@ enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
 	}
 }
 
-const char *test_status_name(enum test_status s)
+const char *verdict_test_status_name(enum test_status s)
 {
 	switch (s) {
 	case TS_ACCEPTED:
@@ -270,7 +270,7 @@ const char *test_status_name(enum test_status s)
 	return "internal_error";
 }
 
-const char *build_status_name(enum build_status s)
+const char *verdict_build_status_name(enum build_status s)
 {
 	switch (s) {
 	case BS_OK:

@@ -36,12 +36,12 @@ enum compare_result { CMP_EQUAL, CMP_WHITESPACE, CMP_DIFFERENT };
  * separator and leading/trailing whitespace is dropped, CMP_WHITESPACE.
  * Else CMP_DIFFERENT.
  */
-enum compare_result output_compare(const char *got, size_t got_len,
-				   const char *want, size_t want_len);
+enum compare_result verdict_compare(const char *got, size_t got_len, const char *want,
+				    size_t want_len);
 
 /*
  * The comparison a request chooses (its "compare" field):
- *   exact   output_compare() above: equal, whitespace only, or different
+ *   exact   verdict_compare() above: equal, whitespace only, or different
  *           (the default);
  *   tokens  equal token sequences are CMP_EQUAL, whitespace never matters;
  *   float   token by token: equal bytes, or both tokens decimal numbers
@@ -58,8 +58,8 @@ struct compare_spec {
 
 #define COMPARE_FLOAT_DEFAULT_TOL 1e-6
 
-enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
-				      size_t got_len, const char *want, size_t want_len);
+enum compare_result verdict_compare_by(const struct compare_spec *spec, const char *got,
+				       size_t got_len, const char *want, size_t want_len);
 
 /* What happened to one sandboxed run, as measured. */
 struct run_outcome {
@@ -91,11 +91,11 @@ enum test_status verdict_top_level(enum build_status b, const enum test_status *
  * code, or 7 without valid points is the judge's own failure:
  * TS_INTERNAL_ERROR, with the reason in why.
  */
-enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
-				    double *points, char *why, size_t whylen);
+enum test_status verdict_from_judge_exit(int exit_code, const char *msg, size_t len,
+					 double *points, char *why, size_t whylen);
 
-const char *test_status_name(enum test_status s);
-const char *build_status_name(enum build_status s);
+const char *verdict_test_status_name(enum test_status s);
+const char *verdict_build_status_name(enum build_status s);
 
 /* "SIGSEGV" for 11 (SIG<number> when the name is unknown), written to buf. */
 const char *verdict_signal_name(int sig, char *buf, size_t n);

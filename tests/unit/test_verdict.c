@@ -8,7 +8,7 @@
 
 static enum compare_result cmp(const char *got, const char *want)
 {
-	return output_compare(got, strlen(got), want, strlen(want));
+	return verdict_compare(got, strlen(got), want, strlen(want));
 }
 
 Test(compare, exact_bytes)
@@ -44,9 +44,9 @@ Test(compare, real_differences)
 
 Test(compare, nul_bytes_are_not_whitespace)
 {
-	cr_expect_eq(output_compare("a\0b", 3, "a b", 3), CMP_DIFFERENT);
-	cr_expect_eq(output_compare("a\0b", 3, "a\0b", 3), CMP_EQUAL);
-	cr_expect_eq(output_compare("a\0b\n", 4, "a\0b", 3), CMP_WHITESPACE);
+	cr_expect_eq(verdict_compare("a\0b", 3, "a b", 3), CMP_DIFFERENT);
+	cr_expect_eq(verdict_compare("a\0b", 3, "a\0b", 3), CMP_EQUAL);
+	cr_expect_eq(verdict_compare("a\0b\n", 4, "a\0b", 3), CMP_WHITESPACE);
 }
 
 static const struct run_outcome clean = { .exited = true };
@@ -152,20 +152,21 @@ Test(verdict, top_level_passes_over_skipped)
 
 Test(verdict, names_match_the_spec)
 {
-	cr_expect_str_eq(test_status_name(TS_ACCEPTED), "accepted");
-	cr_expect_str_eq(test_status_name(TS_WRONG_OUTPUT), "wrong_output");
-	cr_expect_str_eq(test_status_name(TS_WHITESPACE_MISMATCH), "output_whitespace_mismatch");
-	cr_expect_str_eq(test_status_name(TS_TIME_EXCEEDED), "time_exceeded");
-	cr_expect_str_eq(test_status_name(TS_MEMORY_EXCEEDED), "memory_exceeded");
-	cr_expect_str_eq(test_status_name(TS_RUNTIME_ERROR), "runtime_error");
-	cr_expect_str_eq(test_status_name(TS_NOT_EXECUTED), "not_executed");
-	cr_expect_str_eq(test_status_name(TS_INTERNAL_ERROR), "internal_error");
-	cr_expect_str_eq(test_status_name(TS_BUILD_FAILED), "build_failed");
-	cr_expect_str_eq(test_status_name(TS_DISK_EXCEEDED), "disk_exceeded");
-	cr_expect_str_eq(test_status_name(TS_SKIPPED), "skipped");
-	cr_expect_str_eq(build_status_name(BS_OK), "ok");
-	cr_expect_str_eq(build_status_name(BS_FAILED), "failed");
-	cr_expect_str_eq(build_status_name(BS_INTERNAL_ERROR), "internal_error");
+	cr_expect_str_eq(verdict_test_status_name(TS_ACCEPTED), "accepted");
+	cr_expect_str_eq(verdict_test_status_name(TS_WRONG_OUTPUT), "wrong_output");
+	cr_expect_str_eq(verdict_test_status_name(TS_WHITESPACE_MISMATCH),
+			 "output_whitespace_mismatch");
+	cr_expect_str_eq(verdict_test_status_name(TS_TIME_EXCEEDED), "time_exceeded");
+	cr_expect_str_eq(verdict_test_status_name(TS_MEMORY_EXCEEDED), "memory_exceeded");
+	cr_expect_str_eq(verdict_test_status_name(TS_RUNTIME_ERROR), "runtime_error");
+	cr_expect_str_eq(verdict_test_status_name(TS_NOT_EXECUTED), "not_executed");
+	cr_expect_str_eq(verdict_test_status_name(TS_INTERNAL_ERROR), "internal_error");
+	cr_expect_str_eq(verdict_test_status_name(TS_BUILD_FAILED), "build_failed");
+	cr_expect_str_eq(verdict_test_status_name(TS_DISK_EXCEEDED), "disk_exceeded");
+	cr_expect_str_eq(verdict_test_status_name(TS_SKIPPED), "skipped");
+	cr_expect_str_eq(verdict_build_status_name(BS_OK), "ok");
+	cr_expect_str_eq(verdict_build_status_name(BS_FAILED), "failed");
+	cr_expect_str_eq(verdict_build_status_name(BS_INTERNAL_ERROR), "internal_error");
 }
 
 static enum compare_result cmp_by(enum compare_mode m, double abs_tol, double rel_tol,
@@ -173,7 +174,7 @@ static enum compare_result cmp_by(enum compare_mode m, double abs_tol, double re
 {
 	struct compare_spec s = { .mode = m, .abs_tol = abs_tol, .rel_tol = rel_tol };
 
-	return output_compare_by(&s, got, strlen(got), want, strlen(want));
+	return verdict_compare_by(&s, got, strlen(got), want, strlen(want));
 }
 
 Test(compare, exact_mode_is_the_default_rule)
@@ -222,7 +223,7 @@ Test(compare, float_tolerances)
 
 static enum test_status jv(int code, const char *msg, double *points, char *why)
 {
-	return judge_exit_verdict(code, msg, strlen(msg), points, why, 160);
+	return verdict_from_judge_exit(code, msg, strlen(msg), points, why, 160);
 }
 
 Test(judge, testlib_exit_codes)
@@ -239,7 +240,7 @@ Test(judge, testlib_exit_codes)
 	cr_expect_eq(jv(4, "", &points, why), TS_INTERNAL_ERROR);
 	cr_expect_str_eq(why, "exit code 4, which is no verdict (0, 1, 2, 3 or 7)");
 	cr_expect_eq(points, -1, "points are set by a partial verdict only");
-	cr_expect_str_eq(test_status_name(TS_PARTIAL), "partial");
+	cr_expect_str_eq(verdict_test_status_name(TS_PARTIAL), "partial");
 }
 
 Test(judge, partial_points)
@@ -263,5 +264,6 @@ Test(judge, partial_points)
 	cr_expect_eq(jv(7, "-0.5", &points, why), TS_INTERNAL_ERROR);
 	cr_expect_eq(jv(7, "0.5x", &points, why), TS_INTERNAL_ERROR);
 	cr_expect_eq(jv(7, "nan", &points, why), TS_INTERNAL_ERROR);
-	cr_expect_eq(judge_exit_verdict(7, NULL, 0, &points, why, sizeof(why)), TS_INTERNAL_ERROR);
+	cr_expect_eq(verdict_from_judge_exit(7, NULL, 0, &points, why, sizeof(why)),
+		     TS_INTERNAL_ERROR);
 }

@@ -563,8 +563,8 @@ static void judge_verdict(const struct judge *jd, struct test_result *tr)
 		snprintf(tr->judge_error, sizeof(tr->judge_error), "%s", why);
 		return;
 	}
-	tr->status = judge_exit_verdict(o->exit_code, tr->judge.err.data, tr->judge.err.len,
-					&tr->points, why, sizeof(why));
+	tr->status = verdict_from_judge_exit(o->exit_code, tr->judge.err.data, tr->judge.err.len,
+					     &tr->points, why, sizeof(why));
 	if (tr->status == TS_INTERNAL_ERROR)
 		snprintf(tr->judge_error, sizeof(tr->judge_error), "the %s: %s", judge_name(jd),
 			 why);
@@ -793,8 +793,8 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		return;
 	}
 	if (t->expected)
-		cmp = output_compare_by(&req->compare, judged->data ? judged->data : "",
-					judged->len, t->expected, t->expected_len);
+		cmp = verdict_compare_by(&req->compare, judged->data ? judged->data : "",
+					 judged->len, t->expected, t->expected_len);
 	/* A missing output file is no answer, whatever was expected. */
 	if (tr->file_missing)
 		cmp = CMP_DIFFERENT;
