@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,9 +198,7 @@ static enum build_status build_program(const struct job_env *env, struct jail *j
 		job_fault(res, "%s sandbox: %.200s", who, r->internal_msg);
 		return BS_INTERNAL_ERROR;
 	}
-	/* Warnings on stderr do not fail a build; a non-zero exit does. */
-	return o->exited && o->exit_code == 0 && !o->timed_out && !o->oom && !o->output_limited ?
-		       BS_OK : BS_FAILED;
+	return verdict_for_build(o);
 }
 
 /* The request's files, as the build finds them in a new job directory. */
@@ -528,48 +525,6 @@ static int judge_test_files(struct judge *jd, const struct job_env *env,
 	return rc;
 }
 
-/*
- * The judge program's own end, when it was not the verdict: killed for
- * one of its limits, a signal, no exit at all. "" when it exited.
- */
-static void judge_failure(const struct judge *jd, const struct run_outcome *o, char *why,
-			  size_t len)
-{
-	char sig[32];
-
-	why[0] = '\0';
-	if (o->oom)
-		snprintf(why, len, "the %s went over its memory limit", judge_name(jd));
-	else if (o->timed_out)
-		snprintf(why, len, "the %s went over its time limit", judge_name(jd));
-	else if (o->output_limited)
-		snprintf(why, len, "the %s went over its output limit", judge_name(jd));
-	else if (o->term_signal)
-		snprintf(why, len, "the %s was killed by %s", judge_name(jd),
-			 verdict_signal_name(o->term_signal, sig, sizeof(sig)));
-	else if (!o->exited)
-		snprintf(why, len, "the %s's end is unknown", judge_name(jd));
-}
-
-/* tr->status from the judge's exit code, or its failure. */
-static void judge_verdict(const struct judge *jd, struct test_result *tr)
-{
-	const struct run_outcome *o = &tr->judge.outcome;
-	char why[160];
-
-	judge_failure(jd, o, why, sizeof(why));
-	if (why[0]) {
-		tr->status = TS_INTERNAL_ERROR;
-		snprintf(tr->judge_error, sizeof(tr->judge_error), "%s", why);
-		return;
-	}
-	tr->status = verdict_from_judge_exit(o->exit_code, tr->judge.err.data, tr->judge.err.len,
-					     &tr->points, why, sizeof(why));
-	if (tr->status == TS_INTERNAL_ERROR)
-		snprintf(tr->judge_error, sizeof(tr->judge_error), "the %s: %s", judge_name(jd),
-			 why);
-}
-
 /* A sandbox failure of a test: a server fault. */
 static void test_internal(struct job_result *res, struct test_result *tr, size_t i,
 			  const char *msg)
@@ -578,67 +533,13 @@ static void test_internal(struct job_result *res, struct test_result *tr, size_t
 	job_fault(res, "test %zu sandbox: %.200s", i + 1, msg);
 }
 
-/* The solution's own failure (a limit, a crash, a non-zero exit); false
- * when it ran clean. */
-static bool solution_failed(const struct run_outcome *o, enum test_status *st)
-{
-	*st = verdict_for_test(o, false, CMP_EQUAL);
-	return *st != TS_ACCEPTED;
-}
-
-/*
- * A failure that the end of the dialogue may have caused: an interactor
- * that has given its verdict and gone leaves the solution reading end of
- * file (a Python EOFError, exit 1) or writing into a closed pipe
- * (SIGPIPE). Which of the two ended first cannot be told reliably under
- * load (each jail's init reaps its own), so such an end is judged by the
- * interactor's verdict; a limit or any other signal is the solution's own.
- */
-static bool dialogue_end_failure(const struct run_outcome *o)
-{
-	return (o->exited && o->exit_code != 0) || o->term_signal == SIGPIPE;
-}
-
-/*
- * An interactive test's verdict, in this order:
- *   1. the wall limit came while both ran: time_exceeded (idle: both
- *      were waiting for each other);
- *   2. the solution's own limits (memory, time, output) or a signal
- *      other than SIGPIPE: that verdict;
- *   3. the interactor's own failure (a limit, a signal): internal_error;
- *   4. the interactor's exit code (testlib's convention), but a solution
- *      that exited non-zero or by SIGPIPE after an accepting interactor
- *      (0 or 7) is runtime_error.
- * A solution goboxd ended for the interactor (it had given its verdict,
- * or asked for the end through the protocol) is never blamed for that.
- */
-static void interactive_verdict(const struct judge *jd, const struct interact_result *ir,
-				struct test_result *tr)
-{
-	const struct run_outcome *so = &tr->r.outcome;
-	bool ours = !ir->terminated && !ir->stopped;
-	enum test_status own = TS_ACCEPTED;
-
-	if (ir->wall_limit) {
-		tr->status = TS_TIME_EXCEEDED;
-		return;
-	}
-	if (ours && solution_failed(so, &own) && !dialogue_end_failure(so)) {
-		tr->status = own;
-		return;
-	}
-	judge_verdict(jd, tr);
-	if (ours && own != TS_ACCEPTED &&
-	    (tr->status == TS_ACCEPTED || tr->status == TS_PARTIAL))
-		tr->status = own;
-}
-
 static void run_interactive_test(struct judge *jd, const struct job_env *env,
 				 const struct job_request *req, const struct step_spec *sol,
 				 size_t i, struct job_result *res)
 {
 	struct test_result *tr = &res->tests[i];
 	struct interact_result ir;
+	struct verdict_dialogue dialogue;
 	struct interact_spec spec = {
 		.solution = sol,
 		.interactor = &jd->spec,
@@ -675,7 +576,16 @@ static void run_interactive_test(struct judge *jd, const struct job_env *env,
 									tr->judge.internal_msg);
 		return;
 	}
-	interactive_verdict(jd, &ir, tr);
+	dialogue = (struct verdict_dialogue){
+		.solution = &tr->r.outcome,
+		.interactor = &tr->judge.outcome,
+		.message = tr->judge.err.data,
+		.message_len = tr->judge.err.len,
+		.wall_limit = ir.wall_limit,
+		.solution_ended_for_interactor = ir.terminated || ir.stopped,
+	};
+	tr->status = verdict_interactive(&dialogue, &tr->points, tr->judge_error,
+					 sizeof(tr->judge_error));
 }
 
 /* After a clean run with an answer (stdout or the output file): the
@@ -700,7 +610,9 @@ static void run_checker(struct judge *jd, const struct job_env *env,
 		test_internal(res, tr, i, tr->judge.internal_msg);
 		return;
 	}
-	judge_verdict(jd, tr);
+	tr->status = verdict_from_judge(&tr->judge.outcome, judge_name(jd), tr->judge.err.data,
+					tr->judge.err.len, &tr->points, tr->judge_error,
+					sizeof(tr->judge_error));
 }
 
 /*
@@ -730,7 +642,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 	struct jobdir *d = jail_jobdir(env->jail);
 	const struct buf *judged = &tr->r.out;
 	struct step_spec s;
-	enum compare_result cmp = CMP_EQUAL;
+	struct verdict_answer answer = { .expected = t->expected != NULL, .cmp = CMP_EQUAL };
 	int rc = 0;
 
 	spec_fill(&s, req, p, &req->run_limits, env);
@@ -778,31 +690,21 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		fit_budget(res, &tr->file_out, false);
 		judged = &tr->file_out;
 	}
+	answer.file_missing = tr->file_missing;
+	answer.file_truncated = tr->file_out.truncated;
 	if (jd) {
-		enum test_status own;
-
 		/* The checker judges an answer: a run that failed, or left no
 		 * whole answer, has none. */
-		if (solution_failed(&tr->r.outcome, &own))
-			tr->status = own;
-		else if (tr->file_missing || tr->file_out.truncated)
-			tr->status = TS_WRONG_OUTPUT;
-		else
+		tr->status = verdict_before_checker(&tr->r.outcome, &answer);
+		if (tr->status == TS_ACCEPTED)
 			run_checker(jd, env, req, judged, i, res);
 		judge_done(res, tr);
 		return;
 	}
 	if (t->expected)
-		cmp = verdict_compare_by(&req->compare, judged->data ? judged->data : "",
-					 judged->len, t->expected, t->expected_len);
-	/* A missing output file is no answer, whatever was expected. */
-	if (tr->file_missing)
-		cmp = CMP_DIFFERENT;
-	tr->status = verdict_for_test(&tr->r.outcome, t->expected != NULL || tr->file_missing,
-				      cmp);
-	/* An output file cut at the cap cannot be the right answer. */
-	if (tr->status == TS_ACCEPTED && tr->file_out.truncated && t->expected)
-		tr->status = TS_WRONG_OUTPUT;
+		answer.cmp = verdict_compare_by(&req->compare, judged->data ? judged->data : "",
+						judged->len, t->expected, t->expected_len);
+	tr->status = verdict_for_answer(&tr->r.outcome, &answer);
 }
 
 /* ---- what the job has reported: early stop, groups, events ------------- */
@@ -971,14 +873,15 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	judge_destroy(jd);
 	report_rest(env, req, res, &pg);
 
-	res->top = verdict_top_level(res->build_status, pg.sts, req->ntests);
-	/* A judge that could not be built or started judged nothing. */
-	if (res->build_status == BS_OK && res->judge.present && res->judge.status != BS_OK)
-		res->top = TS_INTERNAL_ERROR;
-	/* Stopped for its client: what was killed has no verdict (a build,
-	 * the solution's or the judge's, killed mid-way did not fail). */
-	if (res->cancelled)
-		res->top = TS_NOT_EXECUTED;
+	/* A build killed for a cancel (the solution's or the judge's) did
+	 * not fail: the verdict module says not_executed first. */
+	res->top = verdict_top_level(&(struct verdict_job){
+		.build = res->build_status,
+		.judge_build = res->judge.present ? res->judge.status : BS_OK,
+		.cancelled = res->cancelled,
+		.tests = pg.sts,
+		.ntests = req->ntests,
+	});
 	free(pg.sts);
 	return 0;
 }
