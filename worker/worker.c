@@ -1095,7 +1095,7 @@ static void setup_sandbox(struct worker *w)
 /* The job thread, with all that a job runs with but its jail. */
 static int start_job_thread(struct worker *w)
 {
-	struct job_env env = { .cfg = w->cfg, .uid = w->uid, .gid = w->gid, .sb = w->sb,
+	struct job_env env = { .cfg = w->cfg, .uid = w->uid, .gid = w->gid, .sandbox = w->sb,
 			       .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
 			       .cache = w->cache };
 

@@ -292,7 +292,7 @@ static int build_key(const struct job_env *env, const struct job_request *req,
 			.format = (int)req->format,
 			.output_cap = req->format == REQ_CODIZE ? env->cfg->output_limit_bytes : 0,
 			.job_output_bytes = env->cfg->max_job_output_bytes,
-			.jail = sandbox_driver_name(env->sb),
+			.jail = sandbox_driver_name(env->sandbox),
 			.files = files,
 			.nfiles = req->nfiles,
 		};
@@ -380,9 +380,9 @@ struct judge {
 	bool snapshot;
 };
 
-static const char *judge_name(const struct judge *jd)
+static const char *judge_name(const struct judge *judge)
 {
-	return jd->interactive ? "interactor" : "checker";
+	return judge->interactive ? "interactor" : "checker";
 }
 
 /* argv + the given arguments (NULL-terminated), in place. */
@@ -403,13 +403,13 @@ static void argv_append(char ***argv, const char *const *more)
 	*argv = v;
 }
 
-static void judge_destroy(struct judge *jd)
+static void judge_destroy(struct judge *judge)
 {
-	if (!jd)
+	if (!judge)
 		return;
-	plan_free(&jd->plan);
-	jail_destroy(jd->jail);
-	free(jd);
+	plan_free(&judge->plan);
+	jail_destroy(judge->jail);
+	free(judge);
 }
 
 /*
@@ -422,19 +422,19 @@ static struct judge *judge_open(const struct job_env *env, const struct job_requ
 				struct job_result *res)
 {
 	struct jail_opts o = { .uid = env->judge_uid, .gid = env->judge_gid, .control_dir = true };
-	struct judge *jd = xcalloc(1, sizeof(*jd));
+	struct judge *judge = xcalloc(1, sizeof(*judge));
 	char err[256];
 
-	jd->interactive = req->interactor != NULL;
-	jd->prog = jd->interactive ? req->interactor : req->checker;
-	if (jail_start_with(env->sb, &o, &jd->jail, err, sizeof(err)) < 0) {
+	judge->interactive = req->interactor != NULL;
+	judge->prog = judge->interactive ? req->interactor : req->checker;
+	if (jail_start_with(env->sandbox, &o, &judge->jail, err, sizeof(err)) < 0) {
 		res->judge.present = true;
 		res->judge.status = BS_INTERNAL_ERROR;
-		job_fault(res, "the %s's jail: %.200s", judge_name(jd), err);
-		judge_destroy(jd);
+		job_fault(res, "the %s's jail: %.200s", judge_name(judge), err);
+		judge_destroy(judge);
 		return NULL;
 	}
-	return jd;
+	return judge;
 }
 
 /*
@@ -442,7 +442,7 @@ static struct judge *judge_open(const struct job_env *env, const struct job_requ
  * res->judge) and its run command. False when it cannot be used: res
  * says why (a failed build, or the sandbox's internal error).
  */
-static bool judge_prepare(struct judge *jd, const struct job_env *env,
+static bool judge_prepare(struct judge *judge, const struct job_env *env,
 			  const struct job_request *req, struct job_result *res)
 {
 	static const char *const itr_args[] = { JAILPATH_CONTROL "/" JUDGE_INPUT, INTERACTOR_SCRATCH,
@@ -450,33 +450,34 @@ static bool judge_prepare(struct judge *jd, const struct job_env *env,
 	static const char *const chk_args[] = { JAILPATH_CONTROL "/" JUDGE_INPUT,
 						JAILPATH_CONTROL "/" JUDGE_OUTPUT,
 						JAILPATH_CONTROL "/" JUDGE_ANSWER, NULL };
-	struct jobdir *d = jail_jobdir(jd->jail);
+	struct jobdir *d = jail_jobdir(judge->jail);
 	int rc = 0;
 
 	res->judge.present = true;
 	res->judge.status = BS_OK;
-	for (size_t i = 0; i < jd->prog->nfiles && rc == 0; i++)
-		rc = jobdir_write(d, jd->prog->files[i].name, jd->prog->files[i].data,
-				  jd->prog->files[i].len, 0644);
+	for (size_t i = 0; i < judge->prog->nfiles && rc == 0; i++)
+		rc = jobdir_write(d, judge->prog->files[i].name, judge->prog->files[i].data,
+				  judge->prog->files[i].len, 0644);
 	if (rc < 0) {
 		res->judge.status = BS_INTERNAL_ERROR;
 		set_internal(res, "writing the judge program's files", -rc);
-	} else if (jd->prog->lang->has_build) {
+	} else if (judge->prog->lang->has_build) {
 		res->judge.has_build = true;
-		res->judge.status = build_program(env, jd->jail, jd->prog, &res->judge.r, res,
-						  jd->interactive ? "interactor build" :
+		res->judge.status = build_program(env, judge->jail, judge->prog, &res->judge.r, res,
+						  judge->interactive ? "interactor build" :
 								    "checker build");
 	}
 	if (res->judge.status == BS_OK) {
-		rc = plan_step(jd->prog, &jd->prog->lang->run, jd->prog->run_flags,
-			       &jd->prog->run_limits, &jd->plan);
+		rc = plan_step(judge->prog, &judge->prog->lang->run, judge->prog->run_flags,
+			       &judge->prog->run_limits, &judge->plan);
 		if (rc < 0) {
 			res->judge.status = BS_INTERNAL_ERROR;
 			set_internal(res, "expanding the judge program's run command", -rc);
 		} else {
-			argv_append(&jd->plan.argv, jd->interactive ? itr_args : chk_args);
-			spec_fill(&jd->spec, jd->prog, &jd->plan, &jd->prog->run_limits, env);
-			jd->spec.open_files = jd->prog->lang->run.open_files;
+			argv_append(&judge->plan.argv, judge->interactive ? itr_args : chk_args);
+			spec_fill(&judge->spec, judge->prog, &judge->plan, &judge->prog->run_limits,
+				  env);
+			judge->spec.open_files = judge->prog->lang->run.open_files;
 		}
 	}
 	if (res->judge.status == BS_OK && req->ntests > 1) {
@@ -485,7 +486,7 @@ static bool judge_prepare(struct judge *jd, const struct job_env *env,
 			res->judge.status = BS_INTERNAL_ERROR;
 			set_internal(res, "keeping the judge program's built directory", -rc);
 		}
-		jd->snapshot = rc == 0;
+		judge->snapshot = rc == 0;
 	}
 	return res->judge.status == BS_OK;
 }
@@ -501,17 +502,17 @@ static int control_write(struct jobdir *ctl, const char *name, const char *data,
 
 /* Before a test: the judge's directory as its build left it, and the
  * test's files in the control directory. */
-static int judge_test_files(struct judge *jd, const struct job_env *env,
+static int judge_test_files(struct judge *judge, const struct job_env *env,
 			    const struct req_test *t, const struct buf *output, size_t i,
 			    char *err, size_t errlen)
 {
-	struct jobdir *ctl = jail_control_dir(jd->jail);
+	struct jobdir *ctl = jail_control_dir(judge->jail);
 	int rc = 0;
 
-	if (i > 0 && jd->snapshot)
-		rc = jobdir_restore(jail_jobdir(jd->jail), env->judge_uid, env->judge_gid);
+	if (i > 0 && judge->snapshot)
+		rc = jobdir_restore(jail_jobdir(judge->jail), env->judge_uid, env->judge_gid);
 	if (rc < 0) {
-		snprintf(err, errlen, "restoring the %s's directory: %s", judge_name(jd),
+		snprintf(err, errlen, "restoring the %s's directory: %s", judge_name(judge),
 			 strerror(-rc));
 		return rc;
 	}
@@ -521,7 +522,8 @@ static int judge_test_files(struct judge *jd, const struct job_env *env,
 	if (rc == 0 && output)
 		rc = control_write(ctl, JUDGE_OUTPUT, output->data, output->len);
 	if (rc < 0)
-		snprintf(err, errlen, "writing the %s's files: %s", judge_name(jd), strerror(-rc));
+		snprintf(err, errlen, "writing the %s's files: %s", judge_name(judge),
+			 strerror(-rc));
 	return rc;
 }
 
@@ -533,7 +535,7 @@ static void test_internal(struct job_result *res, struct test_result *tr, size_t
 	job_fault(res, "test %zu sandbox: %.200s", i + 1, msg);
 }
 
-static void run_interactive_test(struct judge *jd, const struct job_env *env,
+static void run_interactive_test(struct judge *judge, const struct job_env *env,
 				 const struct job_request *req, const struct step_spec *sol,
 				 size_t i, struct job_result *res)
 {
@@ -542,7 +544,7 @@ static void run_interactive_test(struct judge *jd, const struct job_env *env,
 	struct verdict_dialogue dialogue;
 	struct interact_spec spec = {
 		.solution = sol,
-		.interactor = &jd->spec,
+		.interactor = &judge->spec,
 		.wall_ms = req->run_limits.wall_ms,
 		.solution_continues = SOLUTION_CONTINUES,
 		.protocol = true,
@@ -551,14 +553,14 @@ static void run_interactive_test(struct judge *jd, const struct job_env *env,
 	int rc;
 
 	interact_result_init(&ir);
-	rc = judge_test_files(jd, env, &req->tests[i], NULL, i, err, sizeof(err));
+	rc = judge_test_files(judge, env, &req->tests[i], NULL, i, err, sizeof(err));
 	if (rc < 0) {
 		tr->ran = true;
 		test_internal(res, tr, i, err);
 		interact_result_free(&ir);
 		return;
 	}
-	rc = sandbox_interact(env->jail, jd->jail, &spec, &ir);
+	rc = sandbox_interact(env->jail, judge->jail, &spec, &ir);
 	/* the results move to the test */
 	step_result_free(&tr->r);
 	step_result_free(&tr->judge);
@@ -590,7 +592,7 @@ static void run_interactive_test(struct judge *jd, const struct job_env *env,
 
 /* After a clean run with an answer (stdout or the output file): the
  * checker's verdict. */
-static void run_checker(struct judge *jd, const struct job_env *env,
+static void run_checker(struct judge *judge, const struct job_env *env,
 			const struct job_request *req, const struct buf *output, size_t i,
 			struct job_result *res)
 {
@@ -598,19 +600,19 @@ static void run_checker(struct judge *jd, const struct job_env *env,
 	char err[256];
 	int rc;
 
-	rc = judge_test_files(jd, env, &req->tests[i], output, i, err, sizeof(err));
+	rc = judge_test_files(judge, env, &req->tests[i], output, i, err, sizeof(err));
 	if (rc < 0) {
 		test_internal(res, tr, i, err);
 		return;
 	}
-	rc = sandbox_run(jd->jail, &jd->spec, &tr->judge);
+	rc = sandbox_run(judge->jail, &judge->spec, &tr->judge);
 	tr->judged = true;
 	res->cpu_ms += tr->judge.cpu_ms;
 	if (rc < 0 || tr->judge.outcome.internal_error) {
 		test_internal(res, tr, i, tr->judge.internal_msg);
 		return;
 	}
-	tr->status = verdict_from_judge(&tr->judge.outcome, judge_name(jd), tr->judge.err.data,
+	tr->status = verdict_from_judge(&tr->judge.outcome, judge_name(judge), tr->judge.err.data,
 					tr->judge.err.len, &tr->points, tr->judge_error,
 					sizeof(tr->judge_error));
 }
@@ -635,7 +637,8 @@ static int write_input(struct jobdir *d, const char *name, const struct req_test
  * nothing of an earlier test alive. The run command is the same for all.
  */
 static void run_test(const struct job_env *env, const struct job_request *req,
-		     const struct step_plan *p, struct judge *jd, size_t i, struct job_result *res)
+		     const struct step_plan *p, struct judge *judge, size_t i,
+		     struct job_result *res)
 {
 	const struct req_test *t = &req->tests[i];
 	struct test_result *tr = &res->tests[i];
@@ -662,8 +665,8 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		tr->r.outcome.internal_error = true;
 		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
 			 "writing the input file: %s", strerror(-rc));
-	} else if (jd && jd->interactive) {
-		run_interactive_test(jd, env, req, &s, i, res);
+	} else if (judge && judge->interactive) {
+		run_interactive_test(judge, env, req, &s, i, res);
 		judge_done(res, tr);
 		return;
 	} else {
@@ -692,12 +695,12 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 	}
 	answer.file_missing = tr->file_missing;
 	answer.file_truncated = tr->file_out.truncated;
-	if (jd) {
+	if (judge) {
 		/* The checker judges an answer: a run that failed, or left no
 		 * whole answer, has none. */
 		tr->status = verdict_before_checker(&tr->r.outcome, &answer);
 		if (tr->status == TS_ACCEPTED)
-			run_checker(jd, env, req, judged, i, res);
+			run_checker(judge, env, req, judged, i, res);
 		judge_done(res, tr);
 		return;
 	}
@@ -772,7 +775,7 @@ static void report_rest(const struct job_env *env, const struct job_request *req
  * unneeded (stop_on_failure, a group's) is skipped, never run.
  */
 static void run_tests(const struct job_env *env, const struct job_request *req,
-		      struct judge *jd, struct job_result *res, struct progress *pg)
+		      struct judge *judge, struct job_result *res, struct progress *pg)
 {
 	struct step_plan p = { 0 };
 	int rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
@@ -785,7 +788,7 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 	}
 	for (size_t i = 0; i < req->ntests && !job_cancelled(env, res); i++) {
 		if (groups_test_needed(req, pg->sts, i))
-			run_test(env, req, &p, jd, i, res);
+			run_test(env, req, &p, judge, i, res);
 		else
 			res->tests[i].status = TS_SKIPPED;
 		/* killed for the cancel: no verdict of its own (the job's
@@ -806,7 +809,7 @@ static void all_tests(struct job_result *res, enum test_status st)
 int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
 {
 	struct jobdir *d = jail_jobdir(env->jail);
-	struct judge *jd = NULL;
+	struct judge *judge = NULL;
 	struct progress pg = { 0 };
 	int rc = 0;
 
@@ -835,8 +838,8 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	if (rc < 0)
 		set_internal(res, "writing a source file", -rc);
 	if (rc == 0 && (req->interactor || req->checker)) {
-		jd = judge_open(env, req, res);
-		if (!jd)
+		judge = judge_open(env, req, res);
+		if (!judge)
 			rc = -EIO;  /* a job fault, already recorded */
 	}
 	if (rc == 0 && req->lang->has_build)
@@ -855,22 +858,22 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 			set_internal(res, "keeping the built job directory", -rc);
 	}
 	/* The judge's program only for a solution that built. */
-	if (rc == 0 && res->build_status == BS_OK && jd && !job_cancelled(env, res)) {
-		if (!judge_prepare(jd, env, req, res)) {
-			judge_destroy(jd);
-			jd = NULL;
+	if (rc == 0 && res->build_status == BS_OK && judge && !job_cancelled(env, res)) {
+		if (!judge_prepare(judge, env, req, res)) {
+			judge_destroy(judge);
+			judge = NULL;
 		}
 		/* nor did a judge build killed for it */
 		job_cancelled(env, res);
 		pg.judge = true;
 		report(env, req, res, JOB_EV_JUDGE_BUILD, 0);
 	}
-	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || jd) &&
+	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || judge) &&
 	    !res->cancelled)
-		run_tests(env, req, jd, res, &pg);
+		run_tests(env, req, judge, res, &pg);
 	else if (rc < 0)
 		all_tests(res, TS_INTERNAL_ERROR);
-	judge_destroy(jd);
+	judge_destroy(judge);
 	report_rest(env, req, res, &pg);
 
 	/* A build killed for a cancel (the solution's or the judge's) did
