@@ -49,6 +49,17 @@ const char *const sandbox_base_env[5] = {
 #define NPROC_SLACK 8192
 #define INIT_NAME "goboxd-init"
 
+/* The worker's sandbox context, made once per worker (sandbox_open). */
+struct sandbox {
+	struct jail_shared shared; /* what every jail takes from it */
+	char version[256];      /* the jail binary's version line */
+	uint64_t tmpfs_kb;      /* each program's fresh /tmp */
+	uint64_t tmp_files;     /* nr_inodes of each /tmp; 0: no cap */
+	bool disk_quota;        /* jail_dir is the capped job disk */
+	int cpu;                /* the CPU of pinned steps; -1: none */
+	bool pin_all;           /* every step on cpu, not only those that ask */
+};
+
 /* ---- opening ---------------------------------------------------------- */
 
 static bool is_executable(const char *path)
@@ -59,19 +70,20 @@ static bool is_executable(const char *path)
 	       access(path, X_OK) == 0;
 }
 
-static int use_driver(struct sandbox *sb, const struct jail_driver *drv, const char *path,
+static int use_driver(struct sandbox *sandbox, const struct jail_driver *drv, const char *path,
 		      char *err, size_t errlen)
 {
 	if (!is_executable(path)) {
 		snprintf(err, errlen, "jail %s: %s is not an executable file", drv->name, path);
 		return -ENOENT;
 	}
-	sb->drv = drv;
-	sb->path = xstrdup(path);
+	sandbox->shared.driver = drv;
+	sandbox->shared.path = xstrdup(path);
 	return 0;
 }
 
-static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *err, size_t errlen)
+static int pick_driver(const struct sandbox_opts *o, struct sandbox *sandbox, char *err,
+		       size_t errlen)
 {
 	const char *nsj = o->nsjail_path ? o->nsjail_path : "/usr/local/bin/nsjail";
 	const char *bw = o->bwrap_path ? o->bwrap_path : "/usr/bin/bwrap";
@@ -79,15 +91,15 @@ static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *e
 	switch (o->jail) {
 	case JAIL_KIND_AUTO:
 		if (is_executable(nsj))
-			return use_driver(sb, &jail_nsjail, nsj, err, errlen);
+			return use_driver(sandbox, &jail_nsjail, nsj, err, errlen);
 		if (is_executable(bw))
-			return use_driver(sb, &jail_bwrap, bw, err, errlen);
+			return use_driver(sandbox, &jail_bwrap, bw, err, errlen);
 		snprintf(err, errlen, "no jail binary: neither %s nor %s is executable", nsj, bw);
 		return -ENOENT;
 	case JAIL_KIND_NSJAIL:
-		return use_driver(sb, &jail_nsjail, nsj, err, errlen);
+		return use_driver(sandbox, &jail_nsjail, nsj, err, errlen);
 	case JAIL_KIND_BWRAP:
-		return use_driver(sb, &jail_bwrap, bw, err, errlen);
+		return use_driver(sandbox, &jail_bwrap, bw, err, errlen);
 	}
 	snprintf(err, errlen, "unknown jail kind %d", (int)o->jail);
 	return -EINVAL;
@@ -98,7 +110,8 @@ static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *e
  * build tree, or an installation that keeps both in one place), else where
  * `make install` puts it.
  */
-static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err, size_t errlen)
+static int find_init(const struct sandbox_opts *o, struct sandbox *sandbox, char *err,
+		     size_t errlen)
 {
 	char self[PATH_MAX], cand[PATH_MAX + sizeof(INIT_NAME)];
 	ssize_t n;
@@ -109,7 +122,7 @@ static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err
 			snprintf(err, errlen, "init %s is not an executable file", o->init_path);
 			return -ENOENT;
 		}
-		sb->init_path = xstrdup(o->init_path);
+		sandbox->shared.init_path = xstrdup(o->init_path);
 		return 0;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -120,13 +133,13 @@ static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err
 			*slash = '\0';
 			snprintf(cand, sizeof(cand), "%s/%s", self, INIT_NAME);
 			if (is_executable(cand)) {
-				sb->init_path = xstrdup(cand);
+				sandbox->shared.init_path = xstrdup(cand);
 				return 0;
 			}
 		}
 	}
 	if (is_executable(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME)) {
-		sb->init_path = xstrdup(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME);
+		sandbox->shared.init_path = xstrdup(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME);
 		return 0;
 	}
 	snprintf(err, errlen, "%s not found next to goboxd nor in %s (set --init-path)", INIT_NAME,
@@ -135,15 +148,16 @@ static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err
 }
 
 /* First line of "<jail> --version"; "" when the jail has no such flag. */
-static void read_version(struct sandbox *sb)
+static void read_version(struct sandbox *sandbox)
 {
+	const struct jail_shared *shared = &sandbox->shared;
 	char buf[256];
 	size_t off = 0;
 	int p[2];
 	pid_t pid;
 
-	sb->version[0] = '\0';
-	if (!sb->drv->version_arg || pipe2(p, O_CLOEXEC) < 0)
+	sandbox->version[0] = '\0';
+	if (!shared->driver->version_arg || pipe2(p, O_CLOEXEC) < 0)
 		return;
 	pid = fork();
 	if (pid == 0) {
@@ -153,7 +167,7 @@ static void read_version(struct sandbox *sb)
 		dup2(p[1], 1);
 		dup2(nul, 2);
 		close_fds_from(3);
-		execl(sb->path, sb->path, sb->drv->version_arg, (char *)NULL);
+		execl(shared->path, shared->path, shared->driver->version_arg, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -170,18 +184,18 @@ static void read_version(struct sandbox *sb)
 	close(p[0]);
 	buf[off] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	snprintf(sb->version, sizeof(sb->version), "%s", buf);
+	snprintf(sandbox->version, sizeof(sandbox->version), "%s", buf);
 }
 
-static void add_mount(struct sandbox *sb, enum jail_mount_kind k, const char *path,
+static void add_mount(struct jail_shared *shared, enum jail_mount_kind k, const char *path,
 		      const char *target)
 {
 	struct jail_mount *m;
 
-	sb->mounts = realloc(sb->mounts, (sb->nmounts + 1) * sizeof(*sb->mounts));
-	if (!sb->mounts)
+	shared->mounts = realloc(shared->mounts, (shared->nmounts + 1) * sizeof(*shared->mounts));
+	if (!shared->mounts)
 		abort();
-	m = &sb->mounts[sb->nmounts++];
+	m = &shared->mounts[shared->nmounts++];
 	m->kind = k;
 	m->path = xstrdup(path);
 	m->src = xstrdup(path);
@@ -189,7 +203,7 @@ static void add_mount(struct sandbox *sb, enum jail_mount_kind k, const char *pa
 }
 
 /* Match the policy against this host: what exists, and what is a symlink. */
-static void resolve_mounts(struct sandbox *sb)
+static void resolve_mounts(struct jail_shared *shared)
 {
 	for (size_t i = 0; i < policy_mounts_count; i++) {
 		const struct policy_mount *pm = &policy_mounts[i];
@@ -198,14 +212,14 @@ static void resolve_mounts(struct sandbox *sb)
 		ssize_t n;
 
 		if (pm->kind == PM_SYMLINK) {
-			add_mount(sb, JAIL_MOUNT_SYMLINK, pm->path, pm->target);
+			add_mount(shared, JAIL_MOUNT_SYMLINK, pm->path, pm->target);
 			continue;
 		}
 		if (lstat(pm->path, &st) < 0)
 			continue;
 		if (pm->kind == PM_DEVICE) {
 			if (S_ISCHR(st.st_mode))
-				add_mount(sb, JAIL_MOUNT_DEV_BIND, pm->path, NULL);
+				add_mount(shared, JAIL_MOUNT_DEV_BIND, pm->path, NULL);
 			continue;
 		}
 		if (S_ISLNK(st.st_mode)) {
@@ -217,32 +231,32 @@ static void resolve_mounts(struct sandbox *sb)
 			 * bind what they resolve to instead of a dangling link. */
 			if (strncmp(pm->path, "/etc/", 5) == 0) {
 				if (stat(pm->path, &st) == 0)
-					add_mount(sb, JAIL_MOUNT_RO_BIND, pm->path, NULL);
+					add_mount(shared, JAIL_MOUNT_RO_BIND, pm->path, NULL);
 				continue;
 			}
-			add_mount(sb, JAIL_MOUNT_SYMLINK, pm->path, target);
+			add_mount(shared, JAIL_MOUNT_SYMLINK, pm->path, target);
 			continue;
 		}
 		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-			add_mount(sb, JAIL_MOUNT_RO_BIND, pm->path, NULL);
+			add_mount(shared, JAIL_MOUNT_RO_BIND, pm->path, NULL);
 	}
 }
 
 /* The languages' extra paths, each once. */
-static void copy_ro_mounts(struct sandbox *sb, const char *const *in)
+static void copy_ro_mounts(struct jail_shared *shared, const char *const *in)
 {
 	size_t n = 0, k = 0;
 
 	while (in && in[n])
 		n++;
-	sb->ro_mounts = xcalloc(n + 1, sizeof(char *));
+	shared->ro_mounts = xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
 		bool dup = false;
 
 		for (size_t j = 0; j < k && !dup; j++)
-			dup = strcmp(sb->ro_mounts[j], in[i]) == 0;
+			dup = strcmp(shared->ro_mounts[j], in[i]) == 0;
 		if (!dup)
-			sb->ro_mounts[k++] = xstrdup(in[i]);
+			shared->ro_mounts[k++] = xstrdup(in[i]);
 	}
 }
 
@@ -300,12 +314,12 @@ int sandbox_keep_caps(void)
 
 int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, size_t errlen)
 {
-	struct sandbox *sb = xcalloc(1, sizeof(*sb));
+	struct sandbox *sandbox = xcalloc(1, sizeof(*sandbox));
 	int rc;
 
-	rc = pick_driver(o, sb, err, errlen);
+	rc = pick_driver(o, sandbox, err, errlen);
 	if (rc == 0)
-		rc = find_init(o, sb, err, errlen);
+		rc = find_init(o, sandbox, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (o->uid == 0 || o->gid == 0) {
@@ -318,68 +332,76 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 		rc = -EINVAL;
 		goto fail;
 	}
-	sb->jail_dir = xstrdup(o->jail_dir);
-	sb->uid = o->uid;
-	sb->gid = o->gid;
-	sb->tmpfs_kb = o->tmpfs_kb ? o->tmpfs_kb : 65536;
-	sb->tmp_files = o->disk_files;
+	sandbox->shared.jail_dir = xstrdup(o->jail_dir);
+	sandbox->shared.uid = o->uid;
+	sandbox->shared.gid = o->gid;
+	sandbox->tmpfs_kb = o->tmpfs_kb ? o->tmpfs_kb : 65536;
+	sandbox->tmp_files = o->disk_files;
 	if (o->disk_bytes) {
 		rc = mount_job_disk(o, err, errlen);
 		if (rc < 0)
 			goto fail;
-		sb->disk_quota = true;
+		sandbox->disk_quota = true;
 	}
-	sb->cpu = o->has_cpu || o->pin_cpu ? (int)o->cpu : -1;
-	sb->pin_all = o->pin_cpu;
-	rc = seccomp_set_build(&sb->sc, err, errlen);
+	sandbox->cpu = o->has_cpu || o->pin_cpu ? (int)o->cpu : -1;
+	sandbox->pin_all = o->pin_cpu;
+	rc = seccomp_set_build(&sandbox->shared.seccomp, err, errlen);
 	if (rc < 0)
 		goto fail;
-	rc = cg_tree_open(o->cgroup_root, o->cgroup_name, &sb->cg, err, errlen);
+	rc = cg_tree_open(o->cgroup_root, o->cgroup_name, &sandbox->shared.cgroups, err, errlen);
 	if (rc < 0)
 		goto fail;
-	resolve_mounts(sb);
-	copy_ro_mounts(sb, o->ro_mounts);
-	read_version(sb);
-	*out = sb;
+	resolve_mounts(&sandbox->shared);
+	copy_ro_mounts(&sandbox->shared, o->ro_mounts);
+	read_version(sandbox);
+	*out = sandbox;
 	return 0;
 fail:
-	sandbox_close(sb);
+	sandbox_close(sandbox);
 	return rc;
 }
 
-void sandbox_close(struct sandbox *sb)
+void sandbox_close(struct sandbox *sandbox)
 {
-	if (!sb)
+	struct jail_shared *shared;
+
+	if (!sandbox)
 		return;
-	if (sb->cg)
-		cg_tree_close(sb->cg);
-	seccomp_set_free(sb->sc);
-	for (size_t i = 0; i < sb->nmounts; i++) {
-		free(sb->mounts[i].path);
-		free(sb->mounts[i].src);
-		free(sb->mounts[i].target);
+	shared = &sandbox->shared;
+	if (shared->cgroups)
+		cg_tree_close(shared->cgroups);
+	seccomp_set_free(shared->seccomp);
+	for (size_t i = 0; i < shared->nmounts; i++) {
+		free(shared->mounts[i].path);
+		free(shared->mounts[i].src);
+		free(shared->mounts[i].target);
 	}
-	free(sb->mounts);
-	strv_free_array(sb->ro_mounts);
-	free(sb->path);
-	free(sb->init_path);
-	free(sb->jail_dir);
-	free(sb);
+	free(shared->mounts);
+	strv_free_array(shared->ro_mounts);
+	free(shared->path);
+	free(shared->init_path);
+	free(shared->jail_dir);
+	free(sandbox);
 }
 
-const char *sandbox_driver_name(const struct sandbox *sb)
+const char *sandbox_driver_name(const struct sandbox *sandbox)
 {
-	return sb->drv->name;
+	return sandbox->shared.driver->name;
 }
 
-const char *sandbox_driver_version(const struct sandbox *sb)
+const char *sandbox_driver_version(const struct sandbox *sandbox)
 {
-	return sb->version;
+	return sandbox->version;
 }
 
-const char *sandbox_driver_path(const struct sandbox *sb)
+const char *sandbox_driver_path(const struct sandbox *sandbox)
 {
-	return sb->path;
+	return sandbox->shared.path;
+}
+
+const struct jail_shared *sandbox_jail_shared(const struct sandbox *sandbox)
+{
+	return &sandbox->shared;
 }
 
 void step_result_init(struct step_result *r)
@@ -401,7 +423,7 @@ void step_result_free(struct step_result *r)
 
 struct run {
 	struct jail *j;
-	struct sandbox *sb;
+	struct sandbox *sandbox;
 	const struct step_spec *s;
 	struct step_result *r;
 	struct cg_step *cg;
@@ -509,7 +531,7 @@ static int prepare(struct run *run)
 		rc = cg_step_set_limits(run->cg, &cl, err, sizeof(err));
 		return rc < 0 ? internal(run, rc, "cgroup: %s", err) : 0;
 	}
-	rc = cg_step_create(run->sb->cg, &cl, &run->cg, err, sizeof(err));
+	rc = cg_step_create(run->sandbox->shared.cgroups, &cl, &run->cg, err, sizeof(err));
 	if (rc < 0)
 		return internal(run, rc, "cgroup: %s", err);
 	rc = cg_step_open_procs(run->cg, run->cgfds, ARRAY_SIZE(run->cgfds));
@@ -571,7 +593,7 @@ static int send_run(struct run *run)
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,
-		.cpu = run->sb->pin_all || s->pin_cpu ? run->sb->cpu : -1,
+		.cpu = run->sandbox->pin_all || s->pin_cpu ? run->sandbox->cpu : -1,
 	};
 	int fds[INITMSG_MAX_FDS] = { run->in_r, run->out_w, run->err_w };
 	union {
@@ -592,7 +614,7 @@ static int send_run(struct run *run)
 	for (int i = 0; i < run->ncg; i++)
 		fds[3 + i] = run->cgfds[i];
 	fill_rlimits(run, &m);
-	limits_tmp(&s->limits, run->sb->tmpfs_kb, run->sb->tmp_files, &tmp);
+	limits_tmp(&s->limits, run->sandbox->tmpfs_kb, run->sandbox->tmp_files, &tmp);
 	m.tmp_bytes = tmp.bytes;
 	m.tmp_inodes = tmp.files;
 	for (const char *const *p = s->argv; *p; p++)
@@ -929,11 +951,12 @@ static void drain(struct run *run)
 /* ---- one step: the outcome ---------------------------------------------- */
 
 /* The job disk is full (what a program left stays until the next restore). */
-static bool disk_full(const struct sandbox *sb)
+static bool disk_full(const struct sandbox *sandbox)
 {
 	struct statvfs sv;
 
-	return sb->disk_quota && statvfs(sb->jail_dir, &sv) == 0 && initmsg_fs_full(&sv);
+	return sandbox->disk_quota && statvfs(sandbox->shared.jail_dir, &sv) == 0 &&
+	       initmsg_fs_full(&sv);
 }
 
 static int finish(struct run *run)
@@ -962,7 +985,7 @@ static int finish(struct run *run)
 	 * usage and its failure count include page cache, which the kernel
 	 * reclaims at the limit instead of killing anything. */
 	o->oom = st.oom_killed;
-	o->disk_full = (run->exit_flags & INITMSG_EXITED_TMP_FULL) || disk_full(run->sb);
+	o->disk_full = (run->exit_flags & INITMSG_EXITED_TMP_FULL) || disk_full(run->sandbox);
 	return 0;
 }
 
@@ -973,7 +996,7 @@ static void run_init(struct run *run, struct jail *j, const struct step_spec *s,
 	uint64_t dflt = s->limits.output_kb ? s->limits.output_kb * 1024 : FALLBACK_OUTPUT_CAP;
 
 	*run = (struct run){
-		.j = j, .sb = jail_sandbox(j), .s = s, .r = r,
+		.j = j, .sandbox = jail_sandbox(j), .s = s, .r = r,
 		.in_w = -1, .out_r = -1, .err_r = -1,
 		.in_r = -1, .out_w = -1, .err_w = -1,
 		.cgfds = { -1, -1, -1 },
@@ -1059,12 +1082,12 @@ int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r
 	return rc;
 }
 
-int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_spec *s,
+int sandbox_run_once(struct sandbox *sandbox, const char *box_dir, const struct step_spec *s,
 		     struct step_result *r)
 {
 	struct jail *j = NULL;
 	char err[256];
-	int rc = jail_start(sb, box_dir, &j, err, sizeof(err));
+	int rc = jail_start(sandbox, box_dir, &j, err, sizeof(err));
 
 	if (rc < 0) {
 		memset(&r->outcome, 0, sizeof(r->outcome));
