@@ -680,6 +680,68 @@ static void kill_step(struct run *run)
 	cg_step_kill(run->cg);
 }
 
+/* Killed for a time limit, the wall clock's or the CPU's. */
+static void time_out(struct run *run)
+{
+	run->r->outcome.timed_out = true;
+	kill_step(run);
+}
+
+/* A deadline (0: none) that has come. */
+static bool past(uint64_t deadline_ms, uint64_t now)
+{
+	return deadline_ms && now >= deadline_ms;
+}
+
+/* The time limit on the CPU: us, its cgroup's CPU time, is over it. */
+static bool over_cpu_limit(const struct run *run, uint64_t us)
+{
+	return run->s->limits.cpu_ms && us > (uint64_t)run->s->limits.cpu_ms * 1000;
+}
+
+/*
+ * How a reaped program ended, into o: its wait status, which its init
+ * reports (nothing to guess), and its limits as its cgroup tells them. The
+ * memory limit is what the kernel did, not how close the usage came: on
+ * cgroup v1 the usage and its failure count include page cache, which the
+ * kernel reclaims at the limit instead of killing anything. What goboxd
+ * stopped while it ran (a deadline, a cap) is in o already.
+ */
+static void read_end(const struct run *run, const struct cg_stats *st, struct run_outcome *o)
+{
+	if (over_cpu_limit(run, st->cpu_us))
+		o->timed_out = true;
+	if (WIFEXITED(run->status)) {
+		o->exited = true;
+		o->exit_code = WEXITSTATUS(run->status);
+	} else if (WIFSIGNALED(run->status)) {
+		o->term_signal = WTERMSIG(run->status);
+	}
+	o->oom = st->oom_killed;
+}
+
+/* A program killed but not reported dead in time: its init is broken. */
+static int reap_overdue(struct run *run, uint64_t now)
+{
+	if (!run->killed || run->reaped || now < run->reap_by_ms)
+		return 0;
+	jail_break(run->j);
+	return internal(run, -ETIMEDOUT, "the jail's init did not report the program's end");
+}
+
+/* Milliseconds from now to next, for poll. */
+static int poll_ms(uint64_t next, uint64_t now)
+{
+	return next > now ? (int)(next - now) : 0;
+}
+
+/* next becomes t when t (0: none) comes earlier. */
+static void min_at(uint64_t *next, uint64_t t)
+{
+	if (t && t < *next)
+		*next = t;
+}
+
 static void capture(struct run *run, bool is_err, const char *data, size_t n)
 {
 	struct step_result *r = run->r;
@@ -825,10 +887,8 @@ static int init_message(struct run *run)
 /* Kill the step when us, its CPU time, is over its limit. */
 static void cpu_limit(struct run *run, uint64_t us)
 {
-	if (run->s->limits.cpu_ms && us > (uint64_t)run->s->limits.cpu_ms * 1000) {
-		run->r->outcome.timed_out = true;
-		kill_step(run);
-	}
+	if (over_cpu_limit(run, us))
+		time_out(run);
 }
 
 static void check_cpu(struct run *run)
@@ -843,11 +903,8 @@ static int next_timeout(struct run *run, uint64_t now)
 {
 	uint64_t next = run->next_cpu_ms;
 
-	if (run->deadline_ms && !run->killed && run->deadline_ms < next)
-		next = run->deadline_ms;
-	if (run->killed && run->reap_by_ms < next)
-		next = run->reap_by_ms;
-	return next > now ? (int)(next - now) : 0;
+	min_at(&next, run->killed ? run->reap_by_ms : run->deadline_ms);
+	return poll_ms(next, now);
 }
 
 /* The job's cancel descriptor, watched until it has fired once. */
@@ -899,20 +956,16 @@ static int run_loop(struct run *run)
 			}
 		}
 		now = now_ms();
-		if (run->deadline_ms && now >= run->deadline_ms && !run->killed) {
-			run->r->outcome.timed_out = true;
-			kill_step(run);
-		}
+		if (past(run->deadline_ms, now) && !run->killed)
+			time_out(run);
 		if (now >= run->next_cpu_ms) {
 			check_cpu(run);
 			cg_step_sample(run->cg);
 			run->next_cpu_ms = now + CPU_POLL_MS;
 		}
-		if (run->killed && !run->reaped && now >= run->reap_by_ms) {
-			jail_break(run->j);
-			return internal(run, -ETIMEDOUT,
-					"the jail's init did not report the program's end");
-		}
+		rc = reap_overdue(run, now);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -972,19 +1025,7 @@ static int finish(struct run *run)
 		return internal(run, rc, "reading the step cgroup: %s", strerror(-rc));
 	r->cpu_ms = st.cpu_us / 1000;
 	r->memory_peak_kb = st.memory_peak_bytes / 1024;
-	if (run->s->limits.cpu_ms && r->cpu_ms > run->s->limits.cpu_ms)
-		o->timed_out = true;
-	/* The init reports the program's own wait status: nothing to guess. */
-	if (WIFEXITED(run->status)) {
-		o->exited = true;
-		o->exit_code = WEXITSTATUS(run->status);
-	} else if (WIFSIGNALED(run->status)) {
-		o->term_signal = WTERMSIG(run->status);
-	}
-	/* What the kernel did, not how close the usage came: on cgroup v1 the
-	 * usage and its failure count include page cache, which the kernel
-	 * reclaims at the limit instead of killing anything. */
-	o->oom = st.oom_killed;
+	read_end(run, &st, o);
 	o->disk_full = (run->exit_flags & INITMSG_EXITED_TMP_FULL) || disk_full(run->sandbox);
 	return 0;
 }
@@ -1033,12 +1074,17 @@ static void run_release(struct run *run)
  * away before its answer) must not kill the worker with SIGPIPE: keep it
  * pending while the step runs and discard it after.
  */
+static void sigpipe_only(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGPIPE);
+}
+
 static void sigpipe_hold(sigset_t *old)
 {
 	sigset_t pipe_set;
 
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
+	sigpipe_only(&pipe_set);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, old);
 }
 
@@ -1047,8 +1093,7 @@ static void sigpipe_release(const sigset_t *old)
 	const struct timespec zero = { 0, 0 };
 	sigset_t pipe_set;
 
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
+	sigpipe_only(&pipe_set);
 	while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
 		;
 	pthread_sigmask(SIG_SETMASK, old, NULL);
@@ -1184,11 +1229,16 @@ static bool was_idle(const struct pair *pr, uint64_t now)
 
 /* ---- the protocol's view of the solution -------------------------------- */
 
+/*
+ * The solution's state: running, or its end as its verdict will read it
+ * (read_end's limits, in verdict_for_test's order), unless goboxd ended
+ * it for a terminate wait.
+ */
 static void pc_status(void *arg, struct procctl_status *st)
 {
 	struct pair *pr = arg;
 	struct run *run = &pr->sol;
-	const struct run_outcome *o = &run->r->outcome;
+	struct run_outcome o = run->r->outcome;
 	struct cg_stats cs;
 
 	cg_step_cpu_us(run->cg, &st->cpu_us);
@@ -1198,19 +1248,26 @@ static void pc_status(void *arg, struct procctl_status *st)
 		return;
 	if (pr->r->terminated) {
 		st->state = PCS_TERMINATED;
-	} else if (o->output_limited) {
-		st->state = PCS_OUTPUT;
-	} else if (o->timed_out) {
-		st->state = PCS_TIME;
-	} else if (cg_step_stats(run->cg, &cs) == 0 && cs.oom_killed) {
-		st->state = PCS_MEMORY;
-	} else if (WIFEXITED(run->status)) {
-		st->state = PCS_EXITED;
-		st->code = WEXITSTATUS(run->status);
-	} else {
-		st->state = PCS_SIGNALED;
-		st->code = WTERMSIG(run->status);
+		return;
 	}
+	if (cg_step_stats(run->cg, &cs) < 0)
+		cs = (struct cg_stats){ 0 };
+	read_end(run, &cs, &o);
+	switch (verdict_for_test(&o, false, CMP_EQUAL)) {
+	case TS_MEMORY_EXCEEDED:
+		st->state = PCS_MEMORY;
+		return;
+	case TS_TIME_EXCEEDED:
+		st->state = PCS_TIME;
+		return;
+	case TS_WRONG_OUTPUT:   /* with nothing to compare: the output cap */
+		st->state = PCS_OUTPUT;
+		return;
+	default:
+		break;
+	}
+	st->state = o.exited ? PCS_EXITED : PCS_SIGNALED;
+	st->code = o.exited ? o.exit_code : o.term_signal;
 }
 
 static void pc_terminate(void *arg)
@@ -1232,12 +1289,6 @@ static const struct procctl_ops pc_ops = { pc_status, pc_terminate, pc_ended };
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static void min_at(uint64_t *next, uint64_t t)
-{
-	if (t && t < *next)
-		*next = t;
-}
-
 static int pair_timeout(const struct pair *pr, uint64_t now)
 {
 	uint64_t next = pr->next_cpu_ms;
@@ -1252,7 +1303,7 @@ static int pair_timeout(const struct pair *pr, uint64_t now)
 		min_at(&next, pr->sol.reap_by_ms);
 	if (pr->itr.killed && !pr->itr.reaped)
 		min_at(&next, pr->itr.reap_by_ms);
-	return next > now ? (int)(next - now) : 0;
+	return poll_ms(next, now);
 }
 
 /* The interactor's exit lets the solution run on. */
@@ -1290,23 +1341,20 @@ static void pair_timers(struct pair *pr, uint64_t now)
 {
 	struct run *sol = &pr->sol, *itr = &pr->itr;
 
-	if (pr->term_at_ms && now >= pr->term_at_ms && !sol->reaped && !sol->killed) {
+	if (past(pr->term_at_ms, now) && !sol->reaped && !sol->killed) {
 		pr->r->terminated = true;
 		kill_step(sol);
 	}
-	if (pr->deadline_ms && now >= pr->deadline_ms && !sol->reaped && !sol->killed) {
-		sol->r->outcome.timed_out = true;
+	if (past(pr->deadline_ms, now) && !sol->reaped && !sol->killed) {
 		if (!itr->reaped) {
 			pr->r->wall_limit = true;
 			pr->r->idle = was_idle(pr, now);
 			kill_step(itr);
 		}
-		kill_step(sol);
+		time_out(sol);
 	}
-	if (sol->reaped && !itr->reaped && !itr->killed && now >= pr->itr_deadline_ms) {
-		itr->r->outcome.timed_out = true;
-		kill_step(itr);
-	}
+	if (sol->reaped && !itr->reaped && !itr->killed && now >= pr->itr_deadline_ms)
+		time_out(itr);
 	if (now >= pr->next_cpu_ms) {
 		/* one reading of each side serves its limit and the idle check */
 		uint64_t su = 0, iu = 0;
@@ -1322,14 +1370,6 @@ static void pair_timers(struct pair *pr, uint64_t now)
 		push_sample(pr, now, su + iu);
 		pr->next_cpu_ms = now + CPU_POLL_MS;
 	}
-}
-
-static int reap_overdue(struct run *run, uint64_t now)
-{
-	if (!run->killed || run->reaped || now < run->reap_by_ms)
-		return 0;
-	jail_break(run->j);
-	return internal(run, -ETIMEDOUT, "the jail's init did not report the program's end");
 }
 
 /*
