@@ -1166,16 +1166,16 @@ struct cpu_sample {
 };
 
 struct pair {
-	struct run sol, itr;
+	struct run solution, interactor;
 	const struct interact_spec *s;
 	struct interact_result *r;
-	struct procctl *pc;
+	struct procctl *procctl;
 	uint64_t deadline_ms;   /* the pair's wall limit, 0: none */
-	uint64_t itr_deadline_ms; /* set when the solution has ended */
+	uint64_t interactor_deadline_ms; /* set when the solution has ended */
 	uint64_t term_at_ms;    /* end of the terminate grace, 0: none */
 	uint64_t next_cpu_ms;
 	uint64_t loop_start_ms;
-	bool sol_end_seen, itr_end_seen;
+	bool solution_end_seen, interactor_end_seen;
 	struct cpu_sample samples[IDLE_SAMPLES];
 	size_t nsamples;
 };
@@ -1193,38 +1193,38 @@ void interact_result_free(struct interact_result *r)
 	step_result_free(&r->interactor);
 }
 
-static uint64_t both_cpu_us(const struct pair *pr)
+static uint64_t both_cpu_us(const struct pair *pair)
 {
 	uint64_t a = 0, b = 0;
 
-	cg_step_cpu_us(pr->sol.cg, &a);
-	cg_step_cpu_us(pr->itr.cg, &b);
+	cg_step_cpu_us(pair->solution.cg, &a);
+	cg_step_cpu_us(pair->interactor.cg, &b);
 	return a + b;
 }
 
-static void push_sample(struct pair *pr, uint64_t now, uint64_t us)
+static void push_sample(struct pair *pair, uint64_t now, uint64_t us)
 {
-	pr->samples[pr->nsamples++ % IDLE_SAMPLES] = (struct cpu_sample){ now, us };
+	pair->samples[pair->nsamples++ % IDLE_SAMPLES] = (struct cpu_sample){ now, us };
 }
 
-static bool was_idle(const struct pair *pr, uint64_t now)
+static bool was_idle(const struct pair *pair, uint64_t now)
 {
-	uint64_t window = (now - pr->loop_start_ms) / 2;
+	uint64_t window = (now - pair->loop_start_ms) / 2;
 	const struct cpu_sample *best = NULL;
-	size_t n = pr->nsamples < IDLE_SAMPLES ? pr->nsamples : IDLE_SAMPLES;
+	size_t n = pair->nsamples < IDLE_SAMPLES ? pair->nsamples : IDLE_SAMPLES;
 
 	if (window > IDLE_WINDOW_MS)
 		window = IDLE_WINDOW_MS;
 	/* the newest sample at least a window old */
 	for (size_t i = 0; i < n; i++) {
-		const struct cpu_sample *c = &pr->samples[i];
+		const struct cpu_sample *c = &pair->samples[i];
 
 		if (c->ms + window <= now && (!best || c->ms > best->ms))
 			best = c;
 	}
 	if (!best || now == best->ms)
 		return false;
-	return (both_cpu_us(pr) - best->us) <= (now - best->ms) * IDLE_CPU_PERMILLE;
+	return (both_cpu_us(pair) - best->us) <= (now - best->ms) * IDLE_CPU_PERMILLE;
 }
 
 /* ---- the protocol's view of the solution -------------------------------- */
@@ -1234,10 +1234,10 @@ static bool was_idle(const struct pair *pr, uint64_t now)
  * (read_end's limits, in verdict_for_test's order), unless goboxd ended
  * it for a terminate wait.
  */
-static void pc_status(void *arg, struct procctl_status *st)
+static void protocol_status(void *arg, struct procctl_status *st)
 {
-	struct pair *pr = arg;
-	struct run *run = &pr->sol;
+	struct pair *pair = arg;
+	struct run *run = &pair->solution;
 	struct run_outcome o = run->r->outcome;
 	struct cg_stats cs;
 
@@ -1246,7 +1246,7 @@ static void pc_status(void *arg, struct procctl_status *st)
 	st->state = PCS_RUNNING;
 	if (!run->reaped)
 		return;
-	if (pr->r->terminated) {
+	if (pair->r->terminated) {
 		st->state = PCS_TERMINATED;
 		return;
 	}
@@ -1270,105 +1270,108 @@ static void pc_status(void *arg, struct procctl_status *st)
 	st->code = o.exited ? o.exit_code : o.term_signal;
 }
 
-static void pc_terminate(void *arg)
+static void protocol_terminate(void *arg)
 {
-	struct pair *pr = arg;
+	struct pair *pair = arg;
 
-	if (!pr->sol.reaped && !pr->term_at_ms)
-		pr->term_at_ms = now_ms() + SANDBOX_TERMINATE_GRACE_MS;
+	if (!pair->solution.reaped && !pair->term_at_ms)
+		pair->term_at_ms = now_ms() + SANDBOX_TERMINATE_GRACE_MS;
 }
 
-static bool pc_ended(void *arg)
+static bool protocol_ended(void *arg)
 {
-	const struct pair *pr = arg;
+	const struct pair *pair = arg;
 
-	return pr->sol.reaped;
+	return pair->solution.reaped;
 }
 
-static const struct procctl_ops pc_ops = { pc_status, pc_terminate, pc_ended };
+static const struct procctl_ops protocol_ops = { protocol_status, protocol_terminate,
+						 protocol_ended };
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static int pair_timeout(const struct pair *pr, uint64_t now)
+static int pair_timeout(const struct pair *pair, uint64_t now)
 {
-	uint64_t next = pr->next_cpu_ms;
+	uint64_t next = pair->next_cpu_ms;
 
-	if (!pr->sol.killed && !pr->sol.reaped) {
-		min_at(&next, pr->deadline_ms);
-		min_at(&next, pr->term_at_ms);
+	if (!pair->solution.killed && !pair->solution.reaped) {
+		min_at(&next, pair->deadline_ms);
+		min_at(&next, pair->term_at_ms);
 	}
-	if (pr->sol.reaped && !pr->itr.killed)
-		min_at(&next, pr->itr_deadline_ms);
-	if (pr->sol.killed && !pr->sol.reaped)
-		min_at(&next, pr->sol.reap_by_ms);
-	if (pr->itr.killed && !pr->itr.reaped)
-		min_at(&next, pr->itr.reap_by_ms);
+	if (pair->solution.reaped && !pair->interactor.killed)
+		min_at(&next, pair->interactor_deadline_ms);
+	if (pair->solution.killed && !pair->solution.reaped)
+		min_at(&next, pair->solution.reap_by_ms);
+	if (pair->interactor.killed && !pair->interactor.reaped)
+		min_at(&next, pair->interactor.reap_by_ms);
 	return poll_ms(next, now);
 }
 
 /* The interactor's exit lets the solution run on. */
-static bool solution_continues(const struct pair *pr)
+static bool solution_continues(const struct pair *pair)
 {
-	const struct run *itr = &pr->itr;
+	const struct run *interactor = &pair->interactor;
+	const struct run_outcome *o = &interactor->r->outcome;
 	int code;
 
-	if (!WIFEXITED(itr->status) || itr->r->outcome.timed_out || itr->r->outcome.output_limited)
+	if (!WIFEXITED(interactor->status) || o->timed_out || o->output_limited)
 		return false;
-	code = WEXITSTATUS(itr->status);
-	return code < 32 && (pr->s->solution_continues & (1u << code));
+	code = WEXITSTATUS(interactor->status);
+	return code < 32 && (pair->s->solution_continues & (1u << code));
 }
 
-static void pair_ends(struct pair *pr, uint64_t now)
+static void pair_ends(struct pair *pair, uint64_t now)
 {
-	struct run *sol = &pr->sol, *itr = &pr->itr;
+	struct run *solution = &pair->solution, *interactor = &pair->interactor;
 
-	if (sol->reaped && !pr->sol_end_seen) {
-		pr->sol_end_seen = true;
-		pr->itr_deadline_ms = now + INTERACT_TAIL_MS;
-		if (pr->deadline_ms > pr->itr_deadline_ms)
-			pr->itr_deadline_ms = pr->deadline_ms;
+	if (solution->reaped && !pair->solution_end_seen) {
+		pair->solution_end_seen = true;
+		pair->interactor_deadline_ms = now + INTERACT_TAIL_MS;
+		if (pair->deadline_ms > pair->interactor_deadline_ms)
+			pair->interactor_deadline_ms = pair->deadline_ms;
 	}
-	if (itr->reaped && !pr->itr_end_seen) {
-		pr->itr_end_seen = true;
-		if (!sol->reaped && !sol->killed && !solution_continues(pr)) {
-			pr->r->stopped = true;
-			kill_step(sol);
+	if (interactor->reaped && !pair->interactor_end_seen) {
+		pair->interactor_end_seen = true;
+		if (!solution->reaped && !solution->killed && !solution_continues(pair)) {
+			pair->r->stopped = true;
+			kill_step(solution);
 		}
 	}
 }
 
-static void pair_timers(struct pair *pr, uint64_t now)
+static void pair_timers(struct pair *pair, uint64_t now)
 {
-	struct run *sol = &pr->sol, *itr = &pr->itr;
+	struct run *solution = &pair->solution, *interactor = &pair->interactor;
 
-	if (past(pr->term_at_ms, now) && !sol->reaped && !sol->killed) {
-		pr->r->terminated = true;
-		kill_step(sol);
+	if (past(pair->term_at_ms, now) && !solution->reaped && !solution->killed) {
+		pair->r->terminated = true;
+		kill_step(solution);
 	}
-	if (past(pr->deadline_ms, now) && !sol->reaped && !sol->killed) {
-		if (!itr->reaped) {
-			pr->r->wall_limit = true;
-			pr->r->idle = was_idle(pr, now);
-			kill_step(itr);
+	if (past(pair->deadline_ms, now) && !solution->reaped && !solution->killed) {
+		if (!interactor->reaped) {
+			pair->r->wall_limit = true;
+			pair->r->idle = was_idle(pair, now);
+			kill_step(interactor);
 		}
-		time_out(sol);
+		time_out(solution);
 	}
-	if (sol->reaped && !itr->reaped && !itr->killed && now >= pr->itr_deadline_ms)
-		time_out(itr);
-	if (now >= pr->next_cpu_ms) {
+	if (solution->reaped && !interactor->reaped && !interactor->killed &&
+	    now >= pair->interactor_deadline_ms)
+		time_out(interactor);
+	if (now >= pair->next_cpu_ms) {
 		/* one reading of each side serves its limit and the idle check */
 		uint64_t su = 0, iu = 0;
 
-		cg_step_cpu_us(sol->cg, &su);
-		cg_step_cpu_us(itr->cg, &iu);
-		if (!sol->reaped)
-			cpu_limit(sol, su);
-		if (!itr->reaped)
-			cpu_limit(itr, iu);
-		cg_step_sample(sol->cg);
-		cg_step_sample(itr->cg);
-		push_sample(pr, now, su + iu);
-		pr->next_cpu_ms = now + CPU_POLL_MS;
+		cg_step_cpu_us(solution->cg, &su);
+		cg_step_cpu_us(interactor->cg, &iu);
+		if (!solution->reaped)
+			cpu_limit(solution, su);
+		if (!interactor->reaped)
+			cpu_limit(interactor, iu);
+		cg_step_sample(solution->cg);
+		cg_step_sample(interactor->cg);
+		push_sample(pair, now, su + iu);
+		pair->next_cpu_ms = now + CPU_POLL_MS;
 	}
 }
 
@@ -1378,15 +1381,15 @@ static void pair_timers(struct pair *pr, uint64_t now)
  * its death): then goboxd did not stop or terminate it, its own end stands.
  * Only SIGKILL is goboxd's.
  */
-static void solution_reaped(struct pair *pr)
+static void solution_reaped(struct pair *pair)
 {
-	int st = pr->sol.status;
+	int st = pair->solution.status;
 
 	if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
-		pr->r->stopped = pr->r->terminated = false;
+		pair->r->stopped = pair->r->terminated = false;
 }
 
-static int pair_events(struct pair *pr, const struct pollfd *pf, int nf)
+static int pair_events(struct pair *pair, const struct pollfd *pf, int nf)
 {
 	bool serve = false;
 	int rc = 0;
@@ -1396,74 +1399,80 @@ static int pair_events(struct pair *pr, const struct pollfd *pf, int nf)
 
 		if (!pf[i].revents)
 			continue;
-		if (!pr->sol.reaped && fd == jail_sock(pr->sol.j)) {
-			rc = init_message(&pr->sol);
-			if (pr->sol.reaped)
-				solution_reaped(pr);
-		} else if (!pr->itr.reaped && fd == jail_sock(pr->itr.j))
-			rc = init_message(&pr->itr);
-		else if (fd == pr->sol.err_r)
-			pump_read(&pr->sol, &pr->sol.err_r);
-		else if (fd == pr->itr.err_r)
-			pump_read(&pr->itr, &pr->itr.err_r);
-		else if (pr->pc && procctl_owns_fd(pr->pc, fd))
+		if (!pair->solution.reaped && fd == jail_sock(pair->solution.j)) {
+			rc = init_message(&pair->solution);
+			if (pair->solution.reaped)
+				solution_reaped(pair);
+		} else if (!pair->interactor.reaped && fd == jail_sock(pair->interactor.j))
+			rc = init_message(&pair->interactor);
+		else if (fd == pair->solution.err_r)
+			pump_read(&pair->solution, &pair->solution.err_r);
+		else if (fd == pair->interactor.err_r)
+			pump_read(&pair->interactor, &pair->interactor.err_r);
+		else if (pair->procctl && procctl_owns_fd(pair->procctl, fd))
 			serve = true;
-		else if (fd == pr->sol.s->cancel_fd && watch_cancel(&pr->sol)) {
+		else if (fd == pair->solution.s->cancel_fd && watch_cancel(&pair->solution)) {
 			/* the client went away: both sides go */
-			pr->sol.r->cancelled = pr->itr.r->cancelled = true;
-			if (!pr->sol.reaped)
-				kill_step(&pr->sol);
-			if (!pr->itr.reaped)
-				kill_step(&pr->itr);
+			pair->solution.r->cancelled = pair->interactor.r->cancelled = true;
+			if (!pair->solution.reaped)
+				kill_step(&pair->solution);
+			if (!pair->interactor.reaped)
+				kill_step(&pair->interactor);
 		}
 	}
-	if (rc == 0 && pr->pc && (serve || pr->sol.reaped))
-		procctl_service(pr->pc);
+	if (rc == 0 && pair->procctl && (serve || pair->solution.reaped))
+		procctl_service(pair->procctl);
 	return rc;
 }
 
-static int pair_loop(struct pair *pr)
+static void poll_in(struct pollfd *pf, int *nf, int fd)
 {
+	pf[(*nf)++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+}
+
+static int pair_loop(struct pair *pair)
+{
+	struct run *solution = &pair->solution, *interactor = &pair->interactor;
 	uint64_t now = now_ms();
 	int rc;
 
-	pr->deadline_ms = pr->s->wall_ms ? pr->sol.start_ms + pr->s->wall_ms : 0;
-	pr->next_cpu_ms = now + CPU_POLL_MS;
-	pr->loop_start_ms = now;
-	push_sample(pr, now, both_cpu_us(pr));
-	while (!(pr->sol.reaped && pr->itr.reaped)) {
+	pair->deadline_ms = pair->s->wall_ms ? solution->start_ms + pair->s->wall_ms : 0;
+	pair->next_cpu_ms = now + CPU_POLL_MS;
+	pair->loop_start_ms = now;
+	push_sample(pair, now, both_cpu_us(pair));
+	while (!(solution->reaped && interactor->reaped)) {
 		struct pollfd pf[7];
 		int nf = 0;
 
-		if (watch_cancel(&pr->sol))
-			pf[nf++] = (struct pollfd){ .fd = pr->sol.s->cancel_fd, .events = POLLIN };
-		if (!pr->sol.reaped)
-			pf[nf++] = (struct pollfd){ .fd = jail_sock(pr->sol.j), .events = POLLIN };
-		if (!pr->itr.reaped)
-			pf[nf++] = (struct pollfd){ .fd = jail_sock(pr->itr.j), .events = POLLIN };
-		if (pr->sol.err_r >= 0)
-			pf[nf++] = (struct pollfd){ .fd = pr->sol.err_r, .events = POLLIN };
-		if (pr->itr.err_r >= 0)
-			pf[nf++] = (struct pollfd){ .fd = pr->itr.err_r, .events = POLLIN };
-		if (pr->pc)
-			nf += procctl_pollfds(pr->pc, pf + nf);
-		if (poll(pf, (nfds_t)nf, pair_timeout(pr, now)) < 0 && errno != EINTR)
-			return internal(&pr->sol, -errno, "poll: %s", strerror(errno));
-		rc = pair_events(pr, pf, nf);
+		if (watch_cancel(solution))
+			poll_in(pf, &nf, solution->s->cancel_fd);
+		if (!solution->reaped)
+			poll_in(pf, &nf, jail_sock(solution->j));
+		if (!interactor->reaped)
+			poll_in(pf, &nf, jail_sock(interactor->j));
+		if (solution->err_r >= 0)
+			poll_in(pf, &nf, solution->err_r);
+		if (interactor->err_r >= 0)
+			poll_in(pf, &nf, interactor->err_r);
+		if (pair->procctl)
+			nf += procctl_pollfds(pair->procctl, pf + nf);
+		if (poll(pf, (nfds_t)nf, pair_timeout(pair, now)) < 0 && errno != EINTR)
+			return internal(solution, -errno, "poll: %s", strerror(errno));
+		rc = pair_events(pair, pf, nf);
 		if (rc < 0)
 			return rc;
 		now = now_ms();
-		pair_ends(pr, now);
-		pair_timers(pr, now);
-		rc = reap_overdue(&pr->sol, now);
+		pair_ends(pair, now);
+		pair_timers(pair, now);
+		rc = reap_overdue(solution, now);
 		if (rc == 0)
-			rc = reap_overdue(&pr->itr, now);
+			rc = reap_overdue(interactor, now);
 		if (rc < 0)
 			return rc;
 	}
 	/* a terminate answer waits for the end, which has come */
-	if (pr->pc)
-		procctl_service(pr->pc);
+	if (pair->procctl)
+		procctl_service(pair->procctl);
 	return 0;
 }
 
@@ -1476,105 +1485,107 @@ static int pair_loop(struct pair *pr)
  * (/dev/stdin): the inode is opened to all instead. Only a process that
  * may look into the owner's /proc/<pid>/fd could name it.
  */
-static int dialogue_pipes(struct pair *pr)
+static int dialogue_pipes(struct pair *pair)
 {
 	/* solution -> interactor, then interactor -> solution; run_release
 	 * closes whatever was made */
-	int rc = pipe_cloexec(&pr->itr.in_r, &pr->sol.out_w);
+	int rc = pipe_cloexec(&pair->interactor.in_r, &pair->solution.out_w);
 
 	if (rc == 0)
-		rc = pipe_cloexec(&pr->sol.in_r, &pr->itr.out_w);
+		rc = pipe_cloexec(&pair->solution.in_r, &pair->interactor.out_w);
 	if (rc < 0)
-		return internal(&pr->sol, rc, "pipe2: %s", strerror(-rc));
-	if (fchmod(pr->itr.in_r, 0666) < 0 || fchmod(pr->sol.in_r, 0666) < 0)
-		return internal(&pr->sol, -errno, "fchmod(pipe): %s", strerror(errno));
+		return internal(&pair->solution, rc, "pipe2: %s", strerror(-rc));
+	if (fchmod(pair->interactor.in_r, 0666) < 0 || fchmod(pair->solution.in_r, 0666) < 0)
+		return internal(&pair->solution, -errno, "fchmod(pipe): %s", strerror(errno));
 	return 0;
 }
 
-static int pair_ready(struct pair *pr)
+static int pair_ready(struct pair *pair)
 {
 	char err[256];
-	int rc = jail_ready(pr->sol.j, JAIL_READY_MS, err, sizeof(err));
+	int rc = jail_ready(pair->solution.j, JAIL_READY_MS, err, sizeof(err));
 
 	if (rc < 0)
-		return internal(&pr->sol, rc, "%s", err);
-	rc = jail_ready(pr->itr.j, JAIL_READY_MS, err, sizeof(err));
+		return internal(&pair->solution, rc, "%s", err);
+	rc = jail_ready(pair->interactor.j, JAIL_READY_MS, err, sizeof(err));
 	if (rc < 0)
-		return internal(&pr->itr, rc, "the interactor's jail: %s", err);
-	pr->sol.id = jail_next_id(pr->sol.j);
-	pr->itr.id = jail_next_id(pr->itr.j);
+		return internal(&pair->interactor, rc, "the interactor's jail: %s", err);
+	pair->solution.id = jail_next_id(pair->solution.j);
+	pair->interactor.id = jail_next_id(pair->interactor.j);
 	return 0;
 }
 
-static int pair_protocol(struct pair *pr)
+static int pair_protocol(struct pair *pair)
 {
-	struct jobdir *ctl = jail_control_dir(pr->itr.j);
+	struct run *interactor = &pair->interactor;
+	struct jobdir *ctl = jail_control_dir(interactor->j);
 	char err[256];
 	int rc;
 
-	if (!pr->s->protocol)
+	if (!pair->s->protocol)
 		return 0;
 	if (!ctl)
-		return internal(&pr->itr, -EINVAL, "the interactor's jail has no control directory");
-	rc = procctl_start(ctl->fd, jail_uid(pr->itr.j), jail_gid(pr->itr.j), &pc_ops, pr, &pr->pc,
-			   err, sizeof(err));
+		return internal(interactor, -EINVAL,
+				"the interactor's jail has no control directory");
+	rc = procctl_start(ctl->fd, jail_uid(interactor->j), jail_gid(interactor->j), &protocol_ops,
+			   pair, &pair->procctl, err, sizeof(err));
 	if (rc < 0)
-		return internal(&pr->itr, rc, "%s", err);
+		return internal(interactor, rc, "%s", err);
 	return 0;
 }
 
-int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spec *s,
-		     struct interact_result *r)
+int sandbox_interact(struct jail *solution_jail, struct jail *interactor_jail,
+		     const struct interact_spec *s, struct interact_result *r)
 {
-	struct pair pr;
+	struct pair pair;
 	sigset_t old;
 	int rc;
 
-	memset(&pr, 0, sizeof(pr));
-	pr.s = s;
-	pr.r = r;
+	memset(&pair, 0, sizeof(pair));
+	pair.s = s;
+	pair.r = r;
 	r->terminated = r->stopped = r->wall_limit = r->idle = false;
 	r->protocol_errors = 0;
 	r->protocol_error[0] = '\0';
-	run_init(&pr.sol, sj, s->solution, &r->solution);
-	run_init(&pr.itr, ij, s->interactor, &r->interactor);
-	pr.sol.dialogue = pr.itr.dialogue = true;
+	run_init(&pair.solution, solution_jail, s->solution, &r->solution);
+	run_init(&pair.interactor, interactor_jail, s->interactor, &r->interactor);
+	pair.solution.dialogue = pair.interactor.dialogue = true;
 	/* An interactor writing to a solution that has gone gets EPIPE, and
 	 * says so, instead of dying as if it had failed. */
-	pr.itr.run_flags = INITMSG_RUN_SIGPIPE_IGNORED;
+	pair.interactor.run_flags = INITMSG_RUN_SIGPIPE_IGNORED;
 
-	rc = pair_ready(&pr);
+	rc = pair_ready(&pair);
 	if (rc < 0)
 		return rc;
 	sigpipe_hold(&old);
-	rc = dialogue_pipes(&pr);
+	rc = dialogue_pipes(&pair);
 	if (rc == 0)
-		rc = prepare(&pr.sol);
+		rc = prepare(&pair.solution);
 	if (rc == 0)
-		rc = prepare(&pr.itr);
+		rc = prepare(&pair.interactor);
 	if (rc == 0)
-		rc = pair_protocol(&pr);
+		rc = pair_protocol(&pair);
 	if (rc == 0)
-		rc = send_run(&pr.sol);
+		rc = send_run(&pair.solution);
 	if (rc == 0)
-		rc = send_run(&pr.itr);
+		rc = send_run(&pair.interactor);
 	if (rc == 0)
-		rc = pair_loop(&pr);
+		rc = pair_loop(&pair);
 	if (rc == 0) {
-		drain(&pr.sol);
-		drain(&pr.itr);
-		rc = finish(&pr.sol);
+		drain(&pair.solution);
+		drain(&pair.interactor);
+		rc = finish(&pair.solution);
 		if (rc == 0)
-			rc = finish(&pr.itr);
+			rc = finish(&pair.interactor);
 	}
-	if (pr.pc) {
-		r->protocol_errors = procctl_errors(pr.pc);
+	if (pair.procctl) {
+		r->protocol_errors = procctl_errors(pair.procctl);
 		snprintf(r->protocol_error, sizeof(r->protocol_error), "%s",
-			 procctl_last_error(pr.pc));
-		procctl_stop(pr.pc);
+			 procctl_last_error(pair.procctl));
+		procctl_stop(pair.procctl);
 	}
-	run_release(&pr.sol);
-	run_release(&pr.itr);
+	run_release(&pair.solution);
+	run_release(&pair.interactor);
 	sigpipe_release(&old);
 	return rc;
 }

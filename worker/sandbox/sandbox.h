@@ -174,13 +174,13 @@ void interact_result_free(struct interact_result *r);
 #define SANDBOX_TERMINATE_GRACE_MS 50
 
 /*
- * Run one interactive test in two ready (or starting) jails: sj for the
- * solution, ij for the interactor (with a control directory when protocol
- * is set). Returns 0 when both ran (whatever they did), or negative errno
- * when the sandbox failed (then the failing side's internal_error is set).
+ * Run one interactive test in two ready (or starting) jails, the
+ * interactor's with a control directory when protocol is set. Returns 0
+ * when both ran (whatever they did), or negative errno when the sandbox
+ * failed (then the failing side's internal_error is set).
  */
-int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spec *s,
-		     struct interact_result *r);
+int sandbox_interact(struct jail *solution_jail, struct jail *interactor_jail,
+		     const struct interact_spec *s, struct interact_result *r);
 
 /* The marker appended to a captured stream that hit its cap. */
 #define TRUNCATION_MARKER "\n[goboxd: output truncated]\n"
