@@ -35,8 +35,8 @@ static void teardown(void)
 {
 	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
 
-	rm_tree_at(fd, parent + 5);
-	rm_tree_at(fd, outside + 5);
+	jobdir_remove_at(fd, parent + 5);
+	jobdir_remove_at(fd, outside + 5);
 	close(fd);
 }
 
@@ -325,7 +325,7 @@ Test(jobdir, remove_handles_mode_000_dirs_unprivileged)
 			_exit(2);
 		plant_locked_tree(top);
 		pfd = open(parent, O_RDONLY | O_DIRECTORY);
-		_exit(rm_tree_at(pfd, "tree") == 0 ? 0 : 1);
+		_exit(jobdir_remove_at(pfd, "tree") == 0 ? 0 : 1);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
@@ -366,9 +366,9 @@ Test(jobdir, rm_tree_at_file_and_missing)
 
 	snprintf(p, sizeof(p), "%s/plain", parent);
 	write_host_file(p, "x");
-	cr_expect_eq(rm_tree_at(pfd, "plain"), 0);
+	cr_expect_eq(jobdir_remove_at(pfd, "plain"), 0);
 	cr_expect_not(exists(p));
-	cr_expect_eq(rm_tree_at(pfd, "plain"), -ENOENT);
+	cr_expect_eq(jobdir_remove_at(pfd, "plain"), -ENOENT);
 	close(pfd);
 }
 
@@ -651,7 +651,7 @@ Test(jobdir, snapshot_and_restore_a_tree_300_levels_deep, .init = setup, .fini =
 	snprintf(p, sizeof(p), "%s.base", d.path);
 	cr_expect(deep_file_is(p, 300, "f299"), "the snapshot lacks the deepest file");
 	/* a test removes the whole tree and leaves a deep one of its own */
-	cr_assert_eq(rm_tree_at(d.fd, "d"), 0);
+	cr_assert_eq(jobdir_remove_at(d.fd, "d"), 0);
 	cr_assert_eq(mkdirat(d.fd, "other", 0700), 0);
 	snprintf(p, sizeof(p), "%s/other", d.path);
 	make_deep_tree(p, 200);

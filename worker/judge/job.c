@@ -624,7 +624,7 @@ static void run_checker(struct judge *judge, const struct job_env *env,
  */
 static int write_input(struct jobdir *d, const char *name, const struct req_test *t)
 {
-	int rc = rm_tree_at(d->fd, name);
+	int rc = jobdir_remove_at(d->fd, name);
 
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
