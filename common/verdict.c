@@ -41,8 +41,8 @@ static bool next_token(const char *s, size_t len, size_t *pos, size_t *start, si
 static bool tokens_match(const struct compare_spec *spec, const char *got, size_t got_len,
 			 const char *want, size_t want_len);
 
-enum compare_result output_compare(const char *got, size_t got_len,
-				   const char *want, size_t want_len)
+enum compare_result verdict_compare(const char *got, size_t got_len, const char *want,
+				    size_t want_len)
 {
 	static const struct compare_spec tokens = { .mode = COMPARE_TOKENS };
 
@@ -123,11 +123,11 @@ static bool tokens_match(const struct compare_spec *spec, const char *got, size_
 	}
 }
 
-enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
-				      size_t got_len, const char *want, size_t want_len)
+enum compare_result verdict_compare_by(const struct compare_spec *spec, const char *got,
+				       size_t got_len, const char *want, size_t want_len)
 {
 	if (spec->mode == COMPARE_EXACT)
-		return output_compare(got, got_len, want, want_len);
+		return verdict_compare(got, got_len, want, want_len);
 	return tokens_match(spec, got, got_len, want, want_len) ? CMP_EQUAL : CMP_DIFFERENT;
 }
 
@@ -178,16 +178,45 @@ enum test_status verdict_for_test(const struct run_outcome *o, bool have_expecte
 	return TS_WRONG_OUTPUT;
 }
 
-enum test_status verdict_top_level(enum build_status b, const enum test_status *tests,
-				   size_t n)
+enum test_status verdict_for_answer(const struct run_outcome *o, const struct verdict_answer *a)
 {
-	if (b == BS_FAILED)
+	enum test_status st = verdict_for_test(o, a->expected || a->file_missing,
+					       a->file_missing ? CMP_DIFFERENT : a->cmp);
+
+	if (st == TS_ACCEPTED && a->expected && a->file_truncated)
+		return TS_WRONG_OUTPUT;
+	return st;
+}
+
+enum test_status verdict_before_checker(const struct run_outcome *o,
+					const struct verdict_answer *a)
+{
+	enum test_status own = verdict_for_test(o, false, CMP_EQUAL);
+
+	if (own != TS_ACCEPTED)
+		return own;
+	return a->file_missing || a->file_truncated ? TS_WRONG_OUTPUT : TS_ACCEPTED;
+}
+
+enum build_status verdict_for_build(const struct run_outcome *o)
+{
+	if (o->internal_error)
+		return BS_INTERNAL_ERROR;
+	return o->exited && o->exit_code == 0 && !o->timed_out && !o->oom && !o->output_limited ?
+		       BS_OK : BS_FAILED;
+}
+
+enum test_status verdict_top_level(const struct verdict_job *job)
+{
+	if (job->cancelled)
+		return TS_NOT_EXECUTED;
+	if (job->build == BS_FAILED)
 		return TS_BUILD_FAILED;
-	if (b == BS_INTERNAL_ERROR)
+	if (job->build == BS_INTERNAL_ERROR || job->judge_build != BS_OK)
 		return TS_INTERNAL_ERROR;
-	for (size_t i = 0; i < n; i++)
-		if (tests[i] != TS_ACCEPTED && tests[i] != TS_SKIPPED)
-			return tests[i];
+	for (size_t i = 0; i < job->ntests; i++)
+		if (job->tests[i] != TS_ACCEPTED && job->tests[i] != TS_SKIPPED)
+			return job->tests[i];
 	return TS_ACCEPTED;
 }
 
@@ -212,8 +241,8 @@ static int parse_points(const char *msg, size_t len, double *out)
 	return 0;
 }
 
-enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
-				    double *points, char *why, size_t whylen)
+enum test_status verdict_from_judge_exit(int exit_code, const char *msg, size_t len,
+					 double *points, char *why, size_t whylen)
 {
 	why[0] = '\0';
 	switch (exit_code) {
@@ -239,7 +268,68 @@ enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
 	}
 }
 
-const char *test_status_name(enum test_status s)
+enum test_status verdict_from_judge(const struct run_outcome *o, const char *who,
+				    const char *msg, size_t len, double *points, char *why,
+				    size_t whylen)
+{
+	char sig[32], reason[160];
+	enum test_status st;
+
+	why[0] = '\0';
+	if (o->internal_error)
+		snprintf(why, whylen, "the %s's sandbox failed", who);
+	else if (o->oom)
+		snprintf(why, whylen, "the %s went over its memory limit", who);
+	else if (o->timed_out)
+		snprintf(why, whylen, "the %s went over its time limit", who);
+	else if (o->output_limited)
+		snprintf(why, whylen, "the %s went over its output limit", who);
+	else if (o->term_signal)
+		snprintf(why, whylen, "the %s was killed by %s", who,
+			 verdict_signal_name(o->term_signal, sig, sizeof(sig)));
+	else if (!o->exited)
+		snprintf(why, whylen, "the %s's end is unknown", who);
+	if (why[0])
+		return TS_INTERNAL_ERROR;
+	st = verdict_from_judge_exit(o->exit_code, msg, len, points, reason, sizeof(reason));
+	if (st == TS_INTERNAL_ERROR)
+		snprintf(why, whylen, "the %s: %s", who, reason);
+	return st;
+}
+
+/*
+ * A failure that the end of the dialogue may have caused: an interactor
+ * that has given its verdict and gone leaves the solution reading end of
+ * file (a Python EOFError, exit 1) or writing into a closed pipe
+ * (SIGPIPE). Which of the two ended first cannot be told reliably under
+ * load (each jail's init reaps its own), so such an end is judged by the
+ * interactor's verdict; a limit or any other signal is the solution's own.
+ */
+static bool dialogue_end_failure(const struct run_outcome *o)
+{
+	return (o->exited && o->exit_code != 0) || o->term_signal == SIGPIPE;
+}
+
+enum test_status verdict_interactive(const struct verdict_dialogue *d, double *points,
+				     char *why, size_t whylen)
+{
+	enum test_status own = TS_ACCEPTED, judged;
+
+	why[0] = '\0';
+	if (d->wall_limit)
+		return TS_TIME_EXCEEDED;
+	if (!d->solution_ended_for_interactor)
+		own = verdict_for_test(d->solution, false, CMP_EQUAL);
+	if (own != TS_ACCEPTED && !dialogue_end_failure(d->solution))
+		return own;
+	judged = verdict_from_judge(d->interactor, "interactor", d->message, d->message_len,
+				    points, why, whylen);
+	if (own != TS_ACCEPTED && (judged == TS_ACCEPTED || judged == TS_PARTIAL))
+		return own;
+	return judged;
+}
+
+const char *verdict_test_status_name(enum test_status s)
 {
 	switch (s) {
 	case TS_ACCEPTED:
@@ -270,7 +360,7 @@ const char *test_status_name(enum test_status s)
 	return "internal_error";
 }
 
-const char *build_status_name(enum build_status s)
+const char *verdict_build_status_name(enum build_status s)
 {
 	switch (s) {
 	case BS_OK:

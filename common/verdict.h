@@ -36,12 +36,12 @@ enum compare_result { CMP_EQUAL, CMP_WHITESPACE, CMP_DIFFERENT };
  * separator and leading/trailing whitespace is dropped, CMP_WHITESPACE.
  * Else CMP_DIFFERENT.
  */
-enum compare_result output_compare(const char *got, size_t got_len,
-				   const char *want, size_t want_len);
+enum compare_result verdict_compare(const char *got, size_t got_len, const char *want,
+				    size_t want_len);
 
 /*
  * The comparison a request chooses (its "compare" field):
- *   exact   output_compare() above: equal, whitespace only, or different
+ *   exact   verdict_compare() above: equal, whitespace only, or different
  *           (the default);
  *   tokens  equal token sequences are CMP_EQUAL, whitespace never matters;
  *   float   token by token: equal bytes, or both tokens decimal numbers
@@ -58,8 +58,8 @@ struct compare_spec {
 
 #define COMPARE_FLOAT_DEFAULT_TOL 1e-6
 
-enum compare_result output_compare_by(const struct compare_spec *spec, const char *got,
-				      size_t got_len, const char *want, size_t want_len);
+enum compare_result verdict_compare_by(const struct compare_spec *spec, const char *got,
+				       size_t got_len, const char *want, size_t want_len);
 
 /* What happened to one sandboxed run, as measured. */
 struct run_outcome {
@@ -76,10 +76,50 @@ struct run_outcome {
 /* The pure mapping: outcome plus comparison to a test status. */
 enum test_status verdict_for_test(const struct run_outcome *o, bool have_expected,
 				  enum compare_result cmp);
-/* First test status in order that is neither accepted nor skipped;
- * accepted if there is none. */
-enum test_status verdict_top_level(enum build_status b, const enum test_status *tests,
-				   size_t n);
+
+/* The answer a test is judged on: its stdout, or its output file. */
+struct verdict_answer {
+	bool expected;          /* there is an expected output, and cmp compares with it */
+	enum compare_result cmp;
+	bool file_missing;      /* file I/O: no output file was left */
+	bool file_truncated;    /* file I/O: the output file was cut at its cap */
+};
+
+/*
+ * A test judged without a judge program: verdict_for_test on the answer.
+ * A missing output file is no answer (wrong_output after a clean run,
+ * expected output or not); one cut at its cap cannot be the right answer.
+ */
+enum test_status verdict_for_answer(const struct run_outcome *o, const struct verdict_answer *a);
+/*
+ * A test a checker judges, before it runs: the solution's own failure
+ * (verdict_for_test with nothing to compare), else wrong_output when it
+ * left no whole output file to check. TS_ACCEPTED: the checker decides.
+ */
+enum test_status verdict_before_checker(const struct run_outcome *o,
+					const struct verdict_answer *a);
+/* A build's status: ok when it exited 0 within its limits (warnings on
+ * stderr do not fail it), internal_error when the sandbox failed. */
+enum build_status verdict_for_build(const struct run_outcome *o);
+
+/* What the verdict of a whole job depends on. */
+struct verdict_job {
+	enum build_status build;
+	/* The judge program's build; BS_OK when the job has no judge program. */
+	enum build_status judge_build;
+	/* Stopped for its client: what was killed has no verdict. */
+	bool cancelled;
+	const enum test_status *tests;
+	size_t ntests;
+};
+
+/*
+ * The job's top-level status: not_executed when it was cancelled; the
+ * build's failure; internal_error when its judge program could not be
+ * built or started (it judged nothing); else the first test status in
+ * order that is neither accepted nor skipped, accepted if there is none.
+ */
+enum test_status verdict_top_level(const struct verdict_job *job);
 
 /*
  * A judge program's verdict from its exit code, by the testlib
@@ -91,11 +131,49 @@ enum test_status verdict_top_level(enum build_status b, const enum test_status *
  * code, or 7 without valid points is the judge's own failure:
  * TS_INTERNAL_ERROR, with the reason in why.
  */
-enum test_status judge_exit_verdict(int exit_code, const char *msg, size_t len,
-				    double *points, char *why, size_t whylen);
+enum test_status verdict_from_judge_exit(int exit_code, const char *msg, size_t len,
+					 double *points, char *why, size_t whylen);
+/*
+ * A judge program's verdict on a test, from its run: its own failure (one
+ * of its limits, a signal, an end that is unknown) is TS_INTERNAL_ERROR and
+ * never the solution's; else verdict_from_judge_exit on its exit code and
+ * msg (its stderr). who names the judge ("checker", "interactor") in why,
+ * the reason of an internal_error ("" otherwise).
+ */
+enum test_status verdict_from_judge(const struct run_outcome *o, const char *who,
+				    const char *msg, size_t len, double *points, char *why,
+				    size_t whylen);
 
-const char *test_status_name(enum test_status s);
-const char *build_status_name(enum build_status s);
+/* An interactive test as it ended. */
+struct verdict_dialogue {
+	const struct run_outcome *solution;
+	const struct run_outcome *interactor;
+	const char *message;    /* the interactor's stderr */
+	size_t message_len;
+	/* The pair's wall limit came while both ran. */
+	bool wall_limit;
+	/* goboxd ended the solution for the interactor: it had given its
+	 * verdict and gone, or asked for the end through the protocol. */
+	bool solution_ended_for_interactor;
+};
+
+/*
+ * An interactive test's verdict, in this order:
+ *   1. the wall limit came while both ran: time_exceeded;
+ *   2. the solution's own limits (memory, time, output) or a signal
+ *      other than SIGPIPE: that verdict;
+ *   3. the interactor's own failure (a limit, a signal): internal_error;
+ *   4. the interactor's exit code (testlib's convention), but a solution
+ *      that exited non-zero or by SIGPIPE after an accepting interactor
+ *      (0 or 7) is runtime_error.
+ * A solution goboxd ended for the interactor is never blamed for that.
+ * points and why as for verdict_from_judge.
+ */
+enum test_status verdict_interactive(const struct verdict_dialogue *d, double *points,
+				     char *why, size_t whylen);
+
+const char *verdict_test_status_name(enum test_status s);
+const char *verdict_build_status_name(enum build_status s);
 
 /* "SIGSEGV" for 11 (SIG<number> when the name is unknown), written to buf. */
 const char *verdict_signal_name(int sig, char *buf, size_t n);

@@ -469,7 +469,7 @@ static void finish_job(struct worker *w)
 					j->res.internal_msg : "could not build the response");
 	if (extra) {
 		cJSON_AddStringToObject(extra, "language", j->req->lang->id);
-		cJSON_AddStringToObject(extra, "job_status", test_status_name(j->res.top));
+		cJSON_AddStringToObject(extra, "job_status", verdict_test_status_name(j->res.top));
 		cJSON_AddNumberToObject(extra, "queue_ms", c ? (double)c->queued_ms : 0);
 		cJSON_AddNumberToObject(extra, "build_ms", (double)j->res.build_ms);
 		cJSON_AddBoolToObject(extra, "build_cached", j->res.build_cached);
@@ -1095,7 +1095,7 @@ static void setup_sandbox(struct worker *w)
 /* The job thread, with all that a job runs with but its jail. */
 static int start_job_thread(struct worker *w)
 {
-	struct job_env env = { .cfg = w->cfg, .uid = w->uid, .gid = w->gid, .sb = w->sb,
+	struct job_env env = { .cfg = w->cfg, .uid = w->uid, .gid = w->gid, .sandbox = w->sb,
 			       .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
 			       .cache = w->cache };
 

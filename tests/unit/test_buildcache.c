@@ -225,7 +225,7 @@ static void teardown(void)
 {
 	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
 
-	rm_tree_at(fd, jail + 5);
+	jobdir_remove_at(fd, jail + 5);
 	close(fd);
 	free(st);
 }

@@ -99,7 +99,7 @@ Test(groups, cases)
 			groups_judge(&g[i], sts, c->ntests, &v);
 			cr_expect(v.decided, "%s: group %zu", c->name, i);
 			cr_expect_eq(v.status, c->gstatus[i], "%s: group %zu is %s", c->name, i,
-				     test_status_name(v.status));
+				     verdict_test_status_name(v.status));
 			cr_expect_eq(v.points, c->gpoints[i], "%s: group %zu", c->name, i);
 		}
 	}

@@ -35,8 +35,8 @@ static void teardown(void)
 {
 	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
 
-	rm_tree_at(fd, parent + 5);
-	rm_tree_at(fd, outside + 5);
+	jobdir_remove_at(fd, parent + 5);
+	jobdir_remove_at(fd, outside + 5);
 	close(fd);
 }
 
@@ -325,7 +325,7 @@ Test(jobdir, remove_handles_mode_000_dirs_unprivileged)
 			_exit(2);
 		plant_locked_tree(top);
 		pfd = open(parent, O_RDONLY | O_DIRECTORY);
-		_exit(rm_tree_at(pfd, "tree") == 0 ? 0 : 1);
+		_exit(jobdir_remove_at(pfd, "tree") == 0 ? 0 : 1);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
@@ -366,9 +366,9 @@ Test(jobdir, rm_tree_at_file_and_missing)
 
 	snprintf(p, sizeof(p), "%s/plain", parent);
 	write_host_file(p, "x");
-	cr_expect_eq(rm_tree_at(pfd, "plain"), 0);
+	cr_expect_eq(jobdir_remove_at(pfd, "plain"), 0);
 	cr_expect_not(exists(p));
-	cr_expect_eq(rm_tree_at(pfd, "plain"), -ENOENT);
+	cr_expect_eq(jobdir_remove_at(pfd, "plain"), -ENOENT);
 	close(pfd);
 }
 
@@ -651,7 +651,7 @@ Test(jobdir, snapshot_and_restore_a_tree_300_levels_deep, .init = setup, .fini =
 	snprintf(p, sizeof(p), "%s.base", d.path);
 	cr_expect(deep_file_is(p, 300, "f299"), "the snapshot lacks the deepest file");
 	/* a test removes the whole tree and leaves a deep one of its own */
-	cr_assert_eq(rm_tree_at(d.fd, "d"), 0);
+	cr_assert_eq(jobdir_remove_at(d.fd, "d"), 0);
 	cr_assert_eq(mkdirat(d.fd, "other", 0700), 0);
 	snprintf(p, sizeof(p), "%s/other", d.path);
 	make_deep_tree(p, 200);
@@ -668,6 +668,125 @@ Test(jobdir, snapshot_and_restore_a_tree_300_levels_deep, .init = setup, .fini =
 	snprintf(p, sizeof(p), "%s.base", d.path);
 	cr_expect_not(exists(p));
 	cr_expect_not(exists(d.path));
+}
+
+/*
+ * Under dirfd, depth levels of two directories "a" and "b" (modes 0750 and
+ * 0700), each level with a file "f" (its path as content, executable on
+ * the "b" side) and a symlink "l" to it. Listings go down into "a" before
+ * "f" and "l" and then "b", so a walk that loses its place on the way up
+ * loses entries.
+ */
+static void make_branching_tree(int dirfd, const char *path, int depth)
+{
+	static const char *const subs[] = { "a", "b" };
+	int f = openat(dirfd, "f", O_CREAT | O_WRONLY, path[strlen(path) - 1] == 'b' ? 0750 : 0640);
+
+	cr_assert_geq(f, 0);
+	cr_assert_eq(write(f, path, strlen(path)), (ssize_t)strlen(path));
+	close(f);
+	cr_assert_eq(symlinkat("f", dirfd, "l"), 0);
+	for (int i = 0; i < 2 && depth > 0; i++) {
+		char sub[256];
+		int fd;
+
+		snprintf(sub, sizeof(sub), "%s/%s", path, subs[i]);
+		cr_assert_eq(mkdirat(dirfd, subs[i], i ? 0700 : 0750), 0);
+		fd = openat(dirfd, subs[i], O_RDONLY | O_DIRECTORY);
+		cr_assert_geq(fd, 0);
+		make_branching_tree(fd, sub, depth - 1);
+		close(fd);
+	}
+}
+
+static int name_order(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every entry under dirfd, in name order, one line each: its path, its
+ * mode, and a file's content or a link's target. */
+static void list_tree(int dirfd, const char *path, struct buf *out)
+{
+	int dfd = dup(dirfd);
+	DIR *dir = fdopendir(dfd);
+	char *names[64];
+	size_t n = 0;
+	struct dirent *de;
+
+	cr_assert_not_null(dir);
+	rewinddir(dir); /* a dup shares the offset */
+	while ((de = readdir(dir)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 && n < 64)
+			names[n++] = strdup(de->d_name);
+	closedir(dir);
+	qsort(names, n, sizeof(*names), name_order);
+	for (size_t i = 0; i < n; i++) {
+		char data[256] = "";
+		struct stat st;
+		ssize_t len = 0;
+		int fd;
+
+		cr_assert_eq(fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW), 0);
+		buf_printf(out, "%s/%s %o", path, names[i], (unsigned)(st.st_mode & 0777));
+		if (S_ISLNK(st.st_mode)) {
+			len = readlinkat(dirfd, names[i], data, sizeof(data) - 1);
+			buf_printf(out, " -> %.*s\n", (int)len, data);
+		} else if (S_ISREG(st.st_mode)) {
+			fd = openat(dirfd, names[i], O_RDONLY);
+			cr_assert_geq(fd, 0);
+			len = read(fd, data, sizeof(data) - 1);
+			close(fd);
+			buf_printf(out, " \"%.*s\"\n", (int)len, data);
+		} else {
+			char sub[256];
+
+			buf_puts(out, "/\n");
+			snprintf(sub, sizeof(sub), "%s/%s", path, names[i]);
+			fd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY);
+			cr_assert_geq(fd, 0);
+			list_tree(fd, sub, out);
+			close(fd);
+		}
+		free(names[i]);
+	}
+}
+
+static size_t count_lines(const struct buf *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->len; i++)
+		n += b->data[i] == '\n';
+	return n;
+}
+
+/* Every level of a tree that branches, every entry of each, comes back:
+ * the restore, like the snapshot, resumes each level after each subtree. */
+Test(jobdir, restore_brings_back_every_entry_of_a_branching_tree, .init = setup,
+     .fini = teardown)
+{
+	struct jobdir d;
+	struct buf built, restored;
+
+	buf_init(&built, 0);
+	buf_init(&restored, 0);
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	make_branching_tree(d.fd, ".", 4);
+	cr_assert_eq(jobdir_snapshot(&d), 0);
+	/* after the snapshot: what every test must start from */
+	list_tree(d.fd, ".", &built);
+	cr_assert_eq(jobdir_remove_at(d.fd, "a"), 0);
+	cr_assert_eq(unlinkat(d.fd, "f", 0), 0);
+	cr_assert_eq(mkdirat(d.fd, "c", 0700), 0);
+	cr_assert_eq(jobdir_restore(&d, test_uid(), test_gid()), 0);
+	list_tree(d.fd, ".", &restored);
+	/* 30 directories under the top, a file and a link in each of 31 */
+	cr_assert_eq(count_lines(&built), 30 + 31 * 2, "%s", built.data);
+	cr_assert_str_eq(restored.data, built.data);
+	buf_free(&built);
+	buf_free(&restored);
+	cr_assert_eq(jobdir_remove(&d), 0);
 }
 
 Test(jobdir, remove_takes_the_snapshot_too, .init = setup, .fini = teardown)

@@ -128,7 +128,7 @@ static void teardown(void)
 	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
 
 	langtab_free(tab);
-	rm_tree_at(fd, tdir + 5);
+	jobdir_remove_at(fd, tdir + 5);
 	close(fd);
 }
 

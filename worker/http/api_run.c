@@ -48,7 +48,7 @@ static cJSON *build_json(enum build_status status, bool has_build, const struct 
 	cJSON *b = cJSON_CreateObject();
 	enum test_status limit;
 
-	cJSON_AddStringToObject(b, "status", build_status_name(status));
+	cJSON_AddStringToObject(b, "status", verdict_build_status_name(status));
 	/* the build cache's record of the same build: nothing ran */
 	cJSON_AddBoolToObject(b, "cached", cached);
 	if (!has_build) {
@@ -118,7 +118,7 @@ static cJSON *test_json(const struct job_request *req, const struct req_test *rt
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(o, "status", test_status_name(t->status));
+	cJSON_AddStringToObject(o, "status", verdict_test_status_name(t->status));
 	if (!t->ran) {
 		cJSON_AddStringToObject(o, "stdout", "");
 		cJSON_AddStringToObject(o, "stderr", "");
@@ -141,7 +141,7 @@ static cJSON *group_json(const struct job_request *req, const struct job_result 
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(o, "status", test_status_name(res->groups[g].status));
+	cJSON_AddStringToObject(o, "status", verdict_test_status_name(res->groups[g].status));
 	cJSON_AddNumberToObject(o, "points", res->groups[g].points);
 	cJSON_AddNumberToObject(o, "max_points", req->groups[g].points);
 	return o;
@@ -161,7 +161,7 @@ static const char *judge_build_key(const struct job_request *req)
  * answer's last line carries them. */
 static void add_summary(cJSON *o, const struct job_request *req, const struct job_result *res)
 {
-	cJSON_AddStringToObject(o, "status", test_status_name(res->top));
+	cJSON_AddStringToObject(o, "status", verdict_test_status_name(res->top));
 	cJSON_AddStringToObject(o, "language", req->lang->id);
 	if (req->has_groups) {
 		cJSON_AddNumberToObject(o, "points", res->points);

@@ -286,7 +286,7 @@ static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, stru
 
 			if (v)
 				buf_printf(&b, "goboxd_jobs_total{language=\"%s\",status=\"%s\"} %llu\n",
-					   l->id, test_status_name((enum test_status)st),
+					   l->id, verdict_test_status_name((enum test_status)st),
 					   (unsigned long long)v);
 		}
 	}

@@ -192,7 +192,7 @@ static int drop_locked(struct buildcache *c, const char *name)
 			rc = -errno;
 	}
 	if (rc == 0)
-		rc = rm_tree_at(c->fd, old);
+		rc = jobdir_remove_at(c->fd, old);
 	if (rc < 0)
 		log_warn("removing %s/%s: %s", BUILDCACHE_DIR, name, strerror(-rc));
 	return rc;
@@ -727,7 +727,7 @@ out:
 		close(tree);
 	/* still there when not renamed: removed while held */
 	if (faccessat(c->fd, tmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		rm_tree_at(c->fd, tmp);
+		jobdir_remove_at(c->fd, tmp);
 	if (fd >= 0)
 		close(fd);
 	if (rc < 0 || !added)

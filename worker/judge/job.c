@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,9 +198,7 @@ static enum build_status build_program(const struct job_env *env, struct jail *j
 		job_fault(res, "%s sandbox: %.200s", who, r->internal_msg);
 		return BS_INTERNAL_ERROR;
 	}
-	/* Warnings on stderr do not fail a build; a non-zero exit does. */
-	return o->exited && o->exit_code == 0 && !o->timed_out && !o->oom && !o->output_limited ?
-		       BS_OK : BS_FAILED;
+	return verdict_for_build(o);
 }
 
 /* The request's files, as the build finds them in a new job directory. */
@@ -295,7 +292,7 @@ static int build_key(const struct job_env *env, const struct job_request *req,
 			.format = (int)req->format,
 			.output_cap = req->format == REQ_CODIZE ? env->cfg->output_limit_bytes : 0,
 			.job_output_bytes = env->cfg->max_job_output_bytes,
-			.jail = sandbox_driver_name(env->sb),
+			.jail = sandbox_driver_name(env->sandbox),
 			.files = files,
 			.nfiles = req->nfiles,
 		};
@@ -383,9 +380,9 @@ struct judge {
 	bool snapshot;
 };
 
-static const char *judge_name(const struct judge *jd)
+static const char *judge_name(const struct judge *judge)
 {
-	return jd->interactive ? "interactor" : "checker";
+	return judge->interactive ? "interactor" : "checker";
 }
 
 /* argv + the given arguments (NULL-terminated), in place. */
@@ -406,13 +403,13 @@ static void argv_append(char ***argv, const char *const *more)
 	*argv = v;
 }
 
-static void judge_destroy(struct judge *jd)
+static void judge_destroy(struct judge *judge)
 {
-	if (!jd)
+	if (!judge)
 		return;
-	plan_free(&jd->plan);
-	jail_destroy(jd->jail);
-	free(jd);
+	plan_free(&judge->plan);
+	jail_destroy(judge->jail);
+	free(judge);
 }
 
 /*
@@ -425,19 +422,19 @@ static struct judge *judge_open(const struct job_env *env, const struct job_requ
 				struct job_result *res)
 {
 	struct jail_opts o = { .uid = env->judge_uid, .gid = env->judge_gid, .control_dir = true };
-	struct judge *jd = xcalloc(1, sizeof(*jd));
+	struct judge *judge = xcalloc(1, sizeof(*judge));
 	char err[256];
 
-	jd->interactive = req->interactor != NULL;
-	jd->prog = jd->interactive ? req->interactor : req->checker;
-	if (jail_start_with(env->sb, &o, &jd->jail, err, sizeof(err)) < 0) {
+	judge->interactive = req->interactor != NULL;
+	judge->prog = judge->interactive ? req->interactor : req->checker;
+	if (jail_start_with(env->sandbox, &o, &judge->jail, err, sizeof(err)) < 0) {
 		res->judge.present = true;
 		res->judge.status = BS_INTERNAL_ERROR;
-		job_fault(res, "the %s's jail: %.200s", judge_name(jd), err);
-		judge_destroy(jd);
+		job_fault(res, "the %s's jail: %.200s", judge_name(judge), err);
+		judge_destroy(judge);
 		return NULL;
 	}
-	return jd;
+	return judge;
 }
 
 /*
@@ -445,7 +442,7 @@ static struct judge *judge_open(const struct job_env *env, const struct job_requ
  * res->judge) and its run command. False when it cannot be used: res
  * says why (a failed build, or the sandbox's internal error).
  */
-static bool judge_prepare(struct judge *jd, const struct job_env *env,
+static bool judge_prepare(struct judge *judge, const struct job_env *env,
 			  const struct job_request *req, struct job_result *res)
 {
 	static const char *const itr_args[] = { JAILPATH_CONTROL "/" JUDGE_INPUT, INTERACTOR_SCRATCH,
@@ -453,33 +450,34 @@ static bool judge_prepare(struct judge *jd, const struct job_env *env,
 	static const char *const chk_args[] = { JAILPATH_CONTROL "/" JUDGE_INPUT,
 						JAILPATH_CONTROL "/" JUDGE_OUTPUT,
 						JAILPATH_CONTROL "/" JUDGE_ANSWER, NULL };
-	struct jobdir *d = jail_jobdir(jd->jail);
+	struct jobdir *d = jail_jobdir(judge->jail);
 	int rc = 0;
 
 	res->judge.present = true;
 	res->judge.status = BS_OK;
-	for (size_t i = 0; i < jd->prog->nfiles && rc == 0; i++)
-		rc = jobdir_write(d, jd->prog->files[i].name, jd->prog->files[i].data,
-				  jd->prog->files[i].len, 0644);
+	for (size_t i = 0; i < judge->prog->nfiles && rc == 0; i++)
+		rc = jobdir_write(d, judge->prog->files[i].name, judge->prog->files[i].data,
+				  judge->prog->files[i].len, 0644);
 	if (rc < 0) {
 		res->judge.status = BS_INTERNAL_ERROR;
 		set_internal(res, "writing the judge program's files", -rc);
-	} else if (jd->prog->lang->has_build) {
+	} else if (judge->prog->lang->has_build) {
 		res->judge.has_build = true;
-		res->judge.status = build_program(env, jd->jail, jd->prog, &res->judge.r, res,
-						  jd->interactive ? "interactor build" :
+		res->judge.status = build_program(env, judge->jail, judge->prog, &res->judge.r, res,
+						  judge->interactive ? "interactor build" :
 								    "checker build");
 	}
 	if (res->judge.status == BS_OK) {
-		rc = plan_step(jd->prog, &jd->prog->lang->run, jd->prog->run_flags,
-			       &jd->prog->run_limits, &jd->plan);
+		rc = plan_step(judge->prog, &judge->prog->lang->run, judge->prog->run_flags,
+			       &judge->prog->run_limits, &judge->plan);
 		if (rc < 0) {
 			res->judge.status = BS_INTERNAL_ERROR;
 			set_internal(res, "expanding the judge program's run command", -rc);
 		} else {
-			argv_append(&jd->plan.argv, jd->interactive ? itr_args : chk_args);
-			spec_fill(&jd->spec, jd->prog, &jd->plan, &jd->prog->run_limits, env);
-			jd->spec.open_files = jd->prog->lang->run.open_files;
+			argv_append(&judge->plan.argv, judge->interactive ? itr_args : chk_args);
+			spec_fill(&judge->spec, judge->prog, &judge->plan, &judge->prog->run_limits,
+				  env);
+			judge->spec.open_files = judge->prog->lang->run.open_files;
 		}
 	}
 	if (res->judge.status == BS_OK && req->ntests > 1) {
@@ -488,7 +486,7 @@ static bool judge_prepare(struct judge *jd, const struct job_env *env,
 			res->judge.status = BS_INTERNAL_ERROR;
 			set_internal(res, "keeping the judge program's built directory", -rc);
 		}
-		jd->snapshot = rc == 0;
+		judge->snapshot = rc == 0;
 	}
 	return res->judge.status == BS_OK;
 }
@@ -504,17 +502,17 @@ static int control_write(struct jobdir *ctl, const char *name, const char *data,
 
 /* Before a test: the judge's directory as its build left it, and the
  * test's files in the control directory. */
-static int judge_test_files(struct judge *jd, const struct job_env *env,
+static int judge_test_files(struct judge *judge, const struct job_env *env,
 			    const struct req_test *t, const struct buf *output, size_t i,
 			    char *err, size_t errlen)
 {
-	struct jobdir *ctl = jail_control_dir(jd->jail);
+	struct jobdir *ctl = jail_control_dir(judge->jail);
 	int rc = 0;
 
-	if (i > 0 && jd->snapshot)
-		rc = jobdir_restore(jail_jobdir(jd->jail), env->judge_uid, env->judge_gid);
+	if (i > 0 && judge->snapshot)
+		rc = jobdir_restore(jail_jobdir(judge->jail), env->judge_uid, env->judge_gid);
 	if (rc < 0) {
-		snprintf(err, errlen, "restoring the %s's directory: %s", judge_name(jd),
+		snprintf(err, errlen, "restoring the %s's directory: %s", judge_name(judge),
 			 strerror(-rc));
 		return rc;
 	}
@@ -524,50 +522,9 @@ static int judge_test_files(struct judge *jd, const struct job_env *env,
 	if (rc == 0 && output)
 		rc = control_write(ctl, JUDGE_OUTPUT, output->data, output->len);
 	if (rc < 0)
-		snprintf(err, errlen, "writing the %s's files: %s", judge_name(jd), strerror(-rc));
+		snprintf(err, errlen, "writing the %s's files: %s", judge_name(judge),
+			 strerror(-rc));
 	return rc;
-}
-
-/*
- * The judge program's own end, when it was not the verdict: killed for
- * one of its limits, a signal, no exit at all. "" when it exited.
- */
-static void judge_failure(const struct judge *jd, const struct run_outcome *o, char *why,
-			  size_t len)
-{
-	char sig[32];
-
-	why[0] = '\0';
-	if (o->oom)
-		snprintf(why, len, "the %s went over its memory limit", judge_name(jd));
-	else if (o->timed_out)
-		snprintf(why, len, "the %s went over its time limit", judge_name(jd));
-	else if (o->output_limited)
-		snprintf(why, len, "the %s went over its output limit", judge_name(jd));
-	else if (o->term_signal)
-		snprintf(why, len, "the %s was killed by %s", judge_name(jd),
-			 verdict_signal_name(o->term_signal, sig, sizeof(sig)));
-	else if (!o->exited)
-		snprintf(why, len, "the %s's end is unknown", judge_name(jd));
-}
-
-/* tr->status from the judge's exit code, or its failure. */
-static void judge_verdict(const struct judge *jd, struct test_result *tr)
-{
-	const struct run_outcome *o = &tr->judge.outcome;
-	char why[160];
-
-	judge_failure(jd, o, why, sizeof(why));
-	if (why[0]) {
-		tr->status = TS_INTERNAL_ERROR;
-		snprintf(tr->judge_error, sizeof(tr->judge_error), "%s", why);
-		return;
-	}
-	tr->status = judge_exit_verdict(o->exit_code, tr->judge.err.data, tr->judge.err.len,
-					&tr->points, why, sizeof(why));
-	if (tr->status == TS_INTERNAL_ERROR)
-		snprintf(tr->judge_error, sizeof(tr->judge_error), "the %s: %s", judge_name(jd),
-			 why);
 }
 
 /* A sandbox failure of a test: a server fault. */
@@ -578,70 +535,16 @@ static void test_internal(struct job_result *res, struct test_result *tr, size_t
 	job_fault(res, "test %zu sandbox: %.200s", i + 1, msg);
 }
 
-/* The solution's own failure (a limit, a crash, a non-zero exit); false
- * when it ran clean. */
-static bool solution_failed(const struct run_outcome *o, enum test_status *st)
-{
-	*st = verdict_for_test(o, false, CMP_EQUAL);
-	return *st != TS_ACCEPTED;
-}
-
-/*
- * A failure that the end of the dialogue may have caused: an interactor
- * that has given its verdict and gone leaves the solution reading end of
- * file (a Python EOFError, exit 1) or writing into a closed pipe
- * (SIGPIPE). Which of the two ended first cannot be told reliably under
- * load (each jail's init reaps its own), so such an end is judged by the
- * interactor's verdict; a limit or any other signal is the solution's own.
- */
-static bool dialogue_end_failure(const struct run_outcome *o)
-{
-	return (o->exited && o->exit_code != 0) || o->term_signal == SIGPIPE;
-}
-
-/*
- * An interactive test's verdict, in this order:
- *   1. the wall limit came while both ran: time_exceeded (idle: both
- *      were waiting for each other);
- *   2. the solution's own limits (memory, time, output) or a signal
- *      other than SIGPIPE: that verdict;
- *   3. the interactor's own failure (a limit, a signal): internal_error;
- *   4. the interactor's exit code (testlib's convention), but a solution
- *      that exited non-zero or by SIGPIPE after an accepting interactor
- *      (0 or 7) is runtime_error.
- * A solution goboxd ended for the interactor (it had given its verdict,
- * or asked for the end through the protocol) is never blamed for that.
- */
-static void interactive_verdict(const struct judge *jd, const struct interact_result *ir,
-				struct test_result *tr)
-{
-	const struct run_outcome *so = &tr->r.outcome;
-	bool ours = !ir->terminated && !ir->stopped;
-	enum test_status own = TS_ACCEPTED;
-
-	if (ir->wall_limit) {
-		tr->status = TS_TIME_EXCEEDED;
-		return;
-	}
-	if (ours && solution_failed(so, &own) && !dialogue_end_failure(so)) {
-		tr->status = own;
-		return;
-	}
-	judge_verdict(jd, tr);
-	if (ours && own != TS_ACCEPTED &&
-	    (tr->status == TS_ACCEPTED || tr->status == TS_PARTIAL))
-		tr->status = own;
-}
-
-static void run_interactive_test(struct judge *jd, const struct job_env *env,
+static void run_interactive_test(struct judge *judge, const struct job_env *env,
 				 const struct job_request *req, const struct step_spec *sol,
 				 size_t i, struct job_result *res)
 {
 	struct test_result *tr = &res->tests[i];
 	struct interact_result ir;
+	struct verdict_dialogue dialogue;
 	struct interact_spec spec = {
 		.solution = sol,
-		.interactor = &jd->spec,
+		.interactor = &judge->spec,
 		.wall_ms = req->run_limits.wall_ms,
 		.solution_continues = SOLUTION_CONTINUES,
 		.protocol = true,
@@ -650,14 +553,14 @@ static void run_interactive_test(struct judge *jd, const struct job_env *env,
 	int rc;
 
 	interact_result_init(&ir);
-	rc = judge_test_files(jd, env, &req->tests[i], NULL, i, err, sizeof(err));
+	rc = judge_test_files(judge, env, &req->tests[i], NULL, i, err, sizeof(err));
 	if (rc < 0) {
 		tr->ran = true;
 		test_internal(res, tr, i, err);
 		interact_result_free(&ir);
 		return;
 	}
-	rc = sandbox_interact(env->jail, jd->jail, &spec, &ir);
+	rc = sandbox_interact(env->jail, judge->jail, &spec, &ir);
 	/* the results move to the test */
 	step_result_free(&tr->r);
 	step_result_free(&tr->judge);
@@ -675,12 +578,21 @@ static void run_interactive_test(struct judge *jd, const struct job_env *env,
 									tr->judge.internal_msg);
 		return;
 	}
-	interactive_verdict(jd, &ir, tr);
+	dialogue = (struct verdict_dialogue){
+		.solution = &tr->r.outcome,
+		.interactor = &tr->judge.outcome,
+		.message = tr->judge.err.data,
+		.message_len = tr->judge.err.len,
+		.wall_limit = ir.wall_limit,
+		.solution_ended_for_interactor = ir.terminated || ir.stopped,
+	};
+	tr->status = verdict_interactive(&dialogue, &tr->points, tr->judge_error,
+					 sizeof(tr->judge_error));
 }
 
 /* After a clean run with an answer (stdout or the output file): the
  * checker's verdict. */
-static void run_checker(struct judge *jd, const struct job_env *env,
+static void run_checker(struct judge *judge, const struct job_env *env,
 			const struct job_request *req, const struct buf *output, size_t i,
 			struct job_result *res)
 {
@@ -688,19 +600,21 @@ static void run_checker(struct judge *jd, const struct job_env *env,
 	char err[256];
 	int rc;
 
-	rc = judge_test_files(jd, env, &req->tests[i], output, i, err, sizeof(err));
+	rc = judge_test_files(judge, env, &req->tests[i], output, i, err, sizeof(err));
 	if (rc < 0) {
 		test_internal(res, tr, i, err);
 		return;
 	}
-	rc = sandbox_run(jd->jail, &jd->spec, &tr->judge);
+	rc = sandbox_run(judge->jail, &judge->spec, &tr->judge);
 	tr->judged = true;
 	res->cpu_ms += tr->judge.cpu_ms;
 	if (rc < 0 || tr->judge.outcome.internal_error) {
 		test_internal(res, tr, i, tr->judge.internal_msg);
 		return;
 	}
-	judge_verdict(jd, tr);
+	tr->status = verdict_from_judge(&tr->judge.outcome, judge_name(judge), tr->judge.err.data,
+					tr->judge.err.len, &tr->points, tr->judge_error,
+					sizeof(tr->judge_error));
 }
 
 /*
@@ -710,7 +624,7 @@ static void run_checker(struct judge *jd, const struct job_env *env,
  */
 static int write_input(struct jobdir *d, const char *name, const struct req_test *t)
 {
-	int rc = rm_tree_at(d->fd, name);
+	int rc = jobdir_remove_at(d->fd, name);
 
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
@@ -723,14 +637,15 @@ static int write_input(struct jobdir *d, const char *name, const struct req_test
  * nothing of an earlier test alive. The run command is the same for all.
  */
 static void run_test(const struct job_env *env, const struct job_request *req,
-		     const struct step_plan *p, struct judge *jd, size_t i, struct job_result *res)
+		     const struct step_plan *p, struct judge *judge, size_t i,
+		     struct job_result *res)
 {
 	const struct req_test *t = &req->tests[i];
 	struct test_result *tr = &res->tests[i];
 	struct jobdir *d = jail_jobdir(env->jail);
 	const struct buf *judged = &tr->r.out;
 	struct step_spec s;
-	enum compare_result cmp = CMP_EQUAL;
+	struct verdict_answer answer = { .expected = t->expected != NULL, .cmp = CMP_EQUAL };
 	int rc = 0;
 
 	spec_fill(&s, req, p, &req->run_limits, env);
@@ -750,8 +665,8 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		tr->r.outcome.internal_error = true;
 		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
 			 "writing the input file: %s", strerror(-rc));
-	} else if (jd && jd->interactive) {
-		run_interactive_test(jd, env, req, &s, i, res);
+	} else if (judge && judge->interactive) {
+		run_interactive_test(judge, env, req, &s, i, res);
 		judge_done(res, tr);
 		return;
 	} else {
@@ -778,31 +693,21 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		fit_budget(res, &tr->file_out, false);
 		judged = &tr->file_out;
 	}
-	if (jd) {
-		enum test_status own;
-
+	answer.file_missing = tr->file_missing;
+	answer.file_truncated = tr->file_out.truncated;
+	if (judge) {
 		/* The checker judges an answer: a run that failed, or left no
 		 * whole answer, has none. */
-		if (solution_failed(&tr->r.outcome, &own))
-			tr->status = own;
-		else if (tr->file_missing || tr->file_out.truncated)
-			tr->status = TS_WRONG_OUTPUT;
-		else
-			run_checker(jd, env, req, judged, i, res);
+		tr->status = verdict_before_checker(&tr->r.outcome, &answer);
+		if (tr->status == TS_ACCEPTED)
+			run_checker(judge, env, req, judged, i, res);
 		judge_done(res, tr);
 		return;
 	}
 	if (t->expected)
-		cmp = output_compare_by(&req->compare, judged->data ? judged->data : "",
-					judged->len, t->expected, t->expected_len);
-	/* A missing output file is no answer, whatever was expected. */
-	if (tr->file_missing)
-		cmp = CMP_DIFFERENT;
-	tr->status = verdict_for_test(&tr->r.outcome, t->expected != NULL || tr->file_missing,
-				      cmp);
-	/* An output file cut at the cap cannot be the right answer. */
-	if (tr->status == TS_ACCEPTED && tr->file_out.truncated && t->expected)
-		tr->status = TS_WRONG_OUTPUT;
+		answer.cmp = verdict_compare_by(&req->compare, judged->data ? judged->data : "",
+						judged->len, t->expected, t->expected_len);
+	tr->status = verdict_for_answer(&tr->r.outcome, &answer);
 }
 
 /* ---- what the job has reported: early stop, groups, events ------------- */
@@ -870,7 +775,7 @@ static void report_rest(const struct job_env *env, const struct job_request *req
  * unneeded (stop_on_failure, a group's) is skipped, never run.
  */
 static void run_tests(const struct job_env *env, const struct job_request *req,
-		      struct judge *jd, struct job_result *res, struct progress *pg)
+		      struct judge *judge, struct job_result *res, struct progress *pg)
 {
 	struct step_plan p = { 0 };
 	int rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
@@ -883,7 +788,7 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 	}
 	for (size_t i = 0; i < req->ntests && !job_cancelled(env, res); i++) {
 		if (groups_test_needed(req, pg->sts, i))
-			run_test(env, req, &p, jd, i, res);
+			run_test(env, req, &p, judge, i, res);
 		else
 			res->tests[i].status = TS_SKIPPED;
 		/* killed for the cancel: no verdict of its own (the job's
@@ -904,7 +809,7 @@ static void all_tests(struct job_result *res, enum test_status st)
 int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
 {
 	struct jobdir *d = jail_jobdir(env->jail);
-	struct judge *jd = NULL;
+	struct judge *judge = NULL;
 	struct progress pg = { 0 };
 	int rc = 0;
 
@@ -933,8 +838,8 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	if (rc < 0)
 		set_internal(res, "writing a source file", -rc);
 	if (rc == 0 && (req->interactor || req->checker)) {
-		jd = judge_open(env, req, res);
-		if (!jd)
+		judge = judge_open(env, req, res);
+		if (!judge)
 			rc = -EIO;  /* a job fault, already recorded */
 	}
 	if (rc == 0 && req->lang->has_build)
@@ -953,32 +858,33 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 			set_internal(res, "keeping the built job directory", -rc);
 	}
 	/* The judge's program only for a solution that built. */
-	if (rc == 0 && res->build_status == BS_OK && jd && !job_cancelled(env, res)) {
-		if (!judge_prepare(jd, env, req, res)) {
-			judge_destroy(jd);
-			jd = NULL;
+	if (rc == 0 && res->build_status == BS_OK && judge && !job_cancelled(env, res)) {
+		if (!judge_prepare(judge, env, req, res)) {
+			judge_destroy(judge);
+			judge = NULL;
 		}
 		/* nor did a judge build killed for it */
 		job_cancelled(env, res);
 		pg.judge = true;
 		report(env, req, res, JOB_EV_JUDGE_BUILD, 0);
 	}
-	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || jd) &&
+	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || judge) &&
 	    !res->cancelled)
-		run_tests(env, req, jd, res, &pg);
+		run_tests(env, req, judge, res, &pg);
 	else if (rc < 0)
 		all_tests(res, TS_INTERNAL_ERROR);
-	judge_destroy(jd);
+	judge_destroy(judge);
 	report_rest(env, req, res, &pg);
 
-	res->top = verdict_top_level(res->build_status, pg.sts, req->ntests);
-	/* A judge that could not be built or started judged nothing. */
-	if (res->build_status == BS_OK && res->judge.present && res->judge.status != BS_OK)
-		res->top = TS_INTERNAL_ERROR;
-	/* Stopped for its client: what was killed has no verdict (a build,
-	 * the solution's or the judge's, killed mid-way did not fail). */
-	if (res->cancelled)
-		res->top = TS_NOT_EXECUTED;
+	/* A build killed for a cancel (the solution's or the judge's) did
+	 * not fail: the verdict module says not_executed first. */
+	res->top = verdict_top_level(&(struct verdict_job){
+		.build = res->build_status,
+		.judge_build = res->judge.present ? res->judge.status : BS_OK,
+		.cancelled = res->cancelled,
+		.tests = pg.sts,
+		.ntests = req->ntests,
+	});
 	free(pg.sts);
 	return 0;
 }

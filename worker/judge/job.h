@@ -100,9 +100,9 @@ struct job_env {
 	const struct config *cfg;
 	uid_t uid;
 	gid_t gid;
-	/* A job with an interactor or a checker starts a second jail in sb
-	 * for it, run as judge_uid:judge_gid (never the solution's). */
-	struct sandbox *sb;
+	/* A job with an interactor or a checker starts a second jail in
+	 * sandbox for it, run as judge_uid:judge_gid (never the solution's). */
+	struct sandbox *sandbox;
 	uid_t judge_uid;
 	gid_t judge_gid;
 	/* Readable when the job must stop at once (its client went away):

@@ -27,6 +27,7 @@
 
 struct jail {
 	struct sandbox *sb;
+	const struct jail_shared *shared; /* what it takes from sb */
 	pid_t pid;              /* the jail binary */
 	int sock;               /* our end of the init's socketpair */
 	int log_r;              /* the jail binary's stdout and stderr */
@@ -199,7 +200,7 @@ static int launch_no_new_privs(struct launch *l)
  * everything under it, the init and its programs included. */
 static int launch_install_baseline(struct launch *l)
 {
-	return seccomp_set_apply_baseline(l->j->sb->sc);
+	return seccomp_set_apply_baseline(l->j->shared->seccomp);
 }
 
 /* Returns only when the exec failed. */
@@ -207,7 +208,7 @@ static int launch_exec(struct launch *l)
 {
 	static char *const no_env[] = { NULL };
 
-	execve(l->j->sb->path, l->args.v, no_env);
+	execve(l->j->shared->path, l->args.v, no_env);
 	return -errno;
 }
 
@@ -257,8 +258,8 @@ static int choose_ids(struct launch *l, char *err, size_t errlen)
 {
 	struct jail *j = l->j;
 
-	j->uid = l->o->uid ? l->o->uid : j->sb->uid;
-	j->gid = l->o->gid ? l->o->gid : j->sb->gid;
+	j->uid = l->o->uid ? l->o->uid : j->shared->uid;
+	j->gid = l->o->gid ? l->o->gid : j->shared->gid;
 	if (j->uid == 0 || j->gid == 0) {
 		snprintf(err, errlen, "a jail's uid/gid must not be root");
 		return -EINVAL;
@@ -282,9 +283,9 @@ static int make_box(struct launch *l, char *err, size_t errlen)
 		snprintf(j->box, sizeof(j->box), "%s", box_dir);
 		return 0;
 	}
-	rc = jobdir_create(j->sb->jail_dir, j->uid, j->gid, &j->dir);
+	rc = jobdir_create(j->shared->jail_dir, j->uid, j->gid, &j->dir);
 	if (rc < 0) {
-		snprintf(err, errlen, "creating a job directory in %s: %s", j->sb->jail_dir,
+		snprintf(err, errlen, "creating a job directory in %s: %s", j->shared->jail_dir,
 			 strerror(-rc));
 		return rc;
 	}
@@ -305,10 +306,10 @@ static int make_control_dir(struct launch *l, char *err, size_t errlen)
 
 	if (!l->o->control_dir)
 		return 0;
-	rc = jobdir_create(j->sb->jail_dir, 0, j->gid, &j->ctl);
+	rc = jobdir_create(j->shared->jail_dir, 0, j->gid, &j->ctl);
 	if (rc < 0) {
 		j->ctl.fd = -1;
-		snprintf(err, errlen, "creating a control directory in %s: %s", j->sb->jail_dir,
+		snprintf(err, errlen, "creating a control directory in %s: %s", j->shared->jail_dir,
 			 strerror(-rc));
 	}
 	return rc;
@@ -319,7 +320,7 @@ static int make_cgroup(struct launch *l, char *err, size_t errlen)
 {
 	struct cg_limits cl = { .memory_bytes = JAIL_CGROUP_MEMORY, .pids = JAIL_CGROUP_PIDS };
 	char cgerr[256];
-	int rc = cg_step_create(l->j->sb->cg, &cl, &l->j->cg, cgerr, sizeof(cgerr));
+	int rc = cg_step_create(l->j->shared->cgroups, &cl, &l->j->cg, cgerr, sizeof(cgerr));
 
 	if (rc < 0)
 		snprintf(err, errlen, "jail cgroup: %s", cgerr);
@@ -332,18 +333,18 @@ static int build_command(struct launch *l, char *err, size_t errlen)
 {
 	struct jail *j = l->j;
 	struct jail_env env = {
-		.path = j->sb->path,
-		.init_path = j->sb->init_path,
+		.path = j->shared->path,
+		.init_path = j->shared->init_path,
 		.uid = j->uid,
 		.gid = j->gid,
-		.mounts = j->sb->mounts,
-		.nmounts = j->sb->nmounts,
-		.ro_mounts = (const char *const *)j->sb->ro_mounts,
+		.mounts = j->shared->mounts,
+		.nmounts = j->shared->nmounts,
+		.ro_mounts = (const char *const *)j->shared->ro_mounts,
 		.box_dir = j->box,
 		.control_dir = j->ctl.fd >= 0 ? j->ctl.path : NULL,
 	};
 
-	return j->sb->drv->build_argv(&env, &l->args, err, errlen);
+	return j->shared->driver->build_argv(&env, &l->args, err, errlen);
 }
 
 /* Before the fork: the child hands its end to the init at INITMSG_FD. */
@@ -429,7 +430,7 @@ static int queue_enter(struct launch *l, char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
-	if (cg_step_create(j->sb->cg, &none, &j->first, cgerr, sizeof(cgerr)) < 0) {
+	if (cg_step_create(j->shared->cgroups, &none, &j->first, cgerr, sizeof(cgerr)) < 0) {
 		log_warn("a jail's first cgroup: %s", cgerr);
 		j->first = NULL;
 		return 0;
@@ -495,6 +496,7 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
 	int rc = 0;
 
 	j->sb = sb;
+	j->shared = sandbox_jail_shared(sb);
 	j->pid = -1;
 	j->sock = j->log_r = j->exec_r = -1;
 	j->dir.fd = -1;
@@ -570,7 +572,7 @@ static int launched(struct jail *j, int timeout_ms, char *err, size_t errlen)
 		rc = poll(&pf, 1, timeout_ms);
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0) {
-		snprintf(err, errlen, "starting %s: no exec within %d ms", j->sb->path, timeout_ms);
+		snprintf(err, errlen, "starting %s: no exec within %d ms", j->shared->path, timeout_ms);
 		return -ETIMEDOUT;
 	}
 	do
@@ -584,7 +586,7 @@ static int launched(struct jail *j, int timeout_ms, char *err, size_t errlen)
 	while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	j->pid = -1;
-	snprintf(err, errlen, "starting %s: %s: %s", j->sb->path, step, strerror(e[0]));
+	snprintf(err, errlen, "starting %s: %s: %s", j->shared->path, step, strerror(e[0]));
 	return -e[0];
 }
 
@@ -670,7 +672,7 @@ static int entered(struct jail *j, int timeout_ms, char *err, size_t errlen)
 static int send_filter(struct jail *j, int timeout_ms, char *err, size_t errlen)
 {
 	size_t len;
-	const void *bpf = seccomp_set_bpf(j->sb->sc, &len);
+	const void *bpf = seccomp_set_bpf(j->shared->seccomp, &len);
 	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_FILTER, 0, (uint32_t)len };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)bpf, len } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };

@@ -137,26 +137,22 @@ struct jail;
 struct jobdir;
 struct cg_tree;
 
-/* The worker's sandbox context (sandbox_open); shared by sandbox.c and
- * jail.c only. */
-struct sandbox {
-	const struct jail_driver *drv;
+/*
+ * What every jail of one sandbox takes from it (sandbox_jail_shared): the
+ * sandbox made it at sandbox_open and owns it; a jail only reads it.
+ */
+struct jail_shared {
+	const struct jail_driver *driver;
 	char *path;             /* jail binary */
 	char *init_path;        /* goboxd-init */
 	char *jail_dir;         /* where job directories are made */
-	char version[256];
-	struct cg_tree *cg;
-	struct seccomp_set *sc;
+	struct cg_tree *cgroups; /* the worker's sub-tree: each jail's cgroups */
+	struct seccomp_set *seccomp;
 	struct jail_mount *mounts;
 	size_t nmounts;
 	char **ro_mounts;       /* NULL-terminated */
-	uid_t uid;
+	uid_t uid;              /* its programs' host ids, unless jail_opts says */
 	gid_t gid;
-	uint64_t tmpfs_kb;
-	uint64_t tmp_files;     /* nr_inodes of each /tmp; 0: no cap */
-	bool disk_quota;        /* jail_dir is the capped job disk */
-	int cpu;                /* the CPU of pinned steps; -1: none */
-	bool pin_all;           /* every step on cpu, not only those that ask */
 };
 
 /*

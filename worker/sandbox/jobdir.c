@@ -87,14 +87,20 @@ static int open_beneath(int dirfd, const char *name, int flags, mode_t mode)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* One component naming an entry of the directory itself. */
+static bool one_name(const char *name)
+{
+	return name && *name && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
 int jobdir_write(const struct jobdir *d, const char *name, const void *data, size_t len,
 		 mode_t mode)
 {
 	struct stat st;
 	int fd, rc;
 
-	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
-	    strcmp(name, "..") == 0)
+	if (!one_name(name))
 		return -EINVAL;
 	if (fstat(d->fd, &st) < 0)
 		return -errno;
@@ -127,8 +133,7 @@ int jobdir_read(const struct jobdir *d, const char *name, size_t cap, struct buf
 	struct stat st;
 	int fd, rc = 0;
 
-	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
-	    strcmp(name, "..") == 0)
+	if (!one_name(name))
 		return -EINVAL;
 	fd = open_beneath(d->fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0)
@@ -309,7 +314,7 @@ static int rm_contents(int rootfd, volatile sig_atomic_t *stop)
 	}
 }
 
-int rm_tree_at(int dirfd, const char *name)
+int jobdir_remove_at(int dirfd, const char *name)
 {
 	struct stat st;
 	int fd, rc;
@@ -753,20 +758,31 @@ int jobdir_snapshot(struct jobdir *d)
 	return mirror_tree(&(struct mirror){ .kind = MK_SNAPSHOT }, d->fd, fd);
 }
 
-/* The job directory emptied, then made a copy of the tree at src. */
-static int refill(struct jobdir *d, int src, enum mirror_kind kind, uid_t uid, gid_t gid)
+/* Everything in the job directory removed; it stays root's meanwhile. */
+static int empty_job_dir(struct jobdir *d)
 {
-	int rc;
-
 	/* The program owned the directory and may have taken its modes away. */
 	if (fchmod(d->fd, 0700) < 0)
 		return -errno;
-	rc = rm_contents(d->fd, NULL);
+	return rm_contents(d->fd, NULL);
+}
+
+/* The job directory uid:gid's again, as jobdir_create made it. */
+static int give_job_dir(struct jobdir *d, uid_t uid, gid_t gid)
+{
+	return fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0 ? -errno : 0;
+}
+
+/* The job directory emptied, then made a copy of the tree at src. */
+static int refill(struct jobdir *d, int src, enum mirror_kind kind, uid_t uid, gid_t gid)
+{
+	int rc = empty_job_dir(d);
+
 	if (rc == 0)
 		rc = mirror_tree(&(struct mirror){ .kind = kind, .uid = uid, .gid = gid }, src,
 				 d->fd);
-	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
-		rc = -errno;
+	if (rc == 0)
+		rc = give_job_dir(d, uid, gid);
 	return rc;
 }
 
@@ -800,14 +816,9 @@ int jobdir_import(struct jobdir *d, int src, uid_t uid, gid_t gid)
 
 int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid)
 {
-	int rc;
+	int rc = empty_job_dir(d);
 
-	if (fchmod(d->fd, 0700) < 0)
-		return -errno;
-	rc = rm_contents(d->fd, NULL);
-	if (rc == 0 && (fchown(d->fd, uid, gid) < 0 || fchmod(d->fd, 0750) < 0))
-		rc = -errno;
-	return rc;
+	return rc < 0 ? rc : give_job_dir(d, uid, gid);
 }
 
 int jobdir_remove(struct jobdir *d)

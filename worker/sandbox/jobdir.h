@@ -106,6 +106,6 @@ int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid);
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);
 /* Remove name under dirfd recursively, no symlink following. */
-int rm_tree_at(int dirfd, const char *name);
+int jobdir_remove_at(int dirfd, const char *name);
 
 #endif

@@ -91,7 +91,7 @@ static void first_line(const struct buf *a, const struct buf *b, char *out, size
 	}
 }
 
-static void probe_one(struct sandbox *sb, const struct config *cfg, const struct lang *l,
+static void probe_one(struct sandbox *sandbox, const struct config *cfg, const struct lang *l,
 		      uid_t uid, struct probe_entry *e)
 {
 	struct jobdir d;
@@ -127,7 +127,7 @@ static void probe_one(struct sandbox *sb, const struct config *cfg, const struct
 		s.limits.memory_kb = PROBE_MEMORY_KB;
 	if (s.limits.max_processes < 64)
 		s.limits.max_processes = 64;
-	rc = sandbox_run_once(sb, d.path, &s, &r);
+	rc = sandbox_run_once(sandbox, d.path, &s, &r);
 	if (rc < 0 || r.outcome.internal_error) {
 		snprintf(e->error, sizeof(e->error), "sandbox: %.170s", r.internal_msg);
 	} else if (!r.outcome.exited || r.outcome.exit_code != 0) {
@@ -151,7 +151,7 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 		  struct probe_table *t, volatile sig_atomic_t *stop)
 {
 	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
-	struct sandbox *sb = NULL;
+	struct sandbox *sandbox = NULL;
 	/* Above every worker's uid: never shared with a running job. */
 	uid_t uid = cfg->sandbox_uid_base + STATS_MAX_WORKERS;
 	struct sandbox_opts o = {
@@ -168,35 +168,37 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 	o.cgroup_name = tree;
 	o.ro_mounts = mounts;
 	snap->generation = generation;
-	rc = sandbox_open(&o, &sb, snap->jail_error, sizeof(snap->jail_error));
+	rc = sandbox_open(&o, &sandbox, snap->jail_error, sizeof(snap->jail_error));
 	free(mounts);
 	/* Like a worker: what launching jails takes, and nothing more. */
 	if (rc == 0 && geteuid() == 0 && (rc = sandbox_keep_caps()) < 0) {
 		snprintf(snap->jail_error, sizeof(snap->jail_error),
 			 "dropping capabilities: %s", strerror(-rc));
-		sandbox_close(sb);
+		sandbox_close(sandbox);
 	}
 	if (rc < 0) {
 		snap->jail_state = PROBE_FAILED;
-		sb = NULL;
+		sandbox = NULL;
 	} else {
 		snap->jail_state = PROBE_OK;
-		snprintf(snap->jail_name, sizeof(snap->jail_name), "%s", sandbox_driver_name(sb));
-		snprintf(snap->jail_path, sizeof(snap->jail_path), "%s", sandbox_driver_path(sb));
+		snprintf(snap->jail_name, sizeof(snap->jail_name), "%s",
+			 sandbox_driver_name(sandbox));
+		snprintf(snap->jail_path, sizeof(snap->jail_path), "%s",
+			 sandbox_driver_path(sandbox));
 		snprintf(snap->jail_version, sizeof(snap->jail_version), "%s",
-			 sandbox_driver_version(sb));
+			 sandbox_driver_version(sandbox));
 	}
 	for (size_t i = 0; i < langtab_count(lt) && i < STATS_MAX_LANGS; i++) {
 		const struct lang *l = langtab_at(lt, i);
 		struct probe_entry *e = &snap->e[i];
 
 		if (*stop) {
-			sandbox_close(sb);
+			sandbox_close(sandbox);
 			free(snap);
 			return -1;
 		}
-		if (sb) {
-			probe_one(sb, cfg, l, uid, e);
+		if (sandbox) {
+			probe_one(sandbox, cfg, l, uid, e);
 		} else {
 			snprintf(e->id, sizeof(e->id), "%s", l->id);
 			e->state = PROBE_FAILED;
@@ -211,7 +213,7 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 	snap->done_wall_ms = wall_ms();
 	publish(t, snap);
 	log_info("probes done: %zu languages, %d failed", langtab_count(lt), failed);
-	sandbox_close(sb);
+	sandbox_close(sandbox);
 	free(snap);
-	return failed || !sb ? -1 : 0;
+	return failed || !sandbox ? -1 : 0;
 }

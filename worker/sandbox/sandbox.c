@@ -49,6 +49,17 @@ const char *const sandbox_base_env[5] = {
 #define NPROC_SLACK 8192
 #define INIT_NAME "goboxd-init"
 
+/* The worker's sandbox context, made once per worker (sandbox_open). */
+struct sandbox {
+	struct jail_shared shared; /* what every jail takes from it */
+	char version[256];      /* the jail binary's version line */
+	uint64_t tmpfs_kb;      /* each program's fresh /tmp */
+	uint64_t tmp_files;     /* nr_inodes of each /tmp; 0: no cap */
+	bool disk_quota;        /* jail_dir is the capped job disk */
+	int cpu;                /* the CPU of pinned steps; -1: none */
+	bool pin_all;           /* every step on cpu, not only those that ask */
+};
+
 /* ---- opening ---------------------------------------------------------- */
 
 static bool is_executable(const char *path)
@@ -59,19 +70,20 @@ static bool is_executable(const char *path)
 	       access(path, X_OK) == 0;
 }
 
-static int use_driver(struct sandbox *sb, const struct jail_driver *drv, const char *path,
+static int use_driver(struct sandbox *sandbox, const struct jail_driver *drv, const char *path,
 		      char *err, size_t errlen)
 {
 	if (!is_executable(path)) {
 		snprintf(err, errlen, "jail %s: %s is not an executable file", drv->name, path);
 		return -ENOENT;
 	}
-	sb->drv = drv;
-	sb->path = xstrdup(path);
+	sandbox->shared.driver = drv;
+	sandbox->shared.path = xstrdup(path);
 	return 0;
 }
 
-static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *err, size_t errlen)
+static int pick_driver(const struct sandbox_opts *o, struct sandbox *sandbox, char *err,
+		       size_t errlen)
 {
 	const char *nsj = o->nsjail_path ? o->nsjail_path : "/usr/local/bin/nsjail";
 	const char *bw = o->bwrap_path ? o->bwrap_path : "/usr/bin/bwrap";
@@ -79,15 +91,15 @@ static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *e
 	switch (o->jail) {
 	case JAIL_KIND_AUTO:
 		if (is_executable(nsj))
-			return use_driver(sb, &jail_nsjail, nsj, err, errlen);
+			return use_driver(sandbox, &jail_nsjail, nsj, err, errlen);
 		if (is_executable(bw))
-			return use_driver(sb, &jail_bwrap, bw, err, errlen);
+			return use_driver(sandbox, &jail_bwrap, bw, err, errlen);
 		snprintf(err, errlen, "no jail binary: neither %s nor %s is executable", nsj, bw);
 		return -ENOENT;
 	case JAIL_KIND_NSJAIL:
-		return use_driver(sb, &jail_nsjail, nsj, err, errlen);
+		return use_driver(sandbox, &jail_nsjail, nsj, err, errlen);
 	case JAIL_KIND_BWRAP:
-		return use_driver(sb, &jail_bwrap, bw, err, errlen);
+		return use_driver(sandbox, &jail_bwrap, bw, err, errlen);
 	}
 	snprintf(err, errlen, "unknown jail kind %d", (int)o->jail);
 	return -EINVAL;
@@ -98,7 +110,8 @@ static int pick_driver(const struct sandbox_opts *o, struct sandbox *sb, char *e
  * build tree, or an installation that keeps both in one place), else where
  * `make install` puts it.
  */
-static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err, size_t errlen)
+static int find_init(const struct sandbox_opts *o, struct sandbox *sandbox, char *err,
+		     size_t errlen)
 {
 	char self[PATH_MAX], cand[PATH_MAX + sizeof(INIT_NAME)];
 	ssize_t n;
@@ -109,7 +122,7 @@ static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err
 			snprintf(err, errlen, "init %s is not an executable file", o->init_path);
 			return -ENOENT;
 		}
-		sb->init_path = xstrdup(o->init_path);
+		sandbox->shared.init_path = xstrdup(o->init_path);
 		return 0;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -120,13 +133,13 @@ static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err
 			*slash = '\0';
 			snprintf(cand, sizeof(cand), "%s/%s", self, INIT_NAME);
 			if (is_executable(cand)) {
-				sb->init_path = xstrdup(cand);
+				sandbox->shared.init_path = xstrdup(cand);
 				return 0;
 			}
 		}
 	}
 	if (is_executable(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME)) {
-		sb->init_path = xstrdup(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME);
+		sandbox->shared.init_path = xstrdup(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME);
 		return 0;
 	}
 	snprintf(err, errlen, "%s not found next to goboxd nor in %s (set --init-path)", INIT_NAME,
@@ -135,15 +148,16 @@ static int find_init(const struct sandbox_opts *o, struct sandbox *sb, char *err
 }
 
 /* First line of "<jail> --version"; "" when the jail has no such flag. */
-static void read_version(struct sandbox *sb)
+static void read_version(struct sandbox *sandbox)
 {
+	const struct jail_shared *shared = &sandbox->shared;
 	char buf[256];
 	size_t off = 0;
 	int p[2];
 	pid_t pid;
 
-	sb->version[0] = '\0';
-	if (!sb->drv->version_arg || pipe2(p, O_CLOEXEC) < 0)
+	sandbox->version[0] = '\0';
+	if (!shared->driver->version_arg || pipe2(p, O_CLOEXEC) < 0)
 		return;
 	pid = fork();
 	if (pid == 0) {
@@ -153,7 +167,7 @@ static void read_version(struct sandbox *sb)
 		dup2(p[1], 1);
 		dup2(nul, 2);
 		close_fds_from(3);
-		execl(sb->path, sb->path, sb->drv->version_arg, (char *)NULL);
+		execl(shared->path, shared->path, shared->driver->version_arg, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -170,18 +184,18 @@ static void read_version(struct sandbox *sb)
 	close(p[0]);
 	buf[off] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	snprintf(sb->version, sizeof(sb->version), "%s", buf);
+	snprintf(sandbox->version, sizeof(sandbox->version), "%s", buf);
 }
 
-static void add_mount(struct sandbox *sb, enum jail_mount_kind k, const char *path,
+static void add_mount(struct jail_shared *shared, enum jail_mount_kind k, const char *path,
 		      const char *target)
 {
 	struct jail_mount *m;
 
-	sb->mounts = realloc(sb->mounts, (sb->nmounts + 1) * sizeof(*sb->mounts));
-	if (!sb->mounts)
+	shared->mounts = realloc(shared->mounts, (shared->nmounts + 1) * sizeof(*shared->mounts));
+	if (!shared->mounts)
 		abort();
-	m = &sb->mounts[sb->nmounts++];
+	m = &shared->mounts[shared->nmounts++];
 	m->kind = k;
 	m->path = xstrdup(path);
 	m->src = xstrdup(path);
@@ -189,7 +203,7 @@ static void add_mount(struct sandbox *sb, enum jail_mount_kind k, const char *pa
 }
 
 /* Match the policy against this host: what exists, and what is a symlink. */
-static void resolve_mounts(struct sandbox *sb)
+static void resolve_mounts(struct jail_shared *shared)
 {
 	for (size_t i = 0; i < policy_mounts_count; i++) {
 		const struct policy_mount *pm = &policy_mounts[i];
@@ -198,14 +212,14 @@ static void resolve_mounts(struct sandbox *sb)
 		ssize_t n;
 
 		if (pm->kind == PM_SYMLINK) {
-			add_mount(sb, JAIL_MOUNT_SYMLINK, pm->path, pm->target);
+			add_mount(shared, JAIL_MOUNT_SYMLINK, pm->path, pm->target);
 			continue;
 		}
 		if (lstat(pm->path, &st) < 0)
 			continue;
 		if (pm->kind == PM_DEVICE) {
 			if (S_ISCHR(st.st_mode))
-				add_mount(sb, JAIL_MOUNT_DEV_BIND, pm->path, NULL);
+				add_mount(shared, JAIL_MOUNT_DEV_BIND, pm->path, NULL);
 			continue;
 		}
 		if (S_ISLNK(st.st_mode)) {
@@ -217,32 +231,32 @@ static void resolve_mounts(struct sandbox *sb)
 			 * bind what they resolve to instead of a dangling link. */
 			if (strncmp(pm->path, "/etc/", 5) == 0) {
 				if (stat(pm->path, &st) == 0)
-					add_mount(sb, JAIL_MOUNT_RO_BIND, pm->path, NULL);
+					add_mount(shared, JAIL_MOUNT_RO_BIND, pm->path, NULL);
 				continue;
 			}
-			add_mount(sb, JAIL_MOUNT_SYMLINK, pm->path, target);
+			add_mount(shared, JAIL_MOUNT_SYMLINK, pm->path, target);
 			continue;
 		}
 		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-			add_mount(sb, JAIL_MOUNT_RO_BIND, pm->path, NULL);
+			add_mount(shared, JAIL_MOUNT_RO_BIND, pm->path, NULL);
 	}
 }
 
 /* The languages' extra paths, each once. */
-static void copy_ro_mounts(struct sandbox *sb, const char *const *in)
+static void copy_ro_mounts(struct jail_shared *shared, const char *const *in)
 {
 	size_t n = 0, k = 0;
 
 	while (in && in[n])
 		n++;
-	sb->ro_mounts = xcalloc(n + 1, sizeof(char *));
+	shared->ro_mounts = xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
 		bool dup = false;
 
 		for (size_t j = 0; j < k && !dup; j++)
-			dup = strcmp(sb->ro_mounts[j], in[i]) == 0;
+			dup = strcmp(shared->ro_mounts[j], in[i]) == 0;
 		if (!dup)
-			sb->ro_mounts[k++] = xstrdup(in[i]);
+			shared->ro_mounts[k++] = xstrdup(in[i]);
 	}
 }
 
@@ -300,12 +314,12 @@ int sandbox_keep_caps(void)
 
 int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, size_t errlen)
 {
-	struct sandbox *sb = xcalloc(1, sizeof(*sb));
+	struct sandbox *sandbox = xcalloc(1, sizeof(*sandbox));
 	int rc;
 
-	rc = pick_driver(o, sb, err, errlen);
+	rc = pick_driver(o, sandbox, err, errlen);
 	if (rc == 0)
-		rc = find_init(o, sb, err, errlen);
+		rc = find_init(o, sandbox, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (o->uid == 0 || o->gid == 0) {
@@ -318,68 +332,76 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 		rc = -EINVAL;
 		goto fail;
 	}
-	sb->jail_dir = xstrdup(o->jail_dir);
-	sb->uid = o->uid;
-	sb->gid = o->gid;
-	sb->tmpfs_kb = o->tmpfs_kb ? o->tmpfs_kb : 65536;
-	sb->tmp_files = o->disk_files;
+	sandbox->shared.jail_dir = xstrdup(o->jail_dir);
+	sandbox->shared.uid = o->uid;
+	sandbox->shared.gid = o->gid;
+	sandbox->tmpfs_kb = o->tmpfs_kb ? o->tmpfs_kb : 65536;
+	sandbox->tmp_files = o->disk_files;
 	if (o->disk_bytes) {
 		rc = mount_job_disk(o, err, errlen);
 		if (rc < 0)
 			goto fail;
-		sb->disk_quota = true;
+		sandbox->disk_quota = true;
 	}
-	sb->cpu = o->has_cpu || o->pin_cpu ? (int)o->cpu : -1;
-	sb->pin_all = o->pin_cpu;
-	rc = seccomp_set_build(&sb->sc, err, errlen);
+	sandbox->cpu = o->has_cpu || o->pin_cpu ? (int)o->cpu : -1;
+	sandbox->pin_all = o->pin_cpu;
+	rc = seccomp_set_build(&sandbox->shared.seccomp, err, errlen);
 	if (rc < 0)
 		goto fail;
-	rc = cg_tree_open(o->cgroup_root, o->cgroup_name, &sb->cg, err, errlen);
+	rc = cg_tree_open(o->cgroup_root, o->cgroup_name, &sandbox->shared.cgroups, err, errlen);
 	if (rc < 0)
 		goto fail;
-	resolve_mounts(sb);
-	copy_ro_mounts(sb, o->ro_mounts);
-	read_version(sb);
-	*out = sb;
+	resolve_mounts(&sandbox->shared);
+	copy_ro_mounts(&sandbox->shared, o->ro_mounts);
+	read_version(sandbox);
+	*out = sandbox;
 	return 0;
 fail:
-	sandbox_close(sb);
+	sandbox_close(sandbox);
 	return rc;
 }
 
-void sandbox_close(struct sandbox *sb)
+void sandbox_close(struct sandbox *sandbox)
 {
-	if (!sb)
+	struct jail_shared *shared;
+
+	if (!sandbox)
 		return;
-	if (sb->cg)
-		cg_tree_close(sb->cg);
-	seccomp_set_free(sb->sc);
-	for (size_t i = 0; i < sb->nmounts; i++) {
-		free(sb->mounts[i].path);
-		free(sb->mounts[i].src);
-		free(sb->mounts[i].target);
+	shared = &sandbox->shared;
+	if (shared->cgroups)
+		cg_tree_close(shared->cgroups);
+	seccomp_set_free(shared->seccomp);
+	for (size_t i = 0; i < shared->nmounts; i++) {
+		free(shared->mounts[i].path);
+		free(shared->mounts[i].src);
+		free(shared->mounts[i].target);
 	}
-	free(sb->mounts);
-	strv_free_array(sb->ro_mounts);
-	free(sb->path);
-	free(sb->init_path);
-	free(sb->jail_dir);
-	free(sb);
+	free(shared->mounts);
+	strv_free_array(shared->ro_mounts);
+	free(shared->path);
+	free(shared->init_path);
+	free(shared->jail_dir);
+	free(sandbox);
 }
 
-const char *sandbox_driver_name(const struct sandbox *sb)
+const char *sandbox_driver_name(const struct sandbox *sandbox)
 {
-	return sb->drv->name;
+	return sandbox->shared.driver->name;
 }
 
-const char *sandbox_driver_version(const struct sandbox *sb)
+const char *sandbox_driver_version(const struct sandbox *sandbox)
 {
-	return sb->version;
+	return sandbox->version;
 }
 
-const char *sandbox_driver_path(const struct sandbox *sb)
+const char *sandbox_driver_path(const struct sandbox *sandbox)
 {
-	return sb->path;
+	return sandbox->shared.path;
+}
+
+const struct jail_shared *sandbox_jail_shared(const struct sandbox *sandbox)
+{
+	return &sandbox->shared;
 }
 
 void step_result_init(struct step_result *r)
@@ -401,7 +423,7 @@ void step_result_free(struct step_result *r)
 
 struct run {
 	struct jail *j;
-	struct sandbox *sb;
+	struct sandbox *sandbox;
 	const struct step_spec *s;
 	struct step_result *r;
 	struct cg_step *cg;
@@ -509,7 +531,7 @@ static int prepare(struct run *run)
 		rc = cg_step_set_limits(run->cg, &cl, err, sizeof(err));
 		return rc < 0 ? internal(run, rc, "cgroup: %s", err) : 0;
 	}
-	rc = cg_step_create(run->sb->cg, &cl, &run->cg, err, sizeof(err));
+	rc = cg_step_create(run->sandbox->shared.cgroups, &cl, &run->cg, err, sizeof(err));
 	if (rc < 0)
 		return internal(run, rc, "cgroup: %s", err);
 	rc = cg_step_open_procs(run->cg, run->cgfds, ARRAY_SIZE(run->cgfds));
@@ -571,7 +593,7 @@ static int send_run(struct run *run)
 		.uid = POLICY_INSIDE_UID,
 		.gid = POLICY_INSIDE_GID,
 		.ncgroup = (uint32_t)run->ncg,
-		.cpu = run->sb->pin_all || s->pin_cpu ? run->sb->cpu : -1,
+		.cpu = run->sandbox->pin_all || s->pin_cpu ? run->sandbox->cpu : -1,
 	};
 	int fds[INITMSG_MAX_FDS] = { run->in_r, run->out_w, run->err_w };
 	union {
@@ -592,7 +614,7 @@ static int send_run(struct run *run)
 	for (int i = 0; i < run->ncg; i++)
 		fds[3 + i] = run->cgfds[i];
 	fill_rlimits(run, &m);
-	limits_tmp(&s->limits, run->sb->tmpfs_kb, run->sb->tmp_files, &tmp);
+	limits_tmp(&s->limits, run->sandbox->tmpfs_kb, run->sandbox->tmp_files, &tmp);
 	m.tmp_bytes = tmp.bytes;
 	m.tmp_inodes = tmp.files;
 	for (const char *const *p = s->argv; *p; p++)
@@ -656,6 +678,68 @@ static void kill_step(struct run *run)
 	run->killed = true;
 	run->reap_by_ms = now_ms() + REAP_GRACE_MS;
 	cg_step_kill(run->cg);
+}
+
+/* Killed for a time limit, the wall clock's or the CPU's. */
+static void time_out(struct run *run)
+{
+	run->r->outcome.timed_out = true;
+	kill_step(run);
+}
+
+/* A deadline (0: none) that has come. */
+static bool past(uint64_t deadline_ms, uint64_t now)
+{
+	return deadline_ms && now >= deadline_ms;
+}
+
+/* The time limit on the CPU: us, its cgroup's CPU time, is over it. */
+static bool over_cpu_limit(const struct run *run, uint64_t us)
+{
+	return run->s->limits.cpu_ms && us > (uint64_t)run->s->limits.cpu_ms * 1000;
+}
+
+/*
+ * How a reaped program ended, into o: its wait status, which its init
+ * reports (nothing to guess), and its limits as its cgroup tells them. The
+ * memory limit is what the kernel did, not how close the usage came: on
+ * cgroup v1 the usage and its failure count include page cache, which the
+ * kernel reclaims at the limit instead of killing anything. What goboxd
+ * stopped while it ran (a deadline, a cap) is in o already.
+ */
+static void read_end(const struct run *run, const struct cg_stats *st, struct run_outcome *o)
+{
+	if (over_cpu_limit(run, st->cpu_us))
+		o->timed_out = true;
+	if (WIFEXITED(run->status)) {
+		o->exited = true;
+		o->exit_code = WEXITSTATUS(run->status);
+	} else if (WIFSIGNALED(run->status)) {
+		o->term_signal = WTERMSIG(run->status);
+	}
+	o->oom = st->oom_killed;
+}
+
+/* A program killed but not reported dead in time: its init is broken. */
+static int reap_overdue(struct run *run, uint64_t now)
+{
+	if (!run->killed || run->reaped || now < run->reap_by_ms)
+		return 0;
+	jail_break(run->j);
+	return internal(run, -ETIMEDOUT, "the jail's init did not report the program's end");
+}
+
+/* Milliseconds from now to next, for poll. */
+static int poll_ms(uint64_t next, uint64_t now)
+{
+	return next > now ? (int)(next - now) : 0;
+}
+
+/* next becomes t when t (0: none) comes earlier. */
+static void min_at(uint64_t *next, uint64_t t)
+{
+	if (t && t < *next)
+		*next = t;
 }
 
 static void capture(struct run *run, bool is_err, const char *data, size_t n)
@@ -803,10 +887,8 @@ static int init_message(struct run *run)
 /* Kill the step when us, its CPU time, is over its limit. */
 static void cpu_limit(struct run *run, uint64_t us)
 {
-	if (run->s->limits.cpu_ms && us > (uint64_t)run->s->limits.cpu_ms * 1000) {
-		run->r->outcome.timed_out = true;
-		kill_step(run);
-	}
+	if (over_cpu_limit(run, us))
+		time_out(run);
 }
 
 static void check_cpu(struct run *run)
@@ -821,11 +903,8 @@ static int next_timeout(struct run *run, uint64_t now)
 {
 	uint64_t next = run->next_cpu_ms;
 
-	if (run->deadline_ms && !run->killed && run->deadline_ms < next)
-		next = run->deadline_ms;
-	if (run->killed && run->reap_by_ms < next)
-		next = run->reap_by_ms;
-	return next > now ? (int)(next - now) : 0;
+	min_at(&next, run->killed ? run->reap_by_ms : run->deadline_ms);
+	return poll_ms(next, now);
 }
 
 /* The job's cancel descriptor, watched until it has fired once. */
@@ -877,20 +956,16 @@ static int run_loop(struct run *run)
 			}
 		}
 		now = now_ms();
-		if (run->deadline_ms && now >= run->deadline_ms && !run->killed) {
-			run->r->outcome.timed_out = true;
-			kill_step(run);
-		}
+		if (past(run->deadline_ms, now) && !run->killed)
+			time_out(run);
 		if (now >= run->next_cpu_ms) {
 			check_cpu(run);
 			cg_step_sample(run->cg);
 			run->next_cpu_ms = now + CPU_POLL_MS;
 		}
-		if (run->killed && !run->reaped && now >= run->reap_by_ms) {
-			jail_break(run->j);
-			return internal(run, -ETIMEDOUT,
-					"the jail's init did not report the program's end");
-		}
+		rc = reap_overdue(run, now);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -929,11 +1004,12 @@ static void drain(struct run *run)
 /* ---- one step: the outcome ---------------------------------------------- */
 
 /* The job disk is full (what a program left stays until the next restore). */
-static bool disk_full(const struct sandbox *sb)
+static bool disk_full(const struct sandbox *sandbox)
 {
 	struct statvfs sv;
 
-	return sb->disk_quota && statvfs(sb->jail_dir, &sv) == 0 && initmsg_fs_full(&sv);
+	return sandbox->disk_quota && statvfs(sandbox->shared.jail_dir, &sv) == 0 &&
+	       initmsg_fs_full(&sv);
 }
 
 static int finish(struct run *run)
@@ -949,20 +1025,8 @@ static int finish(struct run *run)
 		return internal(run, rc, "reading the step cgroup: %s", strerror(-rc));
 	r->cpu_ms = st.cpu_us / 1000;
 	r->memory_peak_kb = st.memory_peak_bytes / 1024;
-	if (run->s->limits.cpu_ms && r->cpu_ms > run->s->limits.cpu_ms)
-		o->timed_out = true;
-	/* The init reports the program's own wait status: nothing to guess. */
-	if (WIFEXITED(run->status)) {
-		o->exited = true;
-		o->exit_code = WEXITSTATUS(run->status);
-	} else if (WIFSIGNALED(run->status)) {
-		o->term_signal = WTERMSIG(run->status);
-	}
-	/* What the kernel did, not how close the usage came: on cgroup v1 the
-	 * usage and its failure count include page cache, which the kernel
-	 * reclaims at the limit instead of killing anything. */
-	o->oom = st.oom_killed;
-	o->disk_full = (run->exit_flags & INITMSG_EXITED_TMP_FULL) || disk_full(run->sb);
+	read_end(run, &st, o);
+	o->disk_full = (run->exit_flags & INITMSG_EXITED_TMP_FULL) || disk_full(run->sandbox);
 	return 0;
 }
 
@@ -973,7 +1037,7 @@ static void run_init(struct run *run, struct jail *j, const struct step_spec *s,
 	uint64_t dflt = s->limits.output_kb ? s->limits.output_kb * 1024 : FALLBACK_OUTPUT_CAP;
 
 	*run = (struct run){
-		.j = j, .sb = jail_sandbox(j), .s = s, .r = r,
+		.j = j, .sandbox = jail_sandbox(j), .s = s, .r = r,
 		.in_w = -1, .out_r = -1, .err_r = -1,
 		.in_r = -1, .out_w = -1, .err_w = -1,
 		.cgfds = { -1, -1, -1 },
@@ -1010,12 +1074,17 @@ static void run_release(struct run *run)
  * away before its answer) must not kill the worker with SIGPIPE: keep it
  * pending while the step runs and discard it after.
  */
+static void sigpipe_only(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGPIPE);
+}
+
 static void sigpipe_hold(sigset_t *old)
 {
 	sigset_t pipe_set;
 
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
+	sigpipe_only(&pipe_set);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, old);
 }
 
@@ -1024,8 +1093,7 @@ static void sigpipe_release(const sigset_t *old)
 	const struct timespec zero = { 0, 0 };
 	sigset_t pipe_set;
 
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
+	sigpipe_only(&pipe_set);
 	while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
 		;
 	pthread_sigmask(SIG_SETMASK, old, NULL);
@@ -1059,12 +1127,12 @@ int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r
 	return rc;
 }
 
-int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_spec *s,
+int sandbox_run_once(struct sandbox *sandbox, const char *box_dir, const struct step_spec *s,
 		     struct step_result *r)
 {
 	struct jail *j = NULL;
 	char err[256];
-	int rc = jail_start(sb, box_dir, &j, err, sizeof(err));
+	int rc = jail_start(sandbox, box_dir, &j, err, sizeof(err));
 
 	if (rc < 0) {
 		memset(&r->outcome, 0, sizeof(r->outcome));
@@ -1098,16 +1166,16 @@ struct cpu_sample {
 };
 
 struct pair {
-	struct run sol, itr;
+	struct run solution, interactor;
 	const struct interact_spec *s;
 	struct interact_result *r;
-	struct procctl *pc;
+	struct procctl *procctl;
 	uint64_t deadline_ms;   /* the pair's wall limit, 0: none */
-	uint64_t itr_deadline_ms; /* set when the solution has ended */
+	uint64_t interactor_deadline_ms; /* set when the solution has ended */
 	uint64_t term_at_ms;    /* end of the terminate grace, 0: none */
 	uint64_t next_cpu_ms;
 	uint64_t loop_start_ms;
-	bool sol_end_seen, itr_end_seen;
+	bool solution_end_seen, interactor_end_seen;
 	struct cpu_sample samples[IDLE_SAMPLES];
 	size_t nsamples;
 };
@@ -1125,47 +1193,52 @@ void interact_result_free(struct interact_result *r)
 	step_result_free(&r->interactor);
 }
 
-static uint64_t both_cpu_us(const struct pair *pr)
+static uint64_t both_cpu_us(const struct pair *pair)
 {
 	uint64_t a = 0, b = 0;
 
-	cg_step_cpu_us(pr->sol.cg, &a);
-	cg_step_cpu_us(pr->itr.cg, &b);
+	cg_step_cpu_us(pair->solution.cg, &a);
+	cg_step_cpu_us(pair->interactor.cg, &b);
 	return a + b;
 }
 
-static void push_sample(struct pair *pr, uint64_t now, uint64_t us)
+static void push_sample(struct pair *pair, uint64_t now, uint64_t us)
 {
-	pr->samples[pr->nsamples++ % IDLE_SAMPLES] = (struct cpu_sample){ now, us };
+	pair->samples[pair->nsamples++ % IDLE_SAMPLES] = (struct cpu_sample){ now, us };
 }
 
-static bool was_idle(const struct pair *pr, uint64_t now)
+static bool was_idle(const struct pair *pair, uint64_t now)
 {
-	uint64_t window = (now - pr->loop_start_ms) / 2;
+	uint64_t window = (now - pair->loop_start_ms) / 2;
 	const struct cpu_sample *best = NULL;
-	size_t n = pr->nsamples < IDLE_SAMPLES ? pr->nsamples : IDLE_SAMPLES;
+	size_t n = pair->nsamples < IDLE_SAMPLES ? pair->nsamples : IDLE_SAMPLES;
 
 	if (window > IDLE_WINDOW_MS)
 		window = IDLE_WINDOW_MS;
 	/* the newest sample at least a window old */
 	for (size_t i = 0; i < n; i++) {
-		const struct cpu_sample *c = &pr->samples[i];
+		const struct cpu_sample *c = &pair->samples[i];
 
 		if (c->ms + window <= now && (!best || c->ms > best->ms))
 			best = c;
 	}
 	if (!best || now == best->ms)
 		return false;
-	return (both_cpu_us(pr) - best->us) <= (now - best->ms) * IDLE_CPU_PERMILLE;
+	return (both_cpu_us(pair) - best->us) <= (now - best->ms) * IDLE_CPU_PERMILLE;
 }
 
 /* ---- the protocol's view of the solution -------------------------------- */
 
-static void pc_status(void *arg, struct procctl_status *st)
+/*
+ * The solution's state: running, or its end as its verdict will read it
+ * (read_end's limits, in verdict_for_test's order), unless goboxd ended
+ * it for a terminate wait.
+ */
+static void protocol_status(void *arg, struct procctl_status *st)
 {
-	struct pair *pr = arg;
-	struct run *run = &pr->sol;
-	const struct run_outcome *o = &run->r->outcome;
+	struct pair *pair = arg;
+	struct run *run = &pair->solution;
+	struct run_outcome o = run->r->outcome;
 	struct cg_stats cs;
 
 	cg_step_cpu_us(run->cg, &st->cpu_us);
@@ -1173,140 +1246,133 @@ static void pc_status(void *arg, struct procctl_status *st)
 	st->state = PCS_RUNNING;
 	if (!run->reaped)
 		return;
-	if (pr->r->terminated) {
+	if (pair->r->terminated) {
 		st->state = PCS_TERMINATED;
-	} else if (o->output_limited) {
-		st->state = PCS_OUTPUT;
-	} else if (o->timed_out) {
-		st->state = PCS_TIME;
-	} else if (cg_step_stats(run->cg, &cs) == 0 && cs.oom_killed) {
-		st->state = PCS_MEMORY;
-	} else if (WIFEXITED(run->status)) {
-		st->state = PCS_EXITED;
-		st->code = WEXITSTATUS(run->status);
-	} else {
-		st->state = PCS_SIGNALED;
-		st->code = WTERMSIG(run->status);
+		return;
 	}
+	if (cg_step_stats(run->cg, &cs) < 0)
+		cs = (struct cg_stats){ 0 };
+	read_end(run, &cs, &o);
+	switch (verdict_for_test(&o, false, CMP_EQUAL)) {
+	case TS_MEMORY_EXCEEDED:
+		st->state = PCS_MEMORY;
+		return;
+	case TS_TIME_EXCEEDED:
+		st->state = PCS_TIME;
+		return;
+	case TS_WRONG_OUTPUT:   /* with nothing to compare: the output cap */
+		st->state = PCS_OUTPUT;
+		return;
+	default:
+		break;
+	}
+	st->state = o.exited ? PCS_EXITED : PCS_SIGNALED;
+	st->code = o.exited ? o.exit_code : o.term_signal;
 }
 
-static void pc_terminate(void *arg)
+static void protocol_terminate(void *arg)
 {
-	struct pair *pr = arg;
+	struct pair *pair = arg;
 
-	if (!pr->sol.reaped && !pr->term_at_ms)
-		pr->term_at_ms = now_ms() + SANDBOX_TERMINATE_GRACE_MS;
+	if (!pair->solution.reaped && !pair->term_at_ms)
+		pair->term_at_ms = now_ms() + SANDBOX_TERMINATE_GRACE_MS;
 }
 
-static bool pc_ended(void *arg)
+static bool protocol_ended(void *arg)
 {
-	const struct pair *pr = arg;
+	const struct pair *pair = arg;
 
-	return pr->sol.reaped;
+	return pair->solution.reaped;
 }
 
-static const struct procctl_ops pc_ops = { pc_status, pc_terminate, pc_ended };
+static const struct procctl_ops protocol_ops = { protocol_status, protocol_terminate,
+						 protocol_ended };
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static void min_at(uint64_t *next, uint64_t t)
+static int pair_timeout(const struct pair *pair, uint64_t now)
 {
-	if (t && t < *next)
-		*next = t;
-}
+	uint64_t next = pair->next_cpu_ms;
 
-static int pair_timeout(const struct pair *pr, uint64_t now)
-{
-	uint64_t next = pr->next_cpu_ms;
-
-	if (!pr->sol.killed && !pr->sol.reaped) {
-		min_at(&next, pr->deadline_ms);
-		min_at(&next, pr->term_at_ms);
+	if (!pair->solution.killed && !pair->solution.reaped) {
+		min_at(&next, pair->deadline_ms);
+		min_at(&next, pair->term_at_ms);
 	}
-	if (pr->sol.reaped && !pr->itr.killed)
-		min_at(&next, pr->itr_deadline_ms);
-	if (pr->sol.killed && !pr->sol.reaped)
-		min_at(&next, pr->sol.reap_by_ms);
-	if (pr->itr.killed && !pr->itr.reaped)
-		min_at(&next, pr->itr.reap_by_ms);
-	return next > now ? (int)(next - now) : 0;
+	if (pair->solution.reaped && !pair->interactor.killed)
+		min_at(&next, pair->interactor_deadline_ms);
+	if (pair->solution.killed && !pair->solution.reaped)
+		min_at(&next, pair->solution.reap_by_ms);
+	if (pair->interactor.killed && !pair->interactor.reaped)
+		min_at(&next, pair->interactor.reap_by_ms);
+	return poll_ms(next, now);
 }
 
 /* The interactor's exit lets the solution run on. */
-static bool solution_continues(const struct pair *pr)
+static bool solution_continues(const struct pair *pair)
 {
-	const struct run *itr = &pr->itr;
+	const struct run *interactor = &pair->interactor;
+	const struct run_outcome *o = &interactor->r->outcome;
 	int code;
 
-	if (!WIFEXITED(itr->status) || itr->r->outcome.timed_out || itr->r->outcome.output_limited)
+	if (!WIFEXITED(interactor->status) || o->timed_out || o->output_limited)
 		return false;
-	code = WEXITSTATUS(itr->status);
-	return code < 32 && (pr->s->solution_continues & (1u << code));
+	code = WEXITSTATUS(interactor->status);
+	return code < 32 && (pair->s->solution_continues & (1u << code));
 }
 
-static void pair_ends(struct pair *pr, uint64_t now)
+static void pair_ends(struct pair *pair, uint64_t now)
 {
-	struct run *sol = &pr->sol, *itr = &pr->itr;
+	struct run *solution = &pair->solution, *interactor = &pair->interactor;
 
-	if (sol->reaped && !pr->sol_end_seen) {
-		pr->sol_end_seen = true;
-		pr->itr_deadline_ms = now + INTERACT_TAIL_MS;
-		if (pr->deadline_ms > pr->itr_deadline_ms)
-			pr->itr_deadline_ms = pr->deadline_ms;
+	if (solution->reaped && !pair->solution_end_seen) {
+		pair->solution_end_seen = true;
+		pair->interactor_deadline_ms = now + INTERACT_TAIL_MS;
+		if (pair->deadline_ms > pair->interactor_deadline_ms)
+			pair->interactor_deadline_ms = pair->deadline_ms;
 	}
-	if (itr->reaped && !pr->itr_end_seen) {
-		pr->itr_end_seen = true;
-		if (!sol->reaped && !sol->killed && !solution_continues(pr)) {
-			pr->r->stopped = true;
-			kill_step(sol);
+	if (interactor->reaped && !pair->interactor_end_seen) {
+		pair->interactor_end_seen = true;
+		if (!solution->reaped && !solution->killed && !solution_continues(pair)) {
+			pair->r->stopped = true;
+			kill_step(solution);
 		}
 	}
 }
 
-static void pair_timers(struct pair *pr, uint64_t now)
+static void pair_timers(struct pair *pair, uint64_t now)
 {
-	struct run *sol = &pr->sol, *itr = &pr->itr;
+	struct run *solution = &pair->solution, *interactor = &pair->interactor;
 
-	if (pr->term_at_ms && now >= pr->term_at_ms && !sol->reaped && !sol->killed) {
-		pr->r->terminated = true;
-		kill_step(sol);
+	if (past(pair->term_at_ms, now) && !solution->reaped && !solution->killed) {
+		pair->r->terminated = true;
+		kill_step(solution);
 	}
-	if (pr->deadline_ms && now >= pr->deadline_ms && !sol->reaped && !sol->killed) {
-		sol->r->outcome.timed_out = true;
-		if (!itr->reaped) {
-			pr->r->wall_limit = true;
-			pr->r->idle = was_idle(pr, now);
-			kill_step(itr);
+	if (past(pair->deadline_ms, now) && !solution->reaped && !solution->killed) {
+		if (!interactor->reaped) {
+			pair->r->wall_limit = true;
+			pair->r->idle = was_idle(pair, now);
+			kill_step(interactor);
 		}
-		kill_step(sol);
+		time_out(solution);
 	}
-	if (sol->reaped && !itr->reaped && !itr->killed && now >= pr->itr_deadline_ms) {
-		itr->r->outcome.timed_out = true;
-		kill_step(itr);
-	}
-	if (now >= pr->next_cpu_ms) {
+	if (solution->reaped && !interactor->reaped && !interactor->killed &&
+	    now >= pair->interactor_deadline_ms)
+		time_out(interactor);
+	if (now >= pair->next_cpu_ms) {
 		/* one reading of each side serves its limit and the idle check */
 		uint64_t su = 0, iu = 0;
 
-		cg_step_cpu_us(sol->cg, &su);
-		cg_step_cpu_us(itr->cg, &iu);
-		if (!sol->reaped)
-			cpu_limit(sol, su);
-		if (!itr->reaped)
-			cpu_limit(itr, iu);
-		cg_step_sample(sol->cg);
-		cg_step_sample(itr->cg);
-		push_sample(pr, now, su + iu);
-		pr->next_cpu_ms = now + CPU_POLL_MS;
+		cg_step_cpu_us(solution->cg, &su);
+		cg_step_cpu_us(interactor->cg, &iu);
+		if (!solution->reaped)
+			cpu_limit(solution, su);
+		if (!interactor->reaped)
+			cpu_limit(interactor, iu);
+		cg_step_sample(solution->cg);
+		cg_step_sample(interactor->cg);
+		push_sample(pair, now, su + iu);
+		pair->next_cpu_ms = now + CPU_POLL_MS;
 	}
-}
-
-static int reap_overdue(struct run *run, uint64_t now)
-{
-	if (!run->killed || run->reaped || now < run->reap_by_ms)
-		return 0;
-	jail_break(run->j);
-	return internal(run, -ETIMEDOUT, "the jail's init did not report the program's end");
 }
 
 /*
@@ -1315,15 +1381,15 @@ static int reap_overdue(struct run *run, uint64_t now)
  * its death): then goboxd did not stop or terminate it, its own end stands.
  * Only SIGKILL is goboxd's.
  */
-static void solution_reaped(struct pair *pr)
+static void solution_reaped(struct pair *pair)
 {
-	int st = pr->sol.status;
+	int st = pair->solution.status;
 
 	if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
-		pr->r->stopped = pr->r->terminated = false;
+		pair->r->stopped = pair->r->terminated = false;
 }
 
-static int pair_events(struct pair *pr, const struct pollfd *pf, int nf)
+static int pair_events(struct pair *pair, const struct pollfd *pf, int nf)
 {
 	bool serve = false;
 	int rc = 0;
@@ -1333,74 +1399,80 @@ static int pair_events(struct pair *pr, const struct pollfd *pf, int nf)
 
 		if (!pf[i].revents)
 			continue;
-		if (!pr->sol.reaped && fd == jail_sock(pr->sol.j)) {
-			rc = init_message(&pr->sol);
-			if (pr->sol.reaped)
-				solution_reaped(pr);
-		} else if (!pr->itr.reaped && fd == jail_sock(pr->itr.j))
-			rc = init_message(&pr->itr);
-		else if (fd == pr->sol.err_r)
-			pump_read(&pr->sol, &pr->sol.err_r);
-		else if (fd == pr->itr.err_r)
-			pump_read(&pr->itr, &pr->itr.err_r);
-		else if (pr->pc && procctl_owns_fd(pr->pc, fd))
+		if (!pair->solution.reaped && fd == jail_sock(pair->solution.j)) {
+			rc = init_message(&pair->solution);
+			if (pair->solution.reaped)
+				solution_reaped(pair);
+		} else if (!pair->interactor.reaped && fd == jail_sock(pair->interactor.j))
+			rc = init_message(&pair->interactor);
+		else if (fd == pair->solution.err_r)
+			pump_read(&pair->solution, &pair->solution.err_r);
+		else if (fd == pair->interactor.err_r)
+			pump_read(&pair->interactor, &pair->interactor.err_r);
+		else if (pair->procctl && procctl_owns_fd(pair->procctl, fd))
 			serve = true;
-		else if (fd == pr->sol.s->cancel_fd && watch_cancel(&pr->sol)) {
+		else if (fd == pair->solution.s->cancel_fd && watch_cancel(&pair->solution)) {
 			/* the client went away: both sides go */
-			pr->sol.r->cancelled = pr->itr.r->cancelled = true;
-			if (!pr->sol.reaped)
-				kill_step(&pr->sol);
-			if (!pr->itr.reaped)
-				kill_step(&pr->itr);
+			pair->solution.r->cancelled = pair->interactor.r->cancelled = true;
+			if (!pair->solution.reaped)
+				kill_step(&pair->solution);
+			if (!pair->interactor.reaped)
+				kill_step(&pair->interactor);
 		}
 	}
-	if (rc == 0 && pr->pc && (serve || pr->sol.reaped))
-		procctl_service(pr->pc);
+	if (rc == 0 && pair->procctl && (serve || pair->solution.reaped))
+		procctl_service(pair->procctl);
 	return rc;
 }
 
-static int pair_loop(struct pair *pr)
+static void poll_in(struct pollfd *pf, int *nf, int fd)
 {
+	pf[(*nf)++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+}
+
+static int pair_loop(struct pair *pair)
+{
+	struct run *solution = &pair->solution, *interactor = &pair->interactor;
 	uint64_t now = now_ms();
 	int rc;
 
-	pr->deadline_ms = pr->s->wall_ms ? pr->sol.start_ms + pr->s->wall_ms : 0;
-	pr->next_cpu_ms = now + CPU_POLL_MS;
-	pr->loop_start_ms = now;
-	push_sample(pr, now, both_cpu_us(pr));
-	while (!(pr->sol.reaped && pr->itr.reaped)) {
+	pair->deadline_ms = pair->s->wall_ms ? solution->start_ms + pair->s->wall_ms : 0;
+	pair->next_cpu_ms = now + CPU_POLL_MS;
+	pair->loop_start_ms = now;
+	push_sample(pair, now, both_cpu_us(pair));
+	while (!(solution->reaped && interactor->reaped)) {
 		struct pollfd pf[7];
 		int nf = 0;
 
-		if (watch_cancel(&pr->sol))
-			pf[nf++] = (struct pollfd){ .fd = pr->sol.s->cancel_fd, .events = POLLIN };
-		if (!pr->sol.reaped)
-			pf[nf++] = (struct pollfd){ .fd = jail_sock(pr->sol.j), .events = POLLIN };
-		if (!pr->itr.reaped)
-			pf[nf++] = (struct pollfd){ .fd = jail_sock(pr->itr.j), .events = POLLIN };
-		if (pr->sol.err_r >= 0)
-			pf[nf++] = (struct pollfd){ .fd = pr->sol.err_r, .events = POLLIN };
-		if (pr->itr.err_r >= 0)
-			pf[nf++] = (struct pollfd){ .fd = pr->itr.err_r, .events = POLLIN };
-		if (pr->pc)
-			nf += procctl_pollfds(pr->pc, pf + nf);
-		if (poll(pf, (nfds_t)nf, pair_timeout(pr, now)) < 0 && errno != EINTR)
-			return internal(&pr->sol, -errno, "poll: %s", strerror(errno));
-		rc = pair_events(pr, pf, nf);
+		if (watch_cancel(solution))
+			poll_in(pf, &nf, solution->s->cancel_fd);
+		if (!solution->reaped)
+			poll_in(pf, &nf, jail_sock(solution->j));
+		if (!interactor->reaped)
+			poll_in(pf, &nf, jail_sock(interactor->j));
+		if (solution->err_r >= 0)
+			poll_in(pf, &nf, solution->err_r);
+		if (interactor->err_r >= 0)
+			poll_in(pf, &nf, interactor->err_r);
+		if (pair->procctl)
+			nf += procctl_pollfds(pair->procctl, pf + nf);
+		if (poll(pf, (nfds_t)nf, pair_timeout(pair, now)) < 0 && errno != EINTR)
+			return internal(solution, -errno, "poll: %s", strerror(errno));
+		rc = pair_events(pair, pf, nf);
 		if (rc < 0)
 			return rc;
 		now = now_ms();
-		pair_ends(pr, now);
-		pair_timers(pr, now);
-		rc = reap_overdue(&pr->sol, now);
+		pair_ends(pair, now);
+		pair_timers(pair, now);
+		rc = reap_overdue(solution, now);
 		if (rc == 0)
-			rc = reap_overdue(&pr->itr, now);
+			rc = reap_overdue(interactor, now);
 		if (rc < 0)
 			return rc;
 	}
 	/* a terminate answer waits for the end, which has come */
-	if (pr->pc)
-		procctl_service(pr->pc);
+	if (pair->procctl)
+		procctl_service(pair->procctl);
 	return 0;
 }
 
@@ -1413,105 +1485,107 @@ static int pair_loop(struct pair *pr)
  * (/dev/stdin): the inode is opened to all instead. Only a process that
  * may look into the owner's /proc/<pid>/fd could name it.
  */
-static int dialogue_pipes(struct pair *pr)
+static int dialogue_pipes(struct pair *pair)
 {
 	/* solution -> interactor, then interactor -> solution; run_release
 	 * closes whatever was made */
-	int rc = pipe_cloexec(&pr->itr.in_r, &pr->sol.out_w);
+	int rc = pipe_cloexec(&pair->interactor.in_r, &pair->solution.out_w);
 
 	if (rc == 0)
-		rc = pipe_cloexec(&pr->sol.in_r, &pr->itr.out_w);
+		rc = pipe_cloexec(&pair->solution.in_r, &pair->interactor.out_w);
 	if (rc < 0)
-		return internal(&pr->sol, rc, "pipe2: %s", strerror(-rc));
-	if (fchmod(pr->itr.in_r, 0666) < 0 || fchmod(pr->sol.in_r, 0666) < 0)
-		return internal(&pr->sol, -errno, "fchmod(pipe): %s", strerror(errno));
+		return internal(&pair->solution, rc, "pipe2: %s", strerror(-rc));
+	if (fchmod(pair->interactor.in_r, 0666) < 0 || fchmod(pair->solution.in_r, 0666) < 0)
+		return internal(&pair->solution, -errno, "fchmod(pipe): %s", strerror(errno));
 	return 0;
 }
 
-static int pair_ready(struct pair *pr)
+static int pair_ready(struct pair *pair)
 {
 	char err[256];
-	int rc = jail_ready(pr->sol.j, JAIL_READY_MS, err, sizeof(err));
+	int rc = jail_ready(pair->solution.j, JAIL_READY_MS, err, sizeof(err));
 
 	if (rc < 0)
-		return internal(&pr->sol, rc, "%s", err);
-	rc = jail_ready(pr->itr.j, JAIL_READY_MS, err, sizeof(err));
+		return internal(&pair->solution, rc, "%s", err);
+	rc = jail_ready(pair->interactor.j, JAIL_READY_MS, err, sizeof(err));
 	if (rc < 0)
-		return internal(&pr->itr, rc, "the interactor's jail: %s", err);
-	pr->sol.id = jail_next_id(pr->sol.j);
-	pr->itr.id = jail_next_id(pr->itr.j);
+		return internal(&pair->interactor, rc, "the interactor's jail: %s", err);
+	pair->solution.id = jail_next_id(pair->solution.j);
+	pair->interactor.id = jail_next_id(pair->interactor.j);
 	return 0;
 }
 
-static int pair_protocol(struct pair *pr)
+static int pair_protocol(struct pair *pair)
 {
-	struct jobdir *ctl = jail_control_dir(pr->itr.j);
+	struct run *interactor = &pair->interactor;
+	struct jobdir *ctl = jail_control_dir(interactor->j);
 	char err[256];
 	int rc;
 
-	if (!pr->s->protocol)
+	if (!pair->s->protocol)
 		return 0;
 	if (!ctl)
-		return internal(&pr->itr, -EINVAL, "the interactor's jail has no control directory");
-	rc = procctl_start(ctl->fd, jail_uid(pr->itr.j), jail_gid(pr->itr.j), &pc_ops, pr, &pr->pc,
-			   err, sizeof(err));
+		return internal(interactor, -EINVAL,
+				"the interactor's jail has no control directory");
+	rc = procctl_start(ctl->fd, jail_uid(interactor->j), jail_gid(interactor->j), &protocol_ops,
+			   pair, &pair->procctl, err, sizeof(err));
 	if (rc < 0)
-		return internal(&pr->itr, rc, "%s", err);
+		return internal(interactor, rc, "%s", err);
 	return 0;
 }
 
-int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spec *s,
-		     struct interact_result *r)
+int sandbox_interact(struct jail *solution_jail, struct jail *interactor_jail,
+		     const struct interact_spec *s, struct interact_result *r)
 {
-	struct pair pr;
+	struct pair pair;
 	sigset_t old;
 	int rc;
 
-	memset(&pr, 0, sizeof(pr));
-	pr.s = s;
-	pr.r = r;
+	memset(&pair, 0, sizeof(pair));
+	pair.s = s;
+	pair.r = r;
 	r->terminated = r->stopped = r->wall_limit = r->idle = false;
 	r->protocol_errors = 0;
 	r->protocol_error[0] = '\0';
-	run_init(&pr.sol, sj, s->solution, &r->solution);
-	run_init(&pr.itr, ij, s->interactor, &r->interactor);
-	pr.sol.dialogue = pr.itr.dialogue = true;
+	run_init(&pair.solution, solution_jail, s->solution, &r->solution);
+	run_init(&pair.interactor, interactor_jail, s->interactor, &r->interactor);
+	pair.solution.dialogue = pair.interactor.dialogue = true;
 	/* An interactor writing to a solution that has gone gets EPIPE, and
 	 * says so, instead of dying as if it had failed. */
-	pr.itr.run_flags = INITMSG_RUN_SIGPIPE_IGNORED;
+	pair.interactor.run_flags = INITMSG_RUN_SIGPIPE_IGNORED;
 
-	rc = pair_ready(&pr);
+	rc = pair_ready(&pair);
 	if (rc < 0)
 		return rc;
 	sigpipe_hold(&old);
-	rc = dialogue_pipes(&pr);
+	rc = dialogue_pipes(&pair);
 	if (rc == 0)
-		rc = prepare(&pr.sol);
+		rc = prepare(&pair.solution);
 	if (rc == 0)
-		rc = prepare(&pr.itr);
+		rc = prepare(&pair.interactor);
 	if (rc == 0)
-		rc = pair_protocol(&pr);
+		rc = pair_protocol(&pair);
 	if (rc == 0)
-		rc = send_run(&pr.sol);
+		rc = send_run(&pair.solution);
 	if (rc == 0)
-		rc = send_run(&pr.itr);
+		rc = send_run(&pair.interactor);
 	if (rc == 0)
-		rc = pair_loop(&pr);
+		rc = pair_loop(&pair);
 	if (rc == 0) {
-		drain(&pr.sol);
-		drain(&pr.itr);
-		rc = finish(&pr.sol);
+		drain(&pair.solution);
+		drain(&pair.interactor);
+		rc = finish(&pair.solution);
 		if (rc == 0)
-			rc = finish(&pr.itr);
+			rc = finish(&pair.interactor);
 	}
-	if (pr.pc) {
-		r->protocol_errors = procctl_errors(pr.pc);
+	if (pair.procctl) {
+		r->protocol_errors = procctl_errors(pair.procctl);
 		snprintf(r->protocol_error, sizeof(r->protocol_error), "%s",
-			 procctl_last_error(pr.pc));
-		procctl_stop(pr.pc);
+			 procctl_last_error(pair.procctl));
+		procctl_stop(pair.procctl);
 	}
-	run_release(&pr.sol);
-	run_release(&pr.itr);
+	run_release(&pair.solution);
+	run_release(&pair.interactor);
 	sigpipe_release(&old);
 	return rc;
 }

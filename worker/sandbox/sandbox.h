@@ -66,11 +66,15 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
  * (caps_keep). Before any thread starts. 0 or negative errno.
  */
 int sandbox_keep_caps(void);
-void sandbox_close(struct sandbox *sb);
+void sandbox_close(struct sandbox *sandbox);
 /* "nsjail" or "bwrap", and the jail binary's version line (may be ""). */
-const char *sandbox_driver_name(const struct sandbox *sb);
-const char *sandbox_driver_version(const struct sandbox *sb);
-const char *sandbox_driver_path(const struct sandbox *sb);
+const char *sandbox_driver_name(const struct sandbox *sandbox);
+const char *sandbox_driver_version(const struct sandbox *sandbox);
+const char *sandbox_driver_path(const struct sandbox *sandbox);
+
+struct jail_shared;
+/* What every jail of this sandbox takes from it (worker/sandbox/jail.h). */
+const struct jail_shared *sandbox_jail_shared(const struct sandbox *sandbox);
 
 struct jail;
 
@@ -123,7 +127,7 @@ void step_result_free(struct step_result *r);
  */
 int sandbox_run(struct jail *j, const struct step_spec *s, struct step_result *r);
 /* The same in a jail of its own around box_dir (probes, tests). */
-int sandbox_run_once(struct sandbox *sb, const char *box_dir, const struct step_spec *s,
+int sandbox_run_once(struct sandbox *sandbox, const char *box_dir, const struct step_spec *s,
 		     struct step_result *r);
 
 /*
@@ -170,13 +174,13 @@ void interact_result_free(struct interact_result *r);
 #define SANDBOX_TERMINATE_GRACE_MS 50
 
 /*
- * Run one interactive test in two ready (or starting) jails: sj for the
- * solution, ij for the interactor (with a control directory when protocol
- * is set). Returns 0 when both ran (whatever they did), or negative errno
- * when the sandbox failed (then the failing side's internal_error is set).
+ * Run one interactive test in two ready (or starting) jails, the
+ * interactor's with a control directory when protocol is set. Returns 0
+ * when both ran (whatever they did), or negative errno when the sandbox
+ * failed (then the failing side's internal_error is set).
  */
-int sandbox_interact(struct jail *sj, struct jail *ij, const struct interact_spec *s,
-		     struct interact_result *r);
+int sandbox_interact(struct jail *solution_jail, struct jail *interactor_jail,
+		     const struct interact_spec *s, struct interact_result *r);
 
 /* The marker appended to a captured stream that hit its cap. */
 #define TRUNCATION_MARKER "\n[goboxd: output truncated]\n"
