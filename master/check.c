@@ -85,14 +85,14 @@ static int check_jail(const struct config *c, FILE *out)
 
 static int check_cgroups(const struct config *c, FILE *out)
 {
-	struct cg_host h;
-	struct cg_place p;
+	struct cgroup_host h;
+	struct cgroup_place p;
 	char err[1024];
 	int rc;
 
-	if ((rc = cg_host_read(&h, err, sizeof(err))) == 0) {
-		rc = cg_locate(&h, c->cgroup_root, &p, err, sizeof(err));
-		cg_host_free(&h);
+	if ((rc = cgroup_host_read(&h, err, sizeof(err))) == 0) {
+		rc = cgroup_locate(&h, c->cgroup_root, &p, err, sizeof(err));
+		cgroup_host_free(&h);
 	}
 	if (rc != 0 && c->allow_degraded_cgroups) {
 		fprintf(out, "cgroups: none usable, would run degraded (every job refused): %s\n",
@@ -103,7 +103,7 @@ static int check_cgroups(const struct config *c, FILE *out)
 		fprintf(out, "FAILED: cgroups: %s\n", err);
 		return CHECK_FAILED;
 	}
-	fprintf(out, "cgroups: v%d, %s:", (int)p.ver, cg_source_name(p.source));
+	fprintf(out, "cgroups: v%d, %s:", (int)p.ver, cgroup_source_name(p.source));
 	for (unsigned i = 0; i < p.ndirs; i++)
 		fprintf(out, " %s", p.dirs[i]);
 	fputs("\n", out);

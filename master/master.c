@@ -73,8 +73,8 @@ struct master {
 	bool quit_sent;       /* graceful stop: workers told to finish */
 	uint64_t stop_deadline_ms;
 	/* the cgroup place chosen at start-up holds for the process's life */
-	char *cg_option;      /* --cgroup-root as given then (NULL: none) */
-	char *cg_root;        /* what workers get as cgroup_root (NULL: discover) */
+	char *cgroup_option;      /* --cgroup-root as given then (NULL: none) */
+	char *cgroup_root;        /* what workers get as cgroup_root (NULL: discover) */
 };
 
 static char tag_sig;
@@ -637,7 +637,7 @@ static void reload(struct master *m)
 	}
 	if (strcmp(nc.listen, m->cfg.listen) != 0 || nc.port != m->cfg.port)
 		log_warn("listen address changes take effect on restart only");
-	if (strcmp(nc.cgroup_root ? nc.cgroup_root : "", m->cg_option ? m->cg_option : ""))
+	if (strcmp(nc.cgroup_root ? nc.cgroup_root : "", m->cgroup_option ? m->cgroup_option : ""))
 		log_warn("cgroup-root changes take effect on restart only");
 	if (strcmp(nc.log_file ? nc.log_file : "", m->cfg.log_file ? m->cfg.log_file : "")) {
 		log_warn("log-file changes take effect on restart only");
@@ -645,7 +645,7 @@ static void reload(struct master *m)
 		nc.log_file = m->cfg.log_file ? xstrdup(m->cfg.log_file) : NULL;
 	}
 	free(nc.cgroup_root);
-	nc.cgroup_root = m->cg_root ? xstrdup(m->cg_root) : NULL;
+	nc.cgroup_root = m->cgroup_root ? xstrdup(m->cgroup_root) : NULL;
 	config_free(&m->cfg);
 	m->cfg = nc;
 	langtab_free(m->lt);
@@ -859,12 +859,12 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
  */
 static int prepare_cgroups(struct master *m, char *err, size_t errlen)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char why[1024];
 	unsigned removed = 0;
 
-	m->cg_option = m->cfg.cgroup_root ? xstrdup(m->cfg.cgroup_root) : NULL;
-	if (cg_start(m->cfg.cgroup_root, &p, why, sizeof(why)) < 0) {
+	m->cgroup_option = m->cfg.cgroup_root ? xstrdup(m->cfg.cgroup_root) : NULL;
+	if (cgroup_start(m->cfg.cgroup_root, &p, why, sizeof(why)) < 0) {
 		if (!m->cfg.allow_degraded_cgroups) {
 			snprintf(err, errlen,
 				 "%s; remedies: run it in a unit with Delegate=yes, in a container "
@@ -878,13 +878,13 @@ static int prepare_cgroups(struct master *m, char *err, size_t errlen)
 			  why);
 		return 0;
 	}
-	log_info("cgroups: v%d, %s, %s", (int)p.ver, cg_source_name(p.source), p.dirs[0]);
+	log_info("cgroups: v%d, %s, %s", (int)p.ver, cgroup_source_name(p.source), p.dirs[0]);
 	if (p.root[0]) {
-		m->cg_root = xstrdup(p.root);
+		m->cgroup_root = xstrdup(p.root);
 		free(m->cfg.cgroup_root);
 		m->cfg.cgroup_root = xstrdup(p.root);
 	}
-	if (cg_sweep(m->cfg.cgroup_root, &removed) == 0 && removed)
+	if (cgroup_sweep(m->cfg.cgroup_root, &removed) == 0 && removed)
 		log_info("removed %u stale step cgroups", removed);
 	return 0;
 }
@@ -1031,8 +1031,8 @@ out:
 	probe_table_unmap(m->probes);
 	langtab_free(m->lt);
 	config_free(&m->cfg);
-	free(m->cg_option);
-	free(m->cg_root);
+	free(m->cgroup_option);
+	free(m->cgroup_root);
 	free(m);
 	return rc;
 }

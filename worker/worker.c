@@ -1068,7 +1068,7 @@ static void setup_sandbox(struct worker *w)
 	o.has_cpu = pick_cpu(w->ctx->index, &o.cpu) == 0;
 	o.pin_cpu = cfg->pin_cpus && o.has_cpu;
 
-	/* Prefixed with the master pid: see cg_sweep. */
+	/* Prefixed with the master pid: see cgroup_sweep. */
 	snprintf(name, sizeof(name), "%d-w%u", (int)getppid(), w->ctx->index);
 	o.ro_mounts = mounts;
 	/* Before the job disk is mounted over the jail dir: the cache stays

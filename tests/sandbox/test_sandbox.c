@@ -42,7 +42,7 @@ static struct sandbox *sb;
 static char box[64];
 static char jails[64];
 static char tree[32];
-static struct cg_place place;
+static struct cgroup_place place;
 
 static enum jail_kind test_jail(void)
 {
@@ -75,8 +75,8 @@ static void setup(void)
 	cr_assert_not_null(mkdtemp(jails));
 	cr_assert_eq(chmod(jails, 0755), 0);
 	/* the daemon's master start-up: choose the cgroup place, prepare it */
-	rc = cg_start(NULL, &place, err, sizeof(err));
-	cr_assert_eq(rc, 0, "cg_start: %s", err);
+	rc = cgroup_start(NULL, &place, err, sizeof(err));
+	cr_assert_eq(rc, 0, "cgroup_start: %s", err);
 	o.cgroup_root = place.root[0] ? place.root : NULL;
 	snprintf(tree, sizeof(tree), "%d-sandbox-test", (int)getpid());
 	o.cgroup_name = tree;

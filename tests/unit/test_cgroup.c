@@ -18,26 +18,26 @@
 
 Test(cgroup_parse, mountinfo_v1_comounted)
 {
-	struct cg_mount m;
+	struct cgroup_mount m;
 	const char *l = "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime "
 			"shared:12 - cgroup cgroup rw,cpu,cpuacct\n";
 
-	cr_assert_eq(cg_parse_mountinfo_line(l, &m), 0);
+	cr_assert_eq(cgroup_parse_mountinfo_line(l, &m), 0);
 	cr_assert_str_eq(m.root, "/");
 	cr_assert_str_eq(m.mount_point, "/sys/fs/cgroup/cpu,cpuacct");
 	cr_assert_str_eq(m.fstype, "cgroup");
 	cr_assert_str_eq(m.super_opts, "rw,cpu,cpuacct");
-	cr_assert(cg_has_word(m.super_opts, "cpuacct"));
-	cr_assert(cg_has_word(m.super_opts, "cpu"));
-	cr_assert_not(cg_has_word(m.super_opts, "memory"));
+	cr_assert(cgroup_has_word(m.super_opts, "cpuacct"));
+	cr_assert(cgroup_has_word(m.super_opts, "cpu"));
+	cr_assert_not(cgroup_has_word(m.super_opts, "memory"));
 }
 
 Test(cgroup_parse, mountinfo_v2_no_optional_fields)
 {
-	struct cg_mount m;
+	struct cgroup_mount m;
 	const char *l = "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw";
 
-	cr_assert_eq(cg_parse_mountinfo_line(l, &m), 0);
+	cr_assert_eq(cgroup_parse_mountinfo_line(l, &m), 0);
 	cr_assert_str_eq(m.mount_point, "/sys/fs/cgroup/unified");
 	cr_assert_str_eq(m.fstype, "cgroup2");
 	cr_assert_str_eq(m.super_opts, "rw");
@@ -45,34 +45,34 @@ Test(cgroup_parse, mountinfo_v2_no_optional_fields)
 
 Test(cgroup_parse, mountinfo_escapes_and_several_optional_fields)
 {
-	struct cg_mount m;
+	struct cgroup_mount m;
 	const char *l = "7 6 0:5 /docker/ab\\040c /mnt/my\\040cg rw shared:3 master:1 - cgroup2 "
 			"none rw,nsdelegate,memory_recursiveprot\n";
 
-	cr_assert_eq(cg_parse_mountinfo_line(l, &m), 0);
+	cr_assert_eq(cgroup_parse_mountinfo_line(l, &m), 0);
 	cr_assert_str_eq(m.root, "/docker/ab c");
 	cr_assert_str_eq(m.mount_point, "/mnt/my cg");
 	cr_assert_str_eq(m.fstype, "cgroup2");
-	cr_assert(cg_has_word(m.super_opts, "nsdelegate"));
+	cr_assert(cgroup_has_word(m.super_opts, "nsdelegate"));
 }
 
 Test(cgroup_parse, mountinfo_malformed)
 {
-	struct cg_mount m;
+	struct cgroup_mount m;
 
-	cr_assert_eq(cg_parse_mountinfo_line("", &m), -EINVAL);
-	cr_assert_eq(cg_parse_mountinfo_line("1 2 0:3 / /x rw shared:1", &m), -EINVAL);
-	cr_assert_eq(cg_parse_mountinfo_line("1 2 0:3 / /x rw - cgroup2", &m), -EINVAL);
+	cr_assert_eq(cgroup_parse_mountinfo_line("", &m), -EINVAL);
+	cr_assert_eq(cgroup_parse_mountinfo_line("1 2 0:3 / /x rw shared:1", &m), -EINVAL);
+	cr_assert_eq(cgroup_parse_mountinfo_line("1 2 0:3 / /x rw - cgroup2", &m), -EINVAL);
 }
 
 Test(cgroup_parse, has_word_is_exact)
 {
-	cr_assert(cg_has_word("cpuset cpu io memory pids\n", "pids"));
-	cr_assert(cg_has_word("cpuset cpu io memory pids\n", "cpu"));
-	cr_assert_not(cg_has_word("cpuset io memory", "cpu"));
-	cr_assert_not(cg_has_word("rw,name=systemd", "systemd"));
-	cr_assert_not(cg_has_word("", "memory"));
-	cr_assert_not(cg_has_word("memory", ""));
+	cr_assert(cgroup_has_word("cpuset cpu io memory pids\n", "pids"));
+	cr_assert(cgroup_has_word("cpuset cpu io memory pids\n", "cpu"));
+	cr_assert_not(cgroup_has_word("cpuset io memory", "cpu"));
+	cr_assert_not(cgroup_has_word("rw,name=systemd", "systemd"));
+	cr_assert_not(cgroup_has_word("", "memory"));
+	cr_assert_not(cgroup_has_word("memory", ""));
 }
 
 static const char proc_cgroup_hybrid[] = "9:name=systemd:/user.slice\n"
@@ -85,22 +85,22 @@ Test(cgroup_parse, proc_cgroup_v1_and_v2_lines)
 {
 	char p[256];
 
-	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, sizeof(p)), 0);
+	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, sizeof(p)), 0);
 	cr_assert_str_eq(p, "/process_api/5bba");
-	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, "cpuacct", p, sizeof(p)), 0);
+	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, "cpuacct", p, sizeof(p)), 0);
 	cr_assert_str_eq(p, "/a:b");
-	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, NULL, p, sizeof(p)), 0);
+	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, NULL, p, sizeof(p)), 0);
 	cr_assert_str_eq(p, "/user.slice/x.scope");
-	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, "freezer", p, sizeof(p)), -ENOENT);
-	cr_assert_eq(cg_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, 5), -ENAMETOOLONG);
+	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, "freezer", p, sizeof(p)), -ENOENT);
+	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, 5), -ENAMETOOLONG);
 }
 
 Test(cgroup_parse, proc_cgroup_v1_only_has_no_v2_line)
 {
 	char p[64];
 
-	cr_assert_eq(cg_parse_proc_cgroup("4:memory:/\n3:pids:/\n", NULL, p, sizeof(p)), -ENOENT);
-	cr_assert_eq(cg_parse_proc_cgroup("0::/\n", NULL, p, sizeof(p)), 0);
+	cr_assert_eq(cgroup_parse_proc_cgroup("4:memory:/\n3:pids:/\n", NULL, p, sizeof(p)), -ENOENT);
+	cr_assert_eq(cgroup_parse_proc_cgroup("0::/\n", NULL, p, sizeof(p)), 0);
 	cr_assert_str_eq(p, "/");
 }
 
@@ -108,17 +108,17 @@ Test(cgroup_parse, v2_base_rel)
 {
 	char o[256];
 
-	cr_assert_eq(cg_v2_base_rel("/", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_v2_base_rel("/", "/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/");
-	cr_assert_eq(cg_v2_base_rel("/system.slice/goboxd.service", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_v2_base_rel("/system.slice/goboxd.service", "/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/system.slice/goboxd.service");
-	/* after cg_v2_prepare moved the daemon, its workers find the same base */
-	cr_assert_eq(cg_v2_base_rel("/system.slice/goboxd.service/goboxd-daemon", "/", o,
+	/* after cgroup_v2_prepare moved the daemon, its workers find the same base */
+	cr_assert_eq(cgroup_v2_base_rel("/system.slice/goboxd.service/goboxd-daemon", "/", o,
 				    sizeof(o)), 0);
 	cr_assert_str_eq(o, "/system.slice/goboxd.service");
-	cr_assert_eq(cg_v2_base_rel("/goboxd-daemon", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_v2_base_rel("/goboxd-daemon", "/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/");
-	cr_assert_eq(cg_v2_base_rel("/a/my-goboxd-daemon", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_v2_base_rel("/a/my-goboxd-daemon", "/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/a/my-goboxd-daemon");
 }
 
@@ -126,23 +126,23 @@ Test(cgroup_parse, v2_base_rel_mount_root)
 {
 	char o[256];
 
-	cr_assert_eq(cg_v2_base_rel("/docker/abc/sub", "/docker/abc", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_v2_base_rel("/docker/abc/sub", "/docker/abc", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/sub");
-	cr_assert_eq(cg_v2_base_rel("/docker/abc", "/docker/abc/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_v2_base_rel("/docker/abc", "/docker/abc/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/");
-	cr_assert_eq(cg_v2_base_rel("/docker/abcd", "/docker/abc", o, sizeof(o)), -ENOENT);
-	cr_assert_eq(cg_v2_base_rel("/other", "/docker/abc", o, sizeof(o)), -ENOENT);
+	cr_assert_eq(cgroup_v2_base_rel("/docker/abcd", "/docker/abc", o, sizeof(o)), -ENOENT);
+	cr_assert_eq(cgroup_v2_base_rel("/other", "/docker/abc", o, sizeof(o)), -ENOENT);
 }
 
 Test(cgroup_parse, v2_base_rel_rejects)
 {
 	char o[8];
 
-	cr_assert_eq(cg_v2_base_rel("/../..", "/", o, sizeof(o)), -EINVAL);
-	cr_assert_eq(cg_v2_base_rel("/a/../b", "/", o, sizeof(o)), -EINVAL);
-	cr_assert_eq(cg_v2_base_rel("relative", "/", o, sizeof(o)), -EINVAL);
-	cr_assert_eq(cg_v2_base_rel("/a..b", "/", o, sizeof(o)), 0);
-	cr_assert_eq(cg_v2_base_rel("/abcdefghij", "/", o, sizeof(o)), -ENAMETOOLONG);
+	cr_assert_eq(cgroup_v2_base_rel("/../..", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cgroup_v2_base_rel("/a/../b", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cgroup_v2_base_rel("relative", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cgroup_v2_base_rel("/a..b", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_v2_base_rel("/abcdefghij", "/", o, sizeof(o)), -ENAMETOOLONG);
 }
 
 Test(cgroup_parse, kv_files)
@@ -152,39 +152,39 @@ Test(cgroup_parse, kv_files)
 	const char *cpustat = "usage_usec 123456\nuser_usec 100000\nsystem_usec 23456";
 	uint64_t v;
 
-	cr_assert_eq(cg_parse_kv(events, "max", &v), 0);
+	cr_assert_eq(cgroup_parse_kv(events, "max", &v), 0);
 	cr_assert_eq(v, 17);
-	cr_assert_eq(cg_parse_kv(events, "oom", &v), 0);
+	cr_assert_eq(cgroup_parse_kv(events, "oom", &v), 0);
 	cr_assert_eq(v, 2);
-	cr_assert_eq(cg_parse_kv(events, "oom_kill", &v), 0);
+	cr_assert_eq(cgroup_parse_kv(events, "oom_kill", &v), 0);
 	cr_assert_eq(v, 1);
-	cr_assert_eq(cg_parse_kv(oomctl, "oom_kill", &v), 0);
+	cr_assert_eq(cgroup_parse_kv(oomctl, "oom_kill", &v), 0);
 	cr_assert_eq(v, 3);
-	cr_assert_eq(cg_parse_kv(cpustat, "system_usec", &v), 0);
+	cr_assert_eq(cgroup_parse_kv(cpustat, "system_usec", &v), 0);
 	cr_assert_eq(v, 23456);
-	cr_assert_eq(cg_parse_kv(cpustat, "usage", &v), -ENOENT);
-	cr_assert_eq(cg_parse_kv("oom_kill_disable 0\nunder_oom 0\n", "oom_kill", &v), -ENOENT);
-	cr_assert_eq(cg_parse_kv("max x\n", "max", &v), -EINVAL);
-	cr_assert_eq(cg_parse_kv("max \n", "max", &v), -EINVAL);
-	cr_assert_eq(cg_parse_kv("", "max", &v), -ENOENT);
+	cr_assert_eq(cgroup_parse_kv(cpustat, "usage", &v), -ENOENT);
+	cr_assert_eq(cgroup_parse_kv("oom_kill_disable 0\nunder_oom 0\n", "oom_kill", &v), -ENOENT);
+	cr_assert_eq(cgroup_parse_kv("max x\n", "max", &v), -EINVAL);
+	cr_assert_eq(cgroup_parse_kv("max \n", "max", &v), -EINVAL);
+	cr_assert_eq(cgroup_parse_kv("", "max", &v), -ENOENT);
 }
 
 Test(cgroup_parse, pids)
 {
 	pid_t p[2];
 
-	cr_assert_eq(cg_parse_pids("", p, 2), 0);
-	cr_assert_eq(cg_parse_pids("12\n345\n", p, 2), 2);
+	cr_assert_eq(cgroup_parse_pids("", p, 2), 0);
+	cr_assert_eq(cgroup_parse_pids("12\n345\n", p, 2), 2);
 	cr_assert_eq(p[0], 12);
 	cr_assert_eq(p[1], 345);
 	p[1] = 0;
-	cr_assert_eq(cg_parse_pids("7\n8\n9\n", p, 1), 3);
+	cr_assert_eq(cgroup_parse_pids("7\n8\n9\n", p, 1), 3);
 	cr_assert_eq(p[0], 7);
 	cr_assert_eq(p[1], 0);
-	cr_assert_eq(cg_parse_pids("1\n2\n", NULL, 0), 2);
-	cr_assert_eq(cg_parse_pids("1\nx\n", p, 2), -EINVAL);
-	cr_assert_eq(cg_parse_pids("-1\n", p, 2), -EINVAL);
-	cr_assert_eq(cg_parse_pids("0\n", p, 2), -EINVAL);
+	cr_assert_eq(cgroup_parse_pids("1\n2\n", NULL, 0), 2);
+	cr_assert_eq(cgroup_parse_pids("1\nx\n", p, 2), -EINVAL);
+	cr_assert_eq(cgroup_parse_pids("-1\n", p, 2), -EINVAL);
+	cr_assert_eq(cgroup_parse_pids("0\n", p, 2), -EINVAL);
 }
 
 /* ---- choosing a place, on a fake cgroup2 tree in a temp dir ---- */
@@ -267,11 +267,11 @@ static void fake_teardown(void)
 }
 
 static int fake_locate(const char *proc_cgroup, bool root, const char *override,
-		       struct cg_place *p, char *err, size_t errlen)
+		       struct cgroup_place *p, char *err, size_t errlen)
 {
-	struct cg_host h = { .mountinfo = fake_mi, .proc_cgroup = proc_cgroup, .root = root };
+	struct cgroup_host h = { .mountinfo = fake_mi, .proc_cgroup = proc_cgroup, .root = root };
 
-	return cg_locate(&h, override, p, err, errlen);
+	return cgroup_locate(&h, override, p, err, errlen);
 }
 
 static char *fake_path(const char *rel)
@@ -286,15 +286,15 @@ TestSuite(cgroup_place, .init = fake_setup, .fini = fake_teardown);
 
 Test(cgroup_place, delegated_own_cgroup_is_chosen)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "cpuset cpu io memory pids");
 	fake_cgroup("/system.slice/goboxd.service", "cpu memory pids");
 	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service\n", true, NULL, &p, err,
 				 sizeof(err)), 0, "%s", err);
-	cr_assert_eq(p.ver, CG_V2);
-	cr_assert_eq(p.source, CG_SRC_OWN);
+	cr_assert_eq(p.ver, CGROUP_V2);
+	cr_assert_eq(p.source, CGROUP_SRC_OWN);
 	cr_assert_str_eq(p.root, fake_path("/system.slice/goboxd.service"));
 	cr_assert_eq(p.ndirs, 1);
 	cr_assert_str_eq(p.dirs[0], fake_path("/system.slice/goboxd.service/goboxd"));
@@ -302,20 +302,20 @@ Test(cgroup_place, delegated_own_cgroup_is_chosen)
 
 Test(cgroup_place, daemon_leaf_is_not_the_base)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("/system.slice/goboxd.service", "memory pids");
 	fake_cgroup("/system.slice/goboxd.service/goboxd-daemon", "memory pids");
 	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service/goboxd-daemon\n", true, NULL,
 				 &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(p.source, CG_SRC_OWN);
+	cr_assert_eq(p.source, CGROUP_SRC_OWN);
 	cr_assert_str_eq(p.root, fake_path("/system.slice/goboxd.service"));
 }
 
 Test(cgroup_place, undelegated_root_user_falls_back_to_the_cgroup2_root)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "cpu io memory pids");
@@ -323,15 +323,15 @@ Test(cgroup_place, undelegated_root_user_falls_back_to_the_cgroup2_root)
 	fake_cgroup("/system.slice/goboxd.service", "memory");
 	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service\n", true, NULL, &p, err,
 				 sizeof(err)), 0, "%s", err);
-	cr_assert_eq(p.ver, CG_V2);
-	cr_assert_eq(p.source, CG_SRC_ROOT);
+	cr_assert_eq(p.ver, CGROUP_V2);
+	cr_assert_eq(p.source, CGROUP_SRC_ROOT);
 	cr_assert_str_eq(p.root, fake_dir);
 	cr_assert_str_eq(p.dirs[0], fake_path("/goboxd"));
 }
 
 Test(cgroup_place, undelegated_without_root_is_refused)
 {
-	struct cg_place p = { .ver = 0 };
+	struct cgroup_place p = { .ver = 0 };
 	char err[512] = "";
 
 	fake_cgroup("", "cpu io memory pids");
@@ -345,7 +345,7 @@ Test(cgroup_place, undelegated_without_root_is_refused)
 
 Test(cgroup_place, a_root_without_pids_is_refused)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "cpu memory");
@@ -357,19 +357,19 @@ Test(cgroup_place, a_root_without_pids_is_refused)
 
 Test(cgroup_place, own_cgroup_without_a_writable_subtree_control_is_not_used)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "memory pids");
 	fake_cgroup("/a", "memory pids");
 	cr_assert_eq(unlink(fake_path("/a/cgroup.subtree_control")), 0);
 	cr_assert_eq(fake_locate("0::/a\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(p.source, CG_SRC_ROOT);
+	cr_assert_eq(p.source, CGROUP_SRC_ROOT);
 }
 
 Test(cgroup_place, option_wins_and_is_never_second_guessed)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "memory pids");
@@ -378,7 +378,7 @@ Test(cgroup_place, option_wins_and_is_never_second_guessed)
 	fake_cgroup("/poor", "memory");
 	cr_assert_eq(fake_locate("0::/own\n", true, fake_path("/given"), &p, err, sizeof(err)), 0,
 		     "%s", err);
-	cr_assert_eq(p.source, CG_SRC_OPTION);
+	cr_assert_eq(p.source, CGROUP_SRC_OPTION);
 	cr_assert_str_eq(p.root, fake_path("/given"));
 	/* a given cgroup that cannot work is an error, not a reason to look elsewhere */
 	cr_assert_eq(fake_locate("0::/own\n", true, fake_path("/poor"), &p, err, sizeof(err)),
@@ -388,7 +388,7 @@ Test(cgroup_place, option_wins_and_is_never_second_guessed)
 
 Test(cgroup_place, hybrid_host_uses_v1)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 	size_t len = strlen(fake_mi);
 
@@ -400,8 +400,8 @@ Test(cgroup_place, hybrid_host_uses_v1)
 		 "38 22 0:35 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n");
 	cr_assert_eq(fake_locate("4:memory:/x\n0::/\n", true, NULL, &p, err, sizeof(err)), 0,
 		     "%s", err);
-	cr_assert_eq(p.ver, CG_V1);
-	cr_assert_eq(p.source, CG_SRC_V1);
+	cr_assert_eq(p.ver, CGROUP_V1);
+	cr_assert_eq(p.source, CGROUP_SRC_V1);
 	cr_assert_str_eq(p.root, "");
 	cr_assert_eq(p.ndirs, 3);
 	cr_assert_str_eq(p.dirs[0], "/sys/fs/cgroup/memory/goboxd");
@@ -411,7 +411,7 @@ Test(cgroup_place, hybrid_host_uses_v1)
 
 Test(cgroup_place, no_cgroups_at_all)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	snprintf(fake_mi, sizeof(fake_mi), "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
@@ -422,7 +422,7 @@ Test(cgroup_place, no_cgroups_at_all)
 
 Test(cgroup_place, prepare_enables_controllers_in_base_and_top)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "memory pids");
@@ -430,7 +430,7 @@ Test(cgroup_place, prepare_enables_controllers_in_base_and_top)
 	/* on cgroupfs mkdir makes the interface files; here they are made first */
 	fake_cgroup("/svc/goboxd", "memory pids");
 	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cg_prepare(&p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_prepare(&p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(fake_read("/svc/cgroup.subtree_control"), "+memory +pids");
 	cr_assert_str_eq(fake_read("/svc/goboxd/cgroup.subtree_control"), "+memory +pids");
 	/* the cgroup2 root and anything not ours are left alone */
@@ -439,7 +439,7 @@ Test(cgroup_place, prepare_enables_controllers_in_base_and_top)
 
 Test(cgroup_place, prepare_at_the_root_leaves_enabled_controllers_alone)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "memory pids");
@@ -447,8 +447,8 @@ Test(cgroup_place, prepare_at_the_root_leaves_enabled_controllers_alone)
 	fake_cgroup("/goboxd", "memory pids");
 	fake_cgroup("/svc", "memory");
 	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(p.source, CG_SRC_ROOT);
-	cr_assert_eq(cg_prepare(&p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.source, CGROUP_SRC_ROOT);
+	cr_assert_eq(cgroup_prepare(&p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(fake_read("/cgroup.subtree_control"), "memory pids\n");
 	cr_assert_str_eq(fake_read("/goboxd/cgroup.subtree_control"), "+memory +pids");
 	cr_assert_str_eq(fake_read("/svc/cgroup.subtree_control"), "");
@@ -456,21 +456,21 @@ Test(cgroup_place, prepare_at_the_root_leaves_enabled_controllers_alone)
 
 Test(cgroup_place, prepare_reports_what_it_could_not_write)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "memory pids");
 	fake_cgroup("/svc", "memory pids");
 	/* goboxd/ without interface files: the write to it fails */
 	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cg_prepare(&p, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(cgroup_prepare(&p, err, sizeof(err)), -ENOENT);
 	cr_assert(strstr(err, fake_path("/svc/goboxd/cgroup.subtree_control")) != NULL, "%s",
 		  err);
 }
 
 Test(cgroup_place, container_sharing_the_host_tree_is_refused)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_teardown();
@@ -484,34 +484,34 @@ Test(cgroup_place, container_sharing_the_host_tree_is_refused)
 
 Test(cgroup_place, private_namespace_container_uses_its_own_root)
 {
-	struct cg_place p;
+	struct cgroup_place p;
 	char err[512] = "";
 
 	fake_cgroup("", "cpu memory pids");
 	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(p.source, CG_SRC_OWN);
+	cr_assert_eq(p.source, CGROUP_SRC_OWN);
 	cr_assert_str_eq(p.root, fake_dir);
 }
 
 /* ---- on the real hierarchy (root only) ---- */
 
-static struct cg_tree *open_test_tree(char *name, size_t len)
+static struct cgroup_tree *open_test_tree(char *name, size_t len)
 {
-	struct cg_tree *t = NULL;
+	struct cgroup_tree *t = NULL;
 	char err[256] = "";
 	int rc;
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root");
 	snprintf(name, len, "%d-test", (int)getpid());
-	rc = cg_tree_open(NULL, name, &t, err, sizeof(err));
+	rc = cgroup_tree_open(NULL, name, &t, err, sizeof(err));
 	if (rc == -ENOTSUP || rc == -EROFS || rc == -EACCES || rc == -EPERM)
 		cr_skip_test("no writable cgroup hierarchy: %s", err);
 	/* v2 with our own cgroup holding processes: only the daemon's master
-	 * may evacuate it (cg_v2_prepare), not a test run from a shell */
+	 * may evacuate it (cgroup_v2_prepare), not a test run from a shell */
 	if (rc == -EBUSY)
 		cr_skip_test("%s", err);
-	cr_assert_eq(rc, 0, "cg_tree_open: %s", err);
+	cr_assert_eq(rc, 0, "cgroup_tree_open: %s", err);
 	return t;
 }
 
@@ -530,23 +530,23 @@ static bool tree_left(const char *name)
 	return false;
 }
 
-static struct cg_step *make_step(struct cg_tree *t, uint64_t mem, uint32_t pids)
+static struct cgroup_step *make_step(struct cgroup_tree *t, uint64_t mem, uint32_t pids)
 {
-	struct cg_limits l = { .memory_bytes = mem, .pids = pids };
-	struct cg_step *s = NULL;
+	struct cgroup_limits l = { .memory_bytes = mem, .pids = pids };
+	struct cgroup_step *s = NULL;
 	char err[256] = "";
 
-	cr_assert_eq(cg_step_create(t, &l, &s, err, sizeof(err)), 0, "cg_step_create: %s", err);
+	cr_assert_eq(cgroup_step_create(t, &l, &s, err, sizeof(err)), 0, "cgroup_step_create: %s", err);
 	return s;
 }
 
-static pid_t spawn_in(struct cg_step *s, void (*body)(void))
+static pid_t spawn_in(struct cgroup_step *s, void (*body)(void))
 {
 	pid_t pid = fork();
 
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		if (cg_step_enter(s) < 0)
+		if (cgroup_step_enter(s) < 0)
 			_exit(100);
 		body();
 		_exit(0);
@@ -569,21 +569,21 @@ static void eat_memory(void)
 Test(cgroup_real, oom_is_detected)
 {
 	char name[64];
-	struct cg_tree *t = open_test_tree(name, sizeof(name));
-	struct cg_step *s = make_step(t, 64u << 20, 8);
-	struct cg_stats st;
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_step *s = make_step(t, 64u << 20, 8);
+	struct cgroup_stats st;
 	int status;
 	pid_t pid = spawn_in(s, eat_memory);
 
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
-	cr_assert_eq(cg_step_stats(s, &st), 0);
+	cr_assert_eq(cgroup_step_stats(s, &st), 0);
 	cr_assert(st.oom_killed);
 	cr_assert(st.memory_limit_hit);
 	cr_assert_geq(st.memory_peak_bytes, 48u << 20);
 	cr_assert_leq(st.memory_peak_bytes, 64u << 20);
-	cg_step_destroy(s);
-	cg_tree_close(t);
+	cgroup_step_destroy(s);
+	cgroup_tree_close(t);
 	cr_assert_not(tree_left(name));
 }
 
@@ -601,20 +601,20 @@ static void small_job(void)
 Test(cgroup_real, no_oom_under_the_limit)
 {
 	char name[64];
-	struct cg_tree *t = open_test_tree(name, sizeof(name));
-	struct cg_step *s = make_step(t, 64u << 20, 8);
-	struct cg_stats st;
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_step *s = make_step(t, 64u << 20, 8);
+	struct cgroup_stats st;
 	int status;
 	pid_t pid = spawn_in(s, small_job);
 
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
-	cr_assert_eq(cg_step_stats(s, &st), 0);
+	cr_assert_eq(cgroup_step_stats(s, &st), 0);
 	cr_assert_not(st.oom_killed);
 	cr_assert_not(st.memory_limit_hit);
 	cr_assert_geq(st.memory_peak_bytes, 4u << 20);
-	cg_step_destroy(s);
-	cg_tree_close(t);
+	cgroup_step_destroy(s);
+	cgroup_tree_close(t);
 	cr_assert_not(tree_left(name));
 }
 
@@ -641,27 +641,27 @@ static void fork_bomb(void)
 Test(cgroup_real, pids_limit_and_kill)
 {
 	char name[64];
-	struct cg_tree *t = open_test_tree(name, sizeof(name));
-	struct cg_step *s = make_step(t, 0, 8);
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_step *s = make_step(t, 0, 8);
 	pid_t pids[16];
 	int status, n = 0;
 	pid_t pid = spawn_in(s, fork_bomb);
 
 	/* wait for the bomb to fill the group */
 	for (int i = 0; i < 500 && n < 8; i++) {
-		n = cg_step_nprocs(s);
+		n = cgroup_step_nprocs(s);
 		usleep(2000);
 	}
 	usleep(50000);
-	cr_assert_eq(cg_step_nprocs(s), 8);
-	cr_assert_eq(cg_step_pids(s, pids, 16), 8);
-	cr_assert_eq(cg_step_pids(s, pids, 3), 3);
-	cr_assert_eq(cg_step_kill(s), 0);
-	cr_assert_eq(cg_step_nprocs(s), 0);
+	cr_assert_eq(cgroup_step_nprocs(s), 8);
+	cr_assert_eq(cgroup_step_pids(s, pids, 16), 8);
+	cr_assert_eq(cgroup_step_pids(s, pids, 3), 3);
+	cr_assert_eq(cgroup_step_kill(s), 0);
+	cr_assert_eq(cgroup_step_nprocs(s), 0);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	cg_step_destroy(s);
-	cg_tree_close(t);
+	cgroup_step_destroy(s);
+	cgroup_tree_close(t);
 	cr_assert_not(tree_left(name));
 }
 
@@ -684,40 +684,40 @@ static void burn_cpu(void)
 Test(cgroup_real, cpu_time_is_counted)
 {
 	char name[64];
-	struct cg_tree *t = open_test_tree(name, sizeof(name));
-	struct cg_step *s = make_step(t, 64u << 20, 8);
-	struct cg_stats st;
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_step *s = make_step(t, 64u << 20, 8);
+	struct cgroup_stats st;
 	uint64_t before, after;
 	int status;
 	pid_t pid;
 
-	cr_assert_eq(cg_step_cpu_us(s, &before), 0);
+	cr_assert_eq(cgroup_step_cpu_us(s, &before), 0);
 	pid = spawn_in(s, burn_cpu);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	cr_assert_eq(cg_step_cpu_us(s, &after), 0);
+	cr_assert_eq(cgroup_step_cpu_us(s, &after), 0);
 	cr_assert_geq(after, before + 250000, "cpu %llu -> %llu", (unsigned long long)before,
 		      (unsigned long long)after);
-	cr_assert_eq(cg_step_stats(s, &st), 0);
+	cr_assert_eq(cgroup_step_stats(s, &st), 0);
 	cr_assert_eq(st.cpu_us, after);
-	cg_step_destroy(s);
-	cg_tree_close(t);
+	cgroup_step_destroy(s);
+	cgroup_tree_close(t);
 	cr_assert_not(tree_left(name));
 }
 
 Test(cgroup_real, tree_close_kills_leftovers)
 {
 	char name[64];
-	struct cg_tree *t = open_test_tree(name, sizeof(name));
-	struct cg_step *s = make_step(t, 0, 0);
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_step *s = make_step(t, 0, 0);
 	int status;
 	pid_t pid = spawn_in(s, idle);
 
-	while (cg_step_nprocs(s) < 1)
+	while (cgroup_step_nprocs(s) < 1)
 		usleep(1000);
 	/* the worker forgot the step: closing the tree must still clean up */
 	free(s);
-	cg_tree_close(t);
+	cgroup_tree_close(t);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	cr_assert_not(tree_left(name));
@@ -726,27 +726,27 @@ Test(cgroup_real, tree_close_kills_leftovers)
 Test(cgroup_real, reopening_a_name_clears_the_predecessor)
 {
 	char name[64], err[256] = "";
-	struct cg_tree *t = open_test_tree(name, sizeof(name));
-	struct cg_tree *again = NULL;
-	struct cg_step *s = make_step(t, 0, 4);
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_tree *again = NULL;
+	struct cgroup_step *s = make_step(t, 0, 4);
 	int status;
 	pid_t pid = spawn_in(s, idle);
 
-	while (cg_step_nprocs(s) < 1)
+	while (cgroup_step_nprocs(s) < 1)
 		usleep(1000);
 	/* as if the worker crashed: its tree and step are never closed */
-	cr_assert_eq(cg_tree_open(NULL, name, &again, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_tree_open(NULL, name, &again, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	cr_assert_eq(cg_step_nprocs(s), -ENOENT);
-	cg_step_destroy(s);
+	cr_assert_eq(cgroup_step_nprocs(s), -ENOENT);
+	cgroup_step_destroy(s);
 	free(t);
-	cg_tree_close(again);
+	cgroup_tree_close(again);
 	cr_assert_not(tree_left(name));
 }
 
 /*
- * cg_sweep on a private root: symlinks to a scratch cgroup in each real
+ * cgroup_sweep on a private root: symlinks to a scratch cgroup in each real
  * hierarchy, so that the sweep cannot touch other users of goboxd/.
  */
 struct sweep_root {
@@ -788,53 +788,53 @@ static void sweep_root_remove(struct sweep_root *r)
 Test(cgroup_real, sweep_removes_a_crashed_workers_leftovers)
 {
 	char name[64], err[256] = "", path[PATH_MAX + 64];
-	struct cg_tree *t = open_test_tree(name, sizeof(name));
-	struct cg_limits l = { .memory_bytes = 32u << 20, .pids = 4 };
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_limits l = { .memory_bytes = 32u << 20, .pids = 4 };
 	struct sweep_root r;
-	struct cg_tree *w = NULL;
-	struct cg_step *s1 = NULL, *s2 = NULL;
+	struct cgroup_tree *w = NULL;
+	struct cgroup_step *s1 = NULL, *s2 = NULL;
 	unsigned removed = 0;
 	int status;
 	pid_t pid;
 
-	if (cg_tree_version(t) != CG_V1)
+	if (cgroup_tree_version(t) != CGROUP_V1)
 		cr_skip_test("private sweep root is built for v1");
-	cg_tree_close(t);
+	cgroup_tree_close(t);
 	sweep_root_make(&r);
-	cr_assert_eq(cg_tree_open(r.dir, "w1", &w, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cg_tree_version(w), CG_V1);
-	cr_assert_eq(cg_step_create(w, &l, &s1, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cg_step_create(w, &l, &s2, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_tree_open(r.dir, "w1", &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_tree_version(w), CGROUP_V1);
+	cr_assert_eq(cgroup_step_create(w, &l, &s1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_step_create(w, &l, &s2, err, sizeof(err)), 0, "%s", err);
 	pid = spawn_in(s1, idle);
-	while (cg_step_nprocs(s1) < 1)
+	while (cgroup_step_nprocs(s1) < 1)
 		usleep(1000);
 
-	cr_assert_eq(cg_sweep(r.dir, &removed), 0);
+	cr_assert_eq(cgroup_sweep(r.dir, &removed), 0);
 	/* w1 and its two steps, in each of the three hierarchies */
 	cr_assert_eq(removed, 9);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	snprintf(path, sizeof(path), "%s/goboxd/w1", r.cg[0]);
 	cr_assert_neq(access(path, F_OK), 0);
-	cr_assert_eq(cg_sweep(r.dir, &removed), 0);
+	cr_assert_eq(cgroup_sweep(r.dir, &removed), 0);
 	cr_assert_eq(removed, 0);
 	/* destroying what was swept away is harmless */
-	cg_step_destroy(s1);
-	cg_step_destroy(s2);
-	cg_tree_close(w);
+	cgroup_step_destroy(s1);
+	cgroup_step_destroy(s2);
+	cgroup_tree_close(w);
 	sweep_root_remove(&r);
 }
 
 Test(cgroup_real, unified_without_controllers_is_refused)
 {
-	struct cg_tree *t = NULL;
+	struct cgroup_tree *t = NULL;
 	char err[256] = "";
 
 	if (access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) < 0)
 		cr_skip_test("no hybrid cgroup2 mount");
 	if (geteuid() != 0)
 		cr_skip_test("needs root");
-	cr_assert_eq(cg_tree_open("/sys/fs/cgroup/unified", "x", &t, err, sizeof(err)), -ENOTSUP);
+	cr_assert_eq(cgroup_tree_open("/sys/fs/cgroup/unified", "x", &t, err, sizeof(err)), -ENOTSUP);
 	cr_assert_neq(err[0], '\0');
 	cr_assert_null(t);
 	cr_assert_neq(access("/sys/fs/cgroup/unified/goboxd", F_OK), 0);
@@ -843,17 +843,17 @@ Test(cgroup_real, unified_without_controllers_is_refused)
 Test(cgroup_real, start_is_a_no_op_on_v1)
 {
 	char name[64], err[256] = "";
-	struct cg_tree *t = open_test_tree(name, sizeof(name));
-	struct cg_place p;
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_place p;
 
-	if (cg_tree_version(t) != CG_V1) {
-		cg_tree_close(t);
+	if (cgroup_tree_version(t) != CGROUP_V1) {
+		cgroup_tree_close(t);
 		cr_skip_test("v1 host only");
 	}
-	cr_assert_eq(cg_start(NULL, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(p.ver, CG_V1);
-	cr_assert_eq(p.source, CG_SRC_V1);
+	cr_assert_eq(cgroup_start(NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.ver, CGROUP_V1);
+	cr_assert_eq(p.source, CGROUP_SRC_V1);
 	cr_assert_str_eq(p.root, "");
-	cg_tree_close(t);
+	cgroup_tree_close(t);
 	cr_assert_not(tree_left(name));
 }

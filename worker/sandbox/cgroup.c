@@ -24,35 +24,35 @@
  * directory (index 0) holding every controller's files. On v1 two of them
  * may be the same hierarchy (co-mounted), hence the duplicate checks.
  */
-enum { CG_MEM, CG_PIDS, CG_CPU, CG_NCTRL };
+enum { CGROUP_MEM, CGROUP_PIDS, CGROUP_CPU, CGROUP_NCTRL };
 
-static const char *const v1_ctrl[CG_NCTRL] = { "memory", "pids", "cpuacct" };
+static const char *const v1_ctrl[CGROUP_NCTRL] = { "memory", "pids", "cpuacct" };
 
-#define CG_TOP "goboxd"
-#define CG_DAEMON_LEAF "goboxd-daemon"
-#define CG_KILL_TIMEOUT_MS 2000
-#define CG_RMDIR_TRIES 50
+#define CGROUP_TOP "goboxd"
+#define CGROUP_DAEMON_LEAF "goboxd-daemon"
+#define CGROUP_KILL_TIMEOUT_MS 2000
+#define CGROUP_RMDIR_TRIES 50
 
-struct cg_layout {
-	enum cg_version ver;
+struct cgroup_layout {
+	enum cgroup_version ver;
 	unsigned ndirs;
-	char base[CG_NCTRL][PATH_MAX]; /* v1: controller mounts; v2: base cgroup */
+	char base[CGROUP_NCTRL][PATH_MAX]; /* v1: controller mounts; v2: base cgroup */
 };
 
-struct cg_tree {
-	enum cg_version ver;
+struct cgroup_tree {
+	enum cgroup_version ver;
 	unsigned ndirs;
-	char dir[CG_NCTRL][PATH_MAX];
+	char dir[CGROUP_NCTRL][PATH_MAX];
 	unsigned long counter;
 };
 
-struct cg_step {
-	enum cg_version ver;
+struct cgroup_step {
+	enum cgroup_version ver;
 	unsigned ndirs;
-	char dir[CG_NCTRL][PATH_MAX];
+	char dir[CGROUP_NCTRL][PATH_MAX];
 	/* distinct cgroup.procs files, prepared for the pre-exec child */
 	unsigned nprocs_files;
-	char procs[CG_NCTRL][PATH_MAX];
+	char procs[CGROUP_NCTRL][PATH_MAX];
 	bool has_kill;  /* v2 cgroup.kill (5.14+) */
 	bool has_peak;  /* v2 memory.peak (5.19+) */
 	uint64_t peak_sample;
@@ -61,7 +61,7 @@ struct cg_step {
 
 /* ---- parsing helpers ---- */
 
-bool cg_has_word(const char *list, const char *word)
+bool cgroup_has_word(const char *list, const char *word)
 {
 	size_t wl = strlen(word);
 	const char *p = list;
@@ -109,9 +109,9 @@ static int mi_field(const char **pp, char *out, size_t outlen)
 	return 0;
 }
 
-int cg_parse_mountinfo_line(const char *line, struct cg_mount *out)
+int cgroup_parse_mountinfo_line(const char *line, struct cgroup_mount *out)
 {
-	struct cg_mount m;
+	struct cgroup_mount m;
 	char skip[4096];
 	const char *p = line;
 	int rc;
@@ -139,7 +139,7 @@ int cg_parse_mountinfo_line(const char *line, struct cg_mount *out)
 	return 0;
 }
 
-int cg_parse_proc_cgroup(const char *text, const char *controller, char *out, size_t outlen)
+int cgroup_parse_proc_cgroup(const char *text, const char *controller, char *out, size_t outlen)
 {
 	const char *line = text;
 
@@ -159,7 +159,7 @@ int cg_parse_proc_cgroup(const char *text, const char *controller, char *out, si
 				memcpy(ctrls, c1 + 1, cl);
 				ctrls[cl] = '\0';
 				if (controller)
-					match = cg_has_word(ctrls, controller);
+					match = cgroup_has_word(ctrls, controller);
 				else
 					match = cl == 0 && c1 - line == 1 && line[0] == '0';
 				if (match) {
@@ -178,22 +178,22 @@ int cg_parse_proc_cgroup(const char *text, const char *controller, char *out, si
 	return -ENOENT;
 }
 
-int cg_v2_base_rel(const char *cg_path, const char *mount_root, char *out, size_t outlen)
+int cgroup_v2_base_rel(const char *cgroup_path, const char *mount_root, char *out, size_t outlen)
 {
-	const char *rel = cg_path;
+	const char *rel = cgroup_path;
 	size_t rl = strlen(mount_root);
 	size_t len;
 	const char *last;
 
-	if (cg_path[0] != '/' || mount_root[0] != '/')
+	if (cgroup_path[0] != '/' || mount_root[0] != '/')
 		return -EINVAL;
 	while (rl > 1 && mount_root[rl - 1] == '/')
 		rl--;
 	if (rl > 1) {
-		if (strncmp(cg_path, mount_root, rl) != 0 ||
-		    (cg_path[rl] != '/' && cg_path[rl] != '\0'))
+		if (strncmp(cgroup_path, mount_root, rl) != 0 ||
+		    (cgroup_path[rl] != '/' && cgroup_path[rl] != '\0'))
 			return -ENOENT;
-		rel = cg_path + rl;
+		rel = cgroup_path + rl;
 	}
 	for (const char *p = rel; (p = strstr(p, "..")) != NULL; p += 2)
 		if ((p == rel || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
@@ -204,8 +204,8 @@ int cg_v2_base_rel(const char *cg_path, const char *mount_root, char *out, size_
 	last = rel + len;
 	while (last > rel && last[-1] != '/')
 		last--;
-	if ((size_t)(rel + len - last) == strlen(CG_DAEMON_LEAF) &&
-	    memcmp(last, CG_DAEMON_LEAF, strlen(CG_DAEMON_LEAF)) == 0) {
+	if ((size_t)(rel + len - last) == strlen(CGROUP_DAEMON_LEAF) &&
+	    memcmp(last, CGROUP_DAEMON_LEAF, strlen(CGROUP_DAEMON_LEAF)) == 0) {
 		len = (size_t)(last - rel);
 		while (len > 0 && rel[len - 1] == '/')
 			len--;
@@ -223,7 +223,7 @@ int cg_v2_base_rel(const char *cg_path, const char *mount_root, char *out, size_
 	return 0;
 }
 
-int cg_parse_kv(const char *text, const char *key, uint64_t *out)
+int cgroup_parse_kv(const char *text, const char *key, uint64_t *out)
 {
 	size_t kl = strlen(key);
 	const char *line = text;
@@ -247,7 +247,7 @@ int cg_parse_kv(const char *text, const char *key, uint64_t *out)
 	return -ENOENT;
 }
 
-int cg_parse_pids(const char *text, pid_t *pids, size_t max)
+int cgroup_parse_pids(const char *text, pid_t *pids, size_t max)
 {
 	const char *p = text;
 	size_t n = 0;
@@ -350,7 +350,7 @@ static int read_kv_in(const char *dir, const char *file, const char *key, uint64
 
 	if ((rc = read_in(dir, file, buf, sizeof(buf))) < 0)
 		return rc;
-	return cg_parse_kv(buf, key, out);
+	return cgroup_parse_kv(buf, key, out);
 }
 
 static int mkdir_ok(const char *path)
@@ -396,7 +396,7 @@ static int read_pids_in(const char *dir, pid_t *pids, size_t max)
 	}
 	close(fd);
 	if (rc == 0)
-		rc = cg_parse_pids(b.data, pids, max);
+		rc = cgroup_parse_pids(b.data, pids, max);
 	buf_free(&b);
 	return rc;
 }
@@ -416,7 +416,7 @@ static bool dup_dir(char (*dirs)[PATH_MAX], unsigned i)
  */
 static int kill_until_empty(char (*dirs)[PATH_MAX], unsigned n, pid_t spare)
 {
-	uint64_t deadline = now_ms() + CG_KILL_TIMEOUT_MS;
+	uint64_t deadline = now_ms() + CGROUP_KILL_TIMEOUT_MS;
 	long delay = 200;
 	pid_t pids[1024];
 
@@ -482,7 +482,7 @@ static int rm_cgroup(const char *path, unsigned *count)
 	snprintf(dirs[0], sizeof(dirs[0]), "%s", path);
 	if (exists_in(path, "cgroup.kill"))
 		write_in(path, "cgroup.kill", "1");
-	for (int i = 0; i < CG_RMDIR_TRIES; i++) {
+	for (int i = 0; i < CGROUP_RMDIR_TRIES; i++) {
 		if ((rc = kill_until_empty(dirs, 1, 0)) < 0)
 			return rc;
 		if (rmdir(path) == 0) {
@@ -551,17 +551,17 @@ static int rm_children(const char *dir, unsigned *count)
 
 /* ---- discovery ---- */
 
-struct cg_found {
+struct cgroup_found {
 	bool v2;
-	struct cg_mount v2m;
-	bool v1[CG_NCTRL];
-	char v1_mount[CG_NCTRL][PATH_MAX];
+	struct cgroup_mount v2m;
+	bool v1[CGROUP_NCTRL];
+	char v1_mount[CGROUP_NCTRL][PATH_MAX];
 };
 
 /* The cgroup mounts named in a mountinfo text; the first cgroup2 mount wins. */
-static int scan_mountinfo(const char *text, struct cg_found *f)
+static int scan_mountinfo(const char *text, struct cgroup_found *f)
 {
-	struct cg_mount *m = xmalloc(sizeof(*m));
+	struct cgroup_mount *m = xmalloc(sizeof(*m));
 	const char *line = text;
 
 	memset(f, 0, sizeof(*f));
@@ -571,7 +571,7 @@ static int scan_mountinfo(const char *text, struct cg_found *f)
 		char *copy = xstrndup(line, len);
 
 		line = eol ? eol + 1 : NULL;
-		if (cg_parse_mountinfo_line(copy, m) < 0) {
+		if (cgroup_parse_mountinfo_line(copy, m) < 0) {
 			free(copy);
 			continue;
 		}
@@ -580,8 +580,8 @@ static int scan_mountinfo(const char *text, struct cg_found *f)
 			f->v2 = true;
 			f->v2m = *m;
 		} else if (strcmp(m->fstype, "cgroup") == 0) {
-			for (int i = 0; i < CG_NCTRL; i++) {
-				if (f->v1[i] || !cg_has_word(m->super_opts, v1_ctrl[i]))
+			for (int i = 0; i < CGROUP_NCTRL; i++) {
+				if (f->v1[i] || !cgroup_has_word(m->super_opts, v1_ctrl[i]))
 					continue;
 				if (strlen(m->mount_point) >= PATH_MAX)
 					continue;
@@ -602,8 +602,8 @@ static bool v2_lists(const char *dir, const char *file, const char *ctrl)
 	if (read_in(dir, file, buf, sizeof(buf)) < 0)
 		return false;
 	if (ctrl)
-		return cg_has_word(buf, ctrl);
-	return cg_has_word(buf, "memory") && cg_has_word(buf, "pids");
+		return cgroup_has_word(buf, ctrl);
+	return cgroup_has_word(buf, "memory") && cgroup_has_word(buf, "pids");
 }
 
 /* A v2 cgroup goboxd can build in: offered memory and pids, and writable. */
@@ -617,37 +617,37 @@ static bool v2_usable(const char *dir)
 }
 
 /* The process's own v2 cgroup (where goboxd/ goes when it is delegated). */
-static int own_v2_base(const struct cg_mount *m, const char *proc_cgroup, char *out,
+static int own_v2_base(const struct cgroup_mount *m, const char *proc_cgroup, char *out,
 		       size_t outlen)
 {
 	char path[PATH_MAX], rel[PATH_MAX];
 	int n, rc;
 
-	if ((rc = cg_parse_proc_cgroup(proc_cgroup, NULL, path, sizeof(path))) < 0)
+	if ((rc = cgroup_parse_proc_cgroup(proc_cgroup, NULL, path, sizeof(path))) < 0)
 		return rc;
-	if ((rc = cg_v2_base_rel(path, m->root, rel, sizeof(rel))) < 0)
+	if ((rc = cgroup_v2_base_rel(path, m->root, rel, sizeof(rel))) < 0)
 		return rc;
 	n = snprintf(out, outlen, "%s%s", m->mount_point, strcmp(rel, "/") ? rel : "");
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
-static int locate_override(const char *root, struct cg_layout *lay, char *err, size_t errlen)
+static int locate_override(const char *root, struct cgroup_layout *lay, char *err, size_t errlen)
 {
 	if (exists_in(root, "cgroup.controllers")) {
 		if (!v2_lists(root, "cgroup.controllers", NULL))
 			return set_err(err, errlen, -ENOTSUP,
 				       "cgroup root %s: memory and pids controllers not available",
 				       root);
-		lay->ver = CG_V2;
+		lay->ver = CGROUP_V2;
 		lay->ndirs = 1;
 		if (strlen(root) >= PATH_MAX)
 			return set_err(err, errlen, -ENAMETOOLONG, "cgroup root too long");
 		snprintf(lay->base[0], sizeof(lay->base[0]), "%s", root);
 		return 0;
 	}
-	lay->ver = CG_V1;
-	lay->ndirs = CG_NCTRL;
-	for (int i = 0; i < CG_NCTRL; i++) {
+	lay->ver = CGROUP_V1;
+	lay->ndirs = CGROUP_NCTRL;
+	for (int i = 0; i < CGROUP_NCTRL; i++) {
 		if (join(lay->base[i], PATH_MAX, root, v1_ctrl[i]) < 0)
 			return set_err(err, errlen, -ENAMETOOLONG, "cgroup root too long");
 		if (access(lay->base[i], F_OK) < 0)
@@ -658,9 +658,9 @@ static int locate_override(const char *root, struct cg_layout *lay, char *err, s
 	return 0;
 }
 
-static void set_v2(struct cg_layout *lay, const char *base)
+static void set_v2(struct cgroup_layout *lay, const char *base)
 {
-	lay->ver = CG_V2;
+	lay->ver = CGROUP_V2;
 	lay->ndirs = 1;
 	snprintf(lay->base[0], sizeof(lay->base[0]), "%s", base);
 }
@@ -670,17 +670,17 @@ static void set_v2(struct cg_layout *lay, const char *base)
  * cgroup2 root when we are root and it is writable (a host without
  * delegation, as isolate's service does it); v1's three hierarchies.
  */
-static int locate(const struct cg_host *h, const char *root_override, struct cg_layout *lay,
-		  enum cg_source *src, char *err, size_t errlen)
+static int locate(const struct cgroup_host *h, const char *root_override, struct cgroup_layout *lay,
+		  enum cgroup_source *src, char *err, size_t errlen)
 {
-	struct cg_found *f;
+	struct cgroup_found *f;
 	char own[PATH_MAX] = "";
 	bool rootable = false;
 	int rc;
 
 	memset(lay, 0, sizeof(*lay));
 	if (root_override && *root_override) {
-		*src = CG_SRC_OPTION;
+		*src = CGROUP_SRC_OPTION;
 		return locate_override(root_override, lay, err, errlen);
 	}
 	f = xcalloc(1, sizeof(*f));
@@ -690,21 +690,21 @@ static int locate(const struct cg_host *h, const char *root_override, struct cg_
 	}
 	if (f->v2 && own_v2_base(&f->v2m, h->proc_cgroup, own, sizeof(own)) == 0 &&
 	    v2_usable(own)) {
-		*src = CG_SRC_OWN;
+		*src = CGROUP_SRC_OWN;
 		set_v2(lay, own);
 		goto out;
 	}
 	rootable = f->v2 && h->root && strcmp(f->v2m.root, "/") == 0;
 	if (rootable && v2_usable(f->v2m.mount_point)) {
-		*src = CG_SRC_ROOT;
+		*src = CGROUP_SRC_ROOT;
 		set_v2(lay, f->v2m.mount_point);
 		goto out;
 	}
-	if (f->v1[CG_MEM] && f->v1[CG_PIDS] && f->v1[CG_CPU]) {
-		*src = CG_SRC_V1;
-		lay->ver = CG_V1;
-		lay->ndirs = CG_NCTRL;
-		for (int i = 0; i < CG_NCTRL; i++)
+	if (f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU]) {
+		*src = CGROUP_SRC_V1;
+		lay->ver = CGROUP_V1;
+		lay->ndirs = CGROUP_NCTRL;
+		for (int i = 0; i < CGROUP_NCTRL; i++)
 			snprintf(lay->base[i], sizeof(lay->base[i]), "%s", f->v1_mount[i]);
 		goto out;
 	}
@@ -715,8 +715,8 @@ static int locate(const struct cg_host *h, const char *root_override, struct cg_
 		     f->v2 ? " is not delegated (no writable memory+pids)" : "",
 		     !f->v2 ? "" : rootable ? ", nor is the cgroup2 root"
 					    : ", the cgroup2 root is out of reach (not root, or not mounted)",
-		     f->v1[CG_MEM] ? "" : " no memory", f->v1[CG_PIDS] ? "" : " no pids",
-		     f->v1[CG_CPU] ? "" : " no cpuacct");
+		     f->v1[CGROUP_MEM] ? "" : " no memory", f->v1[CGROUP_PIDS] ? "" : " no pids",
+		     f->v1[CGROUP_CPU] ? "" : " no cpuacct");
 out:
 	free(f);
 	return rc;
@@ -753,7 +753,7 @@ static char *slurp(const char *path)
 	return buf_steal(&b, NULL);
 }
 
-int cg_host_read(struct cg_host *h, char *err, size_t errlen)
+int cgroup_host_read(struct cgroup_host *h, char *err, size_t errlen)
 {
 	memset(h, 0, sizeof(*h));
 	h->root = geteuid() == 0;
@@ -765,7 +765,7 @@ int cg_host_read(struct cg_host *h, char *err, size_t errlen)
 	if (!h->proc_cgroup_buf) {
 		int rc = -errno;
 
-		cg_host_free(h);
+		cgroup_host_free(h);
 		return set_err(err, errlen, rc, "read /proc/self/cgroup: %s", strerror(-rc));
 	}
 	h->mountinfo = h->mountinfo_buf;
@@ -773,36 +773,36 @@ int cg_host_read(struct cg_host *h, char *err, size_t errlen)
 	return 0;
 }
 
-void cg_host_free(struct cg_host *h)
+void cgroup_host_free(struct cgroup_host *h)
 {
 	free(h->mountinfo_buf);
 	free(h->proc_cgroup_buf);
 	h->mountinfo_buf = h->proc_cgroup_buf = NULL;
 }
 
-/* This process's layout: what cg_tree_open and cg_sweep work on. */
-static int discover(const char *root_override, struct cg_layout *lay, char *err, size_t errlen)
+/* This process's layout: what cgroup_tree_open and cgroup_sweep work on. */
+static int discover(const char *root_override, struct cgroup_layout *lay, char *err, size_t errlen)
 {
-	struct cg_host h;
-	enum cg_source src;
+	struct cgroup_host h;
+	enum cgroup_source src;
 	int rc;
 
 	if (root_override && *root_override) {
 		memset(lay, 0, sizeof(*lay));
 		return locate_override(root_override, lay, err, errlen);
 	}
-	if ((rc = cg_host_read(&h, err, errlen)) < 0)
+	if ((rc = cgroup_host_read(&h, err, errlen)) < 0)
 		return rc;
 	rc = locate(&h, NULL, lay, &src, err, errlen);
-	cg_host_free(&h);
+	cgroup_host_free(&h);
 	return rc;
 }
 
-int cg_locate(const struct cg_host *h, const char *root_override, struct cg_place *out,
+int cgroup_locate(const struct cgroup_host *h, const char *root_override, struct cgroup_place *out,
 	      char *err, size_t errlen)
 {
-	struct cg_layout *lay = xmalloc(sizeof(*lay));
-	struct cg_place p;
+	struct cgroup_layout *lay = xmalloc(sizeof(*lay));
+	struct cgroup_place p;
 	int rc;
 
 	memset(&p, 0, sizeof(p));
@@ -810,12 +810,12 @@ int cg_locate(const struct cg_host *h, const char *root_override, struct cg_plac
 		goto out;
 	p.ver = lay->ver;
 	/* v2: the base every later call is given; v1: what the operator gave, if anything */
-	if (p.ver == CG_V2)
+	if (p.ver == CGROUP_V2)
 		snprintf(p.root, sizeof(p.root), "%s", lay->base[0]);
 	else if (root_override)
 		snprintf(p.root, sizeof(p.root), "%s", root_override);
 	for (unsigned i = 0; i < lay->ndirs; i++)
-		snprintf(p.dirs[i], sizeof(p.dirs[i]), "%s/%s", lay->base[i], CG_TOP);
+		snprintf(p.dirs[i], sizeof(p.dirs[i]), "%s/%s", lay->base[i], CGROUP_TOP);
 	p.ndirs = lay->ndirs;
 	*out = p;
 out:
@@ -823,16 +823,16 @@ out:
 	return rc;
 }
 
-const char *cg_source_name(enum cg_source s)
+const char *cgroup_source_name(enum cgroup_source s)
 {
 	switch (s) {
-	case CG_SRC_OPTION:
+	case CGROUP_SRC_OPTION:
 		return "--cgroup-root";
-	case CG_SRC_OWN:
+	case CGROUP_SRC_OWN:
 		return "own cgroup (delegated)";
-	case CG_SRC_ROOT:
+	case CGROUP_SRC_ROOT:
 		return "cgroup2 root";
-	case CG_SRC_V1:
+	case CGROUP_SRC_V1:
 		return "v1 hierarchies";
 	}
 	return "?";
@@ -864,7 +864,7 @@ static int v2_evacuate(const char *base, char *err, size_t errlen)
 	pid_t pids[256];
 	int rc;
 
-	if ((rc = join(leaf, sizeof(leaf), base, CG_DAEMON_LEAF)) < 0 ||
+	if ((rc = join(leaf, sizeof(leaf), base, CGROUP_DAEMON_LEAF)) < 0 ||
 	    (rc = join(procs, sizeof(procs), leaf, "cgroup.procs")) < 0)
 		return set_err(err, errlen, rc, "cgroup path too long");
 	if ((rc = mkdir_ok(leaf)) < 0)
@@ -898,12 +898,12 @@ static int v2_evacuate(const char *base, char *err, size_t errlen)
  * rule. Then memory/pids (and cpu) are enabled in the base and in
  * "<base>/goboxd". v1: nothing to do.
  */
-int cg_prepare(const struct cg_place *p, char *err, size_t errlen)
+int cgroup_prepare(const struct cgroup_place *p, char *err, size_t errlen)
 {
 	char top[PATH_MAX];
 	int rc;
 
-	if (p->ver != CG_V2)
+	if (p->ver != CGROUP_V2)
 		return 0;
 	rc = v2_enable(p->root, err, errlen);
 	if (rc == -EBUSY) {
@@ -913,26 +913,26 @@ int cg_prepare(const struct cg_place *p, char *err, size_t errlen)
 	}
 	if (rc < 0)
 		return rc;
-	if ((rc = join(top, sizeof(top), p->root, CG_TOP)) < 0)
+	if ((rc = join(top, sizeof(top), p->root, CGROUP_TOP)) < 0)
 		return set_err(err, errlen, rc, "cgroup path too long");
 	if ((rc = mkdir_ok(top)) < 0)
 		return set_err(err, errlen, rc, "mkdir(%s): %s", top, strerror(-rc));
 	return v2_enable(top, err, errlen);
 }
 
-int cg_start(const char *root_override, struct cg_place *out, char *err, size_t errlen)
+int cgroup_start(const char *root_override, struct cgroup_place *out, char *err, size_t errlen)
 {
-	struct cg_host h;
-	struct cg_place p;
+	struct cgroup_host h;
+	struct cgroup_place p;
 	int rc;
 
-	if ((rc = cg_host_read(&h, err, errlen)) < 0)
+	if ((rc = cgroup_host_read(&h, err, errlen)) < 0)
 		return rc;
-	rc = cg_locate(&h, root_override, &p, err, errlen);
-	cg_host_free(&h);
+	rc = cgroup_locate(&h, root_override, &p, err, errlen);
+	cgroup_host_free(&h);
 	if (rc < 0)
 		return rc;
-	if ((rc = cg_prepare(&p, err, errlen)) < 0)
+	if ((rc = cgroup_prepare(&p, err, errlen)) < 0)
 		return rc;
 	*out = p;
 	return 0;
@@ -940,7 +940,7 @@ int cg_start(const char *root_override, struct cg_place *out, char *err, size_t 
 
 /* ---- the worker's tree ---- */
 
-static int tree_open_v2(struct cg_tree *t, const char *base, const char *name, char *err,
+static int tree_open_v2(struct cgroup_tree *t, const char *base, const char *name, char *err,
 			size_t errlen)
 {
 	char top[PATH_MAX];
@@ -948,10 +948,10 @@ static int tree_open_v2(struct cg_tree *t, const char *base, const char *name, c
 
 	if ((rc = v2_enable(base, err, errlen)) == -EBUSY)
 		return set_err(err, errlen, rc,
-			       "%s has member processes: cg_start() must run first", base);
+			       "%s has member processes: cgroup_start() must run first", base);
 	if (rc < 0)
 		return rc;
-	if ((rc = join(top, sizeof(top), base, CG_TOP)) < 0 ||
+	if ((rc = join(top, sizeof(top), base, CGROUP_TOP)) < 0 ||
 	    (rc = join(t->dir[0], PATH_MAX, top, name)) < 0)
 		return set_err(err, errlen, rc, "cgroup path too long");
 	if ((rc = mkdir_ok(top)) < 0)
@@ -965,14 +965,14 @@ static int tree_open_v2(struct cg_tree *t, const char *base, const char *name, c
 	return v2_enable(t->dir[0], err, errlen);
 }
 
-static int tree_open_v1(struct cg_tree *t, char (*base)[PATH_MAX], const char *name,
+static int tree_open_v1(struct cgroup_tree *t, char (*base)[PATH_MAX], const char *name,
 			char *err, size_t errlen)
 {
-	for (unsigned i = 0; i < CG_NCTRL; i++) {
+	for (unsigned i = 0; i < CGROUP_NCTRL; i++) {
 		char top[PATH_MAX];
 		int rc;
 
-		if ((rc = join(top, sizeof(top), base[i], CG_TOP)) < 0 ||
+		if ((rc = join(top, sizeof(top), base[i], CGROUP_TOP)) < 0 ||
 		    (rc = join(t->dir[i], PATH_MAX, top, name)) < 0)
 			return set_err(err, errlen, rc, "cgroup path too long");
 		if ((rc = mkdir_ok(top)) < 0 || (rc = mkdir_ok(t->dir[i])) < 0)
@@ -985,11 +985,11 @@ static int tree_open_v1(struct cg_tree *t, char (*base)[PATH_MAX], const char *n
 	return 0;
 }
 
-int cg_tree_open(const char *root_override, const char *name, struct cg_tree **out, char *err,
+int cgroup_tree_open(const char *root_override, const char *name, struct cgroup_tree **out, char *err,
 		 size_t errlen)
 {
-	struct cg_layout *lay;
-	struct cg_tree *t;
+	struct cgroup_layout *lay;
+	struct cgroup_tree *t;
 	int rc;
 
 	if (!name || !*name || strchr(name, '/') || name[0] == '.')
@@ -1000,7 +1000,7 @@ int cg_tree_open(const char *root_override, const char *name, struct cg_tree **o
 		goto out;
 	t->ver = lay->ver;
 	t->ndirs = lay->ndirs;
-	if (lay->ver == CG_V2)
+	if (lay->ver == CGROUP_V2)
 		rc = tree_open_v2(t, lay->base[0], name, err, errlen);
 	else
 		rc = tree_open_v1(t, lay->base, name, err, errlen);
@@ -1010,12 +1010,12 @@ int cg_tree_open(const char *root_override, const char *name, struct cg_tree **o
 	t = NULL;
 out:
 	if (t)
-		cg_tree_close(t);
+		cgroup_tree_close(t);
 	free(lay);
 	return rc;
 }
 
-void cg_tree_close(struct cg_tree *t)
+void cgroup_tree_close(struct cgroup_tree *t)
 {
 	if (!t)
 		return;
@@ -1023,7 +1023,7 @@ void cg_tree_close(struct cg_tree *t)
 	free(t);
 }
 
-enum cg_version cg_tree_version(const struct cg_tree *t)
+enum cgroup_version cgroup_tree_version(const struct cgroup_tree *t)
 {
 	return t->ver;
 }
@@ -1042,9 +1042,9 @@ static bool owned_by_live_process(const char *name)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
-int cg_sweep(const char *root_override, unsigned *removed)
+int cgroup_sweep(const char *root_override, unsigned *removed)
 {
-	struct cg_layout *lay = xmalloc(sizeof(*lay));
+	struct cgroup_layout *lay = xmalloc(sizeof(*lay));
 	unsigned count = 0;
 	char err[256];
 	int rc = 0;
@@ -1059,7 +1059,7 @@ int cg_sweep(const char *root_override, unsigned *removed)
 
 		if (dup_dir(lay->base, i))
 			continue;
-		if ((rc = join(top, sizeof(top), lay->base[i], CG_TOP)) < 0)
+		if ((rc = join(top, sizeof(top), lay->base[i], CGROUP_TOP)) < 0)
 			goto out;
 		if ((r = rm_children_unless(top, &count, owned_by_live_process)) < 0)
 			rc = r;
@@ -1073,10 +1073,10 @@ out:
 
 /* ---- steps ---- */
 
-static int limits_v1(struct cg_step *s, const struct cg_limits *l, char *err, size_t errlen)
+static int limits_v1(struct cgroup_step *s, const struct cgroup_limits *l, char *err, size_t errlen)
 {
-	const char *mem = s->dir[CG_MEM];
-	const char *pids = s->dir[CG_PIDS];
+	const char *mem = s->dir[CGROUP_MEM];
+	const char *pids = s->dir[CGROUP_PIDS];
 	char num[32];
 	int rc;
 
@@ -1106,7 +1106,7 @@ static int limits_v1(struct cg_step *s, const struct cg_limits *l, char *err, si
 	return 0;
 }
 
-static int limits_v2(struct cg_step *s, const struct cg_limits *l, char *err, size_t errlen)
+static int limits_v2(struct cgroup_step *s, const struct cgroup_limits *l, char *err, size_t errlen)
 {
 	const char *dir = s->dir[0];
 	char num[32];
@@ -1134,7 +1134,7 @@ static int limits_v2(struct cg_step *s, const struct cg_limits *l, char *err, si
 
 /* Create the step's directory in every hierarchy; EEXIST means a leftover
  * of an earlier worker with our pid, so the caller tries the next name. */
-static int step_mkdirs(struct cg_step *s, const struct cg_tree *t, const char *name)
+static int step_mkdirs(struct cgroup_step *s, const struct cgroup_tree *t, const char *name)
 {
 	for (unsigned i = 0; i < t->ndirs; i++) {
 		int rc = join(s->dir[i], PATH_MAX, t->dir[i], name);
@@ -1154,7 +1154,7 @@ static int step_mkdirs(struct cg_step *s, const struct cg_tree *t, const char *n
 	return 0;
 }
 
-static int step_prepare_procs(struct cg_step *s)
+static int step_prepare_procs(struct cgroup_step *s)
 {
 	int rc;
 
@@ -1172,10 +1172,10 @@ static int step_prepare_procs(struct cg_step *s)
 	return 0;
 }
 
-int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step **out,
+int cgroup_step_create(struct cgroup_tree *t, const struct cgroup_limits *l, struct cgroup_step **out,
 		   char *err, size_t errlen)
 {
-	struct cg_step *s = xcalloc(1, sizeof(*s));
+	struct cgroup_step *s = xcalloc(1, sizeof(*s));
 	char name[64];
 	bool made = false;
 	int rc = -EEXIST;
@@ -1195,7 +1195,7 @@ int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step 
 		set_err(err, errlen, rc, "cgroup path too long");
 		goto out;
 	}
-	if (s->ver == CG_V2) {
+	if (s->ver == CGROUP_V2) {
 		s->has_kill = exists_in(s->dir[0], "cgroup.kill");
 		s->has_peak = exists_in(s->dir[0], "memory.peak");
 		rc = limits_v2(s, l, err, errlen);
@@ -1208,13 +1208,13 @@ int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step 
 	s = NULL;
 out:
 	if (s && made)
-		cg_step_destroy(s);
+		cgroup_step_destroy(s);
 	else
 		free(s);
 	return rc;
 }
 
-int cg_step_enter(const struct cg_step *s)
+int cgroup_step_enter(const struct cgroup_step *s)
 {
 	for (unsigned i = 0; i < s->nprocs_files; i++) {
 		int fd = open(s->procs[i], O_WRONLY | O_CLOEXEC);
@@ -1237,7 +1237,7 @@ int cg_step_enter(const struct cg_step *s)
 	return 0;
 }
 
-int cg_step_open_procs(const struct cg_step *s, int *fds, size_t max)
+int cgroup_step_open_procs(const struct cgroup_step *s, int *fds, size_t max)
 {
 	size_t n = 0;
 
@@ -1256,31 +1256,31 @@ int cg_step_open_procs(const struct cg_step *s, int *fds, size_t max)
 	return (int)n;
 }
 
-int cg_step_kill(struct cg_step *s)
+int cgroup_step_kill(struct cgroup_step *s)
 {
 	/* cgroup.kill takes the whole group at once, forks in flight included;
 	 * the loop then only waits for the group to drain */
-	if (s->ver == CG_V2 && s->has_kill && !s->spare)
+	if (s->ver == CGROUP_V2 && s->has_kill && !s->spare)
 		write_in(s->dir[0], "cgroup.kill", "1");
 	return kill_until_empty(s->dir, s->ndirs, s->spare);
 }
 
-void cg_step_spare(struct cg_step *s, pid_t pid)
+void cgroup_step_spare(struct cgroup_step *s, pid_t pid)
 {
 	s->spare = pid;
 }
 
-int cg_step_set_limits(struct cg_step *s, const struct cg_limits *l, char *err, size_t errlen)
+int cgroup_step_set_limits(struct cgroup_step *s, const struct cgroup_limits *l, char *err, size_t errlen)
 {
-	return s->ver == CG_V2 ? limits_v2(s, l, err, errlen) : limits_v1(s, l, err, errlen);
+	return s->ver == CGROUP_V2 ? limits_v2(s, l, err, errlen) : limits_v1(s, l, err, errlen);
 }
 
-int cg_step_nprocs(const struct cg_step *s)
+int cgroup_step_nprocs(const struct cgroup_step *s)
 {
 	return read_pids_in(s->dir[0], NULL, 0);
 }
 
-int cg_step_pids(const struct cg_step *s, pid_t *pids, size_t max)
+int cgroup_step_pids(const struct cgroup_step *s, pid_t *pids, size_t max)
 {
 	int n = read_pids_in(s->dir[0], pids, max);
 
@@ -1289,16 +1289,16 @@ int cg_step_pids(const struct cg_step *s, pid_t *pids, size_t max)
 	return (size_t)n > max ? (int)max : n;
 }
 
-int cg_step_cpu_us(const struct cg_step *s, uint64_t *out)
+int cgroup_step_cpu_us(const struct cgroup_step *s, uint64_t *out)
 {
 	uint64_t v;
 	int rc;
 
-	if (s->ver == CG_V2) {
+	if (s->ver == CGROUP_V2) {
 		if ((rc = read_kv_in(s->dir[0], "cpu.stat", "usage_usec", &v)) < 0)
 			return rc;
 	} else {
-		if ((rc = read_u64_in(s->dir[CG_CPU], "cpuacct.usage", &v)) < 0)
+		if ((rc = read_u64_in(s->dir[CGROUP_CPU], "cpuacct.usage", &v)) < 0)
 			return rc;
 		v /= 1000;
 	}
@@ -1306,16 +1306,16 @@ int cg_step_cpu_us(const struct cg_step *s, uint64_t *out)
 	return 0;
 }
 
-int cg_step_memory_now(const struct cg_step *s, uint64_t *out)
+int cgroup_step_memory_now(const struct cgroup_step *s, uint64_t *out)
 {
-	if (s->ver == CG_V2)
+	if (s->ver == CGROUP_V2)
 		return read_u64_in(s->dir[0], "memory.current", out);
-	return read_u64_in(s->dir[CG_MEM], "memory.usage_in_bytes", out);
+	return read_u64_in(s->dir[CGROUP_MEM], "memory.usage_in_bytes", out);
 }
 
-static int stats_v1(const struct cg_step *s, struct cg_stats *st)
+static int stats_v1(const struct cgroup_step *s, struct cgroup_stats *st)
 {
-	const char *mem = s->dir[CG_MEM];
+	const char *mem = s->dir[CGROUP_MEM];
 	uint64_t v, limit;
 	int rc;
 
@@ -1336,7 +1336,7 @@ static int stats_v1(const struct cg_step *s, struct cg_stats *st)
 	return 0;
 }
 
-static int stats_v2(const struct cg_step *s, struct cg_stats *st)
+static int stats_v2(const struct cgroup_step *s, struct cgroup_stats *st)
 {
 	const char *dir = s->dir[0];
 	char buf[1024];
@@ -1353,32 +1353,32 @@ static int stats_v2(const struct cg_step *s, struct cg_stats *st)
 	}
 	if ((rc = read_in(dir, "memory.events", buf, sizeof(buf))) < 0)
 		return rc;
-	st->oom_killed = cg_parse_kv(buf, "oom_kill", &v) == 0 && v > 0;
-	st->memory_limit_hit = cg_parse_kv(buf, "max", &v) == 0 && v > 0;
+	st->oom_killed = cgroup_parse_kv(buf, "oom_kill", &v) == 0 && v > 0;
+	st->memory_limit_hit = cgroup_parse_kv(buf, "max", &v) == 0 && v > 0;
 	return 0;
 }
 
-int cg_step_stats(const struct cg_step *s, struct cg_stats *out)
+int cgroup_step_stats(const struct cgroup_step *s, struct cgroup_stats *out)
 {
-	struct cg_stats st;
+	struct cgroup_stats st;
 	int rc;
 
 	memset(&st, 0, sizeof(st));
-	if ((rc = cg_step_cpu_us(s, &st.cpu_us)) < 0)
+	if ((rc = cgroup_step_cpu_us(s, &st.cpu_us)) < 0)
 		return rc;
-	rc = s->ver == CG_V2 ? stats_v2(s, &st) : stats_v1(s, &st);
+	rc = s->ver == CGROUP_V2 ? stats_v2(s, &st) : stats_v1(s, &st);
 	if (rc < 0)
 		return rc;
 	*out = st;
 	return 0;
 }
 
-int cg_step_sample(struct cg_step *s)
+int cgroup_step_sample(struct cgroup_step *s)
 {
 	uint64_t v;
 	int rc;
 
-	if (s->ver != CG_V2 || s->has_peak)
+	if (s->ver != CGROUP_V2 || s->has_peak)
 		return 0;
 	if ((rc = read_u64_in(s->dir[0], "memory.current", &v)) < 0)
 		return rc;
@@ -1387,14 +1387,14 @@ int cg_step_sample(struct cg_step *s)
 	return 0;
 }
 
-void cg_step_destroy(struct cg_step *s)
+void cgroup_step_destroy(struct cgroup_step *s)
 {
 	int rc;
 
 	if (!s)
 		return;
 	s->spare = 0;
-	rc = cg_step_kill(s);
+	rc = cgroup_step_kill(s);
 	if (rc < 0)
 		log_warn("kill cgroup %s: %s", s->dir[0], strerror(-rc));
 	remove_dirs(s->dir, s->ndirs);

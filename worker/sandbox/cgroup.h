@@ -15,15 +15,15 @@
 
 #include "worker/sandbox/host.h"
 
-struct cg_tree;   /* a worker's subtree, e.g. goboxd/w3 */
-struct cg_step;   /* one step's cgroup inside it */
+struct cgroup_tree;   /* a worker's subtree, e.g. goboxd/w3 */
+struct cgroup_step;   /* one step's cgroup inside it */
 
-struct cg_limits {
+struct cgroup_limits {
 	uint64_t memory_bytes;   /* 0: unlimited; swap is always disabled */
 	uint32_t pids;           /* 0: unlimited */
 };
 
-struct cg_stats {
+struct cgroup_stats {
 	uint64_t cpu_us;
 	uint64_t memory_peak_bytes;
 	bool oom_killed;         /* the kernel OOM-killed something inside */
@@ -38,95 +38,95 @@ struct cg_stats {
  * cgroups are killed and removed. 0 and *out, or negative errno with a
  * reason in err.
  */
-int cg_tree_open(const char *root_override, const char *name, struct cg_tree **out,
+int cgroup_tree_open(const char *root_override, const char *name, struct cgroup_tree **out,
 		 char *err, size_t errlen);
 /* Remove the subtree (kills anything left in it first). */
-void cg_tree_close(struct cg_tree *t);
-enum cg_version cg_tree_version(const struct cg_tree *t);
+void cgroup_tree_close(struct cgroup_tree *t);
+enum cgroup_version cgroup_tree_version(const struct cgroup_tree *t);
 
 /* A fresh step cgroup with its limits set. */
-int cg_step_create(struct cg_tree *t, const struct cg_limits *l, struct cg_step **out,
+int cgroup_step_create(struct cgroup_tree *t, const struct cgroup_limits *l, struct cgroup_step **out,
 		   char *err, size_t errlen);
 /*
  * Called in the forked child before exec: move the calling process into the
  * step cgroup. Async-signal-safe (uses only open/write/close on paths
- * prepared by cg_step_create). 0 or negative errno.
+ * prepared by cgroup_step_create). 0 or negative errno.
  */
-int cg_step_enter(const struct cg_step *s);
+int cgroup_step_enter(const struct cgroup_step *s);
 /*
  * Open the step's cgroup.procs files (one per hierarchy) for writing, for a
  * process that joins from inside a jail by writing "0" into each: the
  * kernel checks the opener's credentials and cgroup namespace, not the
  * writer's. Returns how many (<= max, CLOEXEC) or negative errno.
  */
-int cg_step_open_procs(const struct cg_step *s, int *fds, size_t max);
+int cgroup_step_open_procs(const struct cgroup_step *s, int *fds, size_t max);
 /* Kill every process in the step cgroup and wait until it is empty
  * (bounded). 0, or -EBUSY if processes remain. */
-int cg_step_kill(struct cg_step *s);
+int cgroup_step_kill(struct cgroup_step *s);
 /*
- * A process cg_step_kill leaves alone (and does not wait for): a jail's
+ * A process cgroup_step_kill leaves alone (and does not wait for): a jail's
  * init that moved into the step's cgroup so that its first program is born
- * there. cg_step_destroy kills it too. 0: none.
+ * there. cgroup_step_destroy kills it too. 0: none.
  */
-void cg_step_spare(struct cg_step *s, pid_t pid);
-/* Set (again) the step's limits, as cg_step_create does. */
-int cg_step_set_limits(struct cg_step *s, const struct cg_limits *l, char *err, size_t errlen);
+void cgroup_step_spare(struct cgroup_step *s, pid_t pid);
+/* Set (again) the step's limits, as cgroup_step_create does. */
+int cgroup_step_set_limits(struct cgroup_step *s, const struct cgroup_limits *l, char *err, size_t errlen);
 /* Number of processes currently in the step cgroup (or negative errno). */
-int cg_step_nprocs(const struct cg_step *s);
+int cgroup_step_nprocs(const struct cgroup_step *s);
 /* The pids in the step cgroup; returns count (<= max) or negative errno. */
-int cg_step_pids(const struct cg_step *s, pid_t *pids, size_t max);
-int cg_step_cpu_us(const struct cg_step *s, uint64_t *out);
+int cgroup_step_pids(const struct cgroup_step *s, pid_t *pids, size_t max);
+int cgroup_step_cpu_us(const struct cgroup_step *s, uint64_t *out);
 /* Memory charged to the step now (v2 memory.current, v1
  * memory.usage_in_bytes), in bytes. */
-int cg_step_memory_now(const struct cg_step *s, uint64_t *out);
-int cg_step_stats(const struct cg_step *s, struct cg_stats *out);
+int cgroup_step_memory_now(const struct cgroup_step *s, uint64_t *out);
+int cgroup_step_stats(const struct cgroup_step *s, struct cgroup_stats *out);
 /*
  * v2 kernels older than 5.19 have no memory.peak: there the peak reported
- * by cg_step_stats is the largest memory.current seen by this call (made
- * periodically while the step runs) and by cg_step_stats itself. A no-op
+ * by cgroup_step_stats is the largest memory.current seen by this call (made
+ * periodically while the step runs) and by cgroup_step_stats itself. A no-op
  * returning 0 elsewhere.
  */
-int cg_step_sample(struct cg_step *s);
+int cgroup_step_sample(struct cgroup_step *s);
 /* Kill what is left, remove the cgroup directories, free. */
-void cg_step_destroy(struct cg_step *s);
+void cgroup_step_destroy(struct cgroup_step *s);
 
 /* Parsing helpers, exposed for tests (pure, no I/O). */
 
 /* One line of /proc/self/mountinfo; octal escapes (\040) decoded. */
-struct cg_mount {
+struct cgroup_mount {
 	char root[4096];        /* the mounted subtree of the hierarchy */
 	char mount_point[4096];
 	char fstype[64];        /* "cgroup" or "cgroup2" for ours */
 	char super_opts[512];   /* v1: names the controllers, e.g. "rw,cpu,cpuacct" */
 };
 /* 0, or -EINVAL on a malformed line, -ENAMETOOLONG if a field overflows. */
-int cg_parse_mountinfo_line(const char *line, struct cg_mount *out);
+int cgroup_parse_mountinfo_line(const char *line, struct cgroup_mount *out);
 /* Is word one of the tokens of list (separated by commas or blanks)? */
-bool cg_has_word(const char *list, const char *word);
+bool cgroup_has_word(const char *list, const char *word);
 /*
  * The path of a /proc/<pid>/cgroup text for a v1 controller, or for the v2
  * hierarchy when controller is NULL ("0::/path"). 0, -ENOENT, -ENAMETOOLONG.
  */
-int cg_parse_proc_cgroup(const char *text, const char *controller, char *out,
+int cgroup_parse_proc_cgroup(const char *text, const char *controller, char *out,
 			 size_t outlen);
 /*
  * goboxd's v2 base, relative to a cgroup2 mount whose root is mount_root,
  * given the process's cgroup path: the mount root is stripped and a final
- * "goboxd-daemon" component (where cg_v2_prepare put the daemon) dropped.
+ * "goboxd-daemon" component (where cgroup_v2_prepare put the daemon) dropped.
  * Always starts with '/'. 0, -ENOENT (not below the mount), -EINVAL
  * ("..", relative), -ENAMETOOLONG.
  */
-int cg_v2_base_rel(const char *cg_path, const char *mount_root, char *out,
+int cgroup_v2_base_rel(const char *cgroup_path, const char *mount_root, char *out,
 		   size_t outlen);
 /*
  * The value of key in a flat keyed file ("key value" lines: memory.stat,
  * cpu.stat, memory.events, memory.oom_control). 0, -ENOENT, -EINVAL.
  */
-int cg_parse_kv(const char *text, const char *key, uint64_t *out);
+int cgroup_parse_kv(const char *text, const char *key, uint64_t *out);
 /*
  * A cgroup.procs text: stores up to max pids and returns how many the text
  * holds in all (may exceed max), or -EINVAL.
  */
-int cg_parse_pids(const char *text, pid_t *pids, size_t max);
+int cgroup_parse_pids(const char *text, pid_t *pids, size_t max);
 
 #endif

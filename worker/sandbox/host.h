@@ -23,7 +23,7 @@
 
 /* ---- Cgroups: the place (worker/sandbox/cgroup.c) ---- */
 
-enum cg_version { CG_V1 = 1, CG_V2 = 2 };
+enum cgroup_version { CGROUP_V1 = 1, CGROUP_V2 = 2 };
 
 /*
  * Where goboxd's cgroups live, chosen once by the master at start-up, in
@@ -34,11 +34,11 @@ enum cg_version { CG_V1 = 1, CG_V2 = 2 };
  * when that is writable (a host without delegation, the way isolate's
  * service does it); v1's memory, pids and cpuacct hierarchies.
  */
-enum cg_source { CG_SRC_OPTION, CG_SRC_OWN, CG_SRC_ROOT, CG_SRC_V1 };
+enum cgroup_source { CGROUP_SRC_OPTION, CGROUP_SRC_OWN, CGROUP_SRC_ROOT, CGROUP_SRC_V1 };
 
-struct cg_place {
-	enum cg_version ver;
-	enum cg_source source;
+struct cgroup_place {
+	enum cgroup_version ver;
+	enum cgroup_source source;
 	/* what every later call takes as root_override: the v2 base cgroup,
 	 * or on v1 the operator's --cgroup-root ("" when discovered) */
 	char root[PATH_MAX];
@@ -47,21 +47,21 @@ struct cg_place {
 };
 
 /* What discovery looks at: the daemon reads its own, tests pass a fake. */
-struct cg_host {
+struct cgroup_host {
 	const char *mountinfo;     /* a /proc/self/mountinfo text */
 	const char *proc_cgroup;   /* a /proc/self/cgroup text */
 	bool root;                 /* effective uid 0 */
-	char *mountinfo_buf, *proc_cgroup_buf;  /* owned by cg_host_read */
+	char *mountinfo_buf, *proc_cgroup_buf;  /* owned by cgroup_host_read */
 };
 
 /* This process's view. 0, or negative errno with err. */
-int cg_host_read(struct cg_host *h, char *err, size_t errlen);
-void cg_host_free(struct cg_host *h);
+int cgroup_host_read(struct cgroup_host *h, char *err, size_t errlen);
+void cgroup_host_free(struct cgroup_host *h);
 /*
  * Choose the place (reads cgroupfs files, writes nothing). 0 and *out, or
  * -ENOTSUP (or another negative errno) with the reason in err.
  */
-int cg_locate(const struct cg_host *h, const char *root_override, struct cg_place *out,
+int cgroup_locate(const struct cgroup_host *h, const char *root_override, struct cgroup_place *out,
 	      char *err, size_t errlen);
 /*
  * Make the place usable. v2: a cgroup with member processes cannot hand
@@ -70,13 +70,13 @@ int cg_locate(const struct cg_host *h, const char *root_override, struct cg_plac
  * (and cpu when available) are enabled in the base and in "<base>/goboxd".
  * v1: nothing to do. 0 or negative errno with err.
  */
-int cg_prepare(const struct cg_place *p, char *err, size_t errlen);
-/* cg_host_read + cg_locate + cg_prepare: the master's start-up, once,
+int cgroup_prepare(const struct cgroup_place *p, char *err, size_t errlen);
+/* cgroup_host_read + cgroup_locate + cgroup_prepare: the master's start-up, once,
  * before forking workers (and the sandbox tests' set-up). */
-int cg_start(const char *root_override, struct cg_place *out, char *err, size_t errlen);
-const char *cg_source_name(enum cg_source s);
+int cgroup_start(const char *root_override, struct cgroup_place *out, char *err, size_t errlen);
+const char *cgroup_source_name(enum cgroup_source s);
 /* Master start-up: remove step cgroups a crashed worker left in goboxd/. */
-int cg_sweep(const char *root_override, unsigned *removed);
+int cgroup_sweep(const char *root_override, unsigned *removed);
 
 /* ---- Readiness probes (worker/sandbox/probe.c) ----
  *

@@ -32,10 +32,10 @@ struct jail {
 	int sock;               /* our end of the init's socketpair */
 	int log_r;              /* the jail binary's stdout and stderr */
 	int exec_r;             /* silent unless the pre-exec child failed */
-	struct cg_step *cg;     /* the jail binary and the init */
+	struct cgroup_step *cg;     /* the jail binary and the init */
 	/* The first program's cgroup, which the init enters while the jail
 	 * waits (ENTER); taken by that program's step. */
-	struct cg_step *first;
+	struct cgroup_step *first;
 	bool first_sent, first_ready, first_taken;
 	struct jobdir dir;
 	bool own_dir;
@@ -143,7 +143,7 @@ static int launch_new_session(struct launch *l)
  * path, which the sandbox uid may not write. */
 static int launch_join_cgroup(struct launch *l)
 {
-	return cg_step_enter(l->j->cg) < 0 ? -EIO : 0;
+	return cgroup_step_enter(l->j->cg) < 0 ? -EIO : 0;
 }
 
 /* Before the uid change, so that no fd of the worker is ever open in a
@@ -318,9 +318,9 @@ static int make_control_dir(struct launch *l, char *err, size_t errlen)
 /* Before the fork: the child joins it before it execs the jail binary. */
 static int make_cgroup(struct launch *l, char *err, size_t errlen)
 {
-	struct cg_limits cl = { .memory_bytes = JAIL_CGROUP_MEMORY, .pids = JAIL_CGROUP_PIDS };
+	struct cgroup_limits cl = { .memory_bytes = JAIL_CGROUP_MEMORY, .pids = JAIL_CGROUP_PIDS };
 	char cgerr[256];
-	int rc = cg_step_create(l->j->shared->cgroups, &cl, &l->j->cg, cgerr, sizeof(cgerr));
+	int rc = cgroup_step_create(l->j->shared->cgroups, &cl, &l->j->cg, cgerr, sizeof(cgerr));
 
 	if (rc < 0)
 		snprintf(err, errlen, "jail cgroup: %s", cgerr);
@@ -415,7 +415,7 @@ static int fork_launcher(struct launch *l, char *err, size_t errlen)
 static int queue_enter(struct launch *l, char *err, size_t errlen)
 {
 	struct jail *j = l->j;
-	struct cg_limits none = { 0 };
+	struct cgroup_limits none = { 0 };
 	char cgerr[256];
 	int fds[INITMSG_MAX_FDS - 3];
 	union {
@@ -430,14 +430,14 @@ static int queue_enter(struct launch *l, char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
-	if (cg_step_create(j->shared->cgroups, &none, &j->first, cgerr, sizeof(cgerr)) < 0) {
+	if (cgroup_step_create(j->shared->cgroups, &none, &j->first, cgerr, sizeof(cgerr)) < 0) {
 		log_warn("a jail's first cgroup: %s", cgerr);
 		j->first = NULL;
 		return 0;
 	}
-	n = cg_step_open_procs(j->first, fds, ARRAY_SIZE(fds));
+	n = cgroup_step_open_procs(j->first, fds, ARRAY_SIZE(fds));
 	if (n <= 0) {
-		cg_step_destroy(j->first);
+		cgroup_step_destroy(j->first);
 		j->first = NULL;
 		return 0;
 	}
@@ -479,7 +479,7 @@ static void launch_release(struct launch *l)
 	jail_args_free(&l->args);
 }
 
-struct cg_step *jail_take_first_cgroup(struct jail *j)
+struct cgroup_step *jail_take_first_cgroup(struct jail *j)
 {
 	if (!j->first_ready || j->first_taken)
 		return NULL;
@@ -660,9 +660,9 @@ static int entered(struct jail *j, int timeout_ms, char *err, size_t errlen)
 			 m.h.type == INITMSG_FAILED && n == (ssize_t)sizeof(m) ? strerror(m.f.err) : "?");
 		return 0;
 	}
-	if (cg_step_pids(j->first, pids, ARRAY_SIZE(pids)) != 1)
+	if (cgroup_step_pids(j->first, pids, ARRAY_SIZE(pids)) != 1)
 		return 0;
-	cg_step_spare(j->first, pids[0]);
+	cgroup_step_spare(j->first, pids[0]);
 	j->first_ready = true;
 	return 0;
 }
@@ -726,7 +726,7 @@ void jail_destroy(struct jail *j)
 	if (j->sock >= 0)
 		close(j->sock);
 	if (j->cg) {
-		rc = cg_step_kill(j->cg);
+		rc = cgroup_step_kill(j->cg);
 		if (rc < 0)
 			log_warn("killing jail cgroup: %s", strerror(-rc));
 	}
@@ -735,9 +735,9 @@ void jail_destroy(struct jail *j)
 		while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	cg_step_destroy(j->cg);
+	cgroup_step_destroy(j->cg);
 	/* the init, if it entered it, and whatever its first program left */
-	cg_step_destroy(j->first);
+	cgroup_step_destroy(j->first);
 	if (j->log_r >= 0)
 		close(j->log_r);
 	if (j->exec_r >= 0)

@@ -135,7 +135,7 @@ static inline void jail_args_addf(struct jail_args *a, const char *fmt, ...)
 
 struct jail;
 struct jobdir;
-struct cg_tree;
+struct cgroup_tree;
 
 /*
  * What every jail of one sandbox takes from it (sandbox_jail_shared): the
@@ -146,7 +146,7 @@ struct jail_shared {
 	char *path;             /* jail binary */
 	char *init_path;        /* goboxd-init */
 	char *jail_dir;         /* where job directories are made */
-	struct cg_tree *cgroups; /* the worker's sub-tree: each jail's cgroups */
+	struct cgroup_tree *cgroups; /* the worker's sub-tree: each jail's cgroups */
 	struct seccomp_set *seccomp;
 	struct jail_mount *mounts;
 	size_t nmounts;
@@ -191,9 +191,9 @@ void jail_destroy(struct jail *j);
 /*
  * The cgroup the init entered for the jail's first program (once ready),
  * or NULL: taken once; the jail keeps and removes it. Its limits are the
- * taker's to set, and cg_step_kill spares the init in it.
+ * taker's to set, and cgroup_step_kill spares the init in it.
  */
-struct cg_step *jail_take_first_cgroup(struct jail *j);
+struct cgroup_step *jail_take_first_cgroup(struct jail *j);
 /*
  * Remove the jail's job directory (with its snapshot) and control
  * directory now, while the jail itself may wait for a later teardown:

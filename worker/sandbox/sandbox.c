@@ -348,7 +348,7 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	rc = seccomp_set_build(&sandbox->shared.seccomp, err, errlen);
 	if (rc < 0)
 		goto fail;
-	rc = cg_tree_open(o->cgroup_root, o->cgroup_name, &sandbox->shared.cgroups, err, errlen);
+	rc = cgroup_tree_open(o->cgroup_root, o->cgroup_name, &sandbox->shared.cgroups, err, errlen);
 	if (rc < 0)
 		goto fail;
 	resolve_mounts(&sandbox->shared);
@@ -369,7 +369,7 @@ void sandbox_close(struct sandbox *sandbox)
 		return;
 	shared = &sandbox->shared;
 	if (shared->cgroups)
-		cg_tree_close(shared->cgroups);
+		cgroup_tree_close(shared->cgroups);
 	seccomp_set_free(shared->seccomp);
 	for (size_t i = 0; i < shared->nmounts; i++) {
 		free(shared->mounts[i].path);
@@ -426,7 +426,7 @@ struct run {
 	struct sandbox *sandbox;
 	const struct step_spec *s;
 	struct step_result *r;
-	struct cg_step *cg;
+	struct cgroup_step *cg;
 	uint32_t id;
 	/* parent ends */
 	int in_w, out_r, err_r;
@@ -448,7 +448,7 @@ struct run {
 	 * (in_r, out_w, handed to the init), not ours to feed or read. */
 	bool dialogue;
 	uint32_t run_flags;     /* more INITMSG_RUN_* flags for the RUN message */
-	bool cg_borrowed;       /* cg is the jail's first cgroup, not ours */
+	bool cgroup_borrowed;       /* cg is the jail's first cgroup, not ours */
 };
 
 static void close_fd(int *fd)
@@ -490,7 +490,7 @@ static int check_spec(struct run *run)
 static int prepare(struct run *run)
 {
 	const struct step_spec *s = run->s;
-	struct cg_limits cl = {
+	struct cgroup_limits cl = {
 		.memory_bytes = s->limits.memory_kb * 1024,
 		.pids = s->limits.max_processes,
 	};
@@ -524,17 +524,17 @@ static int prepare(struct run *run)
 	/* The jail's first program is born in the cgroup its init entered. */
 	run->cg = jail_take_first_cgroup(run->j);
 	if (run->cg) {
-		run->cg_borrowed = true;
+		run->cgroup_borrowed = true;
 		run->run_flags |= INITMSG_RUN_IN_PLACE;
 		if (cl.pids)
 			cl.pids++;      /* the init waits in it */
-		rc = cg_step_set_limits(run->cg, &cl, err, sizeof(err));
+		rc = cgroup_step_set_limits(run->cg, &cl, err, sizeof(err));
 		return rc < 0 ? internal(run, rc, "cgroup: %s", err) : 0;
 	}
-	rc = cg_step_create(run->sandbox->shared.cgroups, &cl, &run->cg, err, sizeof(err));
+	rc = cgroup_step_create(run->sandbox->shared.cgroups, &cl, &run->cg, err, sizeof(err));
 	if (rc < 0)
 		return internal(run, rc, "cgroup: %s", err);
-	rc = cg_step_open_procs(run->cg, run->cgfds, ARRAY_SIZE(run->cgfds));
+	rc = cgroup_step_open_procs(run->cg, run->cgfds, ARRAY_SIZE(run->cgfds));
 	if (rc < 0)
 		return internal(run, rc, "opening the step cgroup: %s", strerror(-rc));
 	run->ncg = rc;
@@ -677,7 +677,7 @@ static void kill_step(struct run *run)
 		return;
 	run->killed = true;
 	run->reap_by_ms = now_ms() + REAP_GRACE_MS;
-	cg_step_kill(run->cg);
+	cgroup_step_kill(run->cg);
 }
 
 /* Killed for a time limit, the wall clock's or the CPU's. */
@@ -707,7 +707,7 @@ static bool over_cpu_limit(const struct run *run, uint64_t us)
  * kernel reclaims at the limit instead of killing anything. What goboxd
  * stopped while it ran (a deadline, a cap) is in o already.
  */
-static void read_end(const struct run *run, const struct cg_stats *st, struct run_outcome *o)
+static void read_end(const struct run *run, const struct cgroup_stats *st, struct run_outcome *o)
 {
 	if (over_cpu_limit(run, st->cpu_us))
 		o->timed_out = true;
@@ -895,7 +895,7 @@ static void check_cpu(struct run *run)
 {
 	uint64_t us;
 
-	if (run->s->limits.cpu_ms && cg_step_cpu_us(run->cg, &us) == 0)
+	if (run->s->limits.cpu_ms && cgroup_step_cpu_us(run->cg, &us) == 0)
 		cpu_limit(run, us);
 }
 
@@ -960,7 +960,7 @@ static int run_loop(struct run *run)
 			time_out(run);
 		if (now >= run->next_cpu_ms) {
 			check_cpu(run);
-			cg_step_sample(run->cg);
+			cgroup_step_sample(run->cg);
 			run->next_cpu_ms = now + CPU_POLL_MS;
 		}
 		rc = reap_overdue(run, now);
@@ -975,7 +975,7 @@ static void drain(struct run *run)
 {
 	uint64_t until = now_ms() + DRAIN_MS;
 
-	cg_step_kill(run->cg);
+	cgroup_step_kill(run->cg);
 	close_fd(&run->in_w);
 	while (run->out_r >= 0 || run->err_r >= 0) {
 		struct pollfd pf[2];
@@ -1016,11 +1016,11 @@ static int finish(struct run *run)
 {
 	struct step_result *r = run->r;
 	struct run_outcome *o = &r->outcome;
-	struct cg_stats st;
+	struct cgroup_stats st;
 	int rc;
 
 	r->wall_ms = now_ms() - run->start_ms;
-	rc = cg_step_stats(run->cg, &st);
+	rc = cgroup_step_stats(run->cg, &st);
 	if (rc < 0)
 		return internal(run, rc, "reading the step cgroup: %s", strerror(-rc));
 	r->cpu_ms = st.cpu_us / 1000;
@@ -1060,10 +1060,10 @@ static void run_release(struct run *run)
 		       &run->err_w, &run->cgfds[0], &run->cgfds[1], &run->cgfds[2] };
 
 	/* A borrowed cgroup stays with its jail, the init in it. */
-	if (run->cg && run->cg_borrowed)
-		cg_step_kill(run->cg);
+	if (run->cg && run->cgroup_borrowed)
+		cgroup_step_kill(run->cg);
 	else if (run->cg)
-		cg_step_destroy(run->cg);
+		cgroup_step_destroy(run->cg);
 	run->cg = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		close_fd(fds[i]);
@@ -1197,8 +1197,8 @@ static uint64_t both_cpu_us(const struct pair *pair)
 {
 	uint64_t a = 0, b = 0;
 
-	cg_step_cpu_us(pair->solution.cg, &a);
-	cg_step_cpu_us(pair->interactor.cg, &b);
+	cgroup_step_cpu_us(pair->solution.cg, &a);
+	cgroup_step_cpu_us(pair->interactor.cg, &b);
 	return a + b;
 }
 
@@ -1239,10 +1239,10 @@ static void protocol_status(void *arg, struct procctl_status *st)
 	struct pair *pair = arg;
 	struct run *run = &pair->solution;
 	struct run_outcome o = run->r->outcome;
-	struct cg_stats cs;
+	struct cgroup_stats cs;
 
-	cg_step_cpu_us(run->cg, &st->cpu_us);
-	cg_step_memory_now(run->cg, &st->memory_bytes);
+	cgroup_step_cpu_us(run->cg, &st->cpu_us);
+	cgroup_step_memory_now(run->cg, &st->memory_bytes);
 	st->state = PCS_RUNNING;
 	if (!run->reaped)
 		return;
@@ -1250,8 +1250,8 @@ static void protocol_status(void *arg, struct procctl_status *st)
 		st->state = PCS_TERMINATED;
 		return;
 	}
-	if (cg_step_stats(run->cg, &cs) < 0)
-		cs = (struct cg_stats){ 0 };
+	if (cgroup_step_stats(run->cg, &cs) < 0)
+		cs = (struct cgroup_stats){ 0 };
 	read_end(run, &cs, &o);
 	switch (verdict_for_test(&o, false, CMP_EQUAL)) {
 	case TS_MEMORY_EXCEEDED:
@@ -1362,14 +1362,14 @@ static void pair_timers(struct pair *pair, uint64_t now)
 		/* one reading of each side serves its limit and the idle check */
 		uint64_t su = 0, iu = 0;
 
-		cg_step_cpu_us(solution->cg, &su);
-		cg_step_cpu_us(interactor->cg, &iu);
+		cgroup_step_cpu_us(solution->cg, &su);
+		cgroup_step_cpu_us(interactor->cg, &iu);
 		if (!solution->reaped)
 			cpu_limit(solution, su);
 		if (!interactor->reaped)
 			cpu_limit(interactor, iu);
-		cg_step_sample(solution->cg);
-		cg_step_sample(interactor->cg);
+		cgroup_step_sample(solution->cg);
+		cgroup_step_sample(interactor->cg);
 		push_sample(pair, now, su + iu);
 		pair->next_cpu_ms = now + CPU_POLL_MS;
 	}
