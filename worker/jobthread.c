@@ -71,8 +71,8 @@ static void stream_step(void *arg, const struct job_request *req, struct job_res
 
 	stream_line(j, api_run_event(req, res, ev, index));
 	if (ev == JOB_EV_TEST) {
-		step_result_free(&res->tests[index].r);
-		step_result_free(&res->tests[index].judge);
+		sandbox_step_result_free(&res->tests[index].r);
+		sandbox_step_result_free(&res->tests[index].judge);
 		buf_free(&res->tests[index].file_out);
 	}
 }

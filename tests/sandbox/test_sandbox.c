@@ -163,7 +163,7 @@ static int run_full(struct step_result *r, const char *const *argv, const struct
 		.stdin_len = inlen,
 	};
 
-	step_result_init(r);
+	sandbox_step_result_init(r);
 	return sandbox_run_once(sb, box, &s, r);
 }
 
@@ -460,7 +460,7 @@ static void run_step_case(const struct step_case *c)
 		s.stdin_data = filled;
 		s.stdin_len = c->stdin_len;
 	}
-	step_result_init(&r);
+	sandbox_step_result_init(&r);
 	rc = sandbox_run_once(sb, box, &s, &r);
 	if (c->internal_error) {
 		cr_assert_lt(rc, 0, "the sandbox ran it");
@@ -472,7 +472,7 @@ static void run_step_case(const struct step_case *c)
 		check_box_file(&c->leaves);
 	}
 	free(filled);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 }
 
 /* One row: a test named name, the fields of a struct step_case. */
@@ -770,11 +770,11 @@ Test(sandbox, pinned_programs_stay_on_their_cpu)
 	snprintf(name, sizeof(name), "%s-pinned", tree);
 	o.cgroup_name = name;
 	cr_assert_eq(sandbox_open(&o, &pinned, err, sizeof(err)), 0, "%s", err);
-	step_result_init(&r);
+	sandbox_step_result_init(&r);
 	rc = sandbox_run_once(pinned, box, &s, &r);
 	assert_ran(rc, &r);
 	cr_assert_str_eq(r.out.data, "Cpus_allowed_list:\t0\nend\n", "%s", r.out.data);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	sandbox_close(pinned);
 }
 
@@ -804,11 +804,11 @@ Test(sandbox, steps_that_ask_are_pinned)
 	cr_assert_eq(sandbox_open(&o, &own, err, sizeof(err)), 0, "%s", err);
 	for (int pin = 0; pin < 2; pin++) {
 		s.pin_cpu = pin;
-		step_result_init(&r);
+		sandbox_step_result_init(&r);
 		rc = sandbox_run_once(own, box, &s, &r);
 		assert_ran(rc, &r);
 		cr_assert_str_eq(r.out.data, pin ? "1\n" : all, "pin %d: %s", pin, r.out.data);
-		step_result_free(&r);
+		sandbox_step_result_free(&r);
 	}
 	sandbox_close(own);
 }
@@ -848,7 +848,7 @@ Test(sandbox, step_cgroup_is_removed)
 		cr_assert_eq(n, 0, "%s still has step cgroups", dir);
 	}
 	cr_assert_gt(seen, 0, "no goboxd cgroup tree found");
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 }
 
 /*
@@ -873,7 +873,7 @@ Test(sandbox, no_one_second_stall, .timeout = 300)
 			max = r.wall_ms;
 		if (r.wall_ms >= 900)
 			slow++;
-		step_result_free(&r);
+		sandbox_step_result_free(&r);
 	}
 	cr_log_info("200 runs of true: mean %llu ms, max %llu ms",
 		    (unsigned long long)(sum / 200), (unsigned long long)max);
@@ -899,7 +899,7 @@ static int run_in(struct jail *j, struct step_result *r, const char *script,
 	const char *argv[] = { "/usr/bin/sh", "-c", script, NULL };
 	struct step_spec s = { .argv = argv, .envp = test_env, .limits = *l };
 
-	step_result_init(r);
+	sandbox_step_result_init(r);
 	return sandbox_run(j, &s, r);
 }
 
@@ -913,14 +913,14 @@ Test(sandbox, programs_of_one_jail_share_no_tmp_and_no_process)
 	rc = run_in(j, &r, "echo x > /tmp/left; (sleep 60 &); echo started", &l);
 	assert_ran(rc, &r);
 	cr_assert_str_eq(r.out.data, "started\n");
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	rc = run_in(j, &r, "test -e /tmp/left && echo tmp-kept;"
 			   " ls /proc | grep -c '^[0-9]'", &l);
 	assert_ran(rc, &r);
 	/* the init, the shell, ls and grep: no sleep left from before */
 	cr_assert_leq(atoi(r.out.data), 4, "%s", r.out.data);
 	cr_assert_null(strstr(r.out.data, "tmp-kept"));
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jail_destroy(j);
 }
 
@@ -937,13 +937,13 @@ Test(sandbox, time_and_memory_are_per_program)
 	cr_assert_geq(r.cpu_ms, 100, "cpu %llu ms", (unsigned long long)r.cpu_ms);
 	cr_assert_geq(r.memory_peak_kb, 30 * 1024, "peak %llu kB",
 		      (unsigned long long)r.memory_peak_kb);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	rc = run_in(j, &r, "true", &l);
 	assert_ran(rc, &r);
 	cr_assert_lt(r.cpu_ms, 50, "cpu %llu ms", (unsigned long long)r.cpu_ms);
 	cr_assert_lt(r.memory_peak_kb, 16 * 1024, "peak %llu kB",
 		     (unsigned long long)r.memory_peak_kb);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jail_destroy(j);
 }
 
@@ -958,13 +958,13 @@ Test(sandbox, a_killed_program_leaves_the_jail_usable)
 	rc = run_in(j, &r, "yes | tr -d '\\n' | head -c 200000000 | tail -n 1", &l);
 	assert_ran(rc, &r);
 	cr_assert(r.outcome.oom);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	l = default_limits();
 	l.wall_ms = 300;
 	rc = run_in(j, &r, "sleep 10", &l);
 	assert_ran(rc, &r);
 	cr_assert(r.outcome.timed_out);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	l = default_limits();
 	rc = run_in(j, &r, "echo ok", &l);
 	assert_ran(rc, &r);
@@ -972,7 +972,7 @@ Test(sandbox, a_killed_program_leaves_the_jail_usable)
 	cr_assert_eq(r.outcome.exit_code, 0);
 	cr_assert_str_eq(r.out.data, "ok\n");
 	cr_assert_not(r.outcome.oom);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jail_destroy(j);
 }
 
@@ -985,7 +985,7 @@ Test(sandbox, first_program_finds_tmp_empty)
 
 	assert_ran(rc, &r);
 	cr_assert_eq(atoi(r.out.data), 0, "%s", r.out.data);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jail_destroy(j);
 }
 
@@ -1126,7 +1126,7 @@ static int run_pair(const struct pair_case *c, struct interact_result *r)
 	struct jail *sj = open_jail(), *ij = open_interactor_jail();
 	int rc;
 
-	interact_result_init(r);
+	sandbox_interact_result_init(r);
 	rc = sandbox_interact(sj, ij, &spec, r);
 	jail_destroy(sj);
 	jail_destroy(ij);
@@ -1159,7 +1159,7 @@ static void run_pair_case(const struct pair_case *c)
 	if (c->elapsed_ms_below)
 		cr_assert_lt(elapsed, c->elapsed_ms_below, "the test took %llu ms, want below %llu",
 			     (unsigned long long)elapsed, (unsigned long long)c->elapsed_ms_below);
-	interact_result_free(&r);
+	sandbox_interact_result_free(&r);
 }
 
 /* One row: a test named name, the fields of a struct pair_case. */
@@ -1343,7 +1343,7 @@ Test(sandbox, interact_protocol_time_grows_while_the_solution_computes)
 	/* the reading is the cgroup's, as the step's own total is */
 	cr_assert_leq(b / 1000, r.solution.cpu_ms);
 	cr_assert_eq(r.protocol_errors, 0);
-	interact_result_free(&r);
+	sandbox_interact_result_free(&r);
 }
 
 Test(sandbox, interact_protocol_memory_reflects_an_allocation)
@@ -1377,5 +1377,5 @@ Test(sandbox, interact_protocol_memory_reflects_an_allocation)
 	cr_assert_geq(after + (1ull << 20), before + (64ull << 20), "memory %llu -> %llu", before,
 		      after);
 	cr_assert_lt(before, 32ull << 20, "memory before %llu", before);
-	interact_result_free(&r);
+	sandbox_interact_result_free(&r);
 }

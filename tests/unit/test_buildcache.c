@@ -258,7 +258,7 @@ static void make_job(struct jobdir *d, const char *artifact)
 
 static void build_result(struct step_result *r)
 {
-	step_result_init(r);
+	sandbox_step_result_init(r);
 	r->outcome.exited = true;
 	r->outcome.exit_code = 0;
 	r->wall_ms = 1234;
@@ -330,7 +330,7 @@ Test(buildcache, store_then_fetch, .init = setup, .fini = teardown)
 
 	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
 	cr_assert_eq(jobdir_write(&b, "solution.c", "other", 5, 0644), 0);
-	step_result_init(&got);
+	sandbox_step_result_init(&got);
 	cr_assert_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), 0);
 	cr_expect_eq(spent, 77);
 	cr_expect_eq(got.wall_ms, 1234);
@@ -359,8 +359,8 @@ Test(buildcache, store_then_fetch, .init = setup, .fini = teardown)
 	cr_expect_eq(atomic_load(&st->build_cache_misses), 1);
 	read_at(a.fd, "solution", text, sizeof(text));
 	cr_expect_str_eq(text, "ELF one");
-	step_result_free(&r);
-	step_result_free(&got);
+	sandbox_step_result_free(&r);
+	sandbox_step_result_free(&got);
 	jobdir_remove(&a);
 	jobdir_remove(&b);
 	buildcache_close(c);
@@ -397,7 +397,7 @@ Test(buildcache, stored_files_are_copies, .init = setup, .fini = teardown)
 	text[read(fd, text, sizeof(text) - 1)] = '\0';
 	close(fd);
 	cr_expect_str_eq(text, "ELF one");
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jobdir_remove(&a);
 	buildcache_close(c);
 }
@@ -415,7 +415,7 @@ Test(buildcache, least_recently_used_goes, .init = setup, .fini = teardown)
 	c = two_entries(&big, &r);
 	/* entry 1 used: entry 2 is now the least recently used */
 	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
-	step_result_init(&got);
+	sandbox_step_result_init(&got);
 	key_n(k, 1);
 	cr_assert_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), 0);
 	usleep(20000);
@@ -430,8 +430,8 @@ Test(buildcache, least_recently_used_goes, .init = setup, .fini = teardown)
 	cr_expect_eq(access(path, F_OK), 0, "the new one is in");
 	cr_expect_eq(atomic_load(&st->build_cache_evictions), 1);
 	cr_expect_leq(atomic_load(&st->build_cache_bytes), 100000);
-	step_result_free(&r);
-	step_result_free(&got);
+	sandbox_step_result_free(&r);
+	sandbox_step_result_free(&got);
 	jobdir_remove(&a);
 	jobdir_remove(&b);
 	buildcache_close(c);
@@ -455,7 +455,7 @@ Test(buildcache, too_big_for_the_cache, .init = setup, .fini = teardown)
 	cr_expect_eq(buildcache_store(c, k, &a, &r, 0), -EFBIG);
 	hex_n(path, sizeof(path), 1);
 	cr_expect_neq(access(path, F_OK), 0);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jobdir_remove(&a);
 	buildcache_close(c);
 }
@@ -505,12 +505,12 @@ Test(buildcache, leftovers_and_corrupt_entries, .init = setup, .fini = teardown)
 	hex_n(path, sizeof(path), 8);
 	cr_assert_eq(mkdir(path, 0700), 0);
 	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
-	step_result_init(&got);
+	sandbox_step_result_init(&got);
 	key_n(k, 8);
 	cr_expect_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), -ENOENT);
 	cr_expect_neq(access(path, F_OK), 0, "a corrupt entry found by a fetch goes");
 	close(fd);
-	step_result_free(&got);
+	sandbox_step_result_free(&got);
 	jobdir_remove(&b);
 	buildcache_close(c);
 }
@@ -542,7 +542,7 @@ Test(buildcache, another_boot_wipes, .init = setup, .fini = teardown)
 	cr_assert_eq(buildcache_open(jail, 1 << 20, st, &c), 0);
 	hex_n(path, sizeof(path), 1);
 	cr_expect_neq(access(path, F_OK), 0, "another boot's entry went");
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jobdir_remove(&a);
 	buildcache_close(c);
 }
@@ -573,7 +573,7 @@ Test(buildcache, an_entry_being_read_is_not_evicted, .init = setup, .fini = tear
 	hex_n(path, sizeof(path), 1);
 	cr_expect_neq(access(path, F_OK), 0, "gone once nobody reads it");
 	cr_expect_geq(atomic_load(&st->build_cache_evictions), 1);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	buildcache_close(c);
 }
 
@@ -668,7 +668,7 @@ Test(buildcache, an_entry_is_counted_for_its_blocks, .init = setup, .fini = tear
 	cr_expect_geq(meta_bytes(1), disk_use(fd));
 	cr_expect_eq(atomic_load(&st->build_cache_bytes), meta_bytes(1));
 	close(fd);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jobdir_remove(&a);
 	buildcache_close(c);
 }
@@ -695,7 +695,7 @@ Test(buildcache, links_and_directories_count_against_the_cap, .init = setup, .fi
 	cr_expect_leq(disk_use(fd), 8 << 20);
 	close(fd);
 	cr_expect_leq(atomic_load(&st->build_cache_bytes), 8 << 20);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jobdir_remove(&a);
 	buildcache_close(c);
 }
@@ -720,7 +720,7 @@ Test(buildcache, too_many_names_for_an_entry, .init = setup, .fini = teardown)
 	cr_expect_eq(buildcache_store(c, k, &b, &r, 0), -EFBIG);
 	hex_n(path, sizeof(path), 2);
 	cr_expect_neq(access(path, F_OK), 0);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jobdir_remove(&a);
 	jobdir_remove(&b);
 	buildcache_close(c);
@@ -768,7 +768,7 @@ Test(buildcache, an_entry_too_big_for_the_job_disk, .init = setup, .fini = teard
 	cr_expect_neq(access(path, F_OK), 0);
 	hex_n(path, sizeof(path), 2);
 	cr_expect_eq(access(path, F_OK), 0);
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jobdir_remove(&a);
 	buildcache_close(c);
 }
@@ -791,7 +791,7 @@ Test(buildcache, an_entry_that_cannot_be_taken_goes, .init = setup, .fini = tear
 	key_n(k, 1);
 	cr_assert_eq(buildcache_store(c, k, &a, &r, 0), 0);
 	hex_n(path, sizeof(path), 1);
-	step_result_init(&got);
+	sandbox_step_result_init(&got);
 	for (int reader = 1; reader >= 0; reader--) {
 		held = -1;
 		if (reader) {
@@ -815,8 +815,8 @@ Test(buildcache, an_entry_that_cannot_be_taken_goes, .init = setup, .fini = tear
 	cr_expect_eq(atomic_load(&st->build_cache_misses), 2);
 	cr_assert_eq(jobdir_create(jail, 0, 0, &b), 0);
 	cr_expect_eq(buildcache_fetch(c, k, &b, 65534, 65534, &got, &spent), -ENOENT);
-	step_result_free(&r);
-	step_result_free(&got);
+	sandbox_step_result_free(&r);
+	sandbox_step_result_free(&got);
 	jobdir_remove(&a);
 	jobdir_remove(&b);
 	buildcache_close(c);

@@ -577,8 +577,8 @@ int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
 	tree = rc == 0 ? openat(fd, "tree", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 	if (rc < 0 || tree < 0) {
 		close(fd);
-		step_result_free(r);
-		step_result_init(r);
+		sandbox_step_result_free(r);
+		sandbox_step_result_init(r);
 		log_warn("build cache entry %s is corrupt: removed", hex);
 		drop(c, hex);
 		rc = -ENOENT;
@@ -593,8 +593,8 @@ int buildcache_fetch(struct buildcache *c, const unsigned char key[SHA256_LEN],
 			 strerror(-rc),
 			 drop_held(c, hex, fd) == 0 ? "removed" : "kept while another job reads it");
 		close(fd);
-		step_result_free(r);
-		step_result_init(r);
+		sandbox_step_result_free(r);
+		sandbox_step_result_init(r);
 		/* not a plain miss: d has lost its files */
 		rc = rc == -ENOENT ? -EIO : rc;
 		goto miss;

@@ -552,18 +552,18 @@ static void run_interactive_test(struct judge *judge, const struct job_env *env,
 	char err[256];
 	int rc;
 
-	interact_result_init(&ir);
+	sandbox_interact_result_init(&ir);
 	rc = judge_test_files(judge, env, &req->tests[i], NULL, i, err, sizeof(err));
 	if (rc < 0) {
 		tr->ran = true;
 		test_internal(res, tr, i, err);
-		interact_result_free(&ir);
+		sandbox_interact_result_free(&ir);
 		return;
 	}
 	rc = sandbox_interact(env->jail, judge->jail, &spec, &ir);
 	/* the results move to the test */
-	step_result_free(&tr->r);
-	step_result_free(&tr->judge);
+	sandbox_step_result_free(&tr->r);
+	sandbox_step_result_free(&tr->judge);
 	tr->r = ir.solution;
 	tr->judge = ir.interactor;
 	tr->ran = tr->judged = true;
@@ -814,13 +814,13 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
-	step_result_init(&res->build);
-	step_result_init(&res->judge.r);
+	sandbox_step_result_init(&res->build);
+	sandbox_step_result_init(&res->judge.r);
 	res->ntests = req->ntests;
 	res->tests = xcalloc(req->ntests, sizeof(*res->tests));
 	for (size_t i = 0; i < req->ntests; i++) {
-		step_result_init(&res->tests[i].r);
-		step_result_init(&res->tests[i].judge);
+		sandbox_step_result_init(&res->tests[i].r);
+		sandbox_step_result_init(&res->tests[i].judge);
 		buf_init(&res->tests[i].file_out, 0);
 		res->tests[i].status = TS_NOT_EXECUTED;
 	}
@@ -893,11 +893,11 @@ void job_result_free(struct job_result *res)
 {
 	if (!res)
 		return;
-	step_result_free(&res->build);
-	step_result_free(&res->judge.r);
+	sandbox_step_result_free(&res->build);
+	sandbox_step_result_free(&res->judge.r);
 	for (size_t i = 0; i < res->ntests && res->tests; i++) {
-		step_result_free(&res->tests[i].r);
-		step_result_free(&res->tests[i].judge);
+		sandbox_step_result_free(&res->tests[i].r);
+		sandbox_step_result_free(&res->tests[i].judge);
 		buf_free(&res->tests[i].file_out);
 	}
 	free(res->tests);

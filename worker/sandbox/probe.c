@@ -115,7 +115,7 @@ static void probe_one(struct sandbox *sandbox, const struct config *cfg, const s
 		snprintf(e->error, sizeof(e->error), "job directory: %s", strerror(-rc));
 		return;
 	}
-	step_result_init(&r);
+	sandbox_step_result_init(&r);
 	s.argv = (const char *const *)l->probe.v;
 	s.envp = sandbox_base_env;
 	s.tmp_exec = l->tmp_exec;
@@ -143,7 +143,7 @@ static void probe_one(struct sandbox *sandbox, const struct config *cfg, const s
 		first_line(&r.out, &r.err, e->version, sizeof(e->version));
 		e->state = PROBE_OK;
 	}
-	step_result_free(&r);
+	sandbox_step_result_free(&r);
 	jobdir_remove(&d);
 }
 

@@ -404,7 +404,7 @@ const struct jail_shared *sandbox_jail_shared(const struct sandbox *sandbox)
 	return &sandbox->shared;
 }
 
-void step_result_init(struct step_result *r)
+void sandbox_step_result_init(struct step_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	buf_init(&r->out, 0);
@@ -412,7 +412,7 @@ void step_result_init(struct step_result *r)
 	buf_init(&r->interleaved, 0);
 }
 
-void step_result_free(struct step_result *r)
+void sandbox_step_result_free(struct step_result *r)
 {
 	buf_free(&r->out);
 	buf_free(&r->err);
@@ -1180,17 +1180,17 @@ struct pair {
 	size_t nsamples;
 };
 
-void interact_result_init(struct interact_result *r)
+void sandbox_interact_result_init(struct interact_result *r)
 {
 	memset(r, 0, sizeof(*r));
-	step_result_init(&r->solution);
-	step_result_init(&r->interactor);
+	sandbox_step_result_init(&r->solution);
+	sandbox_step_result_init(&r->interactor);
 }
 
-void interact_result_free(struct interact_result *r)
+void sandbox_interact_result_free(struct interact_result *r)
 {
-	step_result_free(&r->solution);
-	step_result_free(&r->interactor);
+	sandbox_step_result_free(&r->solution);
+	sandbox_step_result_free(&r->interactor);
 }
 
 static uint64_t both_cpu_us(const struct pair *pair)

@@ -116,8 +116,8 @@ struct step_result {
 	bool cancelled;             /* killed for spec.cancel_fd: no verdict */
 };
 
-void step_result_init(struct step_result *r);
-void step_result_free(struct step_result *r);
+void sandbox_step_result_init(struct step_result *r);
+void sandbox_step_result_free(struct step_result *r);
 
 /*
  * Run one step in jail j, from a fresh /tmp, in a cgroup of its own.
@@ -167,8 +167,8 @@ struct interact_result {
 	char protocol_error[128];   /* the last one */
 };
 
-void interact_result_init(struct interact_result *r);
-void interact_result_free(struct interact_result *r);
+void sandbox_interact_result_init(struct interact_result *r);
+void sandbox_interact_result_free(struct interact_result *r);
 
 /* How long a terminated program may take to exit by itself. */
 #define SANDBOX_TERMINATE_GRACE_MS 50
