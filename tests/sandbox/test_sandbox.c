@@ -1320,6 +1320,85 @@ PAIR_CASE(interact_protocol_misuse_is_answered,
 	  .wall_ms = 20000, .protocol = true,
 	  .protocol_errors = EXACTLY(2))
 
+/*
+ * The state line of a solution that has ended names its end as its
+ * verdict will: the memory limit before the time limit before the output
+ * cap, then its exit code or signal. The interactor lets the solution go,
+ * asks until the state is no longer running and prints the line it got
+ * (an error line ends the loop too: it never spins).
+ */
+#define ASK_UNTIL_ENDED                                                              \
+	"echo go; while :; do echo 1 > /judge/wait; s=$(sed -n 3p /judge/status);" \
+	" [ \"$s\" != running ] && break; sleep 0.05; done; echo \"$s\" >&2"
+#define ENDS_AS(line) { .sh = ASK_UNTIL_ENDED, .expect = { .err = line "\n" } }
+
+/* A hog that reads its line first: the interactor's write finds it alive. */
+#define HOG_AFTER_A_LINE                                                          \
+	"#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"          \
+	"int main(void) { if (getchar() == EOF) return 2;"                        \
+	" for (;;) { char *p = malloc(1 << 20); if (!p) return 7; memset(p, 1, 1 << 20); } }\n"
+
+/*
+ * A solution over two limits at once: a child hog is killed by the kernel
+ * for memory, and the parent, once it has seen that, goes on to burn its
+ * CPU time ("cpu") or to flood its stderr past the output cap (otherwise),
+ * for which goboxd kills it. Either way the memory limit is named.
+ */
+#define HOG_THEN                                                                            \
+	"#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n" \
+	"#include <sys/wait.h>\n"                                                            \
+	"int main(int argc, char **argv) { char b[4096]; int st; pid_t p;"                   \
+	" if (getchar() == EOF) return 2;"                                                   \
+	" p = fork(); if (p < 0) return 3;"                                                  \
+	" if (p == 0) for (;;) { char *m = malloc(1 << 20); if (!m) _exit(7);"               \
+	" memset(m, 1, 1 << 20); }"                                                          \
+	" if (waitpid(p, &st, 0) != p || !WIFSIGNALED(st)) return 4;"                        \
+	" if (argc > 1 && !strcmp(argv[1], \"cpu\")) for (;;) ;"                             \
+	" memset(b, 'x', sizeof(b)); for (;;) if (write(2, b, sizeof(b)) < 0) return 5; }\n"
+
+PAIR_CASE(interact_protocol_state_of_an_exit,
+	  .solution = { .sh = "read x; exit 5", .expect = { .ends = EXITS(5) } },
+	  .interactor = ENDS_AS("exited with code 5"),
+	  .wall_ms = 20000, .protocol = true)
+
+PAIR_CASE(interact_protocol_state_of_a_signal,
+	  .solution = { .sh = "read x; kill -SEGV $$",
+			.expect = { .ends = KILLED_BY(SIGSEGV) } },
+	  .interactor = ENDS_AS("killed by signal 11 (SIGSEGV)"),
+	  .wall_ms = 20000, .protocol = true)
+
+PAIR_CASE(interact_protocol_state_of_the_memory_limit,
+	  .solution = { .argv = { "hog" }, .probe = HOG_AFTER_A_LINE,
+			.limits = { .memory_kb = 64 * 1024 }, .expect = { .oom = YES } },
+	  .interactor = ENDS_AS("killed: memory limit"),
+	  .wall_ms = 20000, .protocol = true)
+
+PAIR_CASE(interact_protocol_state_of_the_time_limit,
+	  .solution = { .sh = "read x; while :; do :; done", .limits = { .cpu_ms = 300 },
+			.expect = { .timed_out = YES, .oom = NO } },
+	  .interactor = ENDS_AS("killed: time limit"),
+	  .wall_ms = 20000, .protocol = true)
+
+PAIR_CASE(interact_protocol_state_of_the_output_cap,
+	  .solution = { .sh = "read x; yes >&2", .limits = { .output_kb = 64 },
+			.expect = { .output_limited = YES, .timed_out = NO, .oom = NO } },
+	  .interactor = ENDS_AS("killed: output limit"),
+	  .wall_ms = 20000, .protocol = true)
+
+PAIR_CASE(interact_protocol_state_names_memory_before_time,
+	  .solution = { .argv = { "hog_then", "cpu" }, .probe = HOG_THEN,
+			.limits = { .memory_kb = 64 * 1024, .cpu_ms = 1000 },
+			.expect = { .oom = YES, .timed_out = YES } },
+	  .interactor = ENDS_AS("killed: memory limit"),
+	  .wall_ms = 20000, .protocol = true)
+
+PAIR_CASE(interact_protocol_state_names_memory_before_output,
+	  .solution = { .argv = { "hog_then", "output" }, .probe = HOG_THEN,
+			.limits = { .memory_kb = 64 * 1024, .output_kb = 64 },
+			.expect = { .oom = YES, .output_limited = YES } },
+	  .interactor = ENDS_AS("killed: memory limit"),
+	  .wall_ms = 20000, .protocol = true)
+
 /* ---- interactive tests that compare two readings ---------------------------- */
 
 Test(sandbox, interact_protocol_time_grows_while_the_solution_computes)
