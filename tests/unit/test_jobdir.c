@@ -359,7 +359,7 @@ Test(jobdir, remove_deep_tree)
 	cr_expect_not(exists(d.path));
 }
 
-Test(jobdir, rm_tree_at_file_and_missing)
+Test(jobdir, remove_at_a_file_and_a_missing_name)
 {
 	char p[128];
 	int pfd = open(parent, O_RDONLY | O_DIRECTORY);
