@@ -17,6 +17,7 @@
 #include "common/config.h"
 #include "common/lang/langtab.h"
 #include "common/lang/placeholder.h"
+#include "common/strv.h"
 #include "worker/judge/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -75,8 +76,8 @@ static void expand(const struct job_request *r)
 		if (placeholder_expand_argv(steps[i], &ctx, &argv) < 0 ||
 		    placeholder_expand_env(steps[i], &ctx, &envp) < 0)
 			abort();
-		strv_free_array(argv);
-		strv_free_array(envp);
+		strv_free(argv);
+		strv_free(envp);
 	}
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/base64.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "common/lang/validate.h"
 
@@ -322,22 +323,6 @@ static bool over(size_t n, size_t cap)
 	return cap != 0 && n > cap;
 }
 
-static char **strv_copy(const struct strv *s)
-{
-	char **v = xcalloc(s->n + 1, sizeof(*v));
-
-	for (size_t i = 0; i < s->n; i++)
-		v[i] = xstrdup(s->v[i]);
-	return v;
-}
-
-static void strv_release(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* "Main.java" -> "Main": the artifact of languages that take it from the name. */
 static char *name_stem(const char *name)
 {
@@ -369,8 +354,8 @@ void request_free(struct job_request *r)
 	}
 	free(r->files);
 	free(r->artifact);
-	strv_release(r->build_flags);
-	strv_release(r->run_flags);
+	strv_free(r->build_flags);
+	strv_free(r->run_flags);
 	for (size_t i = 0; i < r->ntests; i++) {
 		free(r->tests[i].stdin_data);
 		free(r->tests[i].expected);
@@ -528,8 +513,8 @@ static int parse_flags(struct native_ctx *c, const cJSON *a, const char *step,
 			set_err(c->e, "flag_not_allowed", path, "flag contains a NUL byte");
 			goto fail;
 		}
-		if (validate_flag((const char *const *)ls->flag_allow.v, ls->flag_allow.n, f, why,
-				  sizeof(why)) < 0) {
+		if (validate_flag((const char *const *)ls->flag_allow, strv_len(ls->flag_allow), f,
+				  why, sizeof(why)) < 0) {
 			set_err(c->e, "flag_not_allowed", path, "%s", why);
 			goto fail;
 		}
@@ -537,7 +522,7 @@ static int parse_flags(struct native_ctx *c, const cJSON *a, const char *step,
 	*out = flags;
 	return 0;
 fail:
-	strv_release(flags);
+	strv_free(flags);
 	return -1;
 }
 
@@ -570,7 +555,7 @@ static int parse_step(struct native_ctx *c, const cJSON *root, const char *step,
 		if (parse_flags(c, v, step, ls, has_step, flags) < 0)
 			return -1;
 	} else {
-		*flags = strv_copy(&ls->default_flags);
+		*flags = strv_dup(ls->default_flags);
 	}
 	limits_merge(lim, &ls->limits, &req, &c->cfg->limits_max);
 	return 0;
@@ -1571,11 +1556,9 @@ static char *cz_file_name(struct codize_ctx *c, const cJSON *o, size_t i,
 		cz_err(c, path, "%s", why);
 		goto bad;
 	}
-	for (size_t k = 0; lang && k < lang->codize_refused.n; k++) {
-		if (strcmp(name, lang->codize_refused.v[k]) == 0) {
-			cz_err(c, path, "not allowed for this runtime");
-			goto bad;
-		}
+	if (lang && strv_contains(lang->codize_refused, name)) {
+		cz_err(c, path, "not allowed for this runtime");
+		goto bad;
 	}
 	for (size_t k = 0; k < r->nfiles; k++) {
 		if (r->files[k].name && strcmp(r->files[k].name, name) == 0) {
@@ -1656,8 +1639,8 @@ static void cz_finish(const struct config *cfg, struct job_request *r)
 		r->artifact = default_artifact(lang, &r->files[0]);
 	else if (lang->artifact)
 		r->artifact = xstrdup(lang->artifact);
-	r->build_flags = strv_copy(&lang->build.default_flags);
-	r->run_flags = strv_copy(&lang->run.default_flags);
+	r->build_flags = strv_dup(lang->build.default_flags);
+	r->run_flags = strv_dup(lang->run.default_flags);
 	cz_limits(&r->build_limits, &lang->build.limits, cfg->compile_timeout_ms,
 		  &cfg->limits_max);
 	cz_limits(&r->run_limits, &lang->run.limits, cfg->run_timeout_ms, &cfg->limits_max);

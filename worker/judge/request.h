@@ -51,8 +51,8 @@ struct job_request {
 	struct req_file *files;    /* files[0] is the source / entry point */
 	size_t nfiles;
 	char *artifact;            /* resolved artifact name, NULL if none */
-	char **build_flags;        /* NULL-terminated, checked */
-	char **run_flags;          /* NULL-terminated, checked */
+	char **build_flags;        /* a string vector (common/strv.h), checked */
+	char **run_flags;          /* a string vector, checked */
 	struct limits build_limits; /* merged and clamped */
 	struct limits run_limits;
 	struct req_test *tests;
