@@ -13,6 +13,7 @@
 
 #include "common/base64.h"
 #include "common/strv.h"
+#include "common/utf8.h"
 #include "common/util.h"
 #include "common/lang/validate.h"
 
@@ -206,7 +207,6 @@ static char *json_bytes(const cJSON *item, const struct nul_marker *m, size_t *l
 	return out;
 }
 
-/* RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
 /*
  * A file's content as the client sent it: the JSON string's bytes, decoded
  * from base64 when it says so. 0, or -1 when that is not valid base64.
@@ -226,49 +226,6 @@ static int file_content(const cJSON *v, const struct nul_marker *m, bool base64,
 	rc = base64_decode(raw, rlen, data, len);
 	free(raw);
 	return rc < 0 ? -1 : 0;
-}
-
-static bool utf8_valid(const char *str, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = s[i];
-		unsigned char lo = 0x80, hi = 0xBF;
-		size_t n;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF) {
-			n = 1;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			n = 2;
-			if (c == 0xE0)
-				lo = 0xA0;
-			else if (c == 0xED)
-				hi = 0x9F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			n = 3;
-			if (c == 0xF0)
-				lo = 0x90;
-			else if (c == 0xF4)
-				hi = 0x8F;
-		} else {
-			return false;
-		}
-		if (len - i <= n)
-			return false;
-		if (s[i + 1] < lo || s[i + 1] > hi)
-			return false;
-		for (size_t k = 2; k <= n; k++)
-			if ((s[i + k] & 0xC0) != 0x80)
-				return false;
-		i += n + 1;
-	}
-	return true;
 }
 
 static void set_err(struct req_error *e, const char *code, const char *path,
