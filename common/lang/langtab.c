@@ -164,19 +164,14 @@ static bool valid_id(const char *s)
 	return true;
 }
 
-/* Same rule as a client file name, so that what a language names itself
+/* The rule of a /run file name, so that what a language names itself
  * could also have come from a request. */
-static bool valid_filename(const char *s)
+static bool plain_file_name(const char *s)
 {
-	size_t len = strlen(s);
+	char bad;
 
-	if (len == 0 || len > FILENAME_MAX_LEN || s[0] == '.')
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || strchr("_.+-", s[i])))
-			return false;
-	return true;
+	return validate_filename_check(&validate_filename_native, s, strlen(s), &bad) ==
+	       VALIDATE_FILENAME_OK;
 }
 
 static bool valid_env_name(const char *s)
@@ -514,9 +509,9 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 		free(l->source_filename);
 		l->source_filename = NULL;
 		l->source_from_request = true;
-	} else if (!valid_filename(l->source_filename)) {
+	} else if (!plain_file_name(l->source_filename)) {
 		return lfail(c, v->line,
-			     "source_filename: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+			     "source_filename: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
 			     l->source_filename);
 	}
 	if ((v = ynode_get(root, "source_filename_default"))) {
@@ -525,9 +520,9 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 				     LANG_FROM_REQUEST " (a fixed name needs no default)");
 		if (get_str(c, v, "source_filename_default", &l->source_default) < 0)
 			return -1;
-		if (!valid_filename(l->source_default))
+		if (!plain_file_name(l->source_default))
 			return lfail(c, v->line,
-				     "source_filename_default: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+				     "source_filename_default: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
 				     l->source_default);
 	}
 	if ((v = ynode_get(root, "artifact"))) {
@@ -535,9 +530,9 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 			return -1;
 		if (!strcmp(l->artifact, LANG_FROM_REQUEST))
 			l->artifact_from_request = true;
-		else if (!valid_filename(l->artifact))
+		else if (!plain_file_name(l->artifact))
 			return lfail(c, v->line,
-				     "artifact: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+				     "artifact: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
 				     l->artifact);
 	}
 	return 0;
@@ -838,7 +833,7 @@ static int check_entry_default(struct lctx *c, const struct ynode *p, struct lan
 	if (!e)
 		return lfail(c, p->line, "entry.default: cannot expand '%s'", d);
 	snprintf(name, sizeof(name), "%s%s", e, l->entry_suffix);
-	ok = valid_filename(e) && valid_filename(name);
+	ok = plain_file_name(e) && plain_file_name(name);
 	free(e);
 	if (!ok)
 		return lfail(c, p->line, "entry: '%s' is not a plain file name", name);
@@ -935,7 +930,7 @@ static char *entry_match(const struct lang *l, size_t i, const char *src)
 	if (g == 0 || n == 0 || n > FILENAME_MAX_LEN)
 		return NULL;
 	snprintf(file, sizeof(file), "%.*s%s", (int)n, src + m[g].rm_so, l->entry_suffix);
-	return valid_filename(file) ? strndup(src + m[g].rm_so, n) : NULL;
+	return plain_file_name(file) ? strndup(src + m[g].rm_so, n) : NULL;
 }
 
 char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
@@ -953,7 +948,7 @@ char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
 	if (!e)
 		return NULL;
 	snprintf(file, sizeof(file), "%s%s", e, l->entry_suffix);
-	if (!valid_filename(e) || !valid_filename(file)) {
+	if (!plain_file_name(e) || !plain_file_name(file)) {
 		free(e);
 		return NULL;
 	}

@@ -845,6 +845,16 @@ Test(langtab, bad_artifact)
 	expect_fail(cpp_with(6, "artifact: /tmp/x"), 6, "artifact: '/tmp/x' is not a plain");
 }
 
+/* The names a language gives itself follow a request's rule, leading '-'
+ * and '+' included: {{source}} and {{artifact}} go on command lines. */
+Test(langtab, file_names_that_read_as_options)
+{
+	expect_fail(cpp_with(5, "source_filename: -x.cpp"), 5,
+		    "source_filename: '-x.cpp' is not a plain file name");
+	expect_fail(cpp_with(5, "source_filename: +x.cpp"), 5, "not a plain file name");
+	expect_fail(cpp_with(6, "artifact: -o"), 6, "artifact: '-o' is not a plain file name");
+}
+
 /* Every jail has /proc now (it is made before its language is known). */
 Test(langtab, proc_is_not_a_key)
 {
