@@ -2,13 +2,365 @@
 
 #include <cjson/cJSON.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/base64.h"
+#include "common/lang/validate.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "worker/http/api.h"
+#include "worker/http/json_body.h"
+
+/* ---- Codize POST /v1/run ---- */
+
+/*
+ * Codize decodes the body into typed fields first: a body that is not one
+ * JSON object, or a field of the wrong JSON type, is a 400
+ * INVALID_REQUEST_BODY without details. Then it validates, and every
+ * failing field becomes one entry of a 400 VALIDATION_ERROR, in Codize's
+ * order and words. As with Go's encoding/json, unknown keys are ignored,
+ * null means absent, and a key given twice takes its last value.
+ */
+
+struct codize_ctx {
+	const struct config *cfg;
+	const struct langtab *t;
+	struct nul_marker m;
+	struct req_error *errs;
+	size_t maxerrs;
+	size_t n;
+};
+
+static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
+{
+	struct req_error *e;
+	va_list ap;
+
+	if (c->n >= c->maxerrs) {
+		/* the list is full; still remember that the request failed */
+		c->n = c->maxerrs + 1;
+		return;
+	}
+	e = &c->errs[c->n++];
+	e->http_status = 400;
+	snprintf(e->code, sizeof(e->code), "%s", CODIZE_VALIDATION_ERROR);
+	snprintf(e->path, sizeof(e->path), "%s", path);
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+}
+
+/* The whole request refused with one code and no field list. */
+static void cz_fail(struct codize_ctx *c, int status, const char *code, const char *message)
+{
+	c->n = 0;
+	if (!c->maxerrs)
+		return;
+	memset(&c->errs[0], 0, sizeof(c->errs[0]));
+	c->errs[0].http_status = status;
+	snprintf(c->errs[0].code, sizeof(c->errs[0].code), "%s", code);
+	snprintf(c->errs[0].message, sizeof(c->errs[0].message), "%s", message);
+	c->n = 1;
+}
+
+/* The last value of key in o; NULL when absent or JSON null. */
+static const cJSON *cz_get(const cJSON *o, const char *key)
+{
+	const cJSON *v, *last = NULL;
+
+	cJSON_ArrayForEach(v, o) {
+		if (v->string && strcmp(v->string, key) == 0)
+			last = v;
+	}
+	return last && !cJSON_IsNull(last) ? last : NULL;
+}
+
+static bool cz_is(const cJSON *o, const char *key, cJSON_bool (*is)(const cJSON *))
+{
+	const cJSON *v = cz_get(o, key);
+
+	return !v || is(v);
+}
+
+/* {content, base64_encoded}: the types Codize's decoder accepts. */
+static bool cz_payload_shape(const cJSON *o)
+{
+	return cJSON_IsObject(o) && cz_is(o, "content", cJSON_IsString) &&
+	       cz_is(o, "base64_encoded", cJSON_IsBool);
+}
+
+static bool cz_shape_ok(const cJSON *root)
+{
+	const cJSON *files, *f, *in;
+
+	if (!cJSON_IsObject(root) || !cz_is(root, "runtime", cJSON_IsString) ||
+	    !cz_is(root, "files", cJSON_IsArray))
+		return false;
+	if ((in = cz_get(root, "stdin")) && !cz_payload_shape(in))
+		return false;
+	files = cz_get(root, "files");
+	cJSON_ArrayForEach(f, files) {
+		/* a null entry is a file with neither name nor content */
+		if (!cJSON_IsNull(f) && (!cz_payload_shape(f) || !cz_is(f, "name", cJSON_IsString)))
+			return false;
+	}
+	return true;
+}
+
+static const struct lang *cz_runtime(struct codize_ctx *c, const cJSON *root)
+{
+	const cJSON *v = cz_get(root, "runtime");
+	const struct lang *lang;
+	char list[400];
+
+	if (!v) {
+		cz_err(c, "runtime", "required");
+		return NULL;
+	}
+	if (!v->valuestring[0]) {
+		cz_err(c, "runtime", "must not be empty");
+		return NULL;
+	}
+	lang = langtab_find_runtime(c->t, v->valuestring);
+	if (!lang) {
+		langtab_runtime_list(c->t, list, sizeof(list));
+		cz_err(c, "runtime", "must be one of %s", list);
+	}
+	return lang;
+}
+
+/* The files array when its length is acceptable, else NULL after reporting. */
+static const cJSON *cz_files_array(struct codize_ctx *c, const cJSON *root)
+{
+	const cJSON *a = cz_get(root, "files");
+	int n;
+
+	if (!a) {
+		cz_err(c, "files", "required");
+		return NULL;
+	}
+	n = cJSON_GetArraySize(a);
+	if (n == 0) {
+		cz_err(c, "files", "must not be empty");
+		return NULL;
+	}
+	if (over((size_t)n, c->cfg->max_files)) {
+		cz_err(c, "files", "too many files (max: %u)", c->cfg->max_files);
+		return NULL;
+	}
+	return a;
+}
+
+/* Base64 of n bytes is this long (with padding). */
+static size_t b64_len(size_t n)
+{
+	return (n + 2) / 3 * 4;
+}
+
+static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t)
+{
+	const cJSON *o = cz_get(root, "stdin");
+	const cJSON *content, *b64;
+	size_t cap = c->cfg->max_stdin_bytes, rlen, dlen;
+	char *raw, *data;
+
+	t->stdin_data = xstrdup("");
+	t->stdin_len = 0;
+	if (!o)
+		return;
+	if (!(content = cz_get(o, "content"))) {
+		cz_err(c, "stdin.content", "required");
+		return;
+	}
+	b64 = cz_get(o, "base64_encoded");
+	raw = json_bytes(content, &c->m, &rlen);
+	/* over-long base64 is refused before it is decoded, as Codize does */
+	if (cap && rlen > (cJSON_IsTrue(b64) ? b64_len(cap) : cap)) {
+		cz_err(c, "stdin.content", "stdin too large (max: %zu bytes)", cap);
+		free(raw);
+		return;
+	}
+	if (!cJSON_IsTrue(b64)) {
+		free(t->stdin_data);
+		t->stdin_data = raw;
+		t->stdin_len = rlen;
+		return;
+	}
+	if (base64_decode(raw, rlen, &data, &dlen) < 0) {
+		cz_err(c, "stdin.content", "invalid base64");
+	} else if (over(dlen, cap)) {
+		cz_err(c, "stdin.content", "stdin too large (max: %zu bytes)", cap);
+		free(data);
+	} else {
+		free(t->stdin_data);
+		t->stdin_data = data;
+		t->stdin_len = dlen;
+	}
+	free(raw);
+}
+
+/* The name of file i, or NULL after reporting why it is refused. */
+static char *cz_file_name(struct codize_ctx *c, const cJSON *o, size_t i,
+			  const struct lang *lang, const struct job_request *r)
+{
+	const cJSON *v = cz_get(o, "name");
+	char path[64];
+	const char *why;
+	size_t len;
+	char *name;
+
+	snprintf(path, sizeof(path), "files.%zu.name", i);
+	if (!v) {
+		cz_err(c, path, "required");
+		return NULL;
+	}
+	name = json_bytes(v, &c->m, &len);
+	if ((why = validate_codize_filename(name, len))) {
+		cz_err(c, path, "%s", why);
+		goto bad;
+	}
+	if (lang && strv_contains(lang->codize_refused, name)) {
+		cz_err(c, path, "not allowed for this runtime");
+		goto bad;
+	}
+	for (size_t k = 0; k < r->nfiles; k++) {
+		if (r->files[k].name && strcmp(r->files[k].name, name) == 0) {
+			cz_err(c, path, "duplicate file name");
+			goto bad;
+		}
+	}
+	return name;
+bad:
+	free(name);
+	return NULL;
+}
+
+/* The decoded content of file i, or NULL after reporting. */
+static char *cz_file_content(struct codize_ctx *c, const cJSON *o, size_t i, size_t *len)
+{
+	const cJSON *v = cz_get(o, "content");
+	size_t cap = c->cfg->max_file_bytes;
+	char path[64], *data;
+
+	snprintf(path, sizeof(path), "files.%zu.content", i);
+	if (!v) {
+		cz_err(c, path, "required");
+		return NULL;
+	}
+	if (file_content(v, &c->m, cJSON_IsTrue(cz_get(o, "base64_encoded")), &data, len) < 0) {
+		cz_err(c, path, "invalid base64");
+		return NULL;
+	}
+	if (over(*len, cap)) {
+		cz_err(c, path, "file too large (max: %zu bytes)", cap);
+		free(data);
+		return NULL;
+	}
+	return data;
+}
+
+static void cz_files(struct codize_ctx *c, const cJSON *a, const struct lang *lang,
+		     struct job_request *r)
+{
+	const cJSON *o;
+	size_t i = 0;
+
+	r->files = xcalloc((size_t)cJSON_GetArraySize(a), sizeof(*r->files));
+	cJSON_ArrayForEach(o, a) {
+		char *name = cz_file_name(c, o, i, lang, r);
+		size_t len = 0;
+		char *data = cz_file_content(c, o, i, &len);
+
+		/* a good name is kept even without content, so later duplicates are seen */
+		if (name) {
+			r->files[r->nfiles].name = name;
+			r->files[r->nfiles].data = data ? data : xstrdup("");
+			r->files[r->nfiles++].len = data ? len : 0;
+		} else {
+			free(data);
+		}
+		i++;
+	}
+}
+
+/* Language defaults, the server's Codize timeouts, then the server maxima. */
+static void cz_limits(struct limits *out, const struct limits *lang, uint32_t timeout_ms,
+		      const struct limits *max)
+{
+	struct limits l = *lang;
+
+	if (timeout_ms)
+		l.wall_ms = timeout_ms;
+	limits_merge(out, &l, NULL, max);
+}
+
+static void cz_finish(const struct config *cfg, struct job_request *r)
+{
+	const struct lang *lang = r->lang;
+
+	if (lang->artifact_from_request)
+		r->artifact = request_default_artifact(lang, &r->files[0]);
+	else if (lang->artifact)
+		r->artifact = xstrdup(lang->artifact);
+	r->build_flags = strv_dup(lang->build.default_flags);
+	r->run_flags = strv_dup(lang->run.default_flags);
+	cz_limits(&r->build_limits, &lang->build.limits, cfg->compile_timeout_ms,
+		  &cfg->limits_max);
+	cz_limits(&r->run_limits, &lang->run.limits, cfg->run_timeout_ms, &cfg->limits_max);
+}
+
+int request_parse_codize(const char *body, size_t len, const struct langtab *t,
+			 const struct config *cfg, struct job_request **out,
+			 struct req_error *errs, size_t maxerrs, size_t *nerrs)
+{
+	struct codize_ctx c = { .cfg = cfg, .t = t, .errs = errs, .maxerrs = maxerrs };
+	struct job_request *r = NULL;
+	const cJSON *files;
+	cJSON *root = NULL;
+	int rc = -1;
+
+	if (over(len, cfg->codize_max_body_bytes)) {
+		cz_fail(&c, 413, CODIZE_BODY_TOO_LARGE, "request body too large");
+		goto out;
+	}
+	root = json_parse(body, len, &c.m);
+	if (!root || !cz_shape_ok(root)) {
+		cz_fail(&c, 400, CODIZE_INVALID_BODY, "invalid request body");
+		goto out;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->format = REQ_CODIZE;
+	r->tests = xcalloc(1, sizeof(*r->tests));
+	r->ntests = 1;
+	/* Codize's order: runtime, the files array, stdin, then each file. */
+	r->lang = cz_runtime(&c, root);
+	files = cz_files_array(&c, root);
+	cz_stdin(&c, root, &r->tests[0]);
+	if (files)
+		cz_files(&c, files, r->lang, r);
+	if (c.n > 0)
+		goto out;
+	cz_finish(cfg, r);
+	*out = r;
+	r = NULL;
+	rc = 0;
+out:
+	if (rc < 0 && nerrs)
+		*nerrs = c.n > maxerrs ? maxerrs : c.n;
+	request_free(r);
+	cJSON_Delete(root);
+	return rc;
+}
+
+
+/* ---- the answer ---- */
 
 static void add_b64(cJSON *o, const char *key, const struct buf *b)
 {

@@ -106,5 +106,12 @@ int request_parse_codize(const char *body, size_t len, const struct langtab *t,
 			 const struct config *cfg, struct job_request **out,
 			 struct req_error *errs, size_t maxerrs, size_t *nerrs);
 void request_free(struct job_request *r);
+/*
+ * The artifact of a language with artifact: from_request when the request
+ * names none: the entry class the source declares (or its default, which
+ * may follow the file's name), or for languages without entry patterns
+ * the file's stem. malloc'd.
+ */
+char *request_default_artifact(const struct lang *lang, const struct req_file *src);
 
 #endif
