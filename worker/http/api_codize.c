@@ -15,7 +15,7 @@
 #include "worker/http/api.h"
 #include "worker/http/json_body.h"
 
-/* ---- Codize POST /v1/run ---- */
+/* ---- POST /v1/run: the request ---- */
 
 /*
  * Codize decodes the body into typed fields first: a body that is not one
@@ -29,16 +29,16 @@
 struct codize_ctx {
 	const struct config *cfg;
 	const struct langtab *t;
-	struct nul_marker m;
+	struct json_body_marker m;
 	struct req_error *errs;
 	size_t maxerrs;
 	size_t n;
 };
 
-static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
+static void codize_field_error(struct codize_ctx *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
+static void codize_field_error(struct codize_ctx *c, const char *path, const char *fmt, ...)
 {
 	struct req_error *e;
 	va_list ap;
@@ -50,7 +50,7 @@ static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
 	}
 	e = &c->errs[c->n++];
 	e->http_status = 400;
-	snprintf(e->code, sizeof(e->code), "%s", CODIZE_VALIDATION_ERROR);
+	snprintf(e->code, sizeof(e->code), "%s", API_CODIZE_VALIDATION_ERROR);
 	snprintf(e->path, sizeof(e->path), "%s", path);
 	va_start(ap, fmt);
 	vsnprintf(e->message, sizeof(e->message), fmt, ap);
@@ -58,7 +58,8 @@ static void cz_err(struct codize_ctx *c, const char *path, const char *fmt, ...)
 }
 
 /* The whole request refused with one code and no field list. */
-static void cz_fail(struct codize_ctx *c, int status, const char *code, const char *message)
+static void codize_refuse_body(struct codize_ctx *c, int status, const char *code,
+			       const char *message)
 {
 	c->n = 0;
 	if (!c->maxerrs)
@@ -71,7 +72,7 @@ static void cz_fail(struct codize_ctx *c, int status, const char *code, const ch
 }
 
 /* The last value of key in o; NULL when absent or JSON null. */
-static const cJSON *cz_get(const cJSON *o, const char *key)
+static const cJSON *codize_field(const cJSON *o, const char *key)
 {
 	const cJSON *v, *last = NULL;
 
@@ -82,91 +83,87 @@ static const cJSON *cz_get(const cJSON *o, const char *key)
 	return last && !cJSON_IsNull(last) ? last : NULL;
 }
 
-static bool cz_is(const cJSON *o, const char *key, cJSON_bool (*is)(const cJSON *))
+static bool codize_field_is(const cJSON *o, const char *key, cJSON_bool (*is)(const cJSON *))
 {
-	const cJSON *v = cz_get(o, key);
+	const cJSON *v = codize_field(o, key);
 
 	return !v || is(v);
 }
 
 /* {content, base64_encoded}: the types Codize's decoder accepts. */
-static bool cz_payload_shape(const cJSON *o)
+static bool codize_payload_ok(const cJSON *o)
 {
-	return cJSON_IsObject(o) && cz_is(o, "content", cJSON_IsString) &&
-	       cz_is(o, "base64_encoded", cJSON_IsBool);
+	return cJSON_IsObject(o) && codize_field_is(o, "content", cJSON_IsString) &&
+	       codize_field_is(o, "base64_encoded", cJSON_IsBool);
 }
 
-static bool cz_shape_ok(const cJSON *root)
+static bool codize_types_ok(const cJSON *root)
 {
 	const cJSON *files, *f, *in;
 
-	if (!cJSON_IsObject(root) || !cz_is(root, "runtime", cJSON_IsString) ||
-	    !cz_is(root, "files", cJSON_IsArray))
+	if (!cJSON_IsObject(root) || !codize_field_is(root, "runtime", cJSON_IsString) ||
+	    !codize_field_is(root, "files", cJSON_IsArray))
 		return false;
-	if ((in = cz_get(root, "stdin")) && !cz_payload_shape(in))
+	if ((in = codize_field(root, "stdin")) && !codize_payload_ok(in))
 		return false;
-	files = cz_get(root, "files");
+	files = codize_field(root, "files");
 	cJSON_ArrayForEach(f, files) {
 		/* a null entry is a file with neither name nor content */
-		if (!cJSON_IsNull(f) && (!cz_payload_shape(f) || !cz_is(f, "name", cJSON_IsString)))
+		if (cJSON_IsNull(f))
+			continue;
+		if (!codize_payload_ok(f) || !codize_field_is(f, "name", cJSON_IsString))
 			return false;
 	}
 	return true;
 }
 
-static const struct lang *cz_runtime(struct codize_ctx *c, const cJSON *root)
+static const struct lang *codize_runtime(struct codize_ctx *c, const cJSON *root)
 {
-	const cJSON *v = cz_get(root, "runtime");
+	const cJSON *v = codize_field(root, "runtime");
 	const struct lang *lang;
 	char list[400];
 
 	if (!v) {
-		cz_err(c, "runtime", "required");
+		codize_field_error(c, "runtime", "required");
 		return NULL;
 	}
 	if (!v->valuestring[0]) {
-		cz_err(c, "runtime", "must not be empty");
+		codize_field_error(c, "runtime", "must not be empty");
 		return NULL;
 	}
 	lang = langtab_find_runtime(c->t, v->valuestring);
 	if (!lang) {
 		langtab_runtime_list(c->t, list, sizeof(list));
-		cz_err(c, "runtime", "must be one of %s", list);
+		codize_field_error(c, "runtime", "must be one of %s", list);
 	}
 	return lang;
 }
 
 /* The files array when its length is acceptable, else NULL after reporting. */
-static const cJSON *cz_files_array(struct codize_ctx *c, const cJSON *root)
+static const cJSON *codize_files_array(struct codize_ctx *c, const cJSON *root)
 {
-	const cJSON *a = cz_get(root, "files");
+	const cJSON *a = codize_field(root, "files");
 	int n;
 
 	if (!a) {
-		cz_err(c, "files", "required");
+		codize_field_error(c, "files", "required");
 		return NULL;
 	}
 	n = cJSON_GetArraySize(a);
 	if (n == 0) {
-		cz_err(c, "files", "must not be empty");
+		codize_field_error(c, "files", "must not be empty");
 		return NULL;
 	}
-	if (over((size_t)n, c->cfg->max_files)) {
-		cz_err(c, "files", "too many files (max: %u)", c->cfg->max_files);
+	if (json_body_over_cap((size_t)n, c->cfg->max_files)) {
+		codize_field_error(c, "files", "too many files (max: %u)", c->cfg->max_files);
 		return NULL;
 	}
 	return a;
 }
 
-/* Base64 of n bytes is this long (with padding). */
-static size_t b64_len(size_t n)
+static void codize_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t)
 {
-	return (n + 2) / 3 * 4;
-}
-
-static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t)
-{
-	const cJSON *o = cz_get(root, "stdin");
+	const cJSON *o = codize_field(root, "stdin");
 	const cJSON *content, *b64;
 	size_t cap = c->cfg->max_stdin_bytes, rlen, dlen;
 	char *raw, *data;
@@ -175,15 +172,15 @@ static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t
 	t->stdin_len = 0;
 	if (!o)
 		return;
-	if (!(content = cz_get(o, "content"))) {
-		cz_err(c, "stdin.content", "required");
+	if (!(content = codize_field(o, "content"))) {
+		codize_field_error(c, "stdin.content", "required");
 		return;
 	}
-	b64 = cz_get(o, "base64_encoded");
-	raw = json_bytes(content, &c->m, &rlen);
+	b64 = codize_field(o, "base64_encoded");
+	raw = json_body_bytes(content, &c->m, &rlen);
 	/* over-long base64 is refused before it is decoded, as Codize does */
-	if (cap && rlen > (cJSON_IsTrue(b64) ? b64_len(cap) : cap)) {
-		cz_err(c, "stdin.content", "stdin too large (max: %zu bytes)", cap);
+	if (cap && rlen > (cJSON_IsTrue(b64) ? base64_encoded_len(cap) : cap)) {
+		codize_field_error(c, "stdin.content", "stdin too large (max: %zu bytes)", cap);
 		free(raw);
 		return;
 	}
@@ -194,9 +191,9 @@ static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t
 		return;
 	}
 	if (base64_decode(raw, rlen, &data, &dlen) < 0) {
-		cz_err(c, "stdin.content", "invalid base64");
-	} else if (over(dlen, cap)) {
-		cz_err(c, "stdin.content", "stdin too large (max: %zu bytes)", cap);
+		codize_field_error(c, "stdin.content", "invalid base64");
+	} else if (json_body_over_cap(dlen, cap)) {
+		codize_field_error(c, "stdin.content", "stdin too large (max: %zu bytes)", cap);
 		free(data);
 	} else {
 		free(t->stdin_data);
@@ -207,10 +204,10 @@ static void cz_stdin(struct codize_ctx *c, const cJSON *root, struct req_test *t
 }
 
 /* The name of file i, or NULL after reporting why it is refused. */
-static char *cz_file_name(struct codize_ctx *c, const cJSON *o, size_t i,
-			  const struct lang *lang, const struct job_request *r)
+static char *codize_file_name(struct codize_ctx *c, const cJSON *o, size_t i,
+			      const struct lang *lang, const struct job_request *r)
 {
-	const cJSON *v = cz_get(o, "name");
+	const cJSON *v = codize_field(o, "name");
 	char path[64];
 	const char *why;
 	size_t len;
@@ -218,21 +215,21 @@ static char *cz_file_name(struct codize_ctx *c, const cJSON *o, size_t i,
 
 	snprintf(path, sizeof(path), "files.%zu.name", i);
 	if (!v) {
-		cz_err(c, path, "required");
+		codize_field_error(c, path, "required");
 		return NULL;
 	}
-	name = json_bytes(v, &c->m, &len);
+	name = json_body_bytes(v, &c->m, &len);
 	if ((why = validate_codize_filename(name, len))) {
-		cz_err(c, path, "%s", why);
+		codize_field_error(c, path, "%s", why);
 		goto bad;
 	}
 	if (lang && strv_contains(lang->codize_refused, name)) {
-		cz_err(c, path, "not allowed for this runtime");
+		codize_field_error(c, path, "not allowed for this runtime");
 		goto bad;
 	}
 	for (size_t k = 0; k < r->nfiles; k++) {
 		if (r->files[k].name && strcmp(r->files[k].name, name) == 0) {
-			cz_err(c, path, "duplicate file name");
+			codize_field_error(c, path, "duplicate file name");
 			goto bad;
 		}
 	}
@@ -243,40 +240,42 @@ bad:
 }
 
 /* The decoded content of file i, or NULL after reporting. */
-static char *cz_file_content(struct codize_ctx *c, const cJSON *o, size_t i, size_t *len)
+static char *codize_file_content(struct codize_ctx *c, const cJSON *o, size_t i, size_t *len)
 {
-	const cJSON *v = cz_get(o, "content");
+	const cJSON *v = codize_field(o, "content");
 	size_t cap = c->cfg->max_file_bytes;
 	char path[64], *data;
+	bool b64;
 
 	snprintf(path, sizeof(path), "files.%zu.content", i);
 	if (!v) {
-		cz_err(c, path, "required");
+		codize_field_error(c, path, "required");
 		return NULL;
 	}
-	if (file_content(v, &c->m, cJSON_IsTrue(cz_get(o, "base64_encoded")), &data, len) < 0) {
-		cz_err(c, path, "invalid base64");
+	b64 = cJSON_IsTrue(codize_field(o, "base64_encoded"));
+	if (json_body_file_content(v, &c->m, b64, &data, len) < 0) {
+		codize_field_error(c, path, "invalid base64");
 		return NULL;
 	}
-	if (over(*len, cap)) {
-		cz_err(c, path, "file too large (max: %zu bytes)", cap);
+	if (json_body_over_cap(*len, cap)) {
+		codize_field_error(c, path, "file too large (max: %zu bytes)", cap);
 		free(data);
 		return NULL;
 	}
 	return data;
 }
 
-static void cz_files(struct codize_ctx *c, const cJSON *a, const struct lang *lang,
-		     struct job_request *r)
+static void codize_files(struct codize_ctx *c, const cJSON *a, const struct lang *lang,
+			 struct job_request *r)
 {
 	const cJSON *o;
 	size_t i = 0;
 
 	r->files = xcalloc((size_t)cJSON_GetArraySize(a), sizeof(*r->files));
 	cJSON_ArrayForEach(o, a) {
-		char *name = cz_file_name(c, o, i, lang, r);
+		char *name = codize_file_name(c, o, i, lang, r);
 		size_t len = 0;
-		char *data = cz_file_content(c, o, i, &len);
+		char *data = codize_file_content(c, o, i, &len);
 
 		/* a good name is kept even without content, so later duplicates are seen */
 		if (name) {
@@ -291,8 +290,8 @@ static void cz_files(struct codize_ctx *c, const cJSON *a, const struct lang *la
 }
 
 /* Language defaults, the server's Codize timeouts, then the server maxima. */
-static void cz_limits(struct limits *out, const struct limits *lang, uint32_t timeout_ms,
-		      const struct limits *max)
+static void codize_limits(struct limits *out, const struct limits *lang, uint32_t timeout_ms,
+			  const struct limits *max)
 {
 	struct limits l = *lang;
 
@@ -301,7 +300,7 @@ static void cz_limits(struct limits *out, const struct limits *lang, uint32_t ti
 	limits_merge(out, &l, NULL, max);
 }
 
-static void cz_finish(const struct config *cfg, struct job_request *r)
+static void codize_finish(const struct config *cfg, struct job_request *r)
 {
 	const struct lang *lang = r->lang;
 
@@ -311,14 +310,14 @@ static void cz_finish(const struct config *cfg, struct job_request *r)
 		r->artifact = xstrdup(lang->artifact);
 	r->build_flags = strv_dup(lang->build.default_flags);
 	r->run_flags = strv_dup(lang->run.default_flags);
-	cz_limits(&r->build_limits, &lang->build.limits, cfg->compile_timeout_ms,
-		  &cfg->limits_max);
-	cz_limits(&r->run_limits, &lang->run.limits, cfg->run_timeout_ms, &cfg->limits_max);
+	codize_limits(&r->build_limits, &lang->build.limits, cfg->compile_timeout_ms,
+		      &cfg->limits_max);
+	codize_limits(&r->run_limits, &lang->run.limits, cfg->run_timeout_ms, &cfg->limits_max);
 }
 
-int request_parse_codize(const char *body, size_t len, const struct langtab *t,
-			 const struct config *cfg, struct job_request **out,
-			 struct req_error *errs, size_t maxerrs, size_t *nerrs)
+int api_codize_parse(const char *body, size_t len, const struct langtab *t,
+		     const struct config *cfg, struct job_request **out,
+		     struct req_error *errs, size_t maxerrs, size_t *nerrs)
 {
 	struct codize_ctx c = { .cfg = cfg, .t = t, .errs = errs, .maxerrs = maxerrs };
 	struct job_request *r = NULL;
@@ -326,13 +325,13 @@ int request_parse_codize(const char *body, size_t len, const struct langtab *t,
 	cJSON *root = NULL;
 	int rc = -1;
 
-	if (over(len, cfg->codize_max_body_bytes)) {
-		cz_fail(&c, 413, CODIZE_BODY_TOO_LARGE, "request body too large");
+	if (json_body_over_cap(len, cfg->codize_max_body_bytes)) {
+		codize_refuse_body(&c, 413, API_CODIZE_BODY_TOO_LARGE, "request body too large");
 		goto out;
 	}
-	root = json_parse(body, len, &c.m);
-	if (!root || !cz_shape_ok(root)) {
-		cz_fail(&c, 400, CODIZE_INVALID_BODY, "invalid request body");
+	root = json_body_parse(body, len, &c.m);
+	if (!root || !codize_types_ok(root)) {
+		codize_refuse_body(&c, 400, API_CODIZE_INVALID_BODY, "invalid request body");
 		goto out;
 	}
 	r = xcalloc(1, sizeof(*r));
@@ -340,14 +339,14 @@ int request_parse_codize(const char *body, size_t len, const struct langtab *t,
 	r->tests = xcalloc(1, sizeof(*r->tests));
 	r->ntests = 1;
 	/* Codize's order: runtime, the files array, stdin, then each file. */
-	r->lang = cz_runtime(&c, root);
-	files = cz_files_array(&c, root);
-	cz_stdin(&c, root, &r->tests[0]);
+	r->lang = codize_runtime(&c, root);
+	files = codize_files_array(&c, root);
+	codize_stdin(&c, root, &r->tests[0]);
 	if (files)
-		cz_files(&c, files, r->lang, r);
+		codize_files(&c, files, r->lang, r);
 	if (c.n > 0)
 		goto out;
-	cz_finish(cfg, r);
+	codize_finish(cfg, r);
 	*out = r;
 	r = NULL;
 	rc = 0;
@@ -358,7 +357,6 @@ out:
 	cJSON_Delete(root);
 	return rc;
 }
-
 
 /* ---- the answer ---- */
 
@@ -458,9 +456,9 @@ static cJSON *path_array(const char *path)
 /* Codize's fixed message for each of its codes. */
 static const char *codize_message(const char *code)
 {
-	if (!strcmp(code, CODIZE_VALIDATION_ERROR))
+	if (!strcmp(code, API_CODIZE_VALIDATION_ERROR))
 		return "request validation failed";
-	if (!strcmp(code, CODIZE_BODY_TOO_LARGE))
+	if (!strcmp(code, API_CODIZE_BODY_TOO_LARGE))
 		return "request body too large";
 	return "invalid request body";
 }
@@ -473,7 +471,7 @@ static cJSON *error_object(const struct req_error *errs, size_t n)
 
 	cJSON_AddStringToObject(o, "code", errs[0].code);
 	cJSON_AddStringToObject(o, "message", codize_message(errs[0].code));
-	if (strcmp(errs[0].code, CODIZE_VALIDATION_ERROR) != 0)
+	if (strcmp(errs[0].code, API_CODIZE_VALIDATION_ERROR) != 0)
 		return o;
 	arr = cJSON_AddArrayToObject(o, "errors");
 	for (size_t i = 0; i < n; i++) {

@@ -17,13 +17,15 @@
 #include "worker/http/api.h"
 #include "worker/http/json_body.h"
 
+/* ---- POST /run: the request ---- */
+
 #define MAX_FLAGS 64
 
-static void set_err(struct req_error *e, const char *code, const char *path,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void refuse(struct req_error *e, const char *code, const char *path,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static void set_err(struct req_error *e, const char *code, const char *path,
-		    const char *fmt, ...)
+static void refuse(struct req_error *e, const char *code, const char *path,
+		   const char *fmt, ...)
 {
 	va_list ap;
 
@@ -65,11 +67,9 @@ static const cJSON *bad_key(const cJSON *obj, const char *const *keys, bool *dup
 	return NULL;
 }
 
-/* ---- native POST /run ---- */
-
 struct native_ctx {
 	const struct config *cfg;
-	struct nul_marker m;
+	struct json_body_marker m;
 	struct job_request *r;
 	struct req_error *e;
 };
@@ -109,8 +109,8 @@ static int limit_count(const cJSON *v, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static int parse_limits(struct native_ctx *c, const cJSON *o, const char *step,
-			struct limits *out)
+static int parse_step_limits(struct native_ctx *c, const cJSON *o, const char *step,
+			     struct limits *out)
 {
 	static const char *const keys[] = { "wall_time_s", "cpu_time_s", "memory_kb",
 					    "max_processes", "output_kb", "file_size_kb", NULL };
@@ -121,13 +121,13 @@ static int parse_limits(struct native_ctx *c, const cJSON *o, const char *step,
 
 	if (!cJSON_IsObject(o)) {
 		snprintf(path, sizeof(path), "%s.limits", step);
-		set_err(c->e, "invalid_limits", path, "%s must be an object", path);
+		refuse(c->e, "invalid_limits", path, "%s must be an object", path);
 		return -1;
 	}
 	if ((v = bad_key(o, keys, &dup))) {
 		snprintf(path, sizeof(path), "%s.limits.%s", step, v->string);
-		set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
-			dup ? "duplicate key %s" : "unknown field %s", path);
+		refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
+		       dup ? "duplicate key %s" : "unknown field %s", path);
 		return -1;
 	}
 	cJSON_ArrayForEach(v, o) {
@@ -158,9 +158,9 @@ static int parse_limits(struct native_ctx *c, const cJSON *o, const char *step,
 				       strcmp(v->string, "cpu_time_s") == 0;
 
 			snprintf(path, sizeof(path), "%s.limits.%s", step, v->string);
-			set_err(c->e, "invalid_limits", path,
-				"%s must be a number above 0%s (leave it out for the "
-				"language's default)", path, seconds ? "" : ", an integer");
+			refuse(c->e, "invalid_limits", path,
+			       "%s must be a number above 0%s (leave it out for the "
+			       "language's default)", path, seconds ? "" : ", an integer");
 			return -1;
 		}
 	}
@@ -178,17 +178,17 @@ static int parse_flags(struct native_ctx *c, const cJSON *a, const char *step,
 
 	snprintf(path, sizeof(path), "%s.flags", step);
 	if (!cJSON_IsArray(a)) {
-		set_err(c->e, "invalid_type", path, "%s must be an array of strings", path);
+		refuse(c->e, "invalid_type", path, "%s must be an array of strings", path);
 		return -1;
 	}
 	n = (size_t)cJSON_GetArraySize(a);
 	if (n > 0 && !has_step) {
-		set_err(c->e, "flag_not_allowed", path,
-			"this language has no build step, so it takes no build flags");
+		refuse(c->e, "flag_not_allowed", path,
+		       "this language has no build step, so it takes no build flags");
 		return -1;
 	}
 	if (n > MAX_FLAGS) {
-		set_err(c->e, "flag_not_allowed", path, "more than %d flags", MAX_FLAGS);
+		refuse(c->e, "flag_not_allowed", path, "more than %d flags", MAX_FLAGS);
 		return -1;
 	}
 	flags = xcalloc(n + 1, sizeof(*flags));
@@ -198,18 +198,18 @@ static int parse_flags(struct native_ctx *c, const cJSON *a, const char *step,
 
 		snprintf(path, sizeof(path), "%s.flags[%zu]", step, i);
 		if (!cJSON_IsString(v)) {
-			set_err(c->e, "invalid_type", path, "%s must be a string", path);
+			refuse(c->e, "invalid_type", path, "%s must be a string", path);
 			goto fail;
 		}
-		f = json_bytes(v, &c->m, &len);
+		f = json_body_bytes(v, &c->m, &len);
 		flags[i++] = f;
 		if (strlen(f) != len) {
-			set_err(c->e, "flag_not_allowed", path, "flag contains a NUL byte");
+			refuse(c->e, "flag_not_allowed", path, "flag contains a NUL byte");
 			goto fail;
 		}
 		if (validate_flag((const char *const *)ls->flag_allow, strv_len(ls->flag_allow), f,
 				  why, sizeof(why)) < 0) {
-			set_err(c->e, "flag_not_allowed", path, "%s", why);
+			refuse(c->e, "flag_not_allowed", path, "%s", why);
 			goto fail;
 		}
 	}
@@ -221,9 +221,9 @@ fail:
 }
 
 /* build / run: optional object with optional limits and flags. */
-static int parse_step(struct native_ctx *c, const cJSON *root, const char *step,
-		      const struct lang_step *ls, bool has_step, struct limits *lim,
-		      char ***flags)
+static int parse_build_or_run(struct native_ctx *c, const cJSON *root, const char *step,
+			      const struct lang_step *ls, bool has_step, struct limits *lim,
+			      char ***flags)
 {
 	static const char *const keys[] = { "limits", "flags", NULL };
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, step);
@@ -233,17 +233,17 @@ static int parse_step(struct native_ctx *c, const cJSON *root, const char *step,
 	bool dup;
 
 	if (o && !cJSON_IsObject(o)) {
-		set_err(c->e, "invalid_type", step, "%s must be an object", step);
+		refuse(c->e, "invalid_type", step, "%s must be an object", step);
 		return -1;
 	}
 	if (o && (v = bad_key(o, keys, &dup))) {
 		snprintf(path, sizeof(path), "%s.%s", step, v->string);
-		set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
-			dup ? "duplicate key %s" : "unknown field %s", path);
+		refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
+		       dup ? "duplicate key %s" : "unknown field %s", path);
 		return -1;
 	}
 	if (o && (v = cJSON_GetObjectItemCaseSensitive(o, "limits")) &&
-	    parse_limits(c, v, step, &req) < 0)
+	    parse_step_limits(c, v, step, &req) < 0)
 		return -1;
 	if (o && (v = cJSON_GetObjectItemCaseSensitive(o, "flags"))) {
 		if (parse_flags(c, v, step, ls, has_step, flags) < 0)
@@ -264,10 +264,10 @@ static int opt_string(struct native_ctx *c, const cJSON *o, const char *key,
 	if (!v)
 		return 0;
 	if (!cJSON_IsString(v)) {
-		set_err(c->e, "invalid_type", path, "%s must be a string", path);
+		refuse(c->e, "invalid_type", path, "%s must be a string", path);
 		return -1;
 	}
-	*s = json_bytes(v, &c->m, len);
+	*s = json_body_bytes(v, &c->m, len);
 	return 1;
 }
 
@@ -296,13 +296,13 @@ static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req
 
 	snprintf(path, sizeof(path), "tests[%zu]", i);
 	if (!cJSON_IsObject(o)) {
-		set_err(c->e, "invalid_type", path, "%s must be an object", path);
+		refuse(c->e, "invalid_type", path, "%s must be an object", path);
 		return -1;
 	}
 	if ((v = bad_key(o, keys, &dup))) {
 		snprintf(path, sizeof(path), "tests[%zu].%s", i, v->string);
-		set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
-			dup ? "duplicate key %s" : "unknown field %s", path);
+		refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
+		       dup ? "duplicate key %s" : "unknown field %s", path);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "tests[%zu].stdin", i);
@@ -311,17 +311,17 @@ static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req
 		return -1;
 	if (rc == 0)
 		t->stdin_data = xstrdup("");
-	if (over(t->stdin_len, cfg->max_test_stdin_bytes)) {
-		set_err(c->e, "stdin_too_large", path, "%s is larger than %zu bytes", path,
-			cfg->max_test_stdin_bytes);
+	if (json_body_over_cap(t->stdin_len, cfg->max_test_stdin_bytes)) {
+		refuse(c->e, "stdin_too_large", path, "%s is larger than %zu bytes", path,
+		       cfg->max_test_stdin_bytes);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "tests[%zu].expected_stdout", i);
 	if (opt_string(c, o, "expected_stdout", path, &t->expected, &t->expected_len) < 0)
 		return -1;
-	if (t->expected && over(t->expected_len, cfg->max_expected_bytes)) {
-		set_err(c->e, "expected_output_too_large", path, "%s is larger than %zu bytes",
-			path, cfg->max_expected_bytes);
+	if (t->expected && json_body_over_cap(t->expected_len, cfg->max_expected_bytes)) {
+		refuse(c->e, "expected_output_too_large", path, "%s is larger than %zu bytes",
+		       path, cfg->max_expected_bytes);
 		return -1;
 	}
 	if (test_filename(c, o, i, "input_file", &t->input_file) < 0 ||
@@ -351,21 +351,21 @@ static int check_test_files(struct native_ctx *c)
 			snprintf(path, sizeof(path), "tests[%zu].%s", i, keys[k]);
 			for (size_t f = 0; f < r->nfiles; f++) {
 				if (strcmp(names[k], r->files[f].name) == 0) {
-					set_err(c->e, "invalid_filename", path,
-						"%s: '%s' is a file of the request", path,
-						names[k]);
+					refuse(c->e, "invalid_filename", path,
+					       "%s: '%s' is a file of the request", path,
+					       names[k]);
 					return -1;
 				}
 			}
 			if (r->artifact && strcmp(names[k], r->artifact) == 0) {
-				set_err(c->e, "invalid_filename", path,
-					"%s: '%s' is the build's output", path, names[k]);
+				refuse(c->e, "invalid_filename", path,
+				       "%s: '%s' is the build's output", path, names[k]);
 				return -1;
 			}
 		}
 		if (t->input_file && t->output_file && strcmp(t->input_file, t->output_file) == 0) {
 			snprintf(path, sizeof(path), "tests[%zu].output_file", i);
-			set_err(c->e, "invalid_filename", path, "%s: the same file as input_file", path);
+			refuse(c->e, "invalid_filename", path, "%s: the same file as input_file", path);
 			return -1;
 		}
 	}
@@ -380,21 +380,21 @@ static int parse_tests(struct native_ctx *c, const cJSON *root)
 	size_t n;
 
 	if (!a) {
-		set_err(c->e, "missing_field", "tests", "tests is required");
+		refuse(c->e, "missing_field", "tests", "tests is required");
 		return -1;
 	}
 	if (!cJSON_IsArray(a)) {
-		set_err(c->e, "invalid_type", "tests", "tests must be an array");
+		refuse(c->e, "invalid_type", "tests", "tests must be an array");
 		return -1;
 	}
 	n = (size_t)cJSON_GetArraySize(a);
 	if (n == 0) {
-		set_err(c->e, "no_tests", "tests", "at least one test is required");
+		refuse(c->e, "no_tests", "tests", "at least one test is required");
 		return -1;
 	}
-	if (over(n, c->cfg->max_tests)) {
-		set_err(c->e, "too_many_tests", "tests", "at most %u tests are allowed",
-			c->cfg->max_tests);
+	if (json_body_over_cap(n, c->cfg->max_tests)) {
+		refuse(c->e, "too_many_tests", "tests", "at most %u tests are allowed",
+		       c->cfg->max_tests);
 		return -1;
 	}
 	r->tests = xcalloc(n, sizeof(*r->tests));
@@ -420,7 +420,7 @@ static int opt_filename_at(struct native_ctx *c, const cJSON *o, const char *key
 	if (rc <= 0)
 		return rc;
 	if (validate_filename(s, len, why, sizeof(why)) < 0) {
-		set_err(c->e, "invalid_filename", path, "%s: %s", path, why);
+		refuse(c->e, "invalid_filename", path, "%s: %s", path, why);
 		free(s);
 		return -1;
 	}
@@ -439,21 +439,21 @@ static int parse_source(struct native_ctx *c, const cJSON *root, struct req_file
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "source");
 
 	if (!v) {
-		set_err(c->e, "missing_field", "source", "source is required");
+		refuse(c->e, "missing_field", "source", "source is required");
 		return -1;
 	}
 	if (!cJSON_IsString(v)) {
-		set_err(c->e, "invalid_type", "source", "source must be a string");
+		refuse(c->e, "invalid_type", "source", "source must be a string");
 		return -1;
 	}
-	f->data = json_bytes(v, &c->m, &f->len);
-	if (over(f->len, c->cfg->max_source_bytes)) {
-		set_err(c->e, "source_too_large", "source", "source is larger than %zu bytes",
-			c->cfg->max_source_bytes);
+	f->data = json_body_bytes(v, &c->m, &f->len);
+	if (json_body_over_cap(f->len, c->cfg->max_source_bytes)) {
+		refuse(c->e, "source_too_large", "source", "source is larger than %zu bytes",
+		       c->cfg->max_source_bytes);
 		return -1;
 	}
 	if (!utf8_valid(f->data, f->len)) {
-		set_err(c->e, "invalid_utf8", "source", "source is not valid UTF-8");
+		refuse(c->e, "invalid_utf8", "source", "source is not valid UTF-8");
 		return -1;
 	}
 	return 0;
@@ -487,16 +487,16 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 		goto out;
 	if (lang->source_from_request) {
 		if (src && !same_extension(src, lang->source_default)) {
-			set_err(c->e, "invalid_filename", "source_filename",
-				"source_filename: language %s wants a %s file, not '%s'", lang->id,
-				strrchr(lang->source_default, '.'), src);
+			refuse(c->e, "invalid_filename", "source_filename",
+			       "source_filename: language %s wants a %s file, not '%s'", lang->id,
+			       strrchr(lang->source_default, '.'), src);
 			goto out;
 		}
 		if (!src && lang->source_default)
 			src = xstrdup(lang->source_default);
 		if (!src && !lang->entry_res) {
-			set_err(c->e, "missing_field", "source_filename",
-				"language %s needs source_filename", lang->id);
+			refuse(c->e, "missing_field", "source_filename",
+			       "language %s needs source_filename", lang->id);
 			goto out;
 		}
 		/* not named: the entry class inferred from the source names the file */
@@ -532,17 +532,17 @@ static int native_language(struct native_ctx *c, const cJSON *root, const struct
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "language");
 
 	if (!v) {
-		set_err(c->e, "missing_field", "language", "language is required");
+		refuse(c->e, "missing_field", "language", "language is required");
 		return -1;
 	}
 	if (!cJSON_IsString(v)) {
-		set_err(c->e, "invalid_type", "language", "language must be a string");
+		refuse(c->e, "invalid_type", "language", "language must be a string");
 		return -1;
 	}
 	c->r->lang = langtab_find(t, v->valuestring);
 	if (!c->r->lang) {
-		set_err(c->e, "unknown_language", "language", "unknown language '%.64s'",
-			v->valuestring);
+		refuse(c->e, "unknown_language", "language", "unknown language '%.64s'",
+		       v->valuestring);
 		return -1;
 	}
 	return 0;
@@ -567,12 +567,12 @@ static int parse_extra_files(struct native_ctx *c, const cJSON *root)
 	if (!a)
 		return 0;
 	if (!cJSON_IsArray(a)) {
-		set_err(c->e, "invalid_type", "files", "files must be an array");
+		refuse(c->e, "invalid_type", "files", "files must be an array");
 		return -1;
 	}
-	if (over((size_t)cJSON_GetArraySize(a), c->cfg->max_files)) {
-		set_err(c->e, "too_many_files", "files", "at most %u extra files are allowed",
-			c->cfg->max_files);
+	if (json_body_over_cap((size_t)cJSON_GetArraySize(a), c->cfg->max_files)) {
+		refuse(c->e, "too_many_files", "files", "at most %u extra files are allowed",
+		       c->cfg->max_files);
 		return -1;
 	}
 	all = xcalloc(r->nfiles + (size_t)cJSON_GetArraySize(a), sizeof(*all));
@@ -587,54 +587,54 @@ static int parse_extra_files(struct native_ctx *c, const cJSON *root)
 
 		snprintf(path, sizeof(path), "files[%zu]", i);
 		if (!cJSON_IsObject(o)) {
-			set_err(c->e, "invalid_type", path, "%s must be an object", path);
+			refuse(c->e, "invalid_type", path, "%s must be an object", path);
 			return -1;
 		}
 		if ((v = bad_key(o, keys, &dup))) {
-			set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
-				dup ? "duplicate key %s.%s" : "unknown field %s.%s", path, v->string);
+			refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
+			       dup ? "duplicate key %s.%s" : "unknown field %s.%s", path, v->string);
 			return -1;
 		}
 		snprintf(path, sizeof(path), "files[%zu].name", i);
 		rc = opt_filename_at(c, o, "name", path, &f->name);
 		if (rc == 0)
-			set_err(c->e, "missing_field", path, "%s is required", path);
+			refuse(c->e, "missing_field", path, "%s is required", path);
 		if (rc <= 0)
 			return -1;
 		r->nfiles++;
 		for (size_t k = 0; k + 1 < r->nfiles; k++) {
 			if (strcmp(r->files[k].name, f->name) == 0) {
-				set_err(c->e, "invalid_filename", path,
-					"%s: '%s' is already the source or another file", path,
-					f->name);
+				refuse(c->e, "invalid_filename", path,
+				       "%s: '%s' is already the source or another file", path,
+				       f->name);
 				return -1;
 			}
 		}
 		if (r->artifact && strcmp(r->artifact, f->name) == 0) {
-			set_err(c->e, "invalid_filename", path, "%s: '%s' is the build's output", path,
-				f->name);
+			refuse(c->e, "invalid_filename", path, "%s: '%s' is the build's output", path,
+			       f->name);
 			return -1;
 		}
 		snprintf(path, sizeof(path), "files[%zu].content", i);
 		v = cJSON_GetObjectItemCaseSensitive(o, "content");
 		if (!v || !cJSON_IsString(v)) {
-			set_err(c->e, v ? "invalid_type" : "missing_field", path,
-				v ? "%s must be a string" : "%s is required", path);
+			refuse(c->e, v ? "invalid_type" : "missing_field", path,
+			       v ? "%s must be a string" : "%s is required", path);
 			return -1;
 		}
 		b64 = cJSON_GetObjectItemCaseSensitive(o, "base64_encoded");
 		if (b64 && !cJSON_IsBool(b64)) {
-			set_err(c->e, "invalid_type", path, "files[%zu].base64_encoded must be true or "
-				"false", i);
+			refuse(c->e, "invalid_type", path, "files[%zu].base64_encoded must be true or "
+			       "false", i);
 			return -1;
 		}
-		if (file_content(v, &c->m, cJSON_IsTrue(b64), &f->data, &f->len) < 0) {
-			set_err(c->e, "invalid_base64", path, "%s is not valid base64", path);
+		if (json_body_file_content(v, &c->m, cJSON_IsTrue(b64), &f->data, &f->len) < 0) {
+			refuse(c->e, "invalid_base64", path, "%s is not valid base64", path);
 			return -1;
 		}
-		if (over(f->len, c->cfg->max_file_bytes)) {
-			set_err(c->e, "file_too_large", path, "%s is larger than %zu bytes", path,
-				c->cfg->max_file_bytes);
+		if (json_body_over_cap(f->len, c->cfg->max_file_bytes)) {
+			refuse(c->e, "file_too_large", path, "%s is larger than %zu bytes", path,
+			       c->cfg->max_file_bytes);
 			return -1;
 		}
 		i++;
@@ -651,8 +651,8 @@ static int parse_tolerance(struct native_ctx *c, const cJSON *o, const char *key
 		return 0;
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
 	    v->valuedouble > 1) {
-		set_err(c->e, "invalid_compare", "compare", "compare.%s must be a number from 0 to 1",
-			key);
+		refuse(c->e, "invalid_compare", "compare", "compare.%s must be a number from 0 to 1",
+		       key);
 		return -1;
 	}
 	*out = v->valuedouble;
@@ -681,20 +681,20 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 		return 0;
 	if (cJSON_IsObject(v)) {
 		if ((bad = bad_key(v, keys, &dup))) {
-			set_err(c->e, dup ? "invalid_json" : "unknown_field", "compare",
-				dup ? "duplicate key compare.%s" : "unknown field compare.%s",
-				bad->string);
+			refuse(c->e, dup ? "invalid_json" : "unknown_field", "compare",
+			       dup ? "duplicate key compare.%s" : "unknown field compare.%s",
+			       bad->string);
 			return -1;
 		}
 		mode = cJSON_GetObjectItemCaseSensitive(v, "mode");
 		if (!mode) {
-			set_err(c->e, "missing_field", "compare.mode", "compare.mode is required");
+			refuse(c->e, "missing_field", "compare.mode", "compare.mode is required");
 			return -1;
 		}
 	}
 	if (!cJSON_IsString(mode)) {
-		set_err(c->e, "invalid_type", "compare",
-			"compare must be a string or an object with a mode");
+		refuse(c->e, "invalid_type", "compare",
+		       "compare must be a string or an object with a mode");
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -704,8 +704,8 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 		}
 	}
 	if (!found) {
-		set_err(c->e, "invalid_compare", "compare",
-			"unknown comparison '%.32s' (exact, tokens or float)", mode->valuestring);
+		refuse(c->e, "invalid_compare", "compare",
+		       "unknown comparison '%.32s' (exact, tokens or float)", mode->valuestring);
 		return -1;
 	}
 	if (!cJSON_IsObject(v))
@@ -713,8 +713,8 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 	if (spec->mode != COMPARE_FLOAT &&
 	    (cJSON_GetObjectItemCaseSensitive(v, "absolute_tolerance") ||
 	     cJSON_GetObjectItemCaseSensitive(v, "relative_tolerance"))) {
-		set_err(c->e, "invalid_compare", "compare",
-			"tolerances apply to the float comparison only");
+		refuse(c->e, "invalid_compare", "compare",
+		       "tolerances apply to the float comparison only");
 		return -1;
 	}
 	if (parse_tolerance(c, v, "absolute_tolerance", &spec->abs_tol) < 0 ||
@@ -732,7 +732,7 @@ static int opt_bool(struct native_ctx *c, const cJSON *o, const char *key, const
 	if (!v)
 		return 0;
 	if (!cJSON_IsBool(v)) {
-		set_err(c->e, "invalid_type", path, "%s must be true or false", path);
+		refuse(c->e, "invalid_type", path, "%s must be true or false", path);
 		return -1;
 	}
 	*out = cJSON_IsTrue(v);
@@ -751,21 +751,21 @@ static int parse_group_tests(struct native_ctx *c, const cJSON *o, size_t gi,
 
 	snprintf(path, sizeof(path), "groups[%zu].tests", gi);
 	if (!a) {
-		set_err(c->e, "missing_field", path, "%s is required", path);
+		refuse(c->e, "missing_field", path, "%s is required", path);
 		return -1;
 	}
 	if (!cJSON_IsArray(a)) {
-		set_err(c->e, "invalid_type", path, "%s must be an array of test indexes", path);
+		refuse(c->e, "invalid_type", path, "%s must be an array of test indexes", path);
 		return -1;
 	}
 	if (cJSON_GetArraySize(a) == 0) {
-		set_err(c->e, "invalid_groups", path, "%s must name at least one test", path);
+		refuse(c->e, "invalid_groups", path, "%s must name at least one test", path);
 		return -1;
 	}
 	/* no more entries than tests: a longer list repeats one */
 	if ((size_t)cJSON_GetArraySize(a) > ntests) {
-		set_err(c->e, "invalid_groups", path, "%s names more tests than the request has (%zu)",
-			path, ntests);
+		refuse(c->e, "invalid_groups", path, "%s names more tests than the request has (%zu)",
+		       path, ntests);
 		return -1;
 	}
 	g->tests = xcalloc((size_t)cJSON_GetArraySize(a), sizeof(*g->tests));
@@ -775,22 +775,22 @@ static int parse_group_tests(struct native_ctx *c, const cJSON *o, size_t gi,
 
 		snprintf(path, sizeof(path), "groups[%zu].tests[%zu]", gi, g->ntests);
 		if (!cJSON_IsNumber(v)) {
-			set_err(c->e, "invalid_type", path, "%s must be an integer test index", path);
+			refuse(c->e, "invalid_type", path, "%s must be an integer test index", path);
 			goto bad;
 		}
 		if (!(x >= 0 && x < (double)ntests)) {
-			set_err(c->e, "invalid_groups", path,
-				"%s: there is no test %.6g (indexes go from 0 to %zu)", path, x,
-				ntests - 1);
+			refuse(c->e, "invalid_groups", path,
+			       "%s: there is no test %.6g (indexes go from 0 to %zu)", path, x,
+			       ntests - 1);
 			goto bad;
 		}
 		if (x != floor(x)) {
-			set_err(c->e, "invalid_type", path, "%s must be an integer test index", path);
+			refuse(c->e, "invalid_type", path, "%s must be an integer test index", path);
 			goto bad;
 		}
 		if (seen[(size_t)x]) {
-			set_err(c->e, "invalid_groups", path, "%s: test %zu is already in the group",
-				path, (size_t)x);
+			refuse(c->e, "invalid_groups", path, "%s: test %zu is already in the group",
+			       path, (size_t)x);
 			goto bad;
 		}
 		seen[(size_t)x] = true;
@@ -812,13 +812,13 @@ static int parse_group(struct native_ctx *c, const cJSON *o, size_t gi, struct r
 
 	snprintf(path, sizeof(path), "groups[%zu]", gi);
 	if (!cJSON_IsObject(o)) {
-		set_err(c->e, "invalid_type", path, "%s must be an object", path);
+		refuse(c->e, "invalid_type", path, "%s must be an object", path);
 		return -1;
 	}
 	if ((v = bad_key(o, keys, &dup))) {
 		snprintf(path, sizeof(path), "groups[%zu].%s", gi, v->string);
-		set_err(c->e, dup ? "invalid_json" : "unknown_field", path,
-			dup ? "duplicate key %s" : "unknown field %s", path);
+		refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
+		       dup ? "duplicate key %s" : "unknown field %s", path);
 		return -1;
 	}
 	if (parse_group_tests(c, o, gi, g) < 0)
@@ -829,12 +829,12 @@ static int parse_group(struct native_ctx *c, const cJSON *o, size_t gi, struct r
 	snprintf(path, sizeof(path), "groups[%zu].points", gi);
 	v = cJSON_GetObjectItemCaseSensitive(o, "points");
 	if (v && !cJSON_IsNumber(v)) {
-		set_err(c->e, "invalid_type", path, "%s must be a number", path);
+		refuse(c->e, "invalid_type", path, "%s must be a number", path);
 		return -1;
 	}
 	if (v && !(v->valuedouble >= 0 && v->valuedouble <= REQ_MAX_POINTS)) {
-		set_err(c->e, "invalid_groups", path, "%s must be a number from 0 to %.0f", path,
-			REQ_MAX_POINTS);
+		refuse(c->e, "invalid_groups", path, "%s must be a number from 0 to %.0f", path,
+		       REQ_MAX_POINTS);
 		return -1;
 	}
 	g->points = v ? v->valuedouble : 0;
@@ -857,13 +857,13 @@ static int parse_groups(struct native_ctx *c, const cJSON *root)
 	if (!a)
 		return 0;
 	if (!cJSON_IsArray(a)) {
-		set_err(c->e, "invalid_type", "groups", "groups must be an array");
+		refuse(c->e, "invalid_type", "groups", "groups must be an array");
 		return -1;
 	}
 	n = (size_t)cJSON_GetArraySize(a);
 	if (n > REQ_MAX_GROUPS) {
-		set_err(c->e, "too_many_groups", "groups", "at most %d groups are allowed",
-			REQ_MAX_GROUPS);
+		refuse(c->e, "too_many_groups", "groups", "at most %d groups are allowed",
+		       REQ_MAX_GROUPS);
 		return -1;
 	}
 	r->has_groups = true;
@@ -890,7 +890,7 @@ static void err_within(struct req_error *e, const char *key)
 
 	snprintf(path, sizeof(path), "%s%s%s", key, e->path[0] ? "." : "", e->path);
 	snprintf(msg, sizeof(msg), "%s: %s", key, e->message);
-	/* cut to fit, as set_err does */
+	/* cut to fit, as refuse does */
 	n = strnlen(path, sizeof(e->path) - 1);
 	memcpy(e->path, path, n);
 	e->path[n] = '\0';
@@ -910,7 +910,7 @@ static int parse_program(struct native_ctx *c, const cJSON *root, const char *ke
 	static const char *const keys[] = { "language", "source", "source_filename",
 					    "artifact_filename", "build", "run", "files", NULL };
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
-	struct native_ctx pc = { .cfg = c->cfg, .m = c->m, .e = c->e };
+	struct native_ctx prog = { .cfg = c->cfg, .m = c->m, .e = c->e };
 	struct job_request *p;
 	const cJSON *v;
 	bool dup;
@@ -918,25 +918,25 @@ static int parse_program(struct native_ctx *c, const cJSON *root, const char *ke
 	if (!o)
 		return 0;
 	if (!cJSON_IsObject(o)) {
-		set_err(c->e, "invalid_type", key, "%s must be an object", key);
+		refuse(c->e, "invalid_type", key, "%s must be an object", key);
 		return -1;
 	}
 	if ((v = bad_key(o, keys, &dup))) {
-		set_err(c->e, dup ? "invalid_json" : "unknown_field", v->string,
-			dup ? "duplicate key %s" : "unknown field %s", v->string);
+		refuse(c->e, dup ? "invalid_json" : "unknown_field", v->string,
+		       dup ? "duplicate key %s" : "unknown field %s", v->string);
 		err_within(c->e, key);
 		return -1;
 	}
-	p = pc.r = xcalloc(1, sizeof(*p));
+	p = prog.r = xcalloc(1, sizeof(*p));
 	p->format = REQ_NATIVE;
 	p->files = xcalloc(1, sizeof(*p->files));
 	p->nfiles = 1;
-	if (native_language(&pc, o, t) < 0 || parse_source(&pc, o, &p->files[0]) < 0 ||
-	    resolve_names(&pc, o) < 0 ||
-	    parse_step(&pc, o, "build", &p->lang->build, p->lang->has_build, &p->build_limits,
-		       &p->build_flags) < 0 ||
-	    parse_step(&pc, o, "run", &p->lang->run, true, &p->run_limits, &p->run_flags) < 0 ||
-	    parse_extra_files(&pc, o) < 0) {
+	if (native_language(&prog, o, t) < 0 || parse_source(&prog, o, &p->files[0]) < 0 ||
+	    resolve_names(&prog, o) < 0 ||
+	    parse_build_or_run(&prog, o, "build", &p->lang->build, p->lang->has_build, &p->build_limits,
+			       &p->build_flags) < 0 ||
+	    parse_build_or_run(&prog, o, "run", &p->lang->run, true, &p->run_limits, &p->run_flags) < 0 ||
+	    parse_extra_files(&prog, o) < 0) {
 		err_within(c->e, key);
 		request_free(p);
 		return -1;
@@ -956,15 +956,15 @@ static int check_judge(struct native_ctx *c, const cJSON *root)
 	bool compare = cJSON_GetObjectItemCaseSensitive(root, "compare") != NULL;
 
 	if (r->interactor && r->checker) {
-		set_err(c->e, "invalid_checker", "checker",
-			"a request has an interactor or a checker, not both (the interactor "
-			"gives the verdict)");
+		refuse(c->e, "invalid_checker", "checker",
+		       "a request has an interactor or a checker, not both (the interactor "
+		       "gives the verdict)");
 		return -1;
 	}
 	if (compare && (r->interactor || r->checker)) {
-		set_err(c->e, r->interactor ? "invalid_interactor" : "invalid_checker", "compare",
-			"compare does not apply: the %s gives the verdict",
-			r->interactor ? "interactor" : "checker");
+		refuse(c->e, r->interactor ? "invalid_interactor" : "invalid_checker", "compare",
+		       "compare does not apply: the %s gives the verdict",
+		       r->interactor ? "interactor" : "checker");
 		return -1;
 	}
 	for (size_t i = 0; i < r->ntests && r->interactor; i++) {
@@ -975,16 +975,16 @@ static int check_judge(struct native_ctx *c, const cJSON *root)
 			continue;
 		snprintf(path, sizeof(path), "tests[%zu].%s", i,
 			 t->input_file ? "input_file" : "output_file");
-		set_err(c->e, "invalid_interactor", path,
-			"%s: an interactive test talks through stdin and stdout, not files", path);
+		refuse(c->e, "invalid_interactor", path,
+		       "%s: an interactive test talks through stdin and stdout, not files", path);
 		return -1;
 	}
 	return 0;
 }
 
-int request_parse_native(const char *body, size_t len, const struct langtab *t,
-			 const struct config *cfg, struct job_request **out,
-			 struct req_error *e)
+int api_run_parse(const char *body, size_t len, const struct langtab *t,
+		  const struct config *cfg, struct job_request **out,
+		  struct req_error *e)
 {
 	static const char *const keys[] = { "language", "source", "source_filename",
 					    "artifact_filename", "build", "run", "tests",
@@ -998,21 +998,21 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 	int rc = -1;
 
 	/* The HTTP layer reads up to the larger of the two APIs' caps. */
-	if (over(len, cfg->run_max_body_bytes)) {
-		set_err(e, "body_too_large", "", "request body exceeds %zu bytes",
-			cfg->run_max_body_bytes);
+	if (json_body_over_cap(len, cfg->run_max_body_bytes)) {
+		refuse(e, "body_too_large", "", "request body exceeds %zu bytes",
+		       cfg->run_max_body_bytes);
 		e->http_status = 413;
 		goto out;
 	}
-	root = json_parse(body, len, &c.m);
+	root = json_body_parse(body, len, &c.m);
 	if (!root || !cJSON_IsObject(root)) {
-		set_err(e, "invalid_json", "", root ? "the body must be a JSON object" :
-						      "the body is not valid JSON");
+		refuse(e, "invalid_json", "", root ? "the body must be a JSON object" :
+		       "the body is not valid JSON");
 		goto out;
 	}
 	if ((v = bad_key(root, keys, &dup))) {
-		set_err(e, dup ? "invalid_json" : "unknown_field", v->string,
-			dup ? "duplicate key %s" : "unknown field %s", v->string);
+		refuse(e, dup ? "invalid_json" : "unknown_field", v->string,
+		       dup ? "duplicate key %s" : "unknown field %s", v->string);
 		goto out;
 	}
 	r = c.r = xcalloc(1, sizeof(*r));
@@ -1021,9 +1021,9 @@ int request_parse_native(const char *body, size_t len, const struct langtab *t,
 	r->nfiles = 1;
 	if (native_language(&c, root, t) < 0 || parse_source(&c, root, &r->files[0]) < 0 ||
 	    resolve_names(&c, root) < 0 ||
-	    parse_step(&c, root, "build", &r->lang->build, r->lang->has_build, &r->build_limits,
-		       &r->build_flags) < 0 ||
-	    parse_step(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
+	    parse_build_or_run(&c, root, "build", &r->lang->build, r->lang->has_build, &r->build_limits,
+			       &r->build_flags) < 0 ||
+	    parse_build_or_run(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
 	    parse_extra_files(&c, root) < 0 || parse_tests(&c, root) < 0 ||
 	    check_test_files(&c) < 0 || parse_groups(&c, root) < 0 ||
 	    parse_compare(&c, root, &r->compare) < 0 ||

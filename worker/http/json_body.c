@@ -87,7 +87,7 @@ static bool scan_escapes(const char *s, size_t len, unsigned *used)
 	return has_nul;
 }
 
-static void marker_encode(struct nul_marker *m, long cp)
+static void marker_encode(struct json_body_marker *m, long cp)
 {
 	long v = cp - 0x10000;
 
@@ -117,8 +117,12 @@ static cJSON *json_parse_all(const char *s, size_t len)
 	return root;
 }
 
-/* Parse body into a cJSON tree, NUL escapes preserved as described above. */
-cJSON *json_parse(const char *body, size_t len, struct nul_marker *m)
+/*
+ * Most bodies have no "\u0000" and are parsed as they are; the others are
+ * copied with each such escape turned into the marker's, which a string
+ * of the body must not already hold (escaped or not).
+ */
+cJSON *json_body_parse(const char *body, size_t len, struct json_body_marker *m)
 {
 	unsigned used = 0;
 	const char *p, *end = body + len;
@@ -131,7 +135,7 @@ cJSON *json_parse(const char *body, size_t len, struct nul_marker *m)
 	if (!scan_escapes(body, len, &used))
 		return json_parse_all(body, len);
 	for (int k = 0; k < MARKER_CANDIDATES && cp < 0; k++) {
-		struct nul_marker t;
+		struct json_body_marker t;
 
 		if (used & (1u << k))
 			continue;
@@ -164,8 +168,7 @@ cJSON *json_parse(const char *body, size_t len, struct nul_marker *m)
 	return root;
 }
 
-/* A malloc'd, NUL-terminated copy of a JSON string value with its length. */
-char *json_bytes(const cJSON *item, const struct nul_marker *m, size_t *len)
+char *json_body_bytes(const cJSON *item, const struct json_body_marker *m, size_t *len)
 {
 	const char *s = item->valuestring;
 	size_t n = strlen(s), o = 0;
@@ -184,15 +187,11 @@ char *json_bytes(const cJSON *item, const struct nul_marker *m, size_t *len)
 	return out;
 }
 
-/*
- * A file's content as the client sent it: the JSON string's bytes, decoded
- * from base64 when it says so. 0, or -1 when that is not valid base64.
- */
-int file_content(const cJSON *v, const struct nul_marker *m, bool base64, char **data,
-			size_t *len)
+int json_body_file_content(const cJSON *v, const struct json_body_marker *m, bool base64,
+			   char **data, size_t *len)
 {
 	size_t rlen;
-	char *raw = json_bytes(v, m, &rlen);
+	char *raw = json_body_bytes(v, m, &rlen);
 	int rc;
 
 	if (!base64) {
@@ -205,8 +204,7 @@ int file_content(const cJSON *v, const struct nul_marker *m, bool base64, char *
 	return rc < 0 ? -1 : 0;
 }
 
-/* Cap check where a zero cap in the config means "no cap". */
-bool over(size_t n, size_t cap)
+bool json_body_over_cap(size_t n, size_t cap)
 {
 	return cap != 0 && n > cap;
 }

@@ -19,9 +19,6 @@ static char *name_stem(const char *name)
 	return s;
 }
 
-/* artifact: from_request when the request names none: the entry class the
- * source declares (or its default, which may follow the file's name), or
- * for languages without entry patterns the file's stem. */
 char *request_default_artifact(const struct lang *lang, const struct req_file *src)
 {
 	char *entry = lang_infer_entry(lang, src->data, src->name);
