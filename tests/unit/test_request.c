@@ -1120,6 +1120,60 @@ Test(native, bad_groups_name_the_field)
 	}
 }
 
+/*
+ * Every object of a request opens the same way (open_object): not an
+ * object, an unknown key, a repeated key. Where the error is reported
+ * differs by object, as it always has; each row pins one.
+ */
+#define OPEN "{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{}]"
+
+static const struct {
+	const char *body;
+	const char *code;
+	const char *path;
+	const char *message;
+} openings[] = {
+	{ "[1]", "invalid_json", "", "the body must be a JSON object" },
+	{ OPEN ",\"color\":1}", "unknown_field", "color", "unknown field color" },
+	{ "{\"source\":\"x\",\"source\":\"y\"}", "invalid_json", "source",
+	  "duplicate key source" },
+	{ OPEN ",\"run\":1}", "invalid_type", "run", "run must be an object" },
+	{ OPEN ",\"run\":{\"x\":1}}", "unknown_field", "run.x", "unknown field run.x" },
+	{ OPEN ",\"build\":{\"limits\":[]}}", "invalid_limits", "build.limits",
+	  "build.limits must be an object" },
+	{ OPEN ",\"build\":{\"limits\":{\"stack_kb\":1}}}", "unknown_field",
+	  "build.limits.stack_kb", "unknown field build.limits.stack_kb" },
+	{ "{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{},2]}", "invalid_type", "tests[1]",
+	  "tests[1] must be an object" },
+	{ "{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"stdin\":\"\",\"stdin\":\"\"}]}",
+	  "invalid_json", "tests[0].stdin", "duplicate key tests[0].stdin" },
+	{ OPEN ",\"files\":[\"a\"]}", "invalid_type", "files[0]", "files[0] must be an object" },
+	{ OPEN ",\"files\":[{\"name\":\"a\",\"mode\":1}]}", "unknown_field", "files[0]",
+	  "unknown field files[0].mode" },
+	{ OPEN ",\"compare\":{\"mode\":\"exact\",\"epsilon\":1}}", "unknown_field", "compare",
+	  "unknown field compare.epsilon" },
+	{ OPEN ",\"compare\":{\"mode\":\"exact\",\"mode\":\"float\"}}", "invalid_json", "compare",
+	  "duplicate key compare.mode" },
+	{ OPEN ",\"groups\":[1]}", "invalid_type", "groups[0]", "groups[0] must be an object" },
+	{ OPEN ",\"groups\":[{\"tests\":[0],\"score\":1}]}", "unknown_field", "groups[0].score",
+	  "unknown field groups[0].score" },
+	{ OPEN ",\"checker\":\"x\"}", "invalid_type", "checker", "checker must be an object" },
+	{ OPEN ",\"checker\":{\"language\":\"py3\",\"source\":\"x\",\"tests\":[]}}", "unknown_field",
+	  "checker.tests", "checker: unknown field tests" },
+	{ OPEN ",\"interactor\":{\"language\":\"py3\",\"source\":\"x\",\"source\":\"y\"}}",
+	  "invalid_json", "interactor.source", "interactor: duplicate key source" },
+	{ OPEN ",\"checker\":{\"\":1}}", "unknown_field", "checker", "checker: unknown field " },
+	{ OPEN ",\"run\":{\"\":1}}", "unknown_field", "run.", "unknown field run." },
+};
+
+Test(native, every_object_opens_the_same_way)
+{
+	for (size_t i = 0; i < sizeof(openings) / sizeof(openings[0]); i++) {
+		parse_bad(openings[i].body, openings[i].code, openings[i].path);
+		cr_expect_str_eq(err.message, openings[i].message, "%s", openings[i].body);
+	}
+}
+
 Test(native, groups_are_bounded)
 {
 	struct buf b;

@@ -74,6 +74,55 @@ struct native_ctx {
 	struct req_error *e;
 };
 
+/* Where an unknown or repeated key of an object is reported. */
+enum key_report {
+	KEY_AT_KEY,     /* at "tests[0].color": "unknown field tests[0].color" */
+	KEY_AT_OBJECT,  /* at "files[0]": "unknown field files[0].color" */
+	KEY_WITHIN,     /* at "checker.color": "checker: unknown field color" */
+};
+
+/*
+ * The opening of every object of a request: o is an object (else the
+ * code not_object at path, "" being the body itself), and each of its keys
+ * is one of keys, given once (else unknown_field, or invalid_json for a
+ * repeated one: cJSON keeps both, and which one wins must not be a guess).
+ */
+static int open_object(struct native_ctx *c, const cJSON *o, const char *path,
+		       const char *not_object, const char *const *keys, enum key_report at)
+{
+	char where[sizeof(c->e->message)];
+	const char *what, *sep;
+	const cJSON *v;
+	bool dup;
+
+	if (!cJSON_IsObject(o)) {
+		if (path[0])
+			refuse(c->e, not_object, path, "%s must be an object", path);
+		else
+			refuse(c->e, not_object, "", "the body must be a JSON object");
+		return -1;
+	}
+	if (!(v = bad_key(o, keys, &dup)))
+		return 0;
+	what = dup ? "duplicate key" : "unknown field";
+	/* within a program, the key "" is named by the program alone, like its other errors */
+	sep = path[0] && (v->string[0] || at != KEY_WITHIN) ? "." : "";
+	snprintf(where, sizeof(where), "%s%s%s", path, sep, v->string);
+	switch (at) {
+	case KEY_AT_KEY:
+		refuse(c->e, dup ? "invalid_json" : "unknown_field", where, "%s %s", what, where);
+		break;
+	case KEY_AT_OBJECT:
+		refuse(c->e, dup ? "invalid_json" : "unknown_field", path, "%s %s", what, where);
+		break;
+	case KEY_WITHIN:
+		refuse(c->e, dup ? "invalid_json" : "unknown_field", where, "%s: %s %s", path, what,
+		       v->string);
+		break;
+	}
+	return -1;
+}
+
 /*
  * A limit the request gives is a positive number: zero is how struct limits
  * says "not given", so a 0 (or -0, or a tiny value that underflows to 0)
@@ -117,19 +166,10 @@ static int parse_step_limits(struct native_ctx *c, const cJSON *o, const char *s
 	struct limits l = { 0 };
 	const cJSON *v;
 	char path[96];
-	bool dup;
 
-	if (!cJSON_IsObject(o)) {
-		snprintf(path, sizeof(path), "%s.limits", step);
-		refuse(c->e, "invalid_limits", path, "%s must be an object", path);
+	snprintf(path, sizeof(path), "%s.limits", step);
+	if (open_object(c, o, path, "invalid_limits", keys, KEY_AT_KEY) < 0)
 		return -1;
-	}
-	if ((v = bad_key(o, keys, &dup))) {
-		snprintf(path, sizeof(path), "%s.limits.%s", step, v->string);
-		refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
-		       dup ? "duplicate key %s" : "unknown field %s", path);
-		return -1;
-	}
 	cJSON_ArrayForEach(v, o) {
 		uint64_t u = 0;
 		uint32_t ms = 0;
@@ -229,19 +269,9 @@ static int parse_build_or_run(struct native_ctx *c, const cJSON *root, const cha
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, step);
 	const cJSON *v;
 	struct limits req = { 0 };
-	char path[96];
-	bool dup;
 
-	if (o && !cJSON_IsObject(o)) {
-		refuse(c->e, "invalid_type", step, "%s must be an object", step);
+	if (o && open_object(c, o, step, "invalid_type", keys, KEY_AT_KEY) < 0)
 		return -1;
-	}
-	if (o && (v = bad_key(o, keys, &dup))) {
-		snprintf(path, sizeof(path), "%s.%s", step, v->string);
-		refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
-		       dup ? "duplicate key %s" : "unknown field %s", path);
-		return -1;
-	}
 	if (o && (v = cJSON_GetObjectItemCaseSensitive(o, "limits")) &&
 	    parse_step_limits(c, v, step, &req) < 0)
 		return -1;
@@ -290,21 +320,11 @@ static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req
 					    "output_file", NULL };
 	const struct config *cfg = c->cfg;
 	char path[96];
-	const cJSON *v;
-	bool dup;
 	int rc;
 
 	snprintf(path, sizeof(path), "tests[%zu]", i);
-	if (!cJSON_IsObject(o)) {
-		refuse(c->e, "invalid_type", path, "%s must be an object", path);
+	if (open_object(c, o, path, "invalid_type", keys, KEY_AT_KEY) < 0)
 		return -1;
-	}
-	if ((v = bad_key(o, keys, &dup))) {
-		snprintf(path, sizeof(path), "tests[%zu].%s", i, v->string);
-		refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
-		       dup ? "duplicate key %s" : "unknown field %s", path);
-		return -1;
-	}
 	snprintf(path, sizeof(path), "tests[%zu].stdin", i);
 	rc = opt_string(c, o, "stdin", path, &t->stdin_data, &t->stdin_len);
 	if (rc < 0)
@@ -582,19 +602,11 @@ static int parse_extra_files(struct native_ctx *c, const cJSON *root)
 	cJSON_ArrayForEach(o, a) {
 		struct req_file *f = &r->files[r->nfiles];
 		const cJSON *v, *b64;
-		bool dup;
 		int rc;
 
 		snprintf(path, sizeof(path), "files[%zu]", i);
-		if (!cJSON_IsObject(o)) {
-			refuse(c->e, "invalid_type", path, "%s must be an object", path);
+		if (open_object(c, o, path, "invalid_type", keys, KEY_AT_OBJECT) < 0)
 			return -1;
-		}
-		if ((v = bad_key(o, keys, &dup))) {
-			refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
-			       dup ? "duplicate key %s.%s" : "unknown field %s.%s", path, v->string);
-			return -1;
-		}
 		snprintf(path, sizeof(path), "files[%zu].name", i);
 		rc = opt_filename_at(c, o, "name", path, &f->name);
 		if (rc == 0)
@@ -672,20 +684,16 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 		{ "exact", COMPARE_EXACT }, { "tokens", COMPARE_TOKENS }, { "float", COMPARE_FLOAT },
 	};
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "compare");
-	const cJSON *mode = v, *bad;
-	bool dup, found = false;
+	const cJSON *mode = v;
+	bool found = false;
 
 	spec->mode = COMPARE_EXACT;
 	spec->abs_tol = spec->rel_tol = COMPARE_FLOAT_DEFAULT_TOL;
 	if (!v)
 		return 0;
 	if (cJSON_IsObject(v)) {
-		if ((bad = bad_key(v, keys, &dup))) {
-			refuse(c->e, dup ? "invalid_json" : "unknown_field", "compare",
-			       dup ? "duplicate key compare.%s" : "unknown field compare.%s",
-			       bad->string);
+		if (open_object(c, v, "compare", "invalid_type", keys, KEY_AT_OBJECT) < 0)
 			return -1;
-		}
 		mode = cJSON_GetObjectItemCaseSensitive(v, "mode");
 		if (!mode) {
 			refuse(c->e, "missing_field", "compare.mode", "compare.mode is required");
@@ -808,19 +816,10 @@ static int parse_group(struct native_ctx *c, const cJSON *o, size_t gi, struct r
 	static const char *const keys[] = { "tests", "stop_on_failure", "points", NULL };
 	const cJSON *v;
 	char path[96];
-	bool dup;
 
 	snprintf(path, sizeof(path), "groups[%zu]", gi);
-	if (!cJSON_IsObject(o)) {
-		refuse(c->e, "invalid_type", path, "%s must be an object", path);
+	if (open_object(c, o, path, "invalid_type", keys, KEY_AT_KEY) < 0)
 		return -1;
-	}
-	if ((v = bad_key(o, keys, &dup))) {
-		snprintf(path, sizeof(path), "groups[%zu].%s", gi, v->string);
-		refuse(c->e, dup ? "invalid_json" : "unknown_field", path,
-		       dup ? "duplicate key %s" : "unknown field %s", path);
-		return -1;
-	}
 	if (parse_group_tests(c, o, gi, g) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "groups[%zu].stop_on_failure", gi);
@@ -900,6 +899,28 @@ static void err_within(struct req_error *e, const char *key)
 }
 
 /*
+ * What a request and a judge's program both are: a language, a source,
+ * its file names, build and run settings, extra files. Into a new c->r.
+ */
+static int parse_program_fields(struct native_ctx *c, const cJSON *o, const struct langtab *t)
+{
+	struct job_request *r = c->r = xcalloc(1, sizeof(*r));
+
+	r->format = REQ_NATIVE;
+	r->files = xcalloc(1, sizeof(*r->files));
+	r->nfiles = 1;
+	if (native_language(c, o, t) < 0 || parse_source(c, o, &r->files[0]) < 0 ||
+	    resolve_names(c, o) < 0 ||
+	    parse_build_or_run(c, o, "build", &r->lang->build, r->lang->has_build,
+			       &r->build_limits, &r->build_flags) < 0 ||
+	    parse_build_or_run(c, o, "run", &r->lang->run, true, &r->run_limits,
+			       &r->run_flags) < 0 ||
+	    parse_extra_files(c, o) < 0)
+		return -1;
+	return 0;
+}
+
+/*
  * "interactor" / "checker": a program of the judge's, in the request's own
  * shape (language, source, source_filename, artifact_filename, build, run,
  * files) without tests. 0 absent or parsed into *out, -1 bad.
@@ -911,37 +932,17 @@ static int parse_program(struct native_ctx *c, const cJSON *root, const char *ke
 					    "artifact_filename", "build", "run", "files", NULL };
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
 	struct native_ctx prog = { .cfg = c->cfg, .m = c->m, .e = c->e };
-	struct job_request *p;
-	const cJSON *v;
-	bool dup;
 
 	if (!o)
 		return 0;
-	if (!cJSON_IsObject(o)) {
-		refuse(c->e, "invalid_type", key, "%s must be an object", key);
+	if (open_object(c, o, key, "invalid_type", keys, KEY_WITHIN) < 0)
 		return -1;
-	}
-	if ((v = bad_key(o, keys, &dup))) {
-		refuse(c->e, dup ? "invalid_json" : "unknown_field", v->string,
-		       dup ? "duplicate key %s" : "unknown field %s", v->string);
+	if (parse_program_fields(&prog, o, t) < 0) {
 		err_within(c->e, key);
+		request_free(prog.r);
 		return -1;
 	}
-	p = prog.r = xcalloc(1, sizeof(*p));
-	p->format = REQ_NATIVE;
-	p->files = xcalloc(1, sizeof(*p->files));
-	p->nfiles = 1;
-	if (native_language(&prog, o, t) < 0 || parse_source(&prog, o, &p->files[0]) < 0 ||
-	    resolve_names(&prog, o) < 0 ||
-	    parse_build_or_run(&prog, o, "build", &p->lang->build, p->lang->has_build, &p->build_limits,
-			       &p->build_flags) < 0 ||
-	    parse_build_or_run(&prog, o, "run", &p->lang->run, true, &p->run_limits, &p->run_flags) < 0 ||
-	    parse_extra_files(&prog, o) < 0) {
-		err_within(c->e, key);
-		request_free(p);
-		return -1;
-	}
-	*out = p;
+	*out = prog.r;
 	return 0;
 }
 
@@ -991,10 +992,7 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 					    "compare", "files", "interactor", "checker",
 					    "stop_on_failure", "groups", NULL };
 	struct native_ctx c = { .cfg = cfg, .e = e };
-	struct job_request *r = NULL;
-	const cJSON *v;
 	cJSON *root = NULL;
-	bool dup;
 	int rc = -1;
 
 	/* The HTTP layer reads up to the larger of the two APIs' caps. */
@@ -1005,36 +1003,22 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 		goto out;
 	}
 	root = json_body_parse(body, len, &c.m);
-	if (!root || !cJSON_IsObject(root)) {
-		refuse(e, "invalid_json", "", root ? "the body must be a JSON object" :
-		       "the body is not valid JSON");
+	if (!root) {
+		refuse(e, "invalid_json", "", "the body is not valid JSON");
 		goto out;
 	}
-	if ((v = bad_key(root, keys, &dup))) {
-		refuse(e, dup ? "invalid_json" : "unknown_field", v->string,
-		       dup ? "duplicate key %s" : "unknown field %s", v->string);
-		goto out;
-	}
-	r = c.r = xcalloc(1, sizeof(*r));
-	r->format = REQ_NATIVE;
-	r->files = xcalloc(1, sizeof(*r->files));
-	r->nfiles = 1;
-	if (native_language(&c, root, t) < 0 || parse_source(&c, root, &r->files[0]) < 0 ||
-	    resolve_names(&c, root) < 0 ||
-	    parse_build_or_run(&c, root, "build", &r->lang->build, r->lang->has_build, &r->build_limits,
-			       &r->build_flags) < 0 ||
-	    parse_build_or_run(&c, root, "run", &r->lang->run, true, &r->run_limits, &r->run_flags) < 0 ||
-	    parse_extra_files(&c, root) < 0 || parse_tests(&c, root) < 0 ||
+	if (open_object(&c, root, "", "invalid_json", keys, KEY_AT_KEY) < 0 ||
+	    parse_program_fields(&c, root, t) < 0 || parse_tests(&c, root) < 0 ||
 	    check_test_files(&c) < 0 || parse_groups(&c, root) < 0 ||
-	    parse_compare(&c, root, &r->compare) < 0 ||
-	    parse_program(&c, root, "interactor", t, &r->interactor) < 0 ||
-	    parse_program(&c, root, "checker", t, &r->checker) < 0 || check_judge(&c, root) < 0)
+	    parse_compare(&c, root, &c.r->compare) < 0 ||
+	    parse_program(&c, root, "interactor", t, &c.r->interactor) < 0 ||
+	    parse_program(&c, root, "checker", t, &c.r->checker) < 0 || check_judge(&c, root) < 0)
 		goto out;
-	*out = r;
-	r = NULL;
+	*out = c.r;
+	c.r = NULL;
 	rc = 0;
 out:
-	request_free(r);
+	request_free(c.r);
 	cJSON_Delete(root);
 	return rc;
 }
