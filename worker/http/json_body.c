@@ -201,7 +201,7 @@ int json_body_file_content(const cJSON *v, const struct json_body_marker *m, boo
 	}
 	rc = base64_decode(raw, rlen, data, len);
 	free(raw);
-	return rc < 0 ? -1 : 0;
+	return rc;
 }
 
 bool json_body_over_cap(size_t n, size_t cap)

@@ -34,7 +34,7 @@ cJSON *json_body_parse(const char *body, size_t len, struct json_body_marker *m)
 char *json_body_bytes(const cJSON *item, const struct json_body_marker *m, size_t *len);
 /*
  * A file's content as the client sent it: the string's bytes, decoded from
- * base64 when base64 is true. 0, or -1 when that is not valid base64.
+ * base64 when base64 is true. 0, or -EINVAL when that is not valid base64.
  */
 int json_body_file_content(const cJSON *v, const struct json_body_marker *m, bool base64,
 			   char **data, size_t *len);
