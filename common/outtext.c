@@ -4,37 +4,8 @@
 
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
-
-/* Length of the UTF-8 sequence c starts; 0 when it starts none. */
-static unsigned seq_len(unsigned char c)
-{
-	if (c >= 0xC2 && c <= 0xDF)
-		return 2;
-	if (c >= 0xE0 && c <= 0xEF)
-		return 3;
-	if (c >= 0xF0 && c <= 0xF4)
-		return 4;
-	return 0;
-}
-
-/* A whole sequence of seq_len(s[0]) bytes whose continuation bytes are
- * well-formed: not overlong, no surrogate, not past U+10FFFF. */
-static bool seq_valid(const unsigned char *s, unsigned len)
-{
-	uint32_t cp = s[0] & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-
-	for (unsigned k = 1; k < len; k++) {
-		if ((s[k] & 0xC0) != 0x80)
-			return false;
-		cp = (cp << 6) | (s[k] & 0x3F);
-	}
-	if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)))
-		return false;
-	if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))
-		return false;
-	return true;
-}
 
 /*
  * Program output is bytes; JSON strings are UTF-8 without NULs. Invalid
@@ -48,9 +19,10 @@ char *outtext_utf8(const char *s, size_t n)
 
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
-		unsigned len = c >= 0x01 && c < 0x80 ? 1 : seq_len(c);
+		/* NUL is valid UTF-8, but not in a JSON string cJSON prints */
+		size_t len = c == 0 ? 0 : c < 0x80 ? 1 : utf8_decode(s + i, n - i, NULL);
 
-		if (len && i + len <= n && (len == 1 || seq_valid((const unsigned char *)s + i, len))) {
+		if (len) {
 			memcpy(out + o, s + i, len);
 			o += len;
 			i += len;
@@ -114,7 +86,7 @@ static size_t take_json(struct outtext_budget *b, struct outtext_stream *st,
 			st->seq[st->have++] = c;
 			if (st->have == st->need) {
 				/* Kept as it is: 1 byte each, not U+FFFD's 3. */
-				if (seq_valid(st->seq, st->need))
+				if (utf8_decode((const char *)st->seq, st->need, NULL) == st->need)
 					b->left += 6 * (uint64_t)st->need;
 				st->have = 0;
 			}
@@ -124,10 +96,10 @@ static size_t take_json(struct outtext_budget *b, struct outtext_stream *st,
 		st->have = 0;
 		if (!charge(b, 3 * (uint64_t)json_cost(c)))
 			break;
-		if (seq_len(c)) {
+		if (utf8_lead_len(c) > 1) {
 			st->seq[0] = c;
 			st->have = 1;
-			st->need = (uint8_t)seq_len(c);
+			st->need = (uint8_t)utf8_lead_len(c);
 		}
 	}
 	return i;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/strv.h"
 #include "common/util.h"
 
 /*
@@ -548,18 +549,9 @@ int ynode_bool(const struct ynode *n, const char *file, const char *key, bool *o
 		    n ? type_name(n) : "nothing");
 }
 
-static void free_vec(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 /* A null value (a key with nothing after it) is an empty list. */
 int ynode_strv(const struct ynode *n, const char *file, const char *key, char ***out,
-	       size_t *count, char *err, size_t errlen)
+	       char *err, size_t errlen)
 {
 	size_t len = 0;
 	char **v;
@@ -572,15 +564,14 @@ int ynode_strv(const struct ynode *n, const char *file, const char *key, char **
 	} else {
 		len = n->n;
 	}
+	/* filled in order, so that the vector ends at the first string not read */
 	v = xcalloc(len + 1, sizeof(*v));
 	for (size_t i = 0; i < len; i++) {
 		if (ynode_str(n->items[i], file, key, &v[i], err, errlen) < 0) {
-			free_vec(v);
+			strv_free(v);
 			return -EINVAL;
 		}
 	}
 	*out = v;
-	if (count)
-		*count = len;
 	return 0;
 }

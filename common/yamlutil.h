@@ -45,8 +45,8 @@ int ynode_seconds_ms(const struct ynode *n, const char *file, const char *key,
 		     uint64_t max_ms, uint64_t *out, char *err, size_t errlen);
 int ynode_bool(const struct ynode *n, const char *file, const char *key, bool *out,
 	       char *err, size_t errlen);
-/* A sequence of scalars to a NULL-terminated malloc'd vector. */
+/* A sequence of scalars to a string vector (common/strv.h). */
 int ynode_strv(const struct ynode *n, const char *file, const char *key, char ***out,
-	       size_t *count, char *err, size_t errlen);
+	       char *err, size_t errlen);
 
 #endif

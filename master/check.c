@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/strv.h"
 #include "worker/sandbox/host.h"
 
 static void print_config(const struct config *c, FILE *out)
@@ -25,7 +26,7 @@ static void print_languages(const struct config *c, const struct langtab *lt, FI
 		const struct lang *l = langtab_at(lt, i);
 
 		built += l->has_build;
-		aliases += l->aliases.n;
+		aliases += strv_len(l->aliases);
 	}
 	fprintf(out, "languages: %zu from %s (%zu with a build step, %zu without; %zu aliases)\n",
 		n, c->languages_dir, built, n - built, aliases);

@@ -18,14 +18,14 @@ extern char **environ;
 static bool listed_before(const struct langtab *lt, bool npm, size_t li, size_t ki)
 {
 	const struct lang *l = langtab_at(lt, li);
-	const char *name = (npm ? &l->npm_packages : &l->debian_packages)->v[ki];
+	const char *name = (npm ? l->npm_packages : l->debian_packages)[ki];
 
 	for (size_t i = 0; i <= li; i++) {
 		const struct lang *o = langtab_at(lt, i);
-		const struct strv *v = npm ? &o->npm_packages : &o->debian_packages;
+		char *const *v = npm ? o->npm_packages : o->debian_packages;
 
-		for (size_t k = 0; k < v->n && (i < li || k < ki); k++)
-			if (strcmp(v->v[k], name) == 0)
+		for (size_t k = 0; v[k] && (i < li || k < ki); k++)
+			if (strcmp(v[k], name) == 0)
 				return true;
 	}
 	return false;
@@ -36,11 +36,11 @@ static void list_packages(const struct langtab *lt, bool npm)
 {
 	for (size_t i = 0; i < langtab_count(lt); i++) {
 		const struct lang *l = langtab_at(lt, i);
-		const struct strv *v = npm ? &l->npm_packages : &l->debian_packages;
+		char *const *v = npm ? l->npm_packages : l->debian_packages;
 
-		for (size_t k = 0; k < v->n; k++)
+		for (size_t k = 0; v[k]; k++)
 			if (!listed_before(lt, npm, i, k))
-				printf("%s\n", v->v[k]);
+				printf("%s\n", v[k]);
 	}
 }
 

@@ -548,12 +548,11 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 
 	memset(errs, 0, sizeof(errs));
 	if (kind == ROUTE_JOB_CODIZE)
-		rc = request_parse_codize(r->body.data ? r->body.data : "", r->body.len,
-					  w->ctx->lt, w->cfg, &jr, errs, ARRAY_SIZE(errs),
-					  &nerr);
+		rc = api_codize_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->lt,
+				      w->cfg, &jr, errs, ARRAY_SIZE(errs), &nerr);
 	else
-		rc = request_parse_native(r->body.data ? r->body.data : "", r->body.len,
-					  w->ctx->lt, w->cfg, &jr, &errs[0]);
+		rc = api_run_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->lt,
+				   w->cfg, &jr, &errs[0]);
 	if (rc < 0) {
 		char *body = kind == ROUTE_JOB_CODIZE ? api_codize_error(errs, nerr ? nerr : 1) :
 							 api_run_error(&errs[0]);

@@ -3,6 +3,7 @@
 #include "common/lang/langtab.h"
 
 #include "common/lang/placeholder.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "common/lang/validate.h"
 #include "common/yamlutil.h"
@@ -47,20 +48,25 @@ static int lfail(struct lctx *c, int line, const char *fmt, ...)
 	return -1;
 }
 
-static void strv_clear(struct strv *s)
+/* The first n compiled pairs of entry patterns, and their arrays. */
+static void entry_res_free(struct lang *l, size_t n)
 {
-	strv_free_array(s->v);
-	s->v = NULL;
-	s->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		regfree(&l->entry_res[i]);
+		regfree(&l->entry_locate[i]);
+	}
+	free(l->entry_res);
+	free(l->entry_locate);
+	l->entry_res = l->entry_locate = NULL;
 }
 
 static void step_clear(struct lang_step *s)
 {
 	free(s->cmd);
-	strv_clear(&s->args);
-	strv_clear(&s->env);
-	strv_clear(&s->flag_allow);
-	strv_clear(&s->default_flags);
+	strv_free(s->args);
+	strv_free(s->env);
+	strv_free(s->flag_allow);
+	strv_free(s->default_flags);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -74,22 +80,17 @@ static void lang_clear(struct lang *l)
 	free(l->artifact);
 	step_clear(&l->build);
 	step_clear(&l->run);
-	strv_clear(&l->aliases);
-	strv_clear(&l->probe);
-	strv_clear(&l->ro_mounts);
-	for (size_t i = 0; l->entry_res && i < l->entry_patterns.n; i++) {
-		regfree(&l->entry_res[i]);
-		regfree(&l->entry_locate[i]);
-	}
-	free(l->entry_res);
-	free(l->entry_locate);
-	strv_clear(&l->entry_patterns);
+	strv_free(l->aliases);
+	strv_free(l->probe);
+	strv_free(l->ro_mounts);
+	entry_res_free(l, l->entry_res ? strv_len(l->entry_patterns) : 0);
+	strv_free(l->entry_patterns);
 	free(l->entry_default);
 	free(l->entry_suffix);
 	free(l->codize_runtime);
-	strv_clear(&l->codize_refused);
-	strv_clear(&l->debian_packages);
-	strv_clear(&l->npm_packages);
+	strv_free(l->codize_refused);
+	strv_free(l->debian_packages);
+	strv_free(l->npm_packages);
 	free(l->file);
 	memset(l, 0, sizeof(*l));
 }
@@ -135,16 +136,9 @@ static int get_str(struct lctx *c, const struct ynode *n, const char *key, char 
 	return ynode_str(n, c->file, key, out, c->err, c->errlen);
 }
 
-static int get_strv(struct lctx *c, const struct ynode *n, const char *key, struct strv *out)
+static int get_strv(struct lctx *c, const struct ynode *n, const char *key, char ***out)
 {
-	char **v;
-	size_t count;
-
-	if (ynode_strv(n, c->file, key, &v, &count, c->err, c->errlen) < 0)
-		return -1;
-	out->v = v;
-	out->n = count;
-	return 0;
+	return ynode_strv(n, c->file, key, out, c->err, c->errlen);
 }
 
 /* Line of item i of a list node; a null node (empty list) has no items. */
@@ -170,19 +164,14 @@ static bool valid_id(const char *s)
 	return true;
 }
 
-/* Same rule as a client file name, so that what a language names itself
+/* The rule of a /run file name, so that what a language names itself
  * could also have come from a request. */
-static bool valid_filename(const char *s)
+static bool plain_file_name(const char *s)
 {
-	size_t len = strlen(s);
+	char bad;
 
-	if (len == 0 || len > FILENAME_MAX_LEN || s[0] == '.')
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || strchr("_.+-", s[i])))
-			return false;
-	return true;
+	return validate_filename_check(&validate_filename_native, s, strlen(s), &bad) ==
+	       VALIDATE_FILENAME_OK;
 }
 
 static bool valid_env_name(const char *s)
@@ -332,24 +321,18 @@ static int parse_limits(struct lctx *c, const struct ynode *n, const char *step,
 	return 0;
 }
 
-static int parse_env(struct lctx *c, const struct ynode *n, const char *step,
-		     struct strv *out)
+static int parse_env(struct lctx *c, const struct ynode *n, const char *step, char ***out)
 {
 	char where[32];
-	char **v;
 
 	snprintf(where, sizeof(where), "%s.env", step);
 	if (is_empty_value(n))
 		n = NULL;
 	if (n && want_map(c, n, where) < 0)
 		return -1;
-	v = calloc((n ? n->n : 0) + 1, sizeof(*v));
-	if (!v)
-		return lfail(c, n ? n->line : 0, "out of memory");
-	out->v = v;
-	out->n = 0;
+	*out = strv_new();
 	for (size_t i = 0; n && i < n->n; i++) {
-		char why[256], *val = NULL;
+		char why[256], *val = NULL, *entry;
 
 		if (!valid_env_name(n->keys[i]))
 			return lfail(c, n->key_lines[i], "%s: '%s' is not a valid variable name",
@@ -360,13 +343,12 @@ static int parse_env(struct lctx *c, const struct ynode *n, const char *step,
 			free(val);
 			return lfail(c, n->items[i]->line, "%s.%s: %s", where, n->keys[i], why);
 		}
-		if (asprintf(&v[i], "%s=%s", n->keys[i], val) < 0) {
-			v[i] = NULL;
+		if (asprintf(&entry, "%s=%s", n->keys[i], val) < 0) {
 			free(val);
 			return lfail(c, n->items[i]->line, "out of memory");
 		}
 		free(val);
-		out->n++;
+		strv_push(out, entry);
 	}
 	return 0;
 }
@@ -399,8 +381,8 @@ static int check_step_templates(struct lctx *c, const struct ynode *n, const str
 	if (!l->artifact && placeholder_uses(s->cmd, "artifact"))
 		return lfail(c, cmdn->line, "%s.cmd: {{artifact}} used but the language has no artifact",
 			     step);
-	for (size_t i = 0; i < s->args.n; i++) {
-		const char *a = s->args.v[i];
+	for (size_t i = 0; s->args && s->args[i]; i++) {
+		const char *a = s->args[i];
 
 		if (placeholder_check(a, PH_IN_ARG, why, sizeof(why)) < 0)
 			return lfail(c, item_line(args, i), "%s.args: %s", step, why);
@@ -410,16 +392,16 @@ static int check_step_templates(struct lctx *c, const struct ynode *n, const str
 		if (!strcmp(a, "{{flags}}"))
 			has_flags = true;
 	}
-	for (size_t i = 0; i < s->env.n; i++) {
-		if (!l->artifact && placeholder_uses(s->env.v[i], "artifact"))
+	for (size_t i = 0; s->env[i]; i++) {
+		if (!l->artifact && placeholder_uses(s->env[i], "artifact"))
 			return lfail(c, env->items[i]->line,
 				     "%s.env: {{artifact}} used but the language has no artifact", step);
 	}
-	if (!has_flags && (s->flag_allow.n || s->default_flags.n)) {
-		const struct ynode *f = ynode_get(n, s->flag_allow.n ? "flag_allowlist" : "default_flags");
+	if (!has_flags && (strv_len(s->flag_allow) || strv_len(s->default_flags))) {
+		const char *key = strv_len(s->flag_allow) ? "flag_allowlist" : "default_flags";
 
-		return lfail(c, f->line, "%s.%s: given, but %s.args has no \"{{flags}}\" argument",
-			     step, s->flag_allow.n ? "flag_allowlist" : "default_flags", step);
+		return lfail(c, ynode_get(n, key)->line,
+			     "%s.%s: given, but %s.args has no \"{{flags}}\" argument", step, key, step);
 	}
 	return 0;
 }
@@ -461,8 +443,8 @@ static int parse_step(struct lctx *c, const struct ynode *root, const struct lan
 	snprintf(key, sizeof(key), "%s.flag_allowlist", step);
 	if ((v = ynode_get(n, "flag_allowlist")) && get_strv(c, v, key, &s->flag_allow) < 0)
 		return -1;
-	for (size_t i = 0; i < s->flag_allow.n; i++)
-		if (!s->flag_allow.v[i][0])
+	for (size_t i = 0; s->flag_allow && s->flag_allow[i]; i++)
+		if (!s->flag_allow[i][0])
 			return lfail(c, item_line(v, i), "%s: empty pattern", key);
 	snprintf(key, sizeof(key), "%s.default_flags", step);
 	if ((v = ynode_get(n, "default_flags")) && get_strv(c, v, key, &s->default_flags) < 0)
@@ -478,14 +460,11 @@ static int parse_step(struct lctx *c, const struct ynode *root, const struct lan
 	return check_step_templates(c, n, l, step, s);
 }
 
-/* Fill empty vectors so that every strv of a loaded language is non-NULL. */
-static int strv_ensure(struct strv *s)
+/* A list the file left out is empty: no vector of a loaded language is NULL. */
+static void fill_empty(char ***v)
 {
-	if (s->v)
-		return 0;
-	s->v = calloc(1, sizeof(*s->v));
-	s->n = 0;
-	return s->v ? 0 : -ENOMEM;
+	if (!*v)
+		*v = strv_new();
 }
 
 static int parse_name_fields(struct lctx *c, const struct ynode *root, struct lang *l)
@@ -510,10 +489,10 @@ static int parse_name_fields(struct lctx *c, const struct ynode *root, struct la
 	if ((v = ynode_get(root, "aliases"))) {
 		if (get_strv(c, v, "aliases", &l->aliases) < 0)
 			return -1;
-		for (size_t i = 0; i < l->aliases.n; i++)
-			if (!valid_id(l->aliases.v[i]))
+		for (size_t i = 0; l->aliases[i]; i++)
+			if (!valid_id(l->aliases[i]))
 				return lfail(c, item_line(v, i), "aliases: '%s' is not a valid id",
-					     l->aliases.v[i]);
+					     l->aliases[i]);
 	}
 	return 0;
 }
@@ -530,9 +509,9 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 		free(l->source_filename);
 		l->source_filename = NULL;
 		l->source_from_request = true;
-	} else if (!valid_filename(l->source_filename)) {
+	} else if (!plain_file_name(l->source_filename)) {
 		return lfail(c, v->line,
-			     "source_filename: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+			     "source_filename: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
 			     l->source_filename);
 	}
 	if ((v = ynode_get(root, "source_filename_default"))) {
@@ -541,9 +520,9 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 				     LANG_FROM_REQUEST " (a fixed name needs no default)");
 		if (get_str(c, v, "source_filename_default", &l->source_default) < 0)
 			return -1;
-		if (!valid_filename(l->source_default))
+		if (!plain_file_name(l->source_default))
 			return lfail(c, v->line,
-				     "source_filename_default: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+				     "source_filename_default: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
 				     l->source_default);
 	}
 	if ((v = ynode_get(root, "artifact"))) {
@@ -551,9 +530,9 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 			return -1;
 		if (!strcmp(l->artifact, LANG_FROM_REQUEST))
 			l->artifact_from_request = true;
-		else if (!valid_filename(l->artifact))
+		else if (!plain_file_name(l->artifact))
 			return lfail(c, v->line,
-				     "artifact: '%s' is not a plain file name ([A-Za-z0-9_.+-], no leading dot)",
+				     "artifact: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
 				     l->artifact);
 	}
 	return 0;
@@ -570,11 +549,11 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 	if ((v = ynode_get(root, "mounts"))) {
 		if (get_strv(c, v, "mounts", &l->ro_mounts) < 0)
 			return -1;
-		for (size_t i = 0; i < l->ro_mounts.n; i++) {
-			const char *why = mount_problem(l->ro_mounts.v[i]);
+		for (size_t i = 0; l->ro_mounts[i]; i++) {
+			const char *why = mount_problem(l->ro_mounts[i]);
 
 			if (why)
-				return lfail(c, item_line(v, i), "mounts: '%s' %s", l->ro_mounts.v[i],
+				return lfail(c, item_line(v, i), "mounts: '%s' %s", l->ro_mounts[i],
 					     why);
 		}
 	}
@@ -584,27 +563,27 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 		if ((p = ynode_get(v, "debian")) &&
 		    get_strv(c, p, "install.debian", &l->debian_packages) < 0)
 			return -1;
-		for (size_t i = 0; i < l->debian_packages.n; i++)
-			if (!valid_package(l->debian_packages.v[i], false))
+		for (size_t i = 0; l->debian_packages && l->debian_packages[i]; i++)
+			if (!valid_package(l->debian_packages[i], false))
 				return lfail(c, item_line(p, i), "install.debian: '%s' is not a Debian package name",
-					     l->debian_packages.v[i]);
+					     l->debian_packages[i]);
 		if ((p = ynode_get(v, "npm")) && get_strv(c, p, "install.npm", &l->npm_packages) < 0)
 			return -1;
-		for (size_t i = 0; i < l->npm_packages.n; i++)
-			if (!valid_package(l->npm_packages.v[i], true))
+		for (size_t i = 0; l->npm_packages && l->npm_packages[i]; i++)
+			if (!valid_package(l->npm_packages[i], true))
 				return lfail(c, item_line(p, i), "install.npm: '%s' is not an npm package name",
-					     l->npm_packages.v[i]);
+					     l->npm_packages[i]);
 	}
 	if (!(v = ynode_get(root, "probe")))
 		return lfail(c, root->line, "missing required key 'probe'");
 	if (get_strv(c, v, "probe", &l->probe) < 0)
 		return -1;
-	if (!l->probe.n)
+	if (!l->probe[0])
 		return lfail(c, v->line, "probe: must name at least the command to run");
-	if (l->probe.v[0][0] != '/')
-		return lfail(c, item_line(v, 0), "probe: '%s' must be an absolute path", l->probe.v[0]);
-	for (size_t i = 0; i < l->probe.n; i++)
-		if (strstr(l->probe.v[i], "{{"))
+	if (l->probe[0][0] != '/')
+		return lfail(c, item_line(v, 0), "probe: '%s' must be an absolute path", l->probe[0]);
+	for (size_t i = 0; l->probe[i]; i++)
+		if (strstr(l->probe[i], "{{"))
 			return lfail(c, item_line(v, i), "probe: placeholders are not expanded here");
 	return 0;
 }
@@ -773,40 +752,36 @@ static const char *entry_pattern_problem(const char *p)
  */
 static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct lang *l)
 {
-	size_t n = l->entry_patterns.n ? l->entry_patterns.n : 1;
+	size_t n = strv_len(l->entry_patterns);
 
-	l->entry_res = calloc(n, sizeof(*l->entry_res));
-	l->entry_locate = calloc(n, sizeof(*l->entry_locate));
-	if (!l->entry_res || !l->entry_locate) {
-		l->entry_patterns.n = 0;
-		return lfail(c, p->line, "out of memory");
-	}
-	for (size_t i = 0; i < l->entry_patterns.n; i++) {
-		const char *pat = l->entry_patterns.v[i];
+	l->entry_res = xcalloc(n, sizeof(*l->entry_res));
+	l->entry_locate = xcalloc(n, sizeof(*l->entry_locate));
+	for (size_t i = 0; i < n; i++) {
+		const char *pat = l->entry_patterns[i];
 		const char *bad = entry_pattern_problem(pat);
 		char why[160], *wrapped = NULL;
 		int rc;
 
-		/* on failure only the patterns before i are freed */
+		/* on failure the pairs compiled before i are freed, and no more */
 		if (bad) {
-			l->entry_patterns.n = i;
+			entry_res_free(l, i);
 			return lfail(c, item_line(p, i), "entry.patterns: '%s' %s", pat, bad);
 		}
 		rc = regcomp(&l->entry_res[i], pat, REG_EXTENDED);
 		if (rc != 0) {
 			regerror(rc, &l->entry_res[i], why, sizeof(why));
-			l->entry_patterns.n = i;
+			entry_res_free(l, i);
 			return lfail(c, item_line(p, i), "entry.patterns: '%s': %s", pat, why);
 		}
 		if (l->entry_res[i].re_nsub == 0) {
 			regfree(&l->entry_res[i]);
-			l->entry_patterns.n = i;
+			entry_res_free(l, i);
 			return lfail(c, item_line(p, i),
 				     "entry.patterns: '%s' has no group to name the entry", pat);
 		}
 		if (asprintf(&wrapped, "^.*(%s)", pat) < 0) {
 			regfree(&l->entry_res[i]);
-			l->entry_patterns.n = i;
+			entry_res_free(l, i);
 			return lfail(c, item_line(p, i), "out of memory");
 		}
 		rc = regcomp(&l->entry_locate[i], wrapped, REG_EXTENDED);
@@ -815,7 +790,7 @@ static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct 
 			regfree(&l->entry_res[i]);
 			if (rc == 0)
 				regfree(&l->entry_locate[i]);
-			l->entry_patterns.n = i;
+			entry_res_free(l, i);
 			return lfail(c, item_line(p, i), "entry.patterns: '%s' is not one whole expression",
 				     pat);
 		}
@@ -858,7 +833,7 @@ static int check_entry_default(struct lctx *c, const struct ynode *p, struct lan
 	if (!e)
 		return lfail(c, p->line, "entry.default: cannot expand '%s'", d);
 	snprintf(name, sizeof(name), "%s%s", e, l->entry_suffix);
-	ok = valid_filename(e) && valid_filename(name);
+	ok = plain_file_name(e) && plain_file_name(name);
 	free(e);
 	if (!ok)
 		return lfail(c, p->line, "entry: '%s' is not a plain file name", name);
@@ -893,7 +868,7 @@ static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 		return lfail(c, v->line, "entry: missing required key 'patterns'");
 	if (get_strv(c, p, "entry.patterns", &l->entry_patterns) < 0)
 		return -1;
-	if (!l->entry_patterns.n)
+	if (!l->entry_patterns[0])
 		return lfail(c, p->line, "entry.patterns: at least one pattern");
 	return compile_entry_patterns(c, p, l);
 }
@@ -955,7 +930,7 @@ static char *entry_match(const struct lang *l, size_t i, const char *src)
 	if (g == 0 || n == 0 || n > FILENAME_MAX_LEN)
 		return NULL;
 	snprintf(file, sizeof(file), "%.*s%s", (int)n, src + m[g].rm_so, l->entry_suffix);
-	return valid_filename(file) ? strndup(src + m[g].rm_so, n) : NULL;
+	return plain_file_name(file) ? strndup(src + m[g].rm_so, n) : NULL;
 }
 
 char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
@@ -966,14 +941,14 @@ char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
 
 	if (!l->entry_res)
 		return NULL;
-	for (size_t i = 0; src && i < l->entry_patterns.n; i++)
+	for (size_t i = 0; src && l->entry_patterns[i]; i++)
 		if ((e = entry_match(l, i, src)))
 			return e;
 	e = placeholder_expand_one(l->entry_default, &ctx);
 	if (!e)
 		return NULL;
 	snprintf(file, sizeof(file), "%s%s", e, l->entry_suffix);
-	if (!valid_filename(e) || !valid_filename(file)) {
+	if (!plain_file_name(e) || !plain_file_name(file)) {
 		free(e);
 		return NULL;
 	}
@@ -1002,8 +977,8 @@ static int parse_codize(struct lctx *c, const struct ynode *root, struct lang *l
 	if ((p = ynode_get(v, "refused_files"))) {
 		if (get_strv(c, p, "codize.refused_files", &l->codize_refused) < 0)
 			return -1;
-		for (size_t i = 0; i < l->codize_refused.n; i++) {
-			const char *f = l->codize_refused.v[i];
+		for (size_t i = 0; l->codize_refused[i]; i++) {
+			const char *f = l->codize_refused[i];
 			const char *why = validate_codize_filename(f, strlen(f));
 
 			if (why)
@@ -1042,14 +1017,20 @@ static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 		return lfail(c, root->line, "missing required key 'run'");
 	if (parse_step(c, root, l, "run", &l->run) < 0)
 		return -1;
-	if (strv_ensure(&l->build.args) || strv_ensure(&l->build.env) ||
-	    strv_ensure(&l->build.flag_allow) || strv_ensure(&l->build.default_flags) ||
-	    strv_ensure(&l->run.args) || strv_ensure(&l->run.env) ||
-	    strv_ensure(&l->run.flag_allow) || strv_ensure(&l->run.default_flags) ||
-	    strv_ensure(&l->aliases) || strv_ensure(&l->ro_mounts) ||
-	    strv_ensure(&l->codize_refused) || strv_ensure(&l->entry_patterns) ||
-	    strv_ensure(&l->debian_packages) || strv_ensure(&l->npm_packages))
-		return lfail(c, root->line, "out of memory");
+	fill_empty(&l->build.args);
+	fill_empty(&l->build.env);
+	fill_empty(&l->build.flag_allow);
+	fill_empty(&l->build.default_flags);
+	fill_empty(&l->run.args);
+	fill_empty(&l->run.env);
+	fill_empty(&l->run.flag_allow);
+	fill_empty(&l->run.default_flags);
+	fill_empty(&l->aliases);
+	fill_empty(&l->ro_mounts);
+	fill_empty(&l->codize_refused);
+	fill_empty(&l->entry_patterns);
+	fill_empty(&l->debian_packages);
+	fill_empty(&l->npm_packages);
 	return 0;
 }
 
@@ -1063,9 +1044,8 @@ static const struct lang *name_owner(const struct langtab *t, const char *name)
 
 		if (o->id && !strcmp(o->id, name))
 			return o;
-		for (size_t k = 0; k < o->aliases.n; k++)
-			if (o->aliases.v[k] && !strcmp(o->aliases.v[k], name))
-				return o;
+		if (strv_contains(o->aliases, name))
+			return o;
 	}
 	return NULL;
 }
@@ -1081,8 +1061,8 @@ static int check_unique(struct lctx *c, const struct langtab *t, const struct la
 		return lfail(c, ynode_get(root, "id")->line,
 			     "id '%s' is already used by language '%s' (%s:%d)", l->id, o->id,
 			     o->file, o->line);
-	for (size_t i = 0; i < l->aliases.n; i++) {
-		const char *a = l->aliases.v[i];
+	for (size_t i = 0; l->aliases && l->aliases[i]; i++) {
+		const char *a = l->aliases[i];
 
 		o = name_owner(t, a);
 		if (o)
@@ -1092,7 +1072,7 @@ static int check_unique(struct lctx *c, const struct langtab *t, const struct la
 		if (!strcmp(a, l->id))
 			return lfail(c, item_line(al, i), "alias '%s' repeats the id", a);
 		for (size_t k = 0; k < i; k++)
-			if (!strcmp(a, l->aliases.v[k]))
+			if (!strcmp(a, l->aliases[k]))
 				return lfail(c, item_line(al, i), "alias '%s' is listed twice", a);
 	}
 	/* Codize runtime names are a name space of their own. */
@@ -1198,7 +1178,7 @@ static int list_dir(const char *dir, char ***out, size_t *count, char *err, size
 oom:
 	snprintf(err, errlen, "%s: out of memory", dir);
 out:
-	strv_free_array(names);
+	strv_free(names);
 	closedir(d);
 	return rc;
 }
@@ -1233,7 +1213,7 @@ int langtab_load(const char *dir, const struct limits *max, struct langtab **out
 	rc = 0;
 out:
 	free(path);
-	strv_free_array(names);
+	strv_free(names);
 	langtab_free(t);
 	return rc;
 }
@@ -1259,13 +1239,13 @@ const char **langtab_mounts(const struct langtab *t)
 	const char **v;
 
 	for (size_t i = 0; i < langtab_count(t); i++)
-		n += langtab_at(t, i)->ro_mounts.n;
+		n += strv_len(langtab_at(t, i)->ro_mounts);
 	v = xcalloc(n + 1, sizeof(*v));
 	for (size_t i = 0; i < langtab_count(t); i++) {
-		const struct strv *m = &langtab_at(t, i)->ro_mounts;
+		char *const *m = langtab_at(t, i)->ro_mounts;
 
-		for (size_t j = 0; j < m->n; j++)
-			v[k++] = m->v[j];
+		for (size_t j = 0; m[j]; j++)
+			v[k++] = m[j];
 	}
 	return v;
 }
@@ -1283,9 +1263,8 @@ const struct lang *langtab_find(const struct langtab *t, const char *id)
 		if (!strcmp(t->langs[i].id, id))
 			return &t->langs[i];
 	for (size_t i = 0; i < t->n; i++)
-		for (size_t k = 0; k < t->langs[i].aliases.n; k++)
-			if (!strcmp(t->langs[i].aliases.v[k], id))
-				return &t->langs[i];
+		if (strv_contains(t->langs[i].aliases, id))
+			return &t->langs[i];
 	return NULL;
 }
 

@@ -11,19 +11,13 @@
 
 #include "common/limits.h"
 
-/* NULL-terminated string vector. */
-struct strv {
-	char **v;
-	size_t n;
-};
-
 struct lang_step {
 	char *cmd;               /* may contain placeholders */
-	struct strv args;        /* may contain placeholders */
-	struct strv env;         /* "KEY=VALUE", VALUE may contain placeholders */
+	char **args;             /* may contain placeholders */
+	char **env;              /* "KEY=VALUE", VALUE may contain placeholders */
 	struct limits limits;    /* defaults for this step */
-	struct strv flag_allow;  /* glob patterns; empty: no flags accepted */
-	struct strv default_flags; /* {{flags}} when the request gives none */
+	char **flag_allow;       /* glob patterns; empty: no flags accepted */
+	char **default_flags;    /* {{flags}} when the request gives none */
 	unsigned open_files;     /* RLIMIT_NOFILE of the step's program */
 };
 
@@ -48,24 +42,24 @@ struct lang {
 	bool has_build;
 	struct lang_step build;
 	struct lang_step run;
-	struct strv aliases;     /* extra names, e.g. Codize runtimes "python" */
-	struct strv probe;       /* argv run in the sandbox by /readyz; [0] = cmd */
-	struct strv ro_mounts;   /* extra read-only host paths bound in every jail */
+	char **aliases;          /* extra names, e.g. Codize runtimes "python" */
+	char **probe;            /* argv run in the sandbox by /readyz; [0] = cmd */
+	char **ro_mounts;        /* extra read-only host paths bound in every jail */
 	bool tmp_exec;           /* programs may execute files from /tmp (default no) */
 	/*
 	 * entry: the class a JVM language runs, inferred from the source: the
 	 * last group of the first pattern that matches names it, else
 	 * entry_default. NULL entry_res: the language infers nothing.
 	 */
-	struct strv entry_patterns; /* POSIX extended regular expressions */
+	char **entry_patterns;   /* POSIX extended regular expressions */
 	regex_t *entry_res;      /* compiled, one per pattern */
 	regex_t *entry_locate;   /* each as "^.*(P)": where matches are (langtab.c) */
 	char *entry_default;     /* may hold {{stem}} and {{stem_class}} */
 	char *entry_suffix;      /* source file name = entry + suffix; "" if none */
 	char *codize_runtime;    /* name served on /v1/run, NULL: not served there */
-	struct strv codize_refused; /* /v1/run file names refused for this runtime */
-	struct strv debian_packages; /* install step (setup script) */
-	struct strv npm_packages;    /* install step (setup script) */
+	char **codize_refused;   /* /v1/run file names refused for this runtime */
+	char **debian_packages;  /* install step (setup script) */
+	char **npm_packages;     /* install step (setup script) */
 	char *file;              /* origin, for messages */
 	int line;
 };

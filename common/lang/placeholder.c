@@ -3,6 +3,7 @@
 #include "common/lang/placeholder.h"
 
 #include "common/buf.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "common/lang/jailpath.h"
 
@@ -210,120 +211,81 @@ fail:
 	return NULL;
 }
 
-void strv_free_array(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
-struct vec {
-	char **v;
-	size_t n, cap;
-};
-
-/* Takes ownership of s. */
-static int vec_push(struct vec *vec, char *s)
-{
-	if (!s)
-		return -ENOMEM;
-	if (vec->n + 1 >= vec->cap) {
-		size_t ncap = vec->cap ? vec->cap * 2 : 16;
-		char **nv = realloc(vec->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(s);
-			return -ENOMEM;
-		}
-		vec->v = nv;
-		vec->cap = ncap;
-	}
-	vec->v[vec->n++] = s;
-	vec->v[vec->n] = NULL;
-	return 0;
-}
-
-static int vec_push_all(struct vec *vec, const char *const *list)
+/* Each string of list, copied to the end of *v. */
+static void push_copies(char ***v, const char *const *list)
 {
 	for (; list && *list; list++)
-		if (vec_push(vec, strdup(*list)) < 0)
-			return -ENOMEM;
-	return 0;
+		strv_push(v, xstrdup(*list));
 }
 
-static int expand_arg(struct vec *vec, const char *arg, const struct lang_step *step,
+static int expand_arg(char ***v, const char *arg, const struct lang_step *step,
 		      const struct expand_ctx *ctx)
 {
 	char *s;
 
 	if (!strcmp(arg, "{{flags}}")) {
 		if (ctx->flags && ctx->flags[0])
-			return vec_push_all(vec, ctx->flags);
-		return vec_push_all(vec, (const char *const *)step->default_flags.v);
+			push_copies(v, ctx->flags);
+		else
+			push_copies(v, (const char *const *)step->default_flags);
+		return 0;
 	}
 	if (!strcmp(arg, "{{sources}}")) {
-		if (ctx->sources && ctx->sources[0])
-			return vec_push_all(vec, ctx->sources);
+		if (ctx->sources && ctx->sources[0]) {
+			push_copies(v, ctx->sources);
+			return 0;
+		}
 		if (!ctx->source)
 			return -EINVAL;
-		return vec_push(vec, strdup(ctx->source));
+		strv_push(v, xstrdup(ctx->source));
+		return 0;
 	}
 	s = placeholder_expand_one(arg, ctx);
 	if (!s)
 		return -errno;
-	return vec_push(vec, s);
-}
-
-static int vec_finish(struct vec *vec, char ***out)
-{
-	/* An empty env still gives a valid, empty vector. */
-	if (!vec->v) {
-		vec->v = calloc(1, sizeof(*vec->v));
-		if (!vec->v)
-			return -ENOMEM;
-	}
-	*out = vec->v;
+	strv_push(v, s);
 	return 0;
 }
 
 int placeholder_expand_argv(const struct lang_step *step, const struct expand_ctx *ctx,
 			    char ***out)
 {
-	struct vec vec = { 0 };
+	char **v;
 	char *cmd;
-	int rc;
+	int rc = 0;
 
 	cmd = placeholder_expand_one(step->cmd, ctx);
 	if (!cmd)
 		return -errno;
-	rc = vec_push(&vec, cmd);
-	for (size_t i = 0; rc == 0 && i < step->args.n; i++)
-		rc = expand_arg(&vec, step->args.v[i], step, ctx);
-	if (rc == 0)
-		rc = vec_finish(&vec, out);
-	if (rc < 0)
-		strv_free_array(vec.v);
-	/* On success vec_finish handed vec.v to *out. */
-	return rc; // NOLINT(clang-analyzer-unix.Malloc)
+	v = strv_new();
+	strv_push(&v, cmd);
+	for (size_t i = 0; rc == 0 && step->args && step->args[i]; i++)
+		rc = expand_arg(&v, step->args[i], step, ctx);
+	if (rc < 0) {
+		strv_free(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
 }
 
 int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx *ctx,
 			   char ***out)
 {
-	struct vec vec = { 0 };
-	int rc = 0;
+	/* an empty env still gives a valid, empty vector */
+	char **v = strv_new();
 
-	for (size_t i = 0; rc == 0 && i < step->env.n; i++) {
-		char *s = placeholder_expand_one(step->env.v[i], ctx);
+	for (size_t i = 0; step->env && step->env[i]; i++) {
+		char *s = placeholder_expand_one(step->env[i], ctx);
 
-		rc = s ? vec_push(&vec, s) : -errno;
+		if (!s) {
+			int rc = -errno;
+
+			strv_free(v);
+			return rc;
+		}
+		strv_push(&v, s);
 	}
-	if (rc == 0)
-		rc = vec_finish(&vec, out);
-	if (rc < 0)
-		strv_free_array(vec.v);
-	/* On success vec_finish handed vec.v to *out. */
-	return rc; // NOLINT(clang-analyzer-unix.Malloc)
+	*out = v;
+	return 0;
 }

@@ -53,9 +53,9 @@ int placeholder_check(const char *tmpl, enum ph_where where, char *err, size_t e
 bool placeholder_uses(const char *tmpl, const char *name);
 
 /*
- * Build argv: cmd, then each arg expanded. Result is a NULL-terminated
- * malloc'd vector of malloc'd strings (free with strv_free_array).
- * Returns 0 or -ENOMEM / -EINVAL.
+ * Build argv: cmd, then each arg expanded, as a string vector
+ * (common/strv.h; free with strv_free). Returns 0, or the negated errno
+ * of placeholder_expand_one, or -EINVAL for {{sources}} without a source.
  */
 int placeholder_expand_argv(const struct lang_step *step, const struct expand_ctx *ctx,
 			    char ***out);
@@ -68,8 +68,5 @@ int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx
  * {{source}} or {{artifact}} asked for but NULL in ctx).
  */
 char *placeholder_expand_one(const char *tmpl, const struct expand_ctx *ctx);
-
-/* Free a NULL-terminated vector of strings; NULL is fine. */
-void strv_free_array(char **v);
 
 #endif

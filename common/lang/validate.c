@@ -11,71 +11,110 @@
 #define FLAG_MAX_LEN 256
 
 /*
- * File names: [A-Za-z0-9_.+-] only. The first byte must be a letter, a
- * digit or '_': a leading '.' would hide the file or make "." and "..",
- * and a leading '-' or '+' would turn the name into an option once it is
- * expanded as {{source}} on a compiler's command line ("-ofoo.c").
+ * The portable set: what every file system and tool takes as it is, with
+ * no quoting, globbing or option meaning once the name does not start
+ * with '-' or '+'.
  */
-static bool filename_char(unsigned char c)
+static bool portable_byte(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '_' || c == '.' || c == '+' || c == '-';
 }
 
-int validate_filename(const char *name, size_t len, char *err, size_t errlen)
-{
-	unsigned char c0;
+const struct validate_filename_rule validate_filename_native = {
+	.max_len = FILENAME_MAX_LEN,
+	.portable = true,
+	.no_first = ".-+",
+	.length_first = true,
+};
 
-	if (!name || len == 0) {
-		snprintf(err, errlen, "file name is empty");
-		return -1;
-	}
-	if (len > FILENAME_MAX_LEN) {
-		snprintf(err, errlen, "file name is longer than %d bytes", FILENAME_MAX_LEN);
-		return -1;
-	}
+const struct validate_filename_rule validate_filename_codize = {
+	.max_len = CODIZE_FILENAME_MAX_LEN,
+	.portable = false,
+	.no_first = "-",
+	.length_first = false,
+};
+
+enum validate_filename_problem validate_filename_check(const struct validate_filename_rule *rule,
+							const char *name, size_t len,
+							char *bad)
+{
+	if (!name || len == 0)
+		return VALIDATE_FILENAME_EMPTY;
+	if (rule->length_first && len > rule->max_len)
+		return VALIDATE_FILENAME_TOO_LONG;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)name[i];
 
-		if (c == '\0') {
+		if (c == '\0' || c == '/' || (rule->portable && !portable_byte(c))) {
+			*bad = (char)c;
+			return VALIDATE_FILENAME_BAD_BYTE;
+		}
+	}
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return VALIDATE_FILENAME_DOTS;
+	if (len > rule->max_len)
+		return VALIDATE_FILENAME_TOO_LONG;
+	if (strchr(rule->no_first, name[0])) {
+		*bad = name[0];
+		return VALIDATE_FILENAME_BAD_FIRST;
+	}
+	return VALIDATE_FILENAME_OK;
+}
+
+int validate_filename(const char *name, size_t len, char *err, size_t errlen)
+{
+	char bad = 0;
+
+	switch (validate_filename_check(&validate_filename_native, name, len, &bad)) {
+	case VALIDATE_FILENAME_OK:
+		return 0;
+	case VALIDATE_FILENAME_EMPTY:
+		snprintf(err, errlen, "file name is empty");
+		break;
+	case VALIDATE_FILENAME_TOO_LONG:
+		snprintf(err, errlen, "file name is longer than %d bytes", FILENAME_MAX_LEN);
+		break;
+	case VALIDATE_FILENAME_BAD_BYTE:
+		if (bad == '\0')
 			snprintf(err, errlen, "file name contains a NUL byte");
-			return -1;
-		}
-		if (c == '/') {
+		else if (bad == '/')
 			snprintf(err, errlen, "file name must be one path component (no '/')");
-			return -1;
-		}
-		if (!filename_char(c)) {
-			snprintf(err, errlen,
-				 "file name may only contain letters, digits and _ . + -");
-			return -1;
-		}
-	}
-	c0 = (unsigned char)name[0];
-	if (c0 == '.') {
+		else
+			snprintf(err, errlen, "file name may only contain letters, digits and _ . + -");
+		break;
+	case VALIDATE_FILENAME_DOTS:
 		snprintf(err, errlen, "file name must not start with a dot");
-		return -1;
+		break;
+	case VALIDATE_FILENAME_BAD_FIRST:
+		if (bad == '.')
+			snprintf(err, errlen, "file name must not start with a dot");
+		else
+			snprintf(err, errlen, "file name must not start with '%c'", bad);
+		break;
 	}
-	if (c0 == '-' || c0 == '+') {
-		snprintf(err, errlen, "file name must not start with '%c'", c0);
-		return -1;
-	}
-	return 0;
+	return -1;
 }
 
 const char *validate_codize_filename(const char *name, size_t len)
 {
-	if (!name || len == 0)
+	char bad = 0;
+
+	switch (validate_filename_check(&validate_filename_codize, name, len, &bad)) {
+	case VALIDATE_FILENAME_OK:
+		return NULL;
+	case VALIDATE_FILENAME_EMPTY:
 		return "must not be empty";
-	if (memchr(name, '/', len) || memchr(name, '\0', len))
-		return "contains invalid characters";
-	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-		return "not allowed";
-	if (len > CODIZE_FILENAME_MAX_LEN)
+	case VALIDATE_FILENAME_TOO_LONG:
 		return "file name too long (max: 255 bytes)";
-	if (name[0] == '-')
-		return "must not start with '-'";
-	return NULL;
+	case VALIDATE_FILENAME_BAD_BYTE:
+		return "contains invalid characters";
+	case VALIDATE_FILENAME_DOTS:
+		return "not allowed";
+	case VALIDATE_FILENAME_BAD_FIRST:
+		break;
+	}
+	return "must not start with '-'";
 }
 
 /*

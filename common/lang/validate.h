@@ -6,25 +6,67 @@
 #include <stddef.h>
 
 #define FILENAME_MAX_LEN 128
-
-/*
- * A client file name must be one path component: [A-Za-z0-9_.+-] only,
- * starting with a letter, digit or '_' (no leading dot, and no leading '-'
- * or '+' that a tool would read as an option), no "/", no NUL,
- * 1..FILENAME_MAX_LEN bytes.
- * Returns 0, or -1 with a reason in err.
- */
-int validate_filename(const char *name, size_t len, char *err, size_t errlen);
-
 #define CODIZE_FILENAME_MAX_LEN 255
 
 /*
- * A Codize /v1/run file name, Codize's rule with its wording: not empty,
- * no '/' and no NUL ("contains invalid characters"), not "." or ".." ("not
- * allowed"), at most CODIZE_FILENAME_MAX_LEN bytes. One rule of goboxd's
- * own on top: no leading '-', because file names become arguments of the
- * build command ({{sources}}). Returns NULL when the name is fine, else the
- * message.
+ * The file name rule, one for both APIs, with what differs between them
+ * as parameters. A name is always one path component: not empty, no '/',
+ * no NUL, not "." or "..", at most max_len bytes. Then:
+ *
+ *   portable     only [A-Za-z0-9_.+-] (goboxd's /run: a name is safe in
+ *                any tool's argv and any file system); false: any other
+ *                byte (Codize's /v1/run takes "my file (1).txt" and UTF-8)
+ *   no_first     bytes a name must not start with: a leading '-' (and
+ *                '+') would turn a name into an option once {{sources}}
+ *                puts it on a command line; a leading '.' hides the file
+ *   length_first whether a name too long is reported before a bad byte
+ *                (goboxd's order) or after the bad byte and "." / ".."
+ *                (Codize's order, which its error messages follow)
+ *
+ * validate_filename_check reports the first problem in that order; the
+ * APIs word it their own way (validate_filename, validate_codize_filename).
+ */
+struct validate_filename_rule {
+	size_t max_len;
+	bool portable;
+	const char *no_first;
+	bool length_first;
+};
+
+/* /run's rule and /v1/run's. */
+extern const struct validate_filename_rule validate_filename_native;
+extern const struct validate_filename_rule validate_filename_codize;
+
+enum validate_filename_problem {
+	VALIDATE_FILENAME_OK,
+	VALIDATE_FILENAME_EMPTY,
+	VALIDATE_FILENAME_TOO_LONG,
+	VALIDATE_FILENAME_BAD_BYTE,   /* '/', NUL, or outside the portable set */
+	VALIDATE_FILENAME_DOTS,       /* "." or ".." */
+	VALIDATE_FILENAME_BAD_FIRST,  /* starts with a byte of no_first */
+};
+
+/*
+ * The first problem of the len bytes of name under rule. For BAD_BYTE
+ * (the first bad byte) and BAD_FIRST, *bad is the byte at fault.
+ */
+enum validate_filename_problem validate_filename_check(const struct validate_filename_rule *rule,
+							const char *name, size_t len,
+							char *bad);
+
+/*
+ * A /run file name (validate_filename_native: [A-Za-z0-9_.+-] only, not
+ * starting with '.', '-' or '+', 1..FILENAME_MAX_LEN bytes). Returns 0,
+ * or -1 with a reason in err.
+ */
+int validate_filename(const char *name, size_t len, char *err, size_t errlen);
+
+/*
+ * A Codize /v1/run file name (validate_filename_codize), with Codize's
+ * words: "must not be empty", "contains invalid characters" ('/' or
+ * NUL), "not allowed" ("." or ".."), "file name too long (max: 255
+ * bytes)"; and, goboxd's own, "must not start with '-'". Returns NULL
+ * when the name is fine, else the message.
  */
 const char *validate_codize_filename(const char *name, size_t len);
 

@@ -14,6 +14,7 @@
 
 #include "common/config.h"
 #include "common/lang/langtab.h"
+#include "worker/http/api.h"
 #include "worker/judge/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,7 +47,7 @@ static void parse(const uint8_t *data, size_t size, const struct config *c, size
 	size_t n = 0;
 
 	memset(errs, 0, sizeof(errs));
-	if (request_parse_codize((const char *)data, size, table, c, &r, errs, maxerrs, &n) == 0) {
+	if (api_codize_parse((const char *)data, size, table, c, &r, errs, maxerrs, &n) == 0) {
 		if (!r || !r->lang || r->nfiles == 0 || r->ntests != 1 || !r->files[0].name)
 			abort();
 		request_free(r);

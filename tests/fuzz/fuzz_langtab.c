@@ -17,6 +17,8 @@
 #include "common/config.h"
 #include "common/lang/langtab.h"
 #include "common/lang/placeholder.h"
+#include "common/strv.h"
+#include "worker/http/api.h"
 #include "worker/judge/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -75,8 +77,8 @@ static void expand(const struct job_request *r)
 		if (placeholder_expand_argv(steps[i], &ctx, &argv) < 0 ||
 		    placeholder_expand_env(steps[i], &ctx, &envp) < 0)
 			abort();
-		strv_free_array(argv);
-		strv_free_array(envp);
+		strv_free(argv);
+		strv_free(envp);
 	}
 }
 
@@ -98,7 +100,7 @@ static void use(const struct langtab *t, const struct lang *l)
 		 "{\"language\":\"%s\",\"source\":\"%s\"%s%s%s,\"tests\":[{}]}", l->id, src,
 		 needs_name ? ",\"source_filename\":\"Main" : "",
 		 needs_name ? (ext ? ext : ".java") : "", needs_name ? "\"" : "");
-	if (request_parse_native(body, strlen(body), t, &cfg, &r, &e) < 0) {
+	if (api_run_parse(body, strlen(body), t, &cfg, &r, &e) < 0) {
 		fprintf(stderr, "a loaded language refuses a minimal request: %s %s\n", e.code,
 			e.message);
 		abort();
@@ -116,7 +118,7 @@ static void use(const struct langtab *t, const struct lang *l)
 			 "{\"runtime\":\"%s\",\"files\":[{\"name\":\"main\",\"content\":\"x\"}]}",
 			 l->codize_runtime);
 		r = NULL;
-		if (request_parse_codize(body, strlen(body), t, &cfg, &r, errs, 4, &n) == 0) {
+		if (api_codize_parse(body, strlen(body), t, &cfg, &r, errs, 4, &n) == 0) {
 			expand(r);
 			request_free(r);
 		}

@@ -8,6 +8,7 @@
 
 #include "common/config.h"
 #include "common/lang/langtab.h"
+#include "worker/http/api.h"
 #include "worker/judge/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -31,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 	}
-	if (request_parse_native((const char *)data, size, table, &cfg, &r, &e) == 0)
+	if (api_run_parse((const char *)data, size, table, &cfg, &r, &e) == 0)
 		request_free(r);
 	r = NULL;
-	if (request_parse_codize((const char *)data, size, table, &cfg, &r, errs, 8, &n) == 0)
+	if (api_codize_parse((const char *)data, size, table, &cfg, &r, errs, 8, &n) == 0)
 		request_free(r);
 	return 0;
 }

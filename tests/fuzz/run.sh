@@ -22,9 +22,10 @@ mkdir -p "$out"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$build"
        -I/usr/share/include/llhttp -DGOBOXD_SRCDIR="\"$top\"" -DGOBOXD_BUILDDIR="\"$build\"")
 libs=$(pkg-config --cflags --libs libcjson yaml-0.1)
-common=("$top"/common/{buf,log,util,limits,config,yamlutil,base64}.c "$top"/common/lang/{langtab,placeholder,validate}.c
-	"$top"/worker/judge/request.c)
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_http.c" "$top/worker/http/http.c" "$top/common/buf.c" \
+common=("$top"/common/{buf,strv,utf8,log,util,limits,config,yamlutil,base64,outtext,verdict}.c
+	"$top"/common/lang/{langtab,placeholder,validate}.c "$top"/worker/judge/request.c
+	"$top"/worker/http/{json_body,api_run,api_codize}.c)
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_http.c" "$top/worker/http/http.c" "$top/common/buf.c" "$top/common/util.c" \
 	/usr/share/llhttp/{api,http,llhttp}.c $libs -o "$out/fuzz_http"
 for t in fuzz_request fuzz_codize fuzz_langtab; do
 	clang "${flags[@]}" "$top/tests/fuzz/$t.c" "${common[@]}" $libs -o "$out/$t"

@@ -1,6 +1,7 @@
 #include "autoconf.h"
 
 #include "common/lang/langtab.h"
+#include "common/strv.h"
 #include "common/yamlutil.h"
 
 #include <errno.h>
@@ -168,35 +169,35 @@ Test(langtab, good_table_loads)
 	cr_assert_str_eq(cpp->source_filename, "solution.cpp");
 	cr_assert_not(cpp->source_from_request);
 	cr_assert_str_eq(cpp->artifact, "solution");
-	cr_assert_eq(cpp->ro_mounts.n, 1);
-	cr_assert_str_eq(cpp->ro_mounts.v[0], "/usr/lib/gcc");
-	cr_assert_eq(cpp->debian_packages.n, 1);
-	cr_assert_str_eq(cpp->debian_packages.v[0], "g++");
-	cr_assert_eq(cpp->npm_packages.n, 0);
-	cr_assert_not_null(cpp->npm_packages.v);
+	cr_assert_eq(strv_len(cpp->ro_mounts), 1);
+	cr_assert_str_eq(cpp->ro_mounts[0], "/usr/lib/gcc");
+	cr_assert_eq(strv_len(cpp->debian_packages), 1);
+	cr_assert_str_eq(cpp->debian_packages[0], "g++");
+	cr_assert_eq(strv_len(cpp->npm_packages), 0);
+	cr_assert_not_null(cpp->npm_packages);
 	cr_assert(cpp->has_build);
 	cr_assert_str_eq(cpp->build.cmd, "/usr/bin/g++");
-	cr_assert_eq(cpp->build.args.n, 4);
-	cr_assert_str_eq(cpp->build.args.v[0], "{{flags}}");
-	cr_assert_null(cpp->build.args.v[4]);
-	cr_assert_eq(cpp->build.env.n, 1);
-	cr_assert_str_eq(cpp->build.env.v[0], "TMPDIR={{tmp}}");
+	cr_assert_eq(strv_len(cpp->build.args), 4);
+	cr_assert_str_eq(cpp->build.args[0], "{{flags}}");
+	cr_assert_null(cpp->build.args[4]);
+	cr_assert_eq(strv_len(cpp->build.env), 1);
+	cr_assert_str_eq(cpp->build.env[0], "TMPDIR={{tmp}}");
 	cr_assert_eq(cpp->build.limits.wall_ms, 10500);
 	cr_assert_eq(cpp->build.limits.cpu_ms, 10500, "cpu defaults to wall");
 	cr_assert_eq(cpp->build.limits.memory_kb, 1048576);
 	cr_assert_eq(cpp->build.limits.max_processes, 64);
 	cr_assert_eq(cpp->build.limits.fsize_kb, LANG_DEFAULT_FSIZE_KB);
 	cr_assert_eq(cpp->build.limits.output_kb, LANG_DEFAULT_OUTPUT_KB);
-	cr_assert_eq(cpp->build.flag_allow.n, 2);
-	cr_assert_str_eq(cpp->build.flag_allow.v[1], "-std=*");
-	cr_assert_eq(cpp->build.default_flags.n, 1);
+	cr_assert_eq(strv_len(cpp->build.flag_allow), 2);
+	cr_assert_str_eq(cpp->build.flag_allow[1], "-std=*");
+	cr_assert_eq(strv_len(cpp->build.default_flags), 1);
 	cr_assert_str_eq(cpp->run.cmd, "./{{artifact}}");
-	cr_assert_eq(cpp->run.args.n, 0);
-	cr_assert_not_null(cpp->run.args.v);
+	cr_assert_eq(strv_len(cpp->run.args), 0);
+	cr_assert_not_null(cpp->run.args);
 	cr_assert_eq(cpp->run.limits.wall_ms, 2000);
 	cr_assert_eq(cpp->run.limits.cpu_ms, 1500);
-	cr_assert_eq(cpp->probe.n, 2);
-	cr_assert_str_eq(cpp->probe.v[1], "--version");
+	cr_assert_eq(strv_len(cpp->probe), 2);
+	cr_assert_str_eq(cpp->probe[1], "--version");
 	cr_assert_eq(cpp->line, 1);
 	cr_assert(strstr(cpp->file, "/cpp.yaml"));
 
@@ -242,12 +243,12 @@ Test(langtab, codize_runtimes)
 	l = langtab_find_runtime(t, "c-plus-plus");
 	cr_assert_not_null(l);
 	cr_assert_str_eq(l->id, "cpp");
-	cr_assert_eq(l->codize_refused.n, 2);
-	cr_assert_str_eq(l->codize_refused.v[1], "a.out");
+	cr_assert_eq(strv_len(l->codize_refused), 2);
+	cr_assert_str_eq(l->codize_refused[1], "a.out");
 	cr_assert_null(langtab_find_runtime(t, "cpp"), "ids are not runtime names");
 	cr_assert_null(langtab_find_runtime(t, "python"), "py3 declares no runtime");
-	cr_assert_eq(langtab_find(t, "py3")->codize_refused.n, 0);
-	cr_assert_not_null(langtab_find(t, "py3")->codize_refused.v);
+	cr_assert_eq(strv_len(langtab_find(t, "py3")->codize_refused), 0);
+	cr_assert_not_null(langtab_find(t, "py3")->codize_refused);
 	cr_assert_eq(langtab_runtime_list(t, list, sizeof(list)), 21);
 	cr_assert_str_eq(list, "\"c-plus-plus\", \"ruby\"");
 	/* a short buffer is cut, never overrun */
@@ -546,9 +547,9 @@ Test(langtab, shipped_languages_load)
 	for (size_t i = 0; i < langtab_count(t); i++) {
 		const struct lang *l = langtab_at(t, i);
 
-		cr_assert(l->debian_packages.n || l->npm_packages.n,
+		cr_assert(strv_len(l->debian_packages) || strv_len(l->npm_packages),
 			  "%s: no install step", l->id);
-		cr_assert(l->probe.n > 0);
+		cr_assert(strv_len(l->probe) > 0);
 	}
 	langtab_free(t);
 }
@@ -564,12 +565,12 @@ Test(langtab, shipped_codize_runtimes)
 	langtab_runtime_list(t, list, sizeof(list));
 	cr_assert_str_eq(list, "\"bash\", \"go\", \"node\", \"node-typescript\", \"python\", "
 			       "\"ruby\", \"rust\"");
-	cr_assert_eq(langtab_find_runtime(t, "go")->codize_refused.n, 3);
-	cr_assert_str_eq(langtab_find_runtime(t, "rust")->codize_refused.v[0], "main");
-	cr_assert_str_eq(langtab_find_runtime(t, "node-typescript")->codize_refused.v[0],
+	cr_assert_eq(strv_len(langtab_find_runtime(t, "go")->codize_refused), 3);
+	cr_assert_str_eq(langtab_find_runtime(t, "rust")->codize_refused[0], "main");
+	cr_assert_str_eq(langtab_find_runtime(t, "node-typescript")->codize_refused[0],
 			 "package.json");
-	cr_assert_str_eq(langtab_find_runtime(t, "ruby")->codize_refused.v[1], "Gemfile.lock");
-	cr_assert_eq(langtab_find_runtime(t, "python")->codize_refused.n, 0);
+	cr_assert_str_eq(langtab_find_runtime(t, "ruby")->codize_refused[1], "Gemfile.lock");
+	cr_assert_eq(strv_len(langtab_find_runtime(t, "python")->codize_refused), 0);
 	langtab_free(t);
 }
 
@@ -844,6 +845,16 @@ Test(langtab, bad_artifact)
 	expect_fail(cpp_with(6, "artifact: /tmp/x"), 6, "artifact: '/tmp/x' is not a plain");
 }
 
+/* The names a language gives itself follow a request's rule, leading '-'
+ * and '+' included: {{source}} and {{artifact}} go on command lines. */
+Test(langtab, file_names_that_read_as_options)
+{
+	expect_fail(cpp_with(5, "source_filename: -x.cpp"), 5,
+		    "source_filename: '-x.cpp' is not a plain file name");
+	expect_fail(cpp_with(5, "source_filename: +x.cpp"), 5, "not a plain file name");
+	expect_fail(cpp_with(6, "artifact: -o"), 6, "artifact: '-o' is not a plain file name");
+}
+
 /* Every jail has /proc now (it is made before its language is known). */
 Test(langtab, proc_is_not_a_key)
 {
@@ -871,7 +882,7 @@ Test(langtab, short_mounts)
 
 	put("cpp.yaml", cpp_with(8, "mounts: [/e]"));
 	cr_assert_eq(load(&t), 0, "%s", err);
-	cr_expect_str_eq(langtab_find(t, "cpp")->ro_mounts.v[0], "/e");
+	cr_expect_str_eq(langtab_find(t, "cpp")->ro_mounts[0], "/e");
 	langtab_free(t);
 	expect_fail(cpp_with(8, "mounts: [/.]"), 8, "'.' or '..' components");
 	expect_fail(cpp_with(8, "mounts: [/..]"), 8, "'.' or '..' components");
@@ -974,7 +985,7 @@ Test(langtab, flags_without_allowlist_is_fine)
 
 	put("cpp.yaml", cpp_with(15, NULL));
 	cr_assert_eq(load(&t), 0, "%s", err);
-	cr_assert_eq(langtab_at(t, 0)->build.flag_allow.n, 0);
+	cr_assert_eq(strv_len(langtab_at(t, 0)->build.flag_allow), 0);
 	langtab_free(t);
 }
 
@@ -1045,7 +1056,6 @@ Test(yamlutil, tree_and_typed_reads)
 	struct ynode *root = NULL;
 	char **v = NULL, *s = NULL;
 	uint64_t u = 0;
-	size_t n = 0;
 	bool b = false;
 
 	cr_assert_eq(yaml_load_string("t.yaml", text, strlen(text), &root, err, sizeof(err)), 0,
@@ -1057,15 +1067,13 @@ Test(yamlutil, tree_and_typed_reads)
 	cr_assert_eq(u, 1);
 	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 2, 10, &u, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "t.yaml:1: a: 1 is below the minimum 2");
-	cr_assert_eq(ynode_strv(ynode_get(root, "b"), "t.yaml", "b", &v, &n, err, sizeof(err)), 0);
-	cr_assert_eq(n, 2);
+	cr_assert_eq(ynode_strv(ynode_get(root, "b"), "t.yaml", "b", &v, err, sizeof(err)), 0);
+	cr_assert_eq(strv_len(v), 2);
 	cr_assert_str_eq(v[1], "y");
 	cr_assert_null(v[2]);
 	cr_assert(ynode_get(root, "b")->items[1]->quoted);
 	cr_assert_not(ynode_get(root, "b")->items[0]->quoted);
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	strv_free(v);
 	cr_assert_eq(ynode_seconds_ms(ynode_get(ynode_get(root, "c"), "d"), "t.yaml", "d", 10000,
 				      &u, err, sizeof(err)), 0);
 	cr_assert_eq(u, 2250);

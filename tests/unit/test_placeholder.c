@@ -1,6 +1,7 @@
 #include "autoconf.h"
 
 #include "common/lang/placeholder.h"
+#include "common/strv.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -177,13 +178,10 @@ static struct lang_step gxx_step(bool with_defaults)
 	static char *none[] = { NULL };
 
 	s.cmd = "/usr/bin/g++";
-	s.args.v = g_args;
-	s.args.n = 4;
-	s.env.v = g_env;
-	s.env.n = 3;
-	s.default_flags.v = with_defaults ? g_defaults : none;
-	s.default_flags.n = with_defaults ? 2 : 0;
-	s.flag_allow.v = none;
+	s.args = g_args;
+	s.env = g_env;
+	s.default_flags = with_defaults ? g_defaults : none;
+	s.flag_allow = none;
 	return s;
 }
 
@@ -199,7 +197,7 @@ static void expect_argv(const struct lang_step *s, const struct expand_ctx *ctx,
 		cr_assert_str_eq(argv[i], want[i], "argv[%zu]", i);
 	}
 	cr_assert_null(argv[i], "extra argv[%zu] '%s'", i, argv[i]);
-	strv_free_array(argv);
+	strv_free(argv);
 }
 
 static const struct expand_ctx cpp_ctx = {
@@ -256,8 +254,7 @@ Test(placeholder, sources_list)
 	struct expand_ctx ctx = java_ctx;
 
 	s.cmd = "{{box}}/javac";
-	s.args.v = args;
-	s.args.n = 3;
+	s.args = args;
 	expect_argv(&s, &ctx,
 		    (const char *const[]){ "/sandbox/javac", "-d", "/tmp", "Main.java", "Util.java",
 					   "lib.java", NULL });
@@ -274,8 +271,7 @@ Test(placeholder, no_shell_meaning)
 
 	ctx.source = "a;rm -rf $HOME.cpp";
 	s.cmd = "./{{artifact}}";
-	s.args.v = args;
-	s.args.n = 3;
+	s.args = args;
 	expect_argv(&s, &ctx,
 		    (const char *const[]){ "./solution", "$(id)", "`x`;y", "a;rm -rf $HOME.cpp",
 					   NULL });
@@ -293,9 +289,9 @@ Test(placeholder, argv_refusals_leave_out_untouched)
 	ctx = cpp_ctx;
 	ctx.source = NULL;
 	ctx.sources = NULL;
-	s.args.v[0] = "{{sources}}";
+	s.args[0] = "{{sources}}";
 	cr_assert_eq(placeholder_expand_argv(&s, &ctx, &argv), -EINVAL);
-	s.args.v[0] = "{{flags}}";
+	s.args[0] = "{{flags}}";
 	cr_assert_eq(argv, (char **)0x1);
 }
 
@@ -309,13 +305,12 @@ Test(placeholder, env_expansion)
 	cr_assert_str_eq(env[1], "HEAP=-Xmx1024m");
 	cr_assert_str_eq(env[2], "PLAIN=a b");
 	cr_assert_null(env[3]);
-	strv_free_array(env);
+	strv_free(env);
 
-	s.env.v = NULL;
-	s.env.n = 0;
+	s.env = NULL;
 	cr_assert_eq(placeholder_expand_env(&s, &cpp_ctx, &env), 0);
 	cr_assert_not_null(env);
 	cr_assert_null(env[0]);
-	strv_free_array(env);
-	strv_free_array(NULL);
+	strv_free(env);
+	strv_free(NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "common/buf.h"
 #include "worker/sandbox/jobdir.h"
+#include "worker/http/api.h"
 #include "worker/judge/request.h"
 
 static char tdir[64];
@@ -142,7 +143,7 @@ static struct job_request *parse_ok(const char *body)
 	struct job_request *r = NULL;
 
 	memset(&err, 0, sizeof(err));
-	cr_assert_eq(request_parse_native(body, strlen(body), tab, &cfg, &r, &err), 0,
+	cr_assert_eq(api_run_parse(body, strlen(body), tab, &cfg, &r, &err), 0,
 		     "%s: %s (%s) for %s", err.code, err.message, err.path, body);
 	cr_assert_not_null(r);
 	return r;
@@ -153,7 +154,7 @@ static void parse_bad_len(const char *body, size_t len, const char *code, const 
 	struct job_request *r = (struct job_request *)0x1;
 
 	memset(&err, 0, sizeof(err));
-	cr_assert_eq(request_parse_native(body, len, tab, &cfg, &r, &err), -1,
+	cr_assert_eq(api_run_parse(body, len, tab, &cfg, &r, &err), -1,
 		     "accepted: %s", body);
 	cr_expect_eq(r, (struct job_request *)0x1, "out touched on failure");
 	cr_expect_eq(err.http_status, 400);
@@ -592,24 +593,24 @@ Test(native, nul_marker_avoids_real_text)
 static struct req_error errs[8];
 static size_t nerrs;
 
-static struct job_request *cz_ok(const char *body)
+static struct job_request *codize_ok(const char *body)
 {
 	struct job_request *r = NULL;
 
 	nerrs = 0;
 	memset(errs, 0, sizeof(errs));
-	cr_assert_eq(request_parse_codize(body, strlen(body), tab, &cfg, &r, errs, 8, &nerrs), 0,
+	cr_assert_eq(api_codize_parse(body, strlen(body), tab, &cfg, &r, errs, 8, &nerrs), 0,
 		     "%s: %s (%s)", errs[0].code, errs[0].message, errs[0].path);
 	return r;
 }
 
-static void cz_bad(const char *body, size_t max, const char *code, int status)
+static void codize_bad(const char *body, size_t max, const char *code, int status)
 {
 	struct job_request *r = (struct job_request *)0x1;
 
 	nerrs = 99;
 	memset(errs, 0, sizeof(errs));
-	cr_assert_eq(request_parse_codize(body, strlen(body), tab, &cfg, &r, errs, max, &nerrs),
+	cr_assert_eq(api_codize_parse(body, strlen(body), tab, &cfg, &r, errs, max, &nerrs),
 		     -1, "accepted: %s", body);
 	cr_expect_eq(r, (struct job_request *)0x1);
 	cr_assert_geq(nerrs, 1);
@@ -622,9 +623,9 @@ static void cz_bad(const char *body, size_t max, const char *code, int status)
 }
 
 /* Exactly one failing field, with Codize's path and words. */
-static void cz_one(const char *body, const char *path, const char *message)
+static void codize_one(const char *body, const char *path, const char *message)
 {
-	cz_bad(body, 8, CODIZE_VALIDATION_ERROR, 400);
+	codize_bad(body, 8, API_CODIZE_VALIDATION_ERROR, 400);
 	cr_expect_eq(nerrs, 1, "%s: %zu errors, first %s: %s", body, nerrs, errs[0].path,
 		     errs[0].message);
 	cr_expect_str_eq(errs[0].path, path, "%s", body);
@@ -647,10 +648,10 @@ Test(codize, python_files_and_stdin)
 
 	cfg.run_timeout_ms = 1500;
 	cfg.compile_timeout_ms = 99999;
-	r = cz_ok("{\"runtime\":\"python\",\"files\":["
-		  "{\"name\":\"main.py\",\"content\":\"import util\"},"
-		  "{\"name\":\"util.py\",\"content\":\"eD0x\",\"base64_encoded\":true}],"
-		  "\"stdin\":{\"content\":\"AAE=\",\"base64_encoded\":true}}");
+	r = codize_ok("{\"runtime\":\"python\",\"files\":["
+		      "{\"name\":\"main.py\",\"content\":\"import util\"},"
+		      "{\"name\":\"util.py\",\"content\":\"eD0x\",\"base64_encoded\":true}],"
+		      "\"stdin\":{\"content\":\"AAE=\",\"base64_encoded\":true}}");
 	cr_expect_eq(r->format, REQ_CODIZE);
 	cr_expect_str_eq(r->lang->id, "py3");
 	cr_assert_eq(r->nfiles, 2);
@@ -676,7 +677,7 @@ Test(codize, artifacts_and_defaults)
 {
 	struct job_request *r;
 
-	r = cz_ok("{\"runtime\":\"c-plus-plus\",\"files\":[{\"name\":\"main.cpp\",\"content\":\"\"}]}");
+	r = codize_ok("{\"runtime\":\"c-plus-plus\",\"files\":[{\"name\":\"main.cpp\",\"content\":\"\"}]}");
 	cr_expect_str_eq(r->lang->id, "cpp");
 	cr_expect_str_eq(r->artifact, "solution");
 	cr_expect_str_eq(r->build_flags[0], "-O2");
@@ -684,8 +685,8 @@ Test(codize, artifacts_and_defaults)
 	cr_expect_eq(r->tests[0].stdin_len, 0);
 	cr_expect_not_null(r->tests[0].stdin_data);
 	request_free(r);
-	r = cz_ok("{\"runtime\":\"java\",\"files\":[{\"name\":\"Main.java\",\"content\":\"x\","
-		  "\"base64_encoded\":false}]}");
+	r = codize_ok("{\"runtime\":\"java\",\"files\":[{\"name\":\"Main.java\",\"content\":\"x\","
+		      "\"base64_encoded\":false}]}");
 	cr_expect_str_eq(r->artifact, "Main");
 	request_free(r);
 }
@@ -695,17 +696,17 @@ Test(codize, decoding_like_codize)
 {
 	struct job_request *r;
 
-	r = cz_ok("{\"runtime\":\"java\",\"runtime\":\"python\",\"extra\":{\"x\":1},"
-		  "\"files\":[{\"name\":\"a.py\",\"content\":\"x\",\"mode\":7,"
-		  "\"base64_encoded\":null}],\"stdin\":null}");
+	r = codize_ok("{\"runtime\":\"java\",\"runtime\":\"python\",\"extra\":{\"x\":1},"
+		      "\"files\":[{\"name\":\"a.py\",\"content\":\"x\",\"mode\":7,"
+		      "\"base64_encoded\":null}],\"stdin\":null}");
 	cr_expect_str_eq(r->lang->id, "py3");
 	cr_expect_str_eq(r->files[0].data, "x");
 	cr_expect_eq(r->tests[0].stdin_len, 0);
 	request_free(r);
-	cz_one("{\"runtime\":null," PY_FILE "}", "runtime", "required");
-	cz_one("{\"runtime\":\"python\",\"files\":null}", "files", "required");
+	codize_one("{\"runtime\":null," PY_FILE "}", "runtime", "required");
+	codize_one("{\"runtime\":\"python\",\"files\":null}", "files", "required");
 	/* a null entry is a file without name and content: both fields fail */
-	cz_bad("{\"runtime\":\"python\",\"files\":[null]}", 8, CODIZE_VALIDATION_ERROR, 400);
+	codize_bad("{\"runtime\":\"python\",\"files\":[null]}", 8, API_CODIZE_VALIDATION_ERROR, 400);
 	cr_expect_eq(nerrs, 2);
 	cr_expect_str_eq(err_at("files.0.name"), "required");
 	cr_expect_str_eq(err_at("files.0.content"), "required");
@@ -726,7 +727,7 @@ Test(codize, invalid_body)
 	};
 
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
-		cz_bad(bodies[i], 8, CODIZE_INVALID_BODY, 400);
+		codize_bad(bodies[i], 8, API_CODIZE_INVALID_BODY, 400);
 		cr_expect_eq(nerrs, 1);
 		cr_expect_str_eq(errs[0].path, "", "no field list: %s", bodies[i]);
 	}
@@ -737,95 +738,95 @@ Test(codize, body_cap_is_413)
 	char body[5000];
 
 	snprintf(body, sizeof(body), "{\"runtime\":\"python\"," PY_FILE ",\"x\":\"%04096d\"}", 0);
-	cz_bad(body, 8, CODIZE_BODY_TOO_LARGE, 413);
+	codize_bad(body, 8, API_CODIZE_BODY_TOO_LARGE, 413);
 	cr_expect_eq(nerrs, 1);
 	cfg.codize_max_body_bytes = sizeof(body);
-	request_free(cz_ok(body));
+	request_free(codize_ok(body));
 }
 
 Test(codize, runtime_rules)
 {
-	cz_one("{" PY_FILE "}", "runtime", "required");
-	cz_one("{\"runtime\":\"\"," PY_FILE "}", "runtime", "must not be empty");
+	codize_one("{" PY_FILE "}", "runtime", "required");
+	codize_one("{\"runtime\":\"\"," PY_FILE "}", "runtime", "must not be empty");
 	/* a language without codize.runtime is not served, its id or alias notwithstanding */
-	cz_one("{\"runtime\":\"py3\"," PY_FILE "}", "runtime",
-	       "must be one of \"c-plus-plus\", \"java\", \"python\"");
-	cz_one("{\"runtime\":\"cpp\"," PY_FILE "}", "runtime",
-	       "must be one of \"c-plus-plus\", \"java\", \"python\"");
+	codize_one("{\"runtime\":\"py3\"," PY_FILE "}", "runtime",
+		   "must be one of \"c-plus-plus\", \"java\", \"python\"");
+	codize_one("{\"runtime\":\"cpp\"," PY_FILE "}", "runtime",
+		   "must be one of \"c-plus-plus\", \"java\", \"python\"");
 }
 
 Test(codize, files_array_rules)
 {
-	cz_one("{\"runtime\":\"python\"}", "files", "required");
-	cz_one("{\"runtime\":\"python\",\"files\":[]}", "files", "must not be empty");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"\"},"
-	       "{\"name\":\"b\",\"content\":\"\"},{\"name\":\"c\",\"content\":\"\"},"
-	       "{\"name\":\"d\",\"content\":\"\"},{\"name\":\"e\",\"content\":\"\"}]}",
-	       "files", "too many files (max: 4)");
+	codize_one("{\"runtime\":\"python\"}", "files", "required");
+	codize_one("{\"runtime\":\"python\",\"files\":[]}", "files", "must not be empty");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"\"},"
+		   "{\"name\":\"b\",\"content\":\"\"},{\"name\":\"c\",\"content\":\"\"},"
+		   "{\"name\":\"d\",\"content\":\"\"},{\"name\":\"e\",\"content\":\"\"}]}",
+		   "files", "too many files (max: 4)");
 	/* exactly the maximum is fine */
-	request_free(cz_ok("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"\"},"
-			   "{\"name\":\"b\",\"content\":\"\"},{\"name\":\"c\",\"content\":\"\"},"
-			   "{\"name\":\"d\",\"content\":\"\"}]}"));
+	request_free(codize_ok("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"\"},"
+			       "{\"name\":\"b\",\"content\":\"\"},{\"name\":\"c\",\"content\":\"\"},"
+			       "{\"name\":\"d\",\"content\":\"\"}]}"));
 }
 
 Test(codize, file_rules)
 {
 	char name[300], body[600];
 
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"content\":\"\"}]}", "files.0.name",
-	       "required");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\"}]}", "files.0.content",
-	       "required");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"\",\"content\":\"\"}]}",
-	       "files.0.name", "must not be empty");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a/b\",\"content\":\"\"}]}",
-	       "files.0.name", "contains invalid characters");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\\u0000b\",\"content\":\"\"}]}",
-	       "files.0.name", "contains invalid characters");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"..\",\"content\":\"\"}]}",
-	       "files.0.name", "not allowed");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"-o\",\"content\":\"\"}]}",
-	       "files.0.name", "must not start with '-'");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a.py\",\"content\":\"\"},"
-	       "{\"name\":\"a.py\",\"content\":\"\"}]}", "files.1.name", "duplicate file name");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"content\":\"\"}]}", "files.0.name",
+		   "required");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\"}]}", "files.0.content",
+		   "required");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"\",\"content\":\"\"}]}",
+		   "files.0.name", "must not be empty");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a/b\",\"content\":\"\"}]}",
+		   "files.0.name", "contains invalid characters");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\\u0000b\",\"content\":\"\"}]}",
+		   "files.0.name", "contains invalid characters");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"..\",\"content\":\"\"}]}",
+		   "files.0.name", "not allowed");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"-o\",\"content\":\"\"}]}",
+		   "files.0.name", "must not start with '-'");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a.py\",\"content\":\"\"},"
+		   "{\"name\":\"a.py\",\"content\":\"\"}]}", "files.1.name", "duplicate file name");
 	/* 255 bytes pass, 256 do not; Codize allows any byte but '/' and NUL */
 	memset(name, 'a', 255);
 	name[255] = '\0';
 	snprintf(body, sizeof(body),
 		 "{\"runtime\":\"python\",\"files\":[{\"name\":\"%s\",\"content\":\"\"},"
 		 "{\"name\":\".hidden file \\u00e9\",\"content\":\"\"}]}", name);
-	request_free(cz_ok(body));
+	request_free(codize_ok(body));
 	memset(name, 'a', 256);
 	name[256] = '\0';
 	snprintf(body, sizeof(body),
 		 "{\"runtime\":\"python\",\"files\":[{\"name\":\"%s\",\"content\":\"\"}]}", name);
-	cz_one(body, "files.0.name", "file name too long (max: 255 bytes)");
+	codize_one(body, "files.0.name", "file name too long (max: 255 bytes)");
 }
 
 Test(codize, refused_files_come_from_the_language)
 {
-	cz_one("{\"runtime\":\"c-plus-plus\",\"files\":[{\"name\":\"main.cpp\",\"content\":\"\"},"
-	       "{\"name\":\"solution\",\"content\":\"\"}]}", "files.1.name",
-	       "not allowed for this runtime");
-	cz_one("{\"runtime\":\"c-plus-plus\",\"files\":[{\"name\":\"Makefile\",\"content\":\"\"}]}",
-	       "files.0.name", "not allowed for this runtime");
+	codize_one("{\"runtime\":\"c-plus-plus\",\"files\":[{\"name\":\"main.cpp\",\"content\":\"\"},"
+		   "{\"name\":\"solution\",\"content\":\"\"}]}", "files.1.name",
+		   "not allowed for this runtime");
+	codize_one("{\"runtime\":\"c-plus-plus\",\"files\":[{\"name\":\"Makefile\",\"content\":\"\"}]}",
+		   "files.0.name", "not allowed for this runtime");
 	/* another runtime refuses nothing of the kind */
-	request_free(cz_ok("{\"runtime\":\"python\",\"files\":[{\"name\":\"a.py\",\"content\":\"\"},"
-			   "{\"name\":\"solution\",\"content\":\"\"}]}"));
+	request_free(codize_ok("{\"runtime\":\"python\",\"files\":[{\"name\":\"a.py\",\"content\":\"\"},"
+			       "{\"name\":\"solution\",\"content\":\"\"}]}"));
 }
 
 Test(codize, content_rules)
 {
 	/* 17 bytes once decoded, over the 16-byte cap; 16 is fine */
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\","
-	       "\"content\":\"MDEyMzQ1Njc4OWFiY2RlZmc=\",\"base64_encoded\":true}]}",
-	       "files.0.content", "file too large (max: 16 bytes)");
-	request_free(cz_ok("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\","
-			   "\"content\":\"MDEyMzQ1Njc4OWFiY2RlZg==\",\"base64_encoded\":true}]}"));
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"!!!\","
-	       "\"base64_encoded\":true}]}", "files.0.content", "invalid base64");
-	cz_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"0123456789abcdefg\"}]}",
-	       "files.0.content", "file too large (max: 16 bytes)");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\","
+		   "\"content\":\"MDEyMzQ1Njc4OWFiY2RlZmc=\",\"base64_encoded\":true}]}",
+		   "files.0.content", "file too large (max: 16 bytes)");
+	request_free(codize_ok("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\","
+			       "\"content\":\"MDEyMzQ1Njc4OWFiY2RlZg==\",\"base64_encoded\":true}]}"));
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"!!!\","
+		   "\"base64_encoded\":true}]}", "files.0.content", "invalid base64");
+	codize_one("{\"runtime\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"0123456789abcdefg\"}]}",
+		   "files.0.content", "file too large (max: 16 bytes)");
 }
 
 Test(codize, stdin_rules)
@@ -833,28 +834,28 @@ Test(codize, stdin_rules)
 	struct job_request *r;
 
 	/* the cap is 10 bytes: 10 pass, 11 do not, plain or base64 */
-	r = cz_ok("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{\"content\":\"0123456789\"}}");
+	r = codize_ok("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{\"content\":\"0123456789\"}}");
 	cr_expect_eq(r->tests[0].stdin_len, 10);
 	request_free(r);
-	cz_one("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{\"content\":\"0123456789a\"}}",
-	       "stdin.content", "stdin too large (max: 10 bytes)");
-	request_free(cz_ok("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{"
-			   "\"content\":\"MDEyMzQ1Njc4OQ==\",\"base64_encoded\":true}}"));
-	cz_one("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{"
-	       "\"content\":\"MDEyMzQ1Njc4OWE=\",\"base64_encoded\":true}}",
-	       "stdin.content", "stdin too large (max: 10 bytes)");
-	cz_one("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{"
-	       "\"content\":\"*\",\"base64_encoded\":true}}", "stdin.content", "invalid base64");
-	cz_one("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{}}", "stdin.content", "required");
+	codize_one("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{\"content\":\"0123456789a\"}}",
+		   "stdin.content", "stdin too large (max: 10 bytes)");
+	request_free(codize_ok("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{"
+			       "\"content\":\"MDEyMzQ1Njc4OQ==\",\"base64_encoded\":true}}"));
+	codize_one("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{"
+		   "\"content\":\"MDEyMzQ1Njc4OWE=\",\"base64_encoded\":true}}",
+		   "stdin.content", "stdin too large (max: 10 bytes)");
+	codize_one("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{"
+		   "\"content\":\"*\",\"base64_encoded\":true}}", "stdin.content", "invalid base64");
+	codize_one("{\"runtime\":\"python\"," PY_FILE ",\"stdin\":{}}", "stdin.content", "required");
 }
 
 Test(codize, every_failing_field_in_codize_order)
 {
-	cz_bad("{\"runtime\":\"java8\",\"files\":["
-	       "{\"name\":\"../x.py\",\"content\":\"\"},"
-	       "{\"name\":\"b.py\",\"content\":\"!!!!\",\"base64_encoded\":true},"
-	       "{\"name\":\"b.py\"}],"
-	       "\"stdin\":{\"content\":\"01234567890\"}}", 8, CODIZE_VALIDATION_ERROR, 400);
+	codize_bad("{\"runtime\":\"java8\",\"files\":["
+		   "{\"name\":\"../x.py\",\"content\":\"\"},"
+		   "{\"name\":\"b.py\",\"content\":\"!!!!\",\"base64_encoded\":true},"
+		   "{\"name\":\"b.py\"}],"
+		   "\"stdin\":{\"content\":\"01234567890\"}}", 8, API_CODIZE_VALIDATION_ERROR, 400);
 	cr_assert_eq(nerrs, 6);
 	cr_expect_str_eq(errs[0].path, "runtime");
 	cr_expect_str_eq(errs[1].path, "stdin.content");
@@ -867,8 +868,8 @@ Test(codize, every_failing_field_in_codize_order)
 
 Test(codize, error_list_is_capped)
 {
-	cz_bad("{\"runtime\":\"\",\"files\":[{\"name\":\"\"},{\"name\":\"\"}]}", 2,
-	       CODIZE_VALIDATION_ERROR, 400);
+	codize_bad("{\"runtime\":\"\",\"files\":[{\"name\":\"\"},{\"name\":\"\"}]}", 2,
+		   API_CODIZE_VALIDATION_ERROR, 400);
 	cr_expect_eq(nerrs, 2);
 }
 
@@ -1116,6 +1117,60 @@ Test(native, bad_groups_name_the_field)
 	for (size_t i = 0; i < sizeof(bad_groups) / sizeof(bad_groups[0]); i++) {
 		snprintf(body, sizeof(body), PY3 "%s", bad_groups[i].tail);
 		parse_bad(body, bad_groups[i].code, bad_groups[i].path);
+	}
+}
+
+/*
+ * Every object of a request opens the same way (open_object): not an
+ * object, an unknown key, a repeated key. Where the error is reported
+ * differs by object, as it always has; each row pins one.
+ */
+#define OPEN "{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{}]"
+
+static const struct {
+	const char *body;
+	const char *code;
+	const char *path;
+	const char *message;
+} openings[] = {
+	{ "[1]", "invalid_json", "", "the body must be a JSON object" },
+	{ OPEN ",\"color\":1}", "unknown_field", "color", "unknown field color" },
+	{ "{\"source\":\"x\",\"source\":\"y\"}", "invalid_json", "source",
+	  "duplicate key source" },
+	{ OPEN ",\"run\":1}", "invalid_type", "run", "run must be an object" },
+	{ OPEN ",\"run\":{\"x\":1}}", "unknown_field", "run.x", "unknown field run.x" },
+	{ OPEN ",\"build\":{\"limits\":[]}}", "invalid_limits", "build.limits",
+	  "build.limits must be an object" },
+	{ OPEN ",\"build\":{\"limits\":{\"stack_kb\":1}}}", "unknown_field",
+	  "build.limits.stack_kb", "unknown field build.limits.stack_kb" },
+	{ "{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{},2]}", "invalid_type", "tests[1]",
+	  "tests[1] must be an object" },
+	{ "{\"language\":\"py3\",\"source\":\"x\",\"tests\":[{\"stdin\":\"\",\"stdin\":\"\"}]}",
+	  "invalid_json", "tests[0].stdin", "duplicate key tests[0].stdin" },
+	{ OPEN ",\"files\":[\"a\"]}", "invalid_type", "files[0]", "files[0] must be an object" },
+	{ OPEN ",\"files\":[{\"name\":\"a\",\"mode\":1}]}", "unknown_field", "files[0]",
+	  "unknown field files[0].mode" },
+	{ OPEN ",\"compare\":{\"mode\":\"exact\",\"epsilon\":1}}", "unknown_field", "compare",
+	  "unknown field compare.epsilon" },
+	{ OPEN ",\"compare\":{\"mode\":\"exact\",\"mode\":\"float\"}}", "invalid_json", "compare",
+	  "duplicate key compare.mode" },
+	{ OPEN ",\"groups\":[1]}", "invalid_type", "groups[0]", "groups[0] must be an object" },
+	{ OPEN ",\"groups\":[{\"tests\":[0],\"score\":1}]}", "unknown_field", "groups[0].score",
+	  "unknown field groups[0].score" },
+	{ OPEN ",\"checker\":\"x\"}", "invalid_type", "checker", "checker must be an object" },
+	{ OPEN ",\"checker\":{\"language\":\"py3\",\"source\":\"x\",\"tests\":[]}}", "unknown_field",
+	  "checker.tests", "checker: unknown field tests" },
+	{ OPEN ",\"interactor\":{\"language\":\"py3\",\"source\":\"x\",\"source\":\"y\"}}",
+	  "invalid_json", "interactor.source", "interactor: duplicate key source" },
+	{ OPEN ",\"checker\":{\"\":1}}", "unknown_field", "checker", "checker: unknown field " },
+	{ OPEN ",\"run\":{\"\":1}}", "unknown_field", "run.", "unknown field run." },
+};
+
+Test(native, every_object_opens_the_same_way)
+{
+	for (size_t i = 0; i < sizeof(openings) / sizeof(openings[0]); i++) {
+		parse_bad(openings[i].body, openings[i].code, openings[i].path);
+		cr_expect_str_eq(err.message, openings[i].message, "%s", openings[i].body);
 	}
 }
 

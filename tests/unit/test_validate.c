@@ -89,6 +89,106 @@ Test(filename, length_cap)
 	cr_expect_eq(fname(name), -1, "129 bytes must be refused");
 }
 
+/*
+ * One rule, two formats: each row is a name whose answer differs between
+ * /run's rule and /v1/run's, and the parameter that makes it differ.
+ */
+struct rule_case {
+	const char *why;
+	const char *name;
+	size_t len;
+	enum validate_filename_problem native, codize;
+	char bad;  /* the byte at fault, where both say one */
+};
+
+static char long_name[300], long_slash[300];
+
+static const struct rule_case rule_cases[] = {
+	/* portable: /run takes [A-Za-z0-9_.+-] only */
+	{ "portable: a space", "my file.txt", 11, VALIDATE_FILENAME_BAD_BYTE, VALIDATE_FILENAME_OK,
+	  ' ' },
+	{ "portable: parentheses", "a(1).c", 6, VALIDATE_FILENAME_BAD_BYTE, VALIDATE_FILENAME_OK,
+	  '(' },
+	{ "portable: UTF-8", "\xc3\xa9.py", 4, VALIDATE_FILENAME_BAD_BYTE, VALIDATE_FILENAME_OK,
+	  '\xc3' },
+	{ "portable: a backslash", "a\\b", 3, VALIDATE_FILENAME_BAD_BYTE, VALIDATE_FILENAME_OK,
+	  '\\' },
+	/* no_first: /run refuses a leading '.', '-' and '+'; /v1/run a leading '-' */
+	{ "no_first: a leading dot", ".env", 4, VALIDATE_FILENAME_BAD_FIRST, VALIDATE_FILENAME_OK,
+	  '.' },
+	{ "no_first: three dots", "...", 3, VALIDATE_FILENAME_BAD_FIRST, VALIDATE_FILENAME_OK,
+	  '.' },
+	{ "no_first: a leading plus", "+x", 2, VALIDATE_FILENAME_BAD_FIRST, VALIDATE_FILENAME_OK,
+	  '+' },
+	/* max_len: 128 bytes for /run, 255 for /v1/run */
+	{ "max_len: 129 bytes", long_name, FILENAME_MAX_LEN + 1, VALIDATE_FILENAME_TOO_LONG,
+	  VALIDATE_FILENAME_OK, 0 },
+	{ "max_len: 255 bytes", long_name, CODIZE_FILENAME_MAX_LEN, VALIDATE_FILENAME_TOO_LONG,
+	  VALIDATE_FILENAME_OK, 0 },
+	/* length_first: too long and a bad byte, which is said first */
+	{ "length_first: 256 bytes with a '/'", long_slash, CODIZE_FILENAME_MAX_LEN + 1,
+	  VALIDATE_FILENAME_TOO_LONG, VALIDATE_FILENAME_BAD_BYTE, '/' },
+	/* the same in both */
+	{ "both: '/'", "a/b", 3, VALIDATE_FILENAME_BAD_BYTE, VALIDATE_FILENAME_BAD_BYTE, '/' },
+	{ "both: NUL", "a\0b", 3, VALIDATE_FILENAME_BAD_BYTE, VALIDATE_FILENAME_BAD_BYTE, '\0' },
+	{ "both: the first bad byte", "a/\0", 3, VALIDATE_FILENAME_BAD_BYTE,
+	  VALIDATE_FILENAME_BAD_BYTE, '/' },
+	{ "both: a leading dash", "-o", 2, VALIDATE_FILENAME_BAD_FIRST, VALIDATE_FILENAME_BAD_FIRST,
+	  '-' },
+	{ "both: empty", "", 0, VALIDATE_FILENAME_EMPTY, VALIDATE_FILENAME_EMPTY, 0 },
+	{ "both: ..", "..", 2, VALIDATE_FILENAME_DOTS, VALIDATE_FILENAME_DOTS, 0 },
+	{ "both: an ordinary name", "main.go", 7, VALIDATE_FILENAME_OK, VALIDATE_FILENAME_OK, 0 },
+};
+
+static void check_rule(const char *rule_name, const struct validate_filename_rule *rule,
+		       const struct rule_case *c, enum validate_filename_problem want)
+{
+	char bad = 'Z';
+	enum validate_filename_problem got = validate_filename_check(rule, c->name, c->len, &bad);
+
+	cr_expect_eq(got, want, "%s, %s rule: problem %d, wanted %d", c->why, rule_name, got, want);
+	if (got == want && (want == VALIDATE_FILENAME_BAD_BYTE || want == VALIDATE_FILENAME_BAD_FIRST))
+		cr_expect_eq(bad, c->bad, "%s, %s rule: byte 0x%02x at fault", c->why, rule_name,
+			     (unsigned char)bad);
+}
+
+Test(filename, one_rule_two_formats)
+{
+	memset(long_name, 'x', sizeof(long_name));
+	memset(long_slash, 'x', sizeof(long_slash));
+	long_slash[200] = '/';
+	for (size_t i = 0; i < sizeof(rule_cases) / sizeof(rule_cases[0]); i++) {
+		check_rule("native", &validate_filename_native, &rule_cases[i],
+			   rule_cases[i].native);
+		check_rule("codize", &validate_filename_codize, &rule_cases[i],
+			   rule_cases[i].codize);
+	}
+}
+
+/* Each API's words for each problem (the e2e tests hold the rest). */
+Test(filename, one_rule_in_each_formats_words)
+{
+	char err[128];
+
+	cr_expect_eq(validate_filename("a b", 3, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "file name may only contain letters, digits and _ . + -");
+	cr_expect_eq(validate_filename("a/\0", 3, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "file name must be one path component (no '/')");
+	cr_expect_eq(validate_filename("a\0/", 3, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "file name contains a NUL byte");
+	cr_expect_eq(validate_filename("..", 2, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "file name must not start with a dot");
+	cr_expect_eq(validate_filename("+x", 2, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "file name must not start with '+'");
+	cr_expect_eq(validate_filename("", 0, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "file name is empty");
+	memset(long_slash, 'x', sizeof(long_slash));
+	long_slash[0] = '/';
+	cr_expect_eq(validate_filename(long_slash, FILENAME_MAX_LEN + 1, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "file name is longer than 128 bytes");
+	cr_expect_str_eq(validate_codize_filename(long_slash, 300), "contains invalid characters");
+}
+
 Test(glob, basics)
 {
 	cr_expect(flag_glob_match("-O2", "-O2"));

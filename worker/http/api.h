@@ -1,4 +1,9 @@
-/* Response bodies of the two wire formats, built from one job result. */
+/*
+ * The two wire formats: goboxd's own API (POST /run, api_run.c) and
+ * Codize's (POST /v1/run, api_codize.c). Each parses its request into the
+ * one job model (worker/judge/request.h) and renders the job's result as
+ * its answer.
+ */
 #ifndef GOBOXD_API_H
 #define GOBOXD_API_H
 
@@ -6,8 +11,30 @@
 
 #include <cjson/cJSON.h>
 
-#include "worker/judge/request.h"
+#include "common/config.h"
+#include "common/lang/langtab.h"
 #include "worker/judge/job.h"
+#include "worker/judge/request.h"
+
+/* Native POST /run. 0 and *out, or -1 with *e filled. */
+int api_run_parse(const char *body, size_t len, const struct langtab *t,
+		  const struct config *cfg, struct job_request **out, struct req_error *e);
+
+/* Codize's error codes (its handler's own, upper case). */
+#define API_CODIZE_VALIDATION_ERROR "VALIDATION_ERROR"
+#define API_CODIZE_INVALID_BODY "INVALID_REQUEST_BODY"
+#define API_CODIZE_BODY_TOO_LARGE "REQUEST_BODY_TOO_LARGE"
+
+/*
+ * Codize POST /v1/run. Same contract; a VALIDATION_ERROR lists every
+ * failing field, so each is appended to errs (up to maxerrs) with its
+ * Codize path ("files.1.content") and message. INVALID_REQUEST_BODY (not
+ * an object, a field of the wrong type) and REQUEST_BODY_TOO_LARGE (413)
+ * come as one entry with an empty path.
+ */
+int api_codize_parse(const char *body, size_t len, const struct langtab *t,
+		     const struct config *cfg, struct job_request **out, struct req_error *errs,
+		     size_t maxerrs, size_t *nerrs);
 
 /*
  * The 200 bodies as JSON trees, NULL on ENOMEM. The tree holds its own

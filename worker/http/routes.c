@@ -205,8 +205,8 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 			cJSON_AddStringToObject(lo, "version", l->version_hint);
 		else
 			cJSON_AddNullToObject(lo, "version");
-		for (size_t k = 0; k < l->aliases.n; k++)
-			cJSON_AddItemToArray(al, cJSON_CreateString(l->aliases.v[k]));
+		for (size_t k = 0; l->aliases[k]; k++)
+			cJSON_AddItemToArray(al, cJSON_CreateString(l->aliases[k]));
 		cJSON_AddBoolToObject(lo, "compiled", l->has_build);
 		if (l->has_build)
 			cJSON_AddItemToObject(lo, "build_limits", limits_json(&l->build.limits));

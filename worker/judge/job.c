@@ -16,6 +16,7 @@
 #include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/lang/placeholder.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/jail.h"
@@ -23,11 +24,9 @@
 /* Base env with the language's entries replacing same-named ones. */
 static char **merge_env(char **lang_env)
 {
-	size_t nb = ARRAY_SIZE(sandbox_base_env) - 1, nl = 0, k = 0;
+	size_t nb = ARRAY_SIZE(sandbox_base_env) - 1, nl = strv_len(lang_env), k = 0;
 	char **out;
 
-	while (lang_env && lang_env[nl])
-		nl++;
 	out = xcalloc(nb + nl + 1, sizeof(*out));
 	for (size_t i = 0; i < nb; i++) {
 		size_t klen = strcspn(sandbox_base_env[i], "=") + 1;
@@ -51,8 +50,8 @@ struct step_plan {
 
 static void plan_free(struct step_plan *p)
 {
-	strv_free_array(p->argv);
-	strv_free_array(p->envp);
+	strv_free(p->argv);
+	strv_free(p->envp);
 	p->argv = p->envp = NULL;
 }
 
@@ -82,7 +81,7 @@ static int plan_step(const struct job_request *req, const struct lang_step *step
 		rc = placeholder_expand_env(step, &ctx, &lang_env);
 	if (rc == 0)
 		p->envp = merge_env(lang_env);
-	strv_free_array(lang_env);
+	strv_free(lang_env);
 	free(names);
 	if (rc < 0)
 		plan_free(p);
@@ -385,24 +384,6 @@ static const char *judge_name(const struct judge *judge)
 	return judge->interactive ? "interactor" : "checker";
 }
 
-/* argv + the given arguments (NULL-terminated), in place. */
-static void argv_append(char ***argv, const char *const *more)
-{
-	size_t n = 0, m = 0;
-	char **v;
-
-	while ((*argv)[n])
-		n++;
-	while (more[m])
-		m++;
-	v = xcalloc(n + m + 1, sizeof(*v));
-	memcpy(v, *argv, n * sizeof(*v));
-	for (size_t i = 0; i < m; i++)
-		v[n + i] = xstrdup(more[i]);
-	free(*argv);
-	*argv = v;
-}
-
 static void judge_destroy(struct judge *judge)
 {
 	if (!judge)
@@ -474,7 +455,8 @@ static bool judge_prepare(struct judge *judge, const struct job_env *env,
 			res->judge.status = BS_INTERNAL_ERROR;
 			set_internal(res, "expanding the judge program's run command", -rc);
 		} else {
-			argv_append(&judge->plan.argv, judge->interactive ? itr_args : chk_args);
+			for (const char *const *a = judge->interactive ? itr_args : chk_args; *a; a++)
+				strv_push(&judge->plan.argv, xstrdup(*a));
 			spec_fill(&judge->spec, judge->prog, &judge->plan, &judge->prog->run_limits,
 				  env);
 			judge->spec.open_files = judge->prog->lang->run.open_files;

@@ -1,6 +1,8 @@
 /*
- * Requests of both wire formats, parsed and completely validated before
- * anything touches the disk. One job model serves /run and /v1/run.
+ * What a job asks for: the language, the files, the flags and limits, the
+ * tests, the judge's own programs. One model serves both wire formats,
+ * whose parsers (worker/http/api_run.c, api_codize.c) fill it completely
+ * validated, before anything touches the disk.
  */
 #ifndef GOBOXD_REQUEST_H
 #define GOBOXD_REQUEST_H
@@ -8,7 +10,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/config.h"
 #include "common/lang/langtab.h"
 #include "common/limits.h"
 #include "common/verdict.h"
@@ -51,8 +52,8 @@ struct job_request {
 	struct req_file *files;    /* files[0] is the source / entry point */
 	size_t nfiles;
 	char *artifact;            /* resolved artifact name, NULL if none */
-	char **build_flags;        /* NULL-terminated, checked */
-	char **run_flags;          /* NULL-terminated, checked */
+	char **build_flags;        /* a string vector (common/strv.h), checked */
+	char **run_flags;          /* a string vector, checked */
 	struct limits build_limits; /* merged and clamped */
 	struct limits run_limits;
 	struct req_test *tests;
@@ -78,7 +79,8 @@ struct job_request {
 	struct job_request *checker;
 };
 
-/* A client error: HTTP status, stable code, message, and the field path. */
+/* A client error, as both parsers report it: HTTP status, stable code,
+ * message, and the field path. */
 struct req_error {
 	int http_status;       /* 400 or 413 */
 	char code[48];         /* e.g. "invalid_filename" */
@@ -86,25 +88,13 @@ struct req_error {
 	char path[128];        /* e.g. "tests[3].stdin", "" if none; Codize: "files.0.name" */
 };
 
-/* Codize's error codes (its handler's own, upper case). */
-#define CODIZE_VALIDATION_ERROR "VALIDATION_ERROR"
-#define CODIZE_INVALID_BODY "INVALID_REQUEST_BODY"
-#define CODIZE_BODY_TOO_LARGE "REQUEST_BODY_TOO_LARGE"
-
-/* Native POST /run. 0 and *out, or -1 with *e filled. */
-int request_parse_native(const char *body, size_t len, const struct langtab *t,
-			 const struct config *cfg, struct job_request **out,
-			 struct req_error *e);
-/*
- * Codize POST /v1/run. Same contract; a VALIDATION_ERROR lists every
- * failing field, so each is appended to errs (up to maxerrs) with its
- * Codize path ("files.1.content") and message. INVALID_REQUEST_BODY (not
- * an object, a field of the wrong type) and REQUEST_BODY_TOO_LARGE (413)
- * come as one entry with an empty path.
- */
-int request_parse_codize(const char *body, size_t len, const struct langtab *t,
-			 const struct config *cfg, struct job_request **out,
-			 struct req_error *errs, size_t maxerrs, size_t *nerrs);
 void request_free(struct job_request *r);
+/*
+ * The artifact of a language with artifact: from_request when the request
+ * names none: the entry class the source declares (or its default, which
+ * may follow the file's name), or for languages without entry patterns
+ * the file's stem. malloc'd.
+ */
+char *request_default_artifact(const struct lang *lang, const struct req_file *src);
 
 #endif

@@ -103,7 +103,7 @@ bool jail_broken(const struct jail *j)
 struct launch {
 	struct jail *j;
 	const struct jail_opts *o;
-	struct jail_args args;
+	char **argv;
 	int sock_child, log_w, exec_w;
 	pid_t parent;
 };
@@ -208,7 +208,7 @@ static int launch_exec(struct launch *l)
 {
 	static char *const no_env[] = { NULL };
 
-	execve(l->j->shared->path, l->args.v, no_env);
+	execve(l->j->shared->path, l->argv, no_env);
 	return -errno;
 }
 
@@ -344,7 +344,7 @@ static int build_command(struct launch *l, char *err, size_t errlen)
 		.control_dir = j->ctl.fd >= 0 ? j->ctl.path : NULL,
 	};
 
-	return j->shared->driver->build_argv(&env, &l->args, err, errlen);
+	return j->shared->driver->build_argv(&env, &l->argv, err, errlen);
 }
 
 /* Before the fork: the child hands its end to the init at INITMSG_FD. */
@@ -476,7 +476,7 @@ static void launch_release(struct launch *l)
 		close(l->log_w);
 	if (l->exec_w >= 0)
 		close(l->exec_w);
-	jail_args_free(&l->args);
+	strv_free(l->argv);
 }
 
 struct cgroup_step *jail_take_first_cgroup(struct jail *j)
@@ -501,7 +501,6 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
 	j->sock = j->log_r = j->exec_r = -1;
 	j->dir.fd = -1;
 	j->ctl.fd = -1;
-	jail_args_init(&l.args);
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(setup_steps); i++)
 		rc = setup_steps[i](&l, err, errlen);
 	launch_release(&l);

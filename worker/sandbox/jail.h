@@ -24,6 +24,8 @@
 #include <sys/types.h>
 
 #include "common/buf.h"
+#include "common/strv.h"
+#include "common/util.h"
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/seccomp.h"
@@ -53,13 +55,6 @@ struct jail_env {
 				  * JAILPATH_CONTROL (an interactor's jail) */
 };
 
-/* A NULL-terminated argv whose strings it owns; errors are sticky. */
-struct jail_args {
-	char **v;
-	size_t n, cap;
-	int err;
-};
-
 struct jail_driver {
 	const char *name;
 	/* Argument that prints a version line, or NULL if there is none. */
@@ -69,66 +64,31 @@ struct jail_driver {
 	 * and goboxd-init (bound at POLICY_INIT_PATH) as its command with the
 	 * init's socket at INITMSG_FD. 0, or negative errno with a reason.
 	 */
-	int (*build_argv)(const struct jail_env *e, struct jail_args *out, char *err,
-			  size_t errlen);
+	int (*build_argv)(const struct jail_env *e, char ***argv, char *err, size_t errlen);
 };
 
 extern const struct jail_driver jail_nsjail;
 extern const struct jail_driver jail_bwrap;
 
-static inline void jail_args_init(struct jail_args *a)
+/* The drivers' words for adding to a command line (a string vector). */
+static inline void jail_args_add(char ***argv, const char *s)
 {
-	memset(a, 0, sizeof(*a));
-}
-
-static inline void jail_args_free(struct jail_args *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		free(a->v[i]);
-	free(a->v);
-	memset(a, 0, sizeof(*a));
-}
-
-static inline void jail_args_take(struct jail_args *a, char *s)
-{
-	if (!s || a->err) {
-		if (!a->err)
-			a->err = -ENOMEM;
-		free(s);
-		return;
-	}
-	if (a->n + 2 > a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		char **v = realloc(a->v, cap * sizeof(*v));
-
-		if (!v) {
-			a->err = -ENOMEM;
-			free(s);
-			return;
-		}
-		a->v = v;
-		a->cap = cap;
-	}
-	a->v[a->n++] = s;
-	a->v[a->n] = NULL;
-}
-
-static inline void jail_args_add(struct jail_args *a, const char *s)
-{
-	jail_args_take(a, strdup(s));
+	strv_push(argv, xstrdup(s));
 }
 
 __attribute__((format(printf, 2, 3)))
-static inline void jail_args_addf(struct jail_args *a, const char *fmt, ...)
+static inline void jail_args_addf(char ***argv, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
+	char *s;
+	int n;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	n = vasprintf(&s, fmt, ap);
 	va_end(ap);
-	jail_args_take(a, s);
+	if (n < 0)
+		abort();
+	strv_push(argv, s);
 }
 
 /* ---- one jail ---------------------------------------------------------- */

@@ -20,8 +20,7 @@ static int nsjail_check_path(const char *p, char *err, size_t errlen)
 	return 0;
 }
 
-static int nsjail_add_mounts(const struct jail_env *e, struct jail_args *a, char *err,
-			     size_t errlen)
+static int nsjail_add_mounts(const struct jail_env *e, char ***a, char *err, size_t errlen)
 {
 	const char *const fixed[] = { e->box_dir, e->init_path,
 				      e->control_dir ? e->control_dir : "" };
@@ -77,7 +76,7 @@ static int nsjail_add_mounts(const struct jail_env *e, struct jail_args *a, char
  * them; the address space stays unlimited because memory is the cgroup's
  * job.
  */
-static void nsjail_add_rlimits(struct jail_args *a)
+static void nsjail_add_rlimits(char ***a)
 {
 	static const char *const keep_max[] = {
 		"--rlimit_cpu", "--rlimit_fsize", "--rlimit_nofile", "--rlimit_nproc",
@@ -94,8 +93,7 @@ static void nsjail_add_rlimits(struct jail_args *a)
 	}
 }
 
-static int nsjail_build_argv(const struct jail_env *e, struct jail_args *a, char *err,
-			     size_t errlen)
+static int nsjail_build_argv(const struct jail_env *e, char ***a, char *err, size_t errlen)
 {
 	int rc;
 
@@ -132,9 +130,7 @@ static int nsjail_build_argv(const struct jail_env *e, struct jail_args *a, char
 	jail_args_add(a, JAILPATH_BOX);
 	jail_args_add(a, "--");
 	jail_args_add(a, POLICY_INIT_PATH);
-	if (a->err)
-		snprintf(err, errlen, "building the nsjail command line: %s", strerror(-a->err));
-	return a->err;
+	return 0;
 }
 
 const struct jail_driver jail_nsjail = {

@@ -101,13 +101,13 @@ static void probe_one(struct sandbox *sandbox, const struct config *cfg, const s
 
 	snprintf(e->id, sizeof(e->id), "%s", l->id);
 	e->state = PROBE_FAILED;
-	if (l->probe.n == 0) {
+	if (!l->probe[0]) {
 		snprintf(e->error, sizeof(e->error), "no probe configured");
 		return;
 	}
-	if (access(l->probe.v[0], X_OK) < 0 && l->probe.v[0][0] == '/') {
+	if (access(l->probe[0], X_OK) < 0 && l->probe[0][0] == '/') {
 		snprintf(e->error, sizeof(e->error), "%s not found or not executable: %s",
-			 l->probe.v[0], strerror(errno));
+			 l->probe[0], strerror(errno));
 		return;
 	}
 	rc = jobdir_create(cfg->jail_dir, uid, uid, &d);
@@ -116,7 +116,7 @@ static void probe_one(struct sandbox *sandbox, const struct config *cfg, const s
 		return;
 	}
 	sandbox_step_result_init(&r);
-	s.argv = (const char *const *)l->probe.v;
+	s.argv = (const char *const *)l->probe;
 	s.envp = sandbox_base_env;
 	s.tmp_exec = l->tmp_exec;
 	s.open_files = l->run.open_files;
@@ -134,7 +134,7 @@ static void probe_one(struct sandbox *sandbox, const struct config *cfg, const s
 		char line[128];
 
 		first_line(&r.err, &r.out, line, sizeof(line));
-		snprintf(e->error, sizeof(e->error), "probe %s failed (%s %d)%s%s", l->probe.v[0],
+		snprintf(e->error, sizeof(e->error), "probe %s failed (%s %d)%s%s", l->probe[0],
 			 r.outcome.timed_out ? "timed out," :
 			 r.outcome.exited ? "exit code" : "signal",
 			 r.outcome.exited ? r.outcome.exit_code : r.outcome.term_signal,

@@ -24,7 +24,7 @@
 #include "common/caps.h"
 #include "worker/sandbox/jobdir.h"
 #include "common/limits.h"
-#include "common/lang/placeholder.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/cgroup.h"
@@ -377,7 +377,7 @@ void sandbox_close(struct sandbox *sandbox)
 		free(shared->mounts[i].target);
 	}
 	free(shared->mounts);
-	strv_free_array(shared->ro_mounts);
+	strv_free(shared->ro_mounts);
 	free(shared->path);
 	free(shared->init_path);
 	free(shared->jail_dir);
