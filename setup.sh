@@ -135,6 +135,7 @@ run() {
 run_tests() {
 	cd "$build"
 	make -s check-layers
+	make -s check-names
 	make -s tests/sandbox/sandbox_tests
 	make -s check || { cat tests/unit/*.log 2>/dev/null | tail -50; exit 1; }
 	make -s verify-units

@@ -405,19 +405,19 @@ static void opt_key(const char *name, char *out, size_t n, bool env)
 
 int config_load_file(struct config *c, const char *path, char *err, size_t errlen)
 {
-	struct ynode *root = NULL;
+	struct yamlutil_node *root = NULL;
 	int rc = -EINVAL;
 
-	if (yaml_load_file(path, &root, err, errlen) < 0)
+	if (yamlutil_load_file(path, &root, err, errlen) < 0)
 		return -EINVAL;
-	if (root->type != Y_MAP) {
+	if (root->type != YAMLUTIL_MAP) {
 		snprintf(err, errlen, "%s:%d: the config file must be a mapping of option: value",
 			 path, root->line);
 		goto out;
 	}
 	for (size_t i = 0; i < root->n; i++) {
 		const char *key = root->keys[i];
-		const struct ynode *val = root->items[i];
+		const struct yamlutil_node *val = root->items[i];
 		const struct opt *o = NULL;
 		char name[64], why[200];
 
@@ -433,7 +433,7 @@ int config_load_file(struct config *c, const char *path, char *err, size_t errle
 				 key);
 			goto out;
 		}
-		if (val->type != Y_SCALAR) {
+		if (val->type != YAMLUTIL_SCALAR) {
 			snprintf(err, errlen, "%s:%d: %s: expected a single value", path, val->line,
 				 key);
 			goto out;
@@ -445,7 +445,7 @@ int config_load_file(struct config *c, const char *path, char *err, size_t errle
 	}
 	rc = 0;
 out:
-	ynode_free(root);
+	yamlutil_free(root);
 	return rc;
 }
 

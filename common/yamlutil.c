@@ -31,21 +31,21 @@ struct yparse {
 	size_t errlen;
 };
 
-static struct ynode *ynode_new(enum ynode_type type, int line)
+static struct yamlutil_node *node_new(enum yamlutil_type type, int line)
 {
-	struct ynode *n = xcalloc(1, sizeof(*n));
+	struct yamlutil_node *n = xcalloc(1, sizeof(*n));
 
 	n->type = type;
 	n->line = line;
 	return n;
 }
 
-void ynode_free(struct ynode *n)
+void yamlutil_free(struct yamlutil_node *n)
 {
 	if (!n)
 		return;
 	for (size_t i = 0; i < n->n; i++) {
-		ynode_free(n->items[i]);
+		yamlutil_free(n->items[i]);
 		if (n->keys)
 			free(n->keys[i]);
 	}
@@ -100,13 +100,13 @@ static int check_props(struct yparse *y, const yaml_event_t *ev, const yaml_char
 	return 0;
 }
 
-static void grow(struct ynode *n, size_t *cap, bool map)
+static void grow(struct yamlutil_node *n, size_t *cap, bool map)
 {
 	size_t ncap = *cap ? *cap * 2 : 8;
 
 	if (n->n < *cap)
 		return;
-	n->items = xreallocarray(n->items, ncap, sizeof(struct ynode *));
+	n->items = xreallocarray(n->items, ncap, sizeof(struct yamlutil_node *));
 	if (map) {
 		n->keys = xreallocarray(n->keys, ncap, sizeof(*n->keys));
 		n->key_lines = xreallocarray(n->key_lines, ncap, sizeof(*n->key_lines));
@@ -114,14 +114,14 @@ static void grow(struct ynode *n, size_t *cap, bool map)
 	*cap = ncap;
 }
 
-static int parse_node(struct yparse *y, yaml_event_t *ev, int depth, struct ynode **out);
+static int parse_node(struct yparse *y, yaml_event_t *ev, int depth, struct yamlutil_node **out);
 
-static int parse_scalar(struct yparse *y, yaml_event_t *ev, struct ynode **out)
+static int parse_scalar(struct yparse *y, yaml_event_t *ev, struct yamlutil_node **out)
 {
 	int line = mark_line(ev->start_mark);
 	const yaml_char_t *val = ev->data.scalar.value;
 	size_t len = ev->data.scalar.length;
-	struct ynode *n;
+	struct yamlutil_node *n;
 
 	if (check_props(y, ev, ev->data.scalar.anchor, ev->data.scalar.tag,
 			ev->data.scalar.plain_implicit || ev->data.scalar.quoted_implicit) < 0)
@@ -131,27 +131,27 @@ static int parse_scalar(struct yparse *y, yaml_event_t *ev, struct ynode **out)
 			 line);
 		return -EINVAL;
 	}
-	n = ynode_new(Y_SCALAR, line);
+	n = node_new(YAMLUTIL_SCALAR, line);
 	n->scalar = xstrndup((const char *)val, len);
 	n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
 	*out = n;
 	return 0;
 }
 
-static int parse_seq(struct yparse *y, yaml_event_t *start, int depth, struct ynode **out)
+static int parse_seq(struct yparse *y, yaml_event_t *start, int depth, struct yamlutil_node **out)
 {
 	int line = mark_line(start->start_mark);
-	struct ynode *n;
+	struct yamlutil_node *n;
 	size_t cap = 0;
 	int rc = -EINVAL;
 
 	if (check_props(y, start, start->data.sequence_start.anchor,
 			start->data.sequence_start.tag, start->data.sequence_start.implicit) < 0)
 		return -EINVAL;
-	n = ynode_new(Y_SEQ, line);
+	n = node_new(YAMLUTIL_SEQ, line);
 	for (;;) {
 		yaml_event_t ev;
-		struct ynode *item = NULL;
+		struct yamlutil_node *item = NULL;
 
 		if (next_event(y, &ev) < 0)
 			goto out;
@@ -171,11 +171,11 @@ static int parse_seq(struct yparse *y, yaml_event_t *start, int depth, struct yn
 	n = NULL;
 	rc = 0;
 out:
-	ynode_free(n);
+	yamlutil_free(n);
 	return rc;
 }
 
-static int find_key(const struct ynode *map, const char *key)
+static int find_key(const struct yamlutil_node *map, const char *key)
 {
 	for (size_t i = 0; i < map->n; i++)
 		if (strcmp(map->keys[i], key) == 0)
@@ -184,10 +184,10 @@ static int find_key(const struct ynode *map, const char *key)
 }
 
 /* One key: value pair; ev is the key's event. */
-static int parse_pair(struct yparse *y, struct ynode *n, yaml_event_t *ev, int depth)
+static int parse_pair(struct yparse *y, struct yamlutil_node *n, yaml_event_t *ev, int depth)
 {
 	int line = mark_line(ev->start_mark);
-	struct ynode *key = NULL, *val = NULL;
+	struct yamlutil_node *key = NULL, *val = NULL;
 	yaml_event_t vev;
 	int dup, rc;
 
@@ -202,38 +202,38 @@ static int parse_pair(struct yparse *y, struct ynode *n, yaml_event_t *ev, int d
 	if (dup >= 0) {
 		snprintf(y->err, y->errlen, "%s:%d: duplicate key '%s' (first at line %d)",
 			 y->name, line, key->scalar, n->key_lines[dup]);
-		ynode_free(key);
+		yamlutil_free(key);
 		return -EINVAL;
 	}
 	if (next_event(y, &vev) < 0) {
-		ynode_free(key);
+		yamlutil_free(key);
 		return -EINVAL;
 	}
 	rc = parse_node(y, &vev, depth + 1, &val);
 	yaml_event_delete(&vev);
 	if (rc < 0) {
-		ynode_free(key);
+		yamlutil_free(key);
 		return -EINVAL;
 	}
 	n->keys[n->n] = key->scalar;
 	n->key_lines[n->n] = line;
 	n->items[n->n++] = val;
 	key->scalar = NULL;
-	ynode_free(key);
+	yamlutil_free(key);
 	return 0;
 }
 
-static int parse_map(struct yparse *y, yaml_event_t *start, int depth, struct ynode **out)
+static int parse_map(struct yparse *y, yaml_event_t *start, int depth, struct yamlutil_node **out)
 {
 	int line = mark_line(start->start_mark);
-	struct ynode *n;
+	struct yamlutil_node *n;
 	size_t cap = 0;
 	int rc = -EINVAL;
 
 	if (check_props(y, start, start->data.mapping_start.anchor,
 			start->data.mapping_start.tag, start->data.mapping_start.implicit) < 0)
 		return -EINVAL;
-	n = ynode_new(Y_MAP, line);
+	n = node_new(YAMLUTIL_MAP, line);
 	for (;;) {
 		yaml_event_t ev;
 
@@ -254,11 +254,11 @@ static int parse_map(struct yparse *y, yaml_event_t *start, int depth, struct yn
 	n = NULL;
 	rc = 0;
 out:
-	ynode_free(n);
+	yamlutil_free(n);
 	return rc;
 }
 
-static int parse_node(struct yparse *y, yaml_event_t *ev, int depth, struct ynode **out)
+static int parse_node(struct yparse *y, yaml_event_t *ev, int depth, struct yamlutil_node **out)
 {
 	int line = mark_line(ev->start_mark);
 
@@ -284,16 +284,16 @@ static int parse_node(struct yparse *y, yaml_event_t *ev, int depth, struct ynod
 	}
 }
 
-static bool is_null_scalar(const struct ynode *n)
+static bool is_null_scalar(const struct yamlutil_node *n)
 {
-	return n->type == Y_SCALAR && !n->quoted &&
+	return n->type == YAMLUTIL_SCALAR && !n->quoted &&
 	       (!n->scalar[0] || !strcmp(n->scalar, "~") || !strcasecmp(n->scalar, "null"));
 }
 
 /* Stream: at most one document; none, or an empty one, is an empty map. */
-static int parse_stream(struct yparse *y, struct ynode **out)
+static int parse_stream(struct yparse *y, struct yamlutil_node **out)
 {
-	struct ynode *root = NULL;
+	struct yamlutil_node *root = NULL;
 	yaml_event_t ev;
 	int rc = -EINVAL;
 
@@ -315,21 +315,21 @@ static int parse_stream(struct yparse *y, struct ynode **out)
 		yaml_event_delete(&ev);
 	}
 	if (root && is_null_scalar(root)) {
-		ynode_free(root);
+		yamlutil_free(root);
 		root = NULL;
 	}
 	if (!root)
-		root = ynode_new(Y_MAP, 1);
+		root = node_new(YAMLUTIL_MAP, 1);
 	*out = root;
 	root = NULL;
 	rc = 0;
 out:
 	yaml_event_delete(&ev);
-	ynode_free(root);
+	yamlutil_free(root);
 	return rc;
 }
 
-int yaml_load_string(const char *name, const char *text, size_t len, struct ynode **out,
+int yamlutil_load_string(const char *name, const char *text, size_t len, struct yamlutil_node **out,
 		     char *err, size_t errlen)
 {
 	struct yparse y = { .name = name, .err = err, .errlen = errlen };
@@ -349,7 +349,7 @@ int yaml_load_string(const char *name, const char *text, size_t len, struct ynod
 	return rc;
 }
 
-int yaml_load_file(const char *path, struct ynode **out, char *err, size_t errlen)
+int yamlutil_load_file(const char *path, struct yamlutil_node **out, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -388,28 +388,28 @@ int yaml_load_file(const char *path, struct ynode **out, char *err, size_t errle
 			break;
 		len += (size_t)n;
 	}
-	rc = yaml_load_string(path, text, len, out, err, errlen);
+	rc = yamlutil_load_string(path, text, len, out, err, errlen);
 out:
 	free(text);
 	close(fd);
 	return rc;
 }
 
-const struct ynode *ynode_get(const struct ynode *map, const char *key)
+const struct yamlutil_node *yamlutil_get(const struct yamlutil_node *map, const char *key)
 {
 	int i;
 
-	if (!map || map->type != Y_MAP)
+	if (!map || map->type != YAMLUTIL_MAP)
 		return NULL;
 	i = find_key(map, key);
 	return i < 0 ? NULL : map->items[i];
 }
 
 /* "file:line: key: " prefix, then the reason. */
-static int fail(char *err, size_t errlen, const char *file, const struct ynode *n,
+static int fail(char *err, size_t errlen, const char *file, const struct yamlutil_node *n,
 		const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-static int fail(char *err, size_t errlen, const char *file, const struct ynode *n,
+static int fail(char *err, size_t errlen, const char *file, const struct yamlutil_node *n,
 		const char *key, const char *fmt, ...)
 {
 	va_list ap;
@@ -425,21 +425,21 @@ static int fail(char *err, size_t errlen, const char *file, const struct ynode *
 	return -EINVAL;
 }
 
-static const char *type_name(const struct ynode *n)
+static const char *type_name(const struct yamlutil_node *n)
 {
-	if (n->type == Y_MAP)
+	if (n->type == YAMLUTIL_MAP)
 		return "a mapping";
-	if (n->type == Y_SEQ)
+	if (n->type == YAMLUTIL_SEQ)
 		return "a list";
 	return is_null_scalar(n) ? "nothing" : "a single value";
 }
 
-int ynode_str(const struct ynode *n, const char *file, const char *key, char **out,
+int yamlutil_str(const struct yamlutil_node *n, const char *file, const char *key, char **out,
 	      char *err, size_t errlen)
 {
 	char *s;
 
-	if (!n || n->type != Y_SCALAR || is_null_scalar(n))
+	if (!n || n->type != YAMLUTIL_SCALAR || is_null_scalar(n))
 		return fail(err, errlen, file, n, key, "expected a string, found %s",
 			    n ? type_name(n) : "nothing");
 	s = xstrdup(n->scalar);
@@ -464,13 +464,13 @@ static int parse_digits(const char *s, uint64_t *out)
 	return 0;
 }
 
-int ynode_u64(const struct ynode *n, const char *file, const char *key, uint64_t min,
+int yamlutil_u64(const struct yamlutil_node *n, const char *file, const char *key, uint64_t min,
 	      uint64_t max, uint64_t *out, char *err, size_t errlen)
 {
 	uint64_t v = 0;
 	int rc;
 
-	if (!n || n->type != Y_SCALAR || is_null_scalar(n))
+	if (!n || n->type != YAMLUTIL_SCALAR || is_null_scalar(n))
 		return fail(err, errlen, file, n, key, "expected a whole number, found %s",
 			    n ? type_name(n) : "nothing");
 	rc = parse_digits(n->scalar, &v);
@@ -486,7 +486,7 @@ int ynode_u64(const struct ynode *n, const char *file, const char *key, uint64_t
 	return 0;
 }
 
-int ynode_seconds_ms(const struct ynode *n, const char *file, const char *key,
+int yamlutil_seconds_ms(const struct yamlutil_node *n, const char *file, const char *key,
 		     uint64_t max_ms, uint64_t *out, char *err, size_t errlen)
 {
 	char whole[24];
@@ -494,7 +494,7 @@ int ynode_seconds_ms(const struct ynode *n, const char *file, const char *key,
 	uint64_t sec = 0, ms = 0;
 	size_t wlen, flen;
 
-	if (!n || n->type != Y_SCALAR || is_null_scalar(n))
+	if (!n || n->type != YAMLUTIL_SCALAR || is_null_scalar(n))
 		return fail(err, errlen, file, n, key, "expected seconds, found %s",
 			    n ? type_name(n) : "nothing");
 	dot = strchr(n->scalar, '.');
@@ -525,13 +525,13 @@ bad:
 		    n->scalar);
 }
 
-int ynode_bool(const struct ynode *n, const char *file, const char *key, bool *out,
+int yamlutil_bool(const struct yamlutil_node *n, const char *file, const char *key, bool *out,
 	       char *err, size_t errlen)
 {
 	static const char *const yes[] = { "true", "yes", "on" };
 	static const char *const no[] = { "false", "no", "off" };
 
-	if (n && n->type == Y_SCALAR) {
+	if (n && n->type == YAMLUTIL_SCALAR) {
 		for (size_t i = 0; i < 3; i++) {
 			if (!strcasecmp(n->scalar, yes[i])) {
 				*out = true;
@@ -543,14 +543,14 @@ int ynode_bool(const struct ynode *n, const char *file, const char *key, bool *o
 			}
 		}
 	}
-	if (n && n->type == Y_SCALAR && !is_null_scalar(n))
+	if (n && n->type == YAMLUTIL_SCALAR && !is_null_scalar(n))
 		return fail(err, errlen, file, n, key, "'%s' is not true or false", n->scalar);
 	return fail(err, errlen, file, n, key, "expected true or false, found %s",
 		    n ? type_name(n) : "nothing");
 }
 
 /* A null value (a key with nothing after it) is an empty list. */
-int ynode_strv(const struct ynode *n, const char *file, const char *key, char ***out,
+int yamlutil_strv(const struct yamlutil_node *n, const char *file, const char *key, char ***out,
 	       char *err, size_t errlen)
 {
 	size_t len = 0;
@@ -558,7 +558,7 @@ int ynode_strv(const struct ynode *n, const char *file, const char *key, char **
 
 	if (n && is_null_scalar(n)) {
 		len = 0;
-	} else if (!n || n->type != Y_SEQ) {
+	} else if (!n || n->type != YAMLUTIL_SEQ) {
 		return fail(err, errlen, file, n, key, "expected a list, found %s",
 			    n ? type_name(n) : "nothing");
 	} else {
@@ -567,7 +567,7 @@ int ynode_strv(const struct ynode *n, const char *file, const char *key, char **
 	/* filled in order, so that the vector ends at the first string not read */
 	v = xcalloc(len + 1, sizeof(*v));
 	for (size_t i = 0; i < len; i++) {
-		if (ynode_str(n->items[i], file, key, &v[i], err, errlen) < 0) {
+		if (yamlutil_str(n->items[i], file, key, &v[i], err, errlen) < 0) {
 			strv_free(v);
 			return -EINVAL;
 		}

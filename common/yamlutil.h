@@ -9,44 +9,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum ynode_type { Y_SCALAR, Y_SEQ, Y_MAP };
+enum yamlutil_type { YAMLUTIL_SCALAR, YAMLUTIL_SEQ, YAMLUTIL_MAP };
 
-struct ynode {
-	enum ynode_type type;
+struct yamlutil_node {
+	enum yamlutil_type type;
 	int line;              /* 1-based */
-	char *scalar;          /* Y_SCALAR */
+	char *scalar;          /* YAMLUTIL_SCALAR */
 	bool quoted;           /* scalar was quoted in the source */
-	size_t n;              /* Y_SEQ / Y_MAP: item count */
-	struct ynode **items;  /* Y_SEQ items, or Y_MAP values */
-	char **keys;           /* Y_MAP keys (scalars only) */
-	int *key_lines;        /* Y_MAP key lines */
+	size_t n;              /* YAMLUTIL_SEQ / YAMLUTIL_MAP: item count */
+	struct yamlutil_node **items;  /* YAMLUTIL_SEQ items, or YAMLUTIL_MAP values */
+	char **keys;           /* YAMLUTIL_MAP keys (scalars only) */
+	int *key_lines;        /* YAMLUTIL_MAP key lines */
 };
 
 /* Parse one document. 0 and *out, or -EINVAL with "path:line: reason" in err.
  * An empty document gives an empty map. Anchors/aliases are refused. */
-int yaml_load_file(const char *path, struct ynode **out, char *err, size_t errlen);
-int yaml_load_string(const char *name, const char *text, size_t len, struct ynode **out,
+int yamlutil_load_file(const char *path, struct yamlutil_node **out, char *err, size_t errlen);
+int yamlutil_load_string(const char *name, const char *text, size_t len, struct yamlutil_node **out,
 		     char *err, size_t errlen);
-void ynode_free(struct ynode *n);
+void yamlutil_free(struct yamlutil_node *n);
 
 /* Map lookup; NULL if absent or n is not a map. */
-const struct ynode *ynode_get(const struct ynode *map, const char *key);
+const struct yamlutil_node *yamlutil_get(const struct yamlutil_node *map, const char *key);
 
 /*
  * Typed reads. Each returns 0, or -EINVAL with "file:line: key: reason" in err
  * (file is the name given to the loader and kept by the caller).
  */
-int ynode_str(const struct ynode *n, const char *file, const char *key, char **out,
+int yamlutil_str(const struct yamlutil_node *n, const char *file, const char *key, char **out,
 	      char *err, size_t errlen);
-int ynode_u64(const struct ynode *n, const char *file, const char *key, uint64_t min,
+int yamlutil_u64(const struct yamlutil_node *n, const char *file, const char *key, uint64_t min,
 	      uint64_t max, uint64_t *out, char *err, size_t errlen);
 /* Seconds as a decimal ("2.5") to milliseconds. */
-int ynode_seconds_ms(const struct ynode *n, const char *file, const char *key,
+int yamlutil_seconds_ms(const struct yamlutil_node *n, const char *file, const char *key,
 		     uint64_t max_ms, uint64_t *out, char *err, size_t errlen);
-int ynode_bool(const struct ynode *n, const char *file, const char *key, bool *out,
+int yamlutil_bool(const struct yamlutil_node *n, const char *file, const char *key, bool *out,
 	       char *err, size_t errlen);
 /* A sequence of scalars to a string vector (common/strv.h). */
-int ynode_strv(const struct ynode *n, const char *file, const char *key, char ***out,
+int yamlutil_strv(const struct yamlutil_node *n, const char *file, const char *key, char ***out,
 	       char *err, size_t errlen);
 
 #endif

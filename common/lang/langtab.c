@@ -96,7 +96,7 @@ static void lang_clear(struct lang *l)
 }
 
 /* Reject keys the schema does not know, so that typos fail loudly. */
-static int check_keys(struct lctx *c, const struct ynode *map, const char *const *allowed,
+static int check_keys(struct lctx *c, const struct yamlutil_node *map, const char *const *allowed,
 		      const char *where)
 {
 	for (size_t i = 0; i < map->n; i++) {
@@ -118,35 +118,35 @@ static int check_keys(struct lctx *c, const struct ynode *map, const char *const
 }
 
 /* "key:" with nothing after it, "~" or "null". */
-static bool is_empty_value(const struct ynode *n)
+static bool is_empty_value(const struct yamlutil_node *n)
 {
-	return n && n->type == Y_SCALAR && !n->quoted &&
+	return n && n->type == YAMLUTIL_SCALAR && !n->quoted &&
 	       (!n->scalar[0] || !strcmp(n->scalar, "~") || !strcasecmp(n->scalar, "null"));
 }
 
-static int want_map(struct lctx *c, const struct ynode *n, const char *key)
+static int want_map(struct lctx *c, const struct yamlutil_node *n, const char *key)
 {
-	if (n->type == Y_MAP)
+	if (n->type == YAMLUTIL_MAP)
 		return 0;
 	return lfail(c, n->line, "%s: expected a mapping", key);
 }
 
-static int get_str(struct lctx *c, const struct ynode *n, const char *key, char **out)
+static int get_str(struct lctx *c, const struct yamlutil_node *n, const char *key, char **out)
 {
-	return ynode_str(n, c->file, key, out, c->err, c->errlen);
+	return yamlutil_str(n, c->file, key, out, c->err, c->errlen);
 }
 
-static int get_strv(struct lctx *c, const struct ynode *n, const char *key, char ***out)
+static int get_strv(struct lctx *c, const struct yamlutil_node *n, const char *key, char ***out)
 {
-	return ynode_strv(n, c->file, key, out, c->err, c->errlen);
+	return yamlutil_strv(n, c->file, key, out, c->err, c->errlen);
 }
 
 /* Line of item i of a list node; a null node (empty list) has no items. */
-static int item_line(const struct ynode *n, size_t i)
+static int item_line(const struct yamlutil_node *n, size_t i)
 {
 	if (!n)
 		return 0;
-	return n->type == Y_SEQ && i < n->n ? n->items[i]->line : n->line;
+	return n->type == YAMLUTIL_SEQ && i < n->n ? n->items[i]->line : n->line;
 }
 
 static bool valid_id(const char *s)
@@ -226,12 +226,12 @@ static bool valid_package(const char *s, bool npm)
 	return strspn(s, ok) == strlen(s);
 }
 
-static int parse_time(struct lctx *c, const struct ynode *n, const char *key, uint32_t cap,
+static int parse_time(struct lctx *c, const struct yamlutil_node *n, const char *key, uint32_t cap,
 		      uint32_t *out)
 {
 	uint64_t v;
 
-	if (ynode_seconds_ms(n, c->file, key, cap ? cap : UINT32_MAX, &v, c->err,
+	if (yamlutil_seconds_ms(n, c->file, key, cap ? cap : UINT32_MAX, &v, c->err,
 			     c->errlen) < 0)
 		return -1;
 	if (v == 0)
@@ -240,10 +240,10 @@ static int parse_time(struct lctx *c, const struct ynode *n, const char *key, ui
 	return 0;
 }
 
-static int parse_num(struct lctx *c, const struct ynode *n, const char *key, uint64_t cap,
+static int parse_num(struct lctx *c, const struct yamlutil_node *n, const char *key, uint64_t cap,
 		     uint64_t type_max, uint64_t *out)
 {
-	return ynode_u64(n, c->file, key, 1, cap && cap < type_max ? cap : type_max, out, c->err,
+	return yamlutil_u64(n, c->file, key, 1, cap && cap < type_max ? cap : type_max, out, c->err,
 			 c->errlen);
 }
 
@@ -266,14 +266,14 @@ static void limits_defaults(struct limits *l, const struct limits *max)
 	l->output_kb = clamp(LANG_DEFAULT_OUTPUT_KB, max->output_kb);
 }
 
-static int parse_limits(struct lctx *c, const struct ynode *n, const char *step,
+static int parse_limits(struct lctx *c, const struct yamlutil_node *n, const char *step,
 			struct limits *out)
 {
 	static const char *const keys[] = { "wall_time_s", "cpu_time_s", "memory_kb",
 					    "max_processes", "file_size_kb", "output_kb", NULL };
 	static const struct limits none;
 	const struct limits *max = c->max ? c->max : &none;
-	const struct ynode *v;
+	const struct yamlutil_node *v;
 	struct limits l;
 	char where[32], key[64];
 	uint64_t u;
@@ -284,29 +284,29 @@ static int parse_limits(struct lctx *c, const struct ynode *n, const char *step,
 		if (want_map(c, n, where) < 0 || check_keys(c, n, keys, where) < 0)
 			return -1;
 #define KEY(k) (snprintf(key, sizeof(key), "%s.%s", where, k), key)
-		if ((v = ynode_get(n, "wall_time_s")) &&
+		if ((v = yamlutil_get(n, "wall_time_s")) &&
 		    parse_time(c, v, KEY("wall_time_s"), max->wall_ms, &l.wall_ms) < 0)
 			return -1;
-		if ((v = ynode_get(n, "cpu_time_s")) &&
+		if ((v = yamlutil_get(n, "cpu_time_s")) &&
 		    parse_time(c, v, KEY("cpu_time_s"), max->cpu_ms, &l.cpu_ms) < 0)
 			return -1;
-		if ((v = ynode_get(n, "memory_kb"))) {
+		if ((v = yamlutil_get(n, "memory_kb"))) {
 			if (parse_num(c, v, KEY("memory_kb"), max->memory_kb, UINT64_MAX, &u) < 0)
 				return -1;
 			l.memory_kb = u;
 		}
-		if ((v = ynode_get(n, "max_processes"))) {
+		if ((v = yamlutil_get(n, "max_processes"))) {
 			if (parse_num(c, v, KEY("max_processes"), max->max_processes, UINT32_MAX,
 				      &u) < 0)
 				return -1;
 			l.max_processes = (uint32_t)u;
 		}
-		if ((v = ynode_get(n, "file_size_kb"))) {
+		if ((v = yamlutil_get(n, "file_size_kb"))) {
 			if (parse_num(c, v, KEY("file_size_kb"), max->fsize_kb, UINT64_MAX, &u) < 0)
 				return -1;
 			l.fsize_kb = u;
 		}
-		if ((v = ynode_get(n, "output_kb"))) {
+		if ((v = yamlutil_get(n, "output_kb"))) {
 			if (parse_num(c, v, KEY("output_kb"), max->output_kb, UINT64_MAX, &u) < 0)
 				return -1;
 			l.output_kb = u;
@@ -321,7 +321,7 @@ static int parse_limits(struct lctx *c, const struct ynode *n, const char *step,
 	return 0;
 }
 
-static int parse_env(struct lctx *c, const struct ynode *n, const char *step, char ***out)
+static int parse_env(struct lctx *c, const struct yamlutil_node *n, const char *step, char ***out)
 {
 	char where[32];
 
@@ -362,11 +362,11 @@ static bool cmd_located(const char *cmd)
 	       !strncmp(cmd, "{{tmp}}/", 8);
 }
 
-static int check_step_templates(struct lctx *c, const struct ynode *n, const struct lang *l,
+static int check_step_templates(struct lctx *c, const struct yamlutil_node *n, const struct lang *l,
 				const char *step, struct lang_step *s)
 {
-	const struct ynode *args = ynode_get(n, "args"), *env = ynode_get(n, "env");
-	const struct ynode *cmdn = ynode_get(n, "cmd");
+	const struct yamlutil_node *args = yamlutil_get(n, "args"), *env = yamlutil_get(n, "env");
+	const struct yamlutil_node *cmdn = yamlutil_get(n, "cmd");
 	bool has_flags = false;
 	char why[256];
 
@@ -400,7 +400,7 @@ static int check_step_templates(struct lctx *c, const struct ynode *n, const str
 	if (!has_flags && (strv_len(s->flag_allow) || strv_len(s->default_flags))) {
 		const char *key = strv_len(s->flag_allow) ? "flag_allowlist" : "default_flags";
 
-		return lfail(c, ynode_get(n, key)->line,
+		return lfail(c, yamlutil_get(n, key)->line,
 			     "%s.%s: given, but %s.args has no \"{{flags}}\" argument", step, key, step);
 	}
 	return 0;
@@ -408,7 +408,7 @@ static int check_step_templates(struct lctx *c, const struct ynode *n, const str
 
 /* The line of "key:" in map, for errors about what its value lacks (a
  * block mapping's own line is that of its first key, one line lower). */
-static int key_line(const struct ynode *map, const char *key)
+static int key_line(const struct yamlutil_node *map, const char *key)
 {
 	for (size_t i = 0; i < map->n; i++)
 		if (!strcmp(map->keys[i], key))
@@ -416,44 +416,44 @@ static int key_line(const struct ynode *map, const char *key)
 	return map->line;
 }
 
-static int parse_step(struct lctx *c, const struct ynode *root, const struct lang *l,
+static int parse_step(struct lctx *c, const struct yamlutil_node *root, const struct lang *l,
 		      const char *step, struct lang_step *s)
 {
-	const struct ynode *n = ynode_get(root, step);
+	const struct yamlutil_node *n = yamlutil_get(root, step);
 	static const char *const keys[] = { "cmd", "args", "env", "limits", "flag_allowlist",
 					    "default_flags", "open_files", NULL };
-	const struct ynode *v;
+	const struct yamlutil_node *v;
 	uint64_t nofile;
 	char key[48];
 
 	if (want_map(c, n, step) < 0 || check_keys(c, n, keys, step) < 0)
 		return -1;
-	if (!(v = ynode_get(n, "cmd")))
+	if (!(v = yamlutil_get(n, "cmd")))
 		return lfail(c, key_line(root, step), "%s: missing required key 'cmd'", step);
 	snprintf(key, sizeof(key), "%s.cmd", step);
 	if (get_str(c, v, key, &s->cmd) < 0)
 		return -1;
 	snprintf(key, sizeof(key), "%s.args", step);
-	if ((v = ynode_get(n, "args")) && get_strv(c, v, key, &s->args) < 0)
+	if ((v = yamlutil_get(n, "args")) && get_strv(c, v, key, &s->args) < 0)
 		return -1;
-	if (parse_env(c, ynode_get(n, "env"), step, &s->env) < 0)
+	if (parse_env(c, yamlutil_get(n, "env"), step, &s->env) < 0)
 		return -1;
-	if (parse_limits(c, ynode_get(n, "limits"), step, &s->limits) < 0)
+	if (parse_limits(c, yamlutil_get(n, "limits"), step, &s->limits) < 0)
 		return -1;
 	snprintf(key, sizeof(key), "%s.flag_allowlist", step);
-	if ((v = ynode_get(n, "flag_allowlist")) && get_strv(c, v, key, &s->flag_allow) < 0)
+	if ((v = yamlutil_get(n, "flag_allowlist")) && get_strv(c, v, key, &s->flag_allow) < 0)
 		return -1;
 	for (size_t i = 0; s->flag_allow && s->flag_allow[i]; i++)
 		if (!s->flag_allow[i][0])
 			return lfail(c, item_line(v, i), "%s: empty pattern", key);
 	snprintf(key, sizeof(key), "%s.default_flags", step);
-	if ((v = ynode_get(n, "default_flags")) && get_strv(c, v, key, &s->default_flags) < 0)
+	if ((v = yamlutil_get(n, "default_flags")) && get_strv(c, v, key, &s->default_flags) < 0)
 		return -1;
 	/* Compilers open many files at once; a judged program needs a few. */
 	s->open_files = strcmp(step, "build") == 0 ? LANG_BUILD_OPEN_FILES : LANG_RUN_OPEN_FILES;
 	snprintf(key, sizeof(key), "%s.open_files", step);
-	if ((v = ynode_get(n, "open_files"))) {
-		if (ynode_u64(v, c->file, key, 8, 65536, &nofile, c->err, c->errlen) < 0)
+	if ((v = yamlutil_get(n, "open_files"))) {
+		if (yamlutil_u64(v, c->file, key, 8, 65536, &nofile, c->err, c->errlen) < 0)
 			return -1;
 		s->open_files = (unsigned)nofile;
 	}
@@ -467,26 +467,26 @@ static void fill_empty(char ***v)
 		*v = strv_new();
 }
 
-static int parse_name_fields(struct lctx *c, const struct ynode *root, struct lang *l)
+static int parse_name_fields(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
-	const struct ynode *v;
+	const struct yamlutil_node *v;
 
-	if (!(v = ynode_get(root, "id")))
+	if (!(v = yamlutil_get(root, "id")))
 		return lfail(c, root->line, "missing required key 'id'");
 	if (get_str(c, v, "id", &l->id) < 0)
 		return -1;
 	if (!valid_id(l->id))
 		return lfail(c, v->line, "id: '%s' is not a valid id ([a-z0-9][a-z0-9_+.-]*, at most %d characters)",
 			     l->id, LANG_ID_MAX);
-	if (!(v = ynode_get(root, "name")))
+	if (!(v = yamlutil_get(root, "name")))
 		return lfail(c, root->line, "missing required key 'name'");
 	if (get_str(c, v, "name", &l->name) < 0)
 		return -1;
 	if (!l->name[0])
 		return lfail(c, v->line, "name: must not be empty");
-	if ((v = ynode_get(root, "version")) && get_str(c, v, "version", &l->version_hint) < 0)
+	if ((v = yamlutil_get(root, "version")) && get_str(c, v, "version", &l->version_hint) < 0)
 		return -1;
-	if ((v = ynode_get(root, "aliases"))) {
+	if ((v = yamlutil_get(root, "aliases"))) {
 		if (get_strv(c, v, "aliases", &l->aliases) < 0)
 			return -1;
 		for (size_t i = 0; l->aliases[i]; i++)
@@ -497,11 +497,11 @@ static int parse_name_fields(struct lctx *c, const struct ynode *root, struct la
 	return 0;
 }
 
-static int parse_file_fields(struct lctx *c, const struct ynode *root, struct lang *l)
+static int parse_file_fields(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
-	const struct ynode *v;
+	const struct yamlutil_node *v;
 
-	if (!(v = ynode_get(root, "source_filename")))
+	if (!(v = yamlutil_get(root, "source_filename")))
 		return lfail(c, root->line, "missing required key 'source_filename'");
 	if (get_str(c, v, "source_filename", &l->source_filename) < 0)
 		return -1;
@@ -514,7 +514,7 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 			     "source_filename: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
 			     l->source_filename);
 	}
-	if ((v = ynode_get(root, "source_filename_default"))) {
+	if ((v = yamlutil_get(root, "source_filename_default"))) {
 		if (!l->source_from_request)
 			return lfail(c, v->line, "source_filename_default: only with source_filename: "
 				     LANG_FROM_REQUEST " (a fixed name needs no default)");
@@ -525,7 +525,7 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 				     "source_filename_default: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
 				     l->source_default);
 	}
-	if ((v = ynode_get(root, "artifact"))) {
+	if ((v = yamlutil_get(root, "artifact"))) {
 		if (get_str(c, v, "artifact", &l->artifact) < 0)
 			return -1;
 		if (!strcmp(l->artifact, LANG_FROM_REQUEST))
@@ -538,15 +538,15 @@ static int parse_file_fields(struct lctx *c, const struct ynode *root, struct la
 	return 0;
 }
 
-static int parse_host_fields(struct lctx *c, const struct ynode *root, struct lang *l)
+static int parse_host_fields(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
 	static const char *const ikeys[] = { "debian", "npm", NULL };
-	const struct ynode *v, *p;
+	const struct yamlutil_node *v, *p;
 
-	if ((v = ynode_get(root, "tmp_exec")) &&
-	    ynode_bool(v, c->file, "tmp_exec", &l->tmp_exec, c->err, c->errlen) < 0)
+	if ((v = yamlutil_get(root, "tmp_exec")) &&
+	    yamlutil_bool(v, c->file, "tmp_exec", &l->tmp_exec, c->err, c->errlen) < 0)
 		return -1;
-	if ((v = ynode_get(root, "mounts"))) {
+	if ((v = yamlutil_get(root, "mounts"))) {
 		if (get_strv(c, v, "mounts", &l->ro_mounts) < 0)
 			return -1;
 		for (size_t i = 0; l->ro_mounts[i]; i++) {
@@ -557,24 +557,24 @@ static int parse_host_fields(struct lctx *c, const struct ynode *root, struct la
 					     why);
 		}
 	}
-	if ((v = ynode_get(root, "install")) && !is_empty_value(v)) {
+	if ((v = yamlutil_get(root, "install")) && !is_empty_value(v)) {
 		if (want_map(c, v, "install") < 0 || check_keys(c, v, ikeys, "install") < 0)
 			return -1;
-		if ((p = ynode_get(v, "debian")) &&
+		if ((p = yamlutil_get(v, "debian")) &&
 		    get_strv(c, p, "install.debian", &l->debian_packages) < 0)
 			return -1;
 		for (size_t i = 0; l->debian_packages && l->debian_packages[i]; i++)
 			if (!valid_package(l->debian_packages[i], false))
 				return lfail(c, item_line(p, i), "install.debian: '%s' is not a Debian package name",
 					     l->debian_packages[i]);
-		if ((p = ynode_get(v, "npm")) && get_strv(c, p, "install.npm", &l->npm_packages) < 0)
+		if ((p = yamlutil_get(v, "npm")) && get_strv(c, p, "install.npm", &l->npm_packages) < 0)
 			return -1;
 		for (size_t i = 0; l->npm_packages && l->npm_packages[i]; i++)
 			if (!valid_package(l->npm_packages[i], true))
 				return lfail(c, item_line(p, i), "install.npm: '%s' is not an npm package name",
 					     l->npm_packages[i]);
 	}
-	if (!(v = ynode_get(root, "probe")))
+	if (!(v = yamlutil_get(root, "probe")))
 		return lfail(c, root->line, "missing required key 'probe'");
 	if (get_strv(c, v, "probe", &l->probe) < 0)
 		return -1;
@@ -746,11 +746,11 @@ static const char *entry_pattern_problem(const char *p)
 
 /*
  * Each pattern P is compiled twice: as written, and as "^.*(P)", which
- * lang_infer_entry uses to find where matches are in one pass (see
+ * langtab_infer_entry uses to find where matches are in one pass (see
  * entry_match). The first compile's errors and group count are the
  * author's.
  */
-static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct lang *l)
+static int compile_entry_patterns(struct lctx *c, const struct yamlutil_node *p, struct lang *l)
 {
 	size_t n = strv_len(l->entry_patterns);
 
@@ -805,7 +805,7 @@ static int compile_entry_patterns(struct lctx *c, const struct ynode *p, struct 
  * which would be circular; it is checked with the name a request that
  * names nothing gets.
  */
-static int check_entry_default(struct lctx *c, const struct ynode *p, struct lang *l)
+static int check_entry_default(struct lctx *c, const struct yamlutil_node *p, struct lang *l)
 {
 	const char *d = l->entry_default;
 	const char *src = l->source_from_request ? l->source_default : l->source_filename;
@@ -841,20 +841,20 @@ static int check_entry_default(struct lctx *c, const struct ynode *p, struct lan
 }
 
 /* entry: { patterns: [...], default: NAME, suffix: .EXT } */
-static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
+static int parse_entry(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
 	static const char *const keys[] = { "patterns", "default", "suffix", NULL };
-	const struct ynode *v = ynode_get(root, "entry"), *p, *dn;
+	const struct yamlutil_node *v = yamlutil_get(root, "entry"), *p, *dn;
 
 	if (!v)
 		return 0;
 	if (want_map(c, v, "entry") < 0 || check_keys(c, v, keys, "entry") < 0)
 		return -1;
-	if (!(dn = ynode_get(v, "default")))
+	if (!(dn = yamlutil_get(v, "default")))
 		return lfail(c, v->line, "entry: missing required key 'default'");
 	if (get_str(c, dn, "entry.default", &l->entry_default) < 0)
 		return -1;
-	if ((p = ynode_get(v, "suffix"))) {
+	if ((p = yamlutil_get(v, "suffix"))) {
 		if (get_str(c, p, "entry.suffix", &l->entry_suffix) < 0)
 			return -1;
 	} else {
@@ -864,7 +864,7 @@ static int parse_entry(struct lctx *c, const struct ynode *root, struct lang *l)
 	}
 	if (check_entry_default(c, dn, l) < 0)
 		return -1;
-	if (!(p = ynode_get(v, "patterns")))
+	if (!(p = yamlutil_get(v, "patterns")))
 		return lfail(c, v->line, "entry: missing required key 'patterns'");
 	if (get_strv(c, p, "entry.patterns", &l->entry_patterns) < 0)
 		return -1;
@@ -933,7 +933,7 @@ static char *entry_match(const struct lang *l, size_t i, const char *src)
 	return plain_file_name(file) ? strndup(src + m[g].rm_so, n) : NULL;
 }
 
-char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
+char *langtab_infer_entry(const struct lang *l, const char *src, const char *name)
 {
 	struct expand_ctx ctx = { .source = name };
 	char file[FILENAME_MAX_LEN + 64];
@@ -959,22 +959,22 @@ char *lang_infer_entry(const struct lang *l, const char *src, const char *name)
  * codize: { runtime: NAME, refused_files: [...] }. The runtime name is what
  * /v1/run requests send; only languages with one are served there.
  */
-static int parse_codize(struct lctx *c, const struct ynode *root, struct lang *l)
+static int parse_codize(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
 	static const char *const keys[] = { "runtime", "refused_files", NULL };
-	const struct ynode *v = ynode_get(root, "codize"), *p;
+	const struct yamlutil_node *v = yamlutil_get(root, "codize"), *p;
 
 	if (!v)
 		return 0;
 	if (want_map(c, v, "codize") < 0 || check_keys(c, v, keys, "codize") < 0)
 		return -1;
-	if (!(p = ynode_get(v, "runtime")))
+	if (!(p = yamlutil_get(v, "runtime")))
 		return lfail(c, v->line, "codize: missing required key 'runtime'");
 	if (get_str(c, p, "codize.runtime", &l->codize_runtime) < 0)
 		return -1;
 	if (!valid_id(l->codize_runtime))
 		return lfail(c, p->line, "codize.runtime: '%s' is not a valid id", l->codize_runtime);
-	if ((p = ynode_get(v, "refused_files"))) {
+	if ((p = yamlutil_get(v, "refused_files"))) {
 		if (get_strv(c, p, "codize.refused_files", &l->codize_refused) < 0)
 			return -1;
 		for (size_t i = 0; l->codize_refused[i]; i++) {
@@ -989,7 +989,7 @@ static int parse_codize(struct lctx *c, const struct ynode *root, struct lang *l
 	return 0;
 }
 
-static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
+static int parse_lang(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
 					    "source_filename", "source_filename_default", "artifact",
@@ -997,7 +997,7 @@ static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 					    "install", "build", "run", "probe", "codize", "entry",
 					    NULL };
 
-	if (root->type != Y_MAP)
+	if (root->type != YAMLUTIL_MAP)
 		return lfail(c, root->line, "the top level must be a mapping (one language)");
 	if (!root->n)
 		return lfail(c, root->line, "empty file: no language defined");
@@ -1008,12 +1008,12 @@ static int parse_lang(struct lctx *c, const struct ynode *root, struct lang *l)
 	    parse_host_fields(c, root, l) < 0 || parse_codize(c, root, l) < 0 ||
 	    parse_entry(c, root, l) < 0)
 		return -1;
-	if (ynode_get(root, "build")) {
+	if (yamlutil_get(root, "build")) {
 		if (parse_step(c, root, l, "build", &l->build) < 0)
 			return -1;
 		l->has_build = true;
 	}
-	if (!ynode_get(root, "run"))
+	if (!yamlutil_get(root, "run"))
 		return lfail(c, root->line, "missing required key 'run'");
 	if (parse_step(c, root, l, "run", &l->run) < 0)
 		return -1;
@@ -1052,13 +1052,13 @@ static const struct lang *name_owner(const struct langtab *t, const char *name)
 
 /* Ids and aliases share one name space: a request's "language" may be any. */
 static int check_unique(struct lctx *c, const struct langtab *t, const struct lang *l,
-			const struct ynode *root)
+			const struct yamlutil_node *root)
 {
-	const struct ynode *al = ynode_get(root, "aliases");
+	const struct yamlutil_node *al = yamlutil_get(root, "aliases");
 	const struct lang *o = name_owner(t, l->id);
 
 	if (o)
-		return lfail(c, ynode_get(root, "id")->line,
+		return lfail(c, yamlutil_get(root, "id")->line,
 			     "id '%s' is already used by language '%s' (%s:%d)", l->id, o->id,
 			     o->file, o->line);
 	for (size_t i = 0; l->aliases && l->aliases[i]; i++) {
@@ -1078,7 +1078,7 @@ static int check_unique(struct lctx *c, const struct langtab *t, const struct la
 	/* Codize runtime names are a name space of their own. */
 	o = langtab_find_runtime(t, l->codize_runtime);
 	if (o)
-		return lfail(c, ynode_get(ynode_get(root, "codize"), "runtime")->line,
+		return lfail(c, yamlutil_get(yamlutil_get(root, "codize"), "runtime")->line,
 			     "codize runtime '%s' is already served by language '%s' (%s:%d)",
 			     l->codize_runtime, o->id, o->file, o->line);
 	return 0;
@@ -1088,12 +1088,12 @@ static int load_one(struct langtab *t, const char *path, const struct limits *ma
 		    size_t errlen)
 {
 	struct lctx c = { .file = path, .max = max, .err = err, .errlen = errlen };
-	struct ynode *root = NULL;
+	struct yamlutil_node *root = NULL;
 	struct lang l = { 0 };
 	struct lang *grown;
 	int rc = -1;
 
-	if (yaml_load_file(path, &root, err, errlen) < 0)
+	if (yamlutil_load_file(path, &root, err, errlen) < 0)
 		return -1;
 	l.file = strdup(path);
 	if (!l.file) {
@@ -1113,7 +1113,7 @@ static int load_one(struct langtab *t, const char *path, const struct limits *ma
 	rc = 0;
 out:
 	lang_clear(&l);
-	ynode_free(root);
+	yamlutil_free(root);
 	return rc;
 }
 

@@ -110,7 +110,7 @@ const struct lang *langtab_find(const struct langtab *t, const char *id);
  * when even the default gives no plain file name (a default built from
  * name, or name NULL where the default needs it).
  */
-char *lang_infer_entry(const struct lang *l, const char *src, const char *name);
+char *langtab_infer_entry(const struct lang *l, const char *src, const char *name);
 
 /* By Codize runtime name (the language's codize.runtime). NULL when unknown. */
 const struct lang *langtab_find_runtime(const struct langtab *t, const char *runtime);

@@ -161,7 +161,7 @@ static const char *match_bracket(const char *p, unsigned char c, bool *hit)
  * one more byte. Only the last star needs remembering, so the cost stays
  * O(len(pattern) * len(flag)) whatever the pattern.
  */
-bool flag_glob_match(const char *pattern, const char *flag)
+bool validate_flag_glob_match(const char *pattern, const char *flag)
 {
 	const char *p = pattern, *s = flag;
 	const char *star_p = NULL, *star_s = NULL;
@@ -562,13 +562,13 @@ int validate_flag(const char *const *allow, size_t nallow, const char *flag,
 		}
 	}
 	for (size_t i = 0; i < nallow && !allowed; i++)
-		allowed = allow[i] && flag_glob_match(allow[i], flag);
+		allowed = allow[i] && validate_flag_glob_match(allow[i], flag);
 	if (!allowed) {
 		snprintf(err, errlen, "flag '%s' is not in the language's allow-list", flag);
 		return -1;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(deny_rules); i++) {
-		if (flag_glob_match(deny_rules[i].pattern, flag)) {
+		if (validate_flag_glob_match(deny_rules[i].pattern, flag)) {
 			snprintf(err, errlen, "flag '%s' is refused: %s", flag, deny_rules[i].why);
 			return -1;
 		}

@@ -71,7 +71,7 @@ int validate_filename(const char *name, size_t len, char *err, size_t errlen);
 const char *validate_codize_filename(const char *name, size_t len);
 
 /* fnmatch-style glob ('*', '?', '[...]'), no special meaning for '/'. */
-bool flag_glob_match(const char *pattern, const char *flag);
+bool validate_flag_glob_match(const char *pattern, const char *flag);
 
 /*
  * A flag is accepted when it matches one allow-list pattern and no entry of

@@ -107,7 +107,7 @@ static void use(const struct langtab *t, const struct lang *l)
 	}
 	expand(r);
 	request_free(r);
-	entry = lang_infer_entry(l, src, l->source_from_request ? l->source_default :
+	entry = langtab_infer_entry(l, src, l->source_from_request ? l->source_default :
 								   l->source_filename);
 	free(entry);
 	if (l->codize_runtime) {

@@ -309,19 +309,19 @@ Test(langtab, entry_inference)
 	l = langtab_find(t, "jv");
 	cr_assert_str_eq(l->entry_suffix, ".java");
 	/* the last group of the first matching pattern */
-	e = lang_infer_entry(l, "class A {}\npublic final class Sol { void main() {} }", NULL);
+	e = langtab_infer_entry(l, "class A {}\npublic final class Sol { void main() {} }", NULL);
 	cr_expect_str_eq(e, "Sol");
 	free(e);
-	e = lang_infer_entry(l, "class Helper { }\nclass Prog {\n static void main() {} }", NULL);
+	e = langtab_infer_entry(l, "class Helper { }\nclass Prog {\n static void main() {} }", NULL);
 	cr_expect_str_eq(e, "Prog", "the second pattern when the first does not match");
 	free(e);
-	e = lang_infer_entry(l, "interface X {}", NULL);
+	e = langtab_infer_entry(l, "interface X {}", NULL);
 	cr_expect_str_eq(e, "Main", "nothing matches: the default");
 	free(e);
-	e = lang_infer_entry(l, "", NULL);
+	e = langtab_infer_entry(l, "", NULL);
 	cr_expect_str_eq(e, "Main");
 	free(e);
-	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"),
+	cr_expect_null(langtab_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"),
 		       "no entry section, no inference");
 	langtab_free(t);
 }
@@ -424,7 +424,7 @@ Test(langtab, entry_inference_is_not_quadratic, .timeout = 30)
 			o += ll;
 		}
 		strcpy(src + o, cases[i].tail);
-		e = lang_infer_entry(langtab_find(t, cases[i].id), src, "solution.kt");
+		e = langtab_infer_entry(langtab_find(t, cases[i].id), src, "solution.kt");
 		cr_expect_str_eq(e, cases[i].want, "%s, %s", cases[i].id, cases[i].line);
 		free(e);
 	}
@@ -477,16 +477,16 @@ Test(langtab, source_default_and_entry_from_name)
 	l = langtab_find(t, "kt");
 	cr_assert(l->source_from_request);
 	cr_assert_str_eq(l->source_default, "solution.kt");
-	e = lang_infer_entry(l, "fun main() {}", "Main.kt");
+	e = langtab_infer_entry(l, "fun main() {}", "Main.kt");
 	cr_expect_str_eq(e, "MainKt");
 	free(e);
-	e = lang_infer_entry(l, "fun main() {}", "solution.kt");
+	e = langtab_infer_entry(l, "fun main() {}", "solution.kt");
 	cr_expect_str_eq(e, "SolutionKt");
 	free(e);
-	e = lang_infer_entry(l, "object App { }", "Main.kt");
+	e = langtab_infer_entry(l, "object App { }", "Main.kt");
 	cr_expect_str_eq(e, "App", "a pattern's match comes first");
 	free(e);
-	cr_expect_null(lang_infer_entry(l, "fun main() {}", NULL),
+	cr_expect_null(langtab_infer_entry(l, "fun main() {}", NULL),
 		       "a default built from the name needs the name");
 	langtab_free(t);
 }
@@ -577,7 +577,7 @@ Test(langtab, shipped_codize_runtimes)
 static void expect_entry_in(const struct langtab *t, const char *id, const char *name,
 			    const char *src, const char *want)
 {
-	char *e = lang_infer_entry(langtab_find(t, id), src, name);
+	char *e = langtab_infer_entry(langtab_find(t, id), src, name);
 
 	cr_expect_str_eq(e, want, "%s (%s): %s", id, name ? name : "unnamed", src);
 	free(e);
@@ -589,7 +589,7 @@ static void expect_entry(const struct langtab *t, const char *id, const char *sr
 {
 	const struct lang *l = langtab_find(t, id);
 	const char *name = l->source_from_request ? l->source_default : l->source_filename;
-	char *e = lang_infer_entry(l, src, name);
+	char *e = langtab_infer_entry(l, src, name);
 
 	cr_expect_str_eq(e, want, "%s: %s", id, src);
 	free(e);
@@ -622,7 +622,7 @@ Test(langtab, shipped_entry_patterns)
 	expect_entry(t, "scala", "object Util { def f = 1 }\nobject Run {\n"
 				 "  def main(args: Array[String]): Unit = {}\n}\n", "Run");
 	expect_entry(t, "scala", "class X\n", "Main");
-	cr_expect_null(lang_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"));
+	cr_expect_null(langtab_infer_entry(langtab_find(t, "py3"), "public class X {}", "a.py"));
 	langtab_free(t);
 }
 
@@ -1053,80 +1053,80 @@ Test(langtab, alias_repeats_id)
 Test(yamlutil, tree_and_typed_reads)
 {
 	const char text[] = "a: 1\nb: [x, \"y\"]\nc: { d: 2.25 }\ne: yes\nf:\n";
-	struct ynode *root = NULL;
+	struct yamlutil_node *root = NULL;
 	char **v = NULL, *s = NULL;
 	uint64_t u = 0;
 	bool b = false;
 
-	cr_assert_eq(yaml_load_string("t.yaml", text, strlen(text), &root, err, sizeof(err)), 0,
+	cr_assert_eq(yamlutil_load_string("t.yaml", text, strlen(text), &root, err, sizeof(err)), 0,
 		     "%s", err);
-	cr_assert_eq(root->type, Y_MAP);
+	cr_assert_eq(root->type, YAMLUTIL_MAP);
 	cr_assert_eq(root->n, 5);
 	cr_assert_eq(root->key_lines[2], 3);
-	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 0, 10, &u, err, sizeof(err)), 0);
+	cr_assert_eq(yamlutil_u64(yamlutil_get(root, "a"), "t.yaml", "a", 0, 10, &u, err, sizeof(err)), 0);
 	cr_assert_eq(u, 1);
-	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 2, 10, &u, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(yamlutil_u64(yamlutil_get(root, "a"), "t.yaml", "a", 2, 10, &u, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "t.yaml:1: a: 1 is below the minimum 2");
-	cr_assert_eq(ynode_strv(ynode_get(root, "b"), "t.yaml", "b", &v, err, sizeof(err)), 0);
+	cr_assert_eq(yamlutil_strv(yamlutil_get(root, "b"), "t.yaml", "b", &v, err, sizeof(err)), 0);
 	cr_assert_eq(strv_len(v), 2);
 	cr_assert_str_eq(v[1], "y");
 	cr_assert_null(v[2]);
-	cr_assert(ynode_get(root, "b")->items[1]->quoted);
-	cr_assert_not(ynode_get(root, "b")->items[0]->quoted);
+	cr_assert(yamlutil_get(root, "b")->items[1]->quoted);
+	cr_assert_not(yamlutil_get(root, "b")->items[0]->quoted);
 	strv_free(v);
-	cr_assert_eq(ynode_seconds_ms(ynode_get(ynode_get(root, "c"), "d"), "t.yaml", "d", 10000,
+	cr_assert_eq(yamlutil_seconds_ms(yamlutil_get(yamlutil_get(root, "c"), "d"), "t.yaml", "d", 10000,
 				      &u, err, sizeof(err)), 0);
 	cr_assert_eq(u, 2250);
-	cr_assert_eq(ynode_bool(ynode_get(root, "e"), "t.yaml", "e", &b, err, sizeof(err)), 0);
+	cr_assert_eq(yamlutil_bool(yamlutil_get(root, "e"), "t.yaml", "e", &b, err, sizeof(err)), 0);
 	cr_assert(b);
-	cr_assert_eq(ynode_str(ynode_get(root, "f"), "t.yaml", "f", &s, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(yamlutil_str(yamlutil_get(root, "f"), "t.yaml", "f", &s, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "t.yaml:5: f: expected a string, found nothing");
-	cr_assert_eq(ynode_str(ynode_get(root, "b"), "t.yaml", "b", &s, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(yamlutil_str(yamlutil_get(root, "b"), "t.yaml", "b", &s, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "t.yaml:2: b: expected a string, found a list");
-	cr_assert_null(ynode_get(root, "zz"));
-	cr_assert_null(ynode_get(ynode_get(root, "a"), "x"));
-	cr_assert_eq(ynode_u64(ynode_get(root, "a"), "t.yaml", "a", 0, UINT64_MAX, &u, err,
+	cr_assert_null(yamlutil_get(root, "zz"));
+	cr_assert_null(yamlutil_get(yamlutil_get(root, "a"), "x"));
+	cr_assert_eq(yamlutil_u64(yamlutil_get(root, "a"), "t.yaml", "a", 0, UINT64_MAX, &u, err,
 			       sizeof(err)), 0);
-	ynode_free(root);
+	yamlutil_free(root);
 }
 
 Test(yamlutil, huge_number_and_empty_document)
 {
 	const char big[] = "n: 99999999999999999999999\n";
-	struct ynode *root = NULL;
+	struct yamlutil_node *root = NULL;
 	uint64_t u;
 
-	cr_assert_eq(yaml_load_string("t", big, strlen(big), &root, err, sizeof(err)), 0);
-	cr_assert_eq(ynode_u64(ynode_get(root, "n"), "t", "n", 0, UINT64_MAX, &u, err, sizeof(err)),
+	cr_assert_eq(yamlutil_load_string("t", big, strlen(big), &root, err, sizeof(err)), 0);
+	cr_assert_eq(yamlutil_u64(yamlutil_get(root, "n"), "t", "n", 0, UINT64_MAX, &u, err, sizeof(err)),
 		     -EINVAL);
 	cr_assert(strstr(err, "above the maximum"), "%s", err);
-	ynode_free(root);
-	cr_assert_eq(yaml_load_string("t", "", 0, &root, err, sizeof(err)), 0);
-	cr_assert_eq(root->type, Y_MAP);
+	yamlutil_free(root);
+	cr_assert_eq(yamlutil_load_string("t", "", 0, &root, err, sizeof(err)), 0);
+	cr_assert_eq(root->type, YAMLUTIL_MAP);
 	cr_assert_eq(root->n, 0);
-	ynode_free(root);
-	cr_assert_eq(yaml_load_string("t", "---\n", 4, &root, err, sizeof(err)), 0);
-	cr_assert_eq(root->type, Y_MAP);
-	ynode_free(root);
+	yamlutil_free(root);
+	cr_assert_eq(yamlutil_load_string("t", "---\n", 4, &root, err, sizeof(err)), 0);
+	cr_assert_eq(root->type, YAMLUTIL_MAP);
+	yamlutil_free(root);
 }
 
 Test(yamlutil, deep_nesting_refused)
 {
 	char text[256];
-	struct ynode *root = NULL;
+	struct yamlutil_node *root = NULL;
 
 	memset(text, '[', 100);
 	text[100] = '\0';
-	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(yamlutil_load_string("t", text, strlen(text), &root, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "nesting deeper"), "%s", err);
 }
 
 Test(yamlutil, nul_in_scalar_refused)
 {
 	const char text[] = "a: \"x\\0y\"\n";
-	struct ynode *root = NULL;
+	struct yamlutil_node *root = NULL;
 
-	cr_assert_eq(yaml_load_string("t", text, strlen(text), &root, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(yamlutil_load_string("t", text, strlen(text), &root, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "t:1: a NUL character"), "%s", err);
 }
 

@@ -521,7 +521,7 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 		}
 		/* not named: the entry class inferred from the source names the file */
 		if (!src) {
-			char *entry = lang_infer_entry(lang, r->files[0].data, NULL);
+			char *entry = langtab_infer_entry(lang, r->files[0].data, NULL);
 			const char *e = entry ? entry : lang->entry_default;
 			size_t n = strlen(e) + strlen(lang->entry_suffix) + 1;
 

@@ -21,7 +21,7 @@ static char *name_stem(const char *name)
 
 char *request_default_artifact(const struct lang *lang, const struct req_file *src)
 {
-	char *entry = lang_infer_entry(lang, src->data, src->name);
+	char *entry = langtab_infer_entry(lang, src->data, src->name);
 
 	return entry ? entry : name_stem(src->name);
 }
