@@ -18,12 +18,12 @@ static void print_config(const struct config *c, FILE *out)
 	fprintf(out, "  jail dir %s, log %s\n", c->jail_dir, c->log_file ? c->log_file : "stderr");
 }
 
-static void print_languages(const struct config *c, const struct langtab *lt, FILE *out)
+static void print_languages(const struct config *c, const struct langtab *langs, FILE *out)
 {
-	size_t n = langtab_count(lt), built = 0, aliases = 0;
+	size_t n = langtab_count(langs), built = 0, aliases = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct lang *l = langtab_at(lt, i);
+		const struct lang *l = langtab_at(langs, i);
 
 		built += l->has_build;
 		aliases += strv_len(l->aliases);
@@ -35,7 +35,7 @@ static void print_languages(const struct config *c, const struct langtab *lt, FI
 			"build directory)\n", CONFIG_DEFAULT_LANGUAGES_DIR);
 	fputs(" ", out);
 	for (size_t i = 0; i < n; i++)
-		fprintf(out, " %s", langtab_at(lt, i)->id);
+		fprintf(out, " %s", langtab_at(langs, i)->id);
 	fputs("\n", out);
 }
 
@@ -111,12 +111,12 @@ static int check_cgroups(const struct config *c, FILE *out)
 	return CHECK_OK;
 }
 
-int check_run(const struct config *cfg, const struct langtab *lt, FILE *out)
+int check_run(const struct config *cfg, const struct langtab *langs, FILE *out)
 {
 	int rc = CHECK_OK;
 
 	print_config(cfg, out);
-	print_languages(cfg, lt, out);
+	print_languages(cfg, langs, out);
 	if (check_jail(cfg, out) != CHECK_OK)
 		rc = CHECK_FAILED;
 	if (check_cgroups(cfg, out) != CHECK_OK)

@@ -20,6 +20,6 @@ enum { CHECK_OK = 0, CHECK_FAILED = 1 };
  * CHECK_OK, or CHECK_FAILED when the daemon could not serve jobs (no jail
  * binary; no usable cgroups unless allow_degraded_cgroups).
  */
-int check_run(const struct config *cfg, const struct langtab *lt, FILE *out);
+int check_run(const struct config *cfg, const struct langtab *langs, FILE *out);
 
 #endif

@@ -15,13 +15,13 @@
 extern char **environ;
 
 /* Seen before in the languages up to and including (li, ki)? */
-static bool listed_before(const struct langtab *lt, bool npm, size_t li, size_t ki)
+static bool listed_before(const struct langtab *langs, bool npm, size_t li, size_t ki)
 {
-	const struct lang *l = langtab_at(lt, li);
+	const struct lang *l = langtab_at(langs, li);
 	const char *name = (npm ? l->npm_packages : l->debian_packages)[ki];
 
 	for (size_t i = 0; i <= li; i++) {
-		const struct lang *o = langtab_at(lt, i);
+		const struct lang *o = langtab_at(langs, i);
 		char *const *v = npm ? o->npm_packages : o->debian_packages;
 
 		for (size_t k = 0; v[k] && (i < li || k < ki); k++)
@@ -32,14 +32,14 @@ static bool listed_before(const struct langtab *lt, bool npm, size_t li, size_t 
 }
 
 /* The install step: every package the configured languages ask for, once. */
-static void list_packages(const struct langtab *lt, bool npm)
+static void list_packages(const struct langtab *langs, bool npm)
 {
-	for (size_t i = 0; i < langtab_count(lt); i++) {
-		const struct lang *l = langtab_at(lt, i);
+	for (size_t i = 0; i < langtab_count(langs); i++) {
+		const struct lang *l = langtab_at(langs, i);
 		char *const *v = npm ? l->npm_packages : l->debian_packages;
 
 		for (size_t k = 0; v[k]; k++)
-			if (!listed_before(lt, npm, i, k))
+			if (!listed_before(langs, npm, i, k))
 				printf("%s\n", v[k]);
 	}
 }
@@ -47,7 +47,7 @@ static void list_packages(const struct langtab *lt, bool npm)
 int main(int argc, char **argv)
 {
 	struct config cfg;
-	struct langtab *lt = NULL;
+	struct langtab *langs = NULL;
 	char err[1024];
 	bool exit_now = false;
 
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		log_info("%s does not exist and this goboxd runs from its build directory: "
 			 "languages from the source tree, %s", CONFIG_DEFAULT_LANGUAGES_DIR,
 			 cfg.languages_dir);
-	if (langtab_load(cfg.languages_dir, &cfg.limits_max, &lt, err, sizeof(err)) < 0) {
+	if (langtab_load(cfg.languages_dir, &cfg.limits_max, &langs, err, sizeof(err)) < 0) {
 		fprintf(stderr, "goboxd: %s\n", err);
 		if (access(cfg.languages_dir, F_OK) < 0)
 			fprintf(stderr, "goboxd: give --languages-dir DIR (a directory of language "
@@ -79,16 +79,16 @@ int main(int argc, char **argv)
 	}
 	switch (cfg.action) {
 	case ACTION_CHECK: {
-		int rc = check_run(&cfg, lt, stdout);
+		int rc = check_run(&cfg, langs, stdout);
 
-		langtab_free(lt);
+		langtab_free(langs);
 		config_free(&cfg);
 		return rc;
 	}
 	case ACTION_LIST_DEBIAN:
 	case ACTION_LIST_NPM:
-		list_packages(lt, cfg.action == ACTION_LIST_NPM);
-		langtab_free(lt);
+		list_packages(langs, cfg.action == ACTION_LIST_NPM);
+		langtab_free(langs);
 		config_free(&cfg);
 		return 0;
 	default:
@@ -99,10 +99,10 @@ int main(int argc, char **argv)
 
 		if (rc < 0) {
 			fprintf(stderr, "goboxd: --log-file %s: %s\n", cfg.log_file, strerror(-rc));
-			langtab_free(lt);
+			langtab_free(langs);
 			config_free(&cfg);
 			return 2;
 		}
 	}
-	return master_run(&cfg, lt, argc, argv, environ);
+	return master_run(&cfg, langs, argc, argv, environ);
 }

@@ -48,7 +48,7 @@ struct wslot {
 
 struct master {
 	struct config cfg;
-	struct langtab *lt;
+	struct langtab *langs;
 	uint32_t gen;
 	int argc;
 	char **argv;
@@ -200,7 +200,7 @@ static int spawn_worker(struct master *m, size_t idx)
 	if (pid == 0) {
 		struct worker_ctx ctx = {
 			.index = (unsigned)idx, .master_pid = master_pid, .generation = m->gen,
-			.cfg = &m->cfg, .lt = m->lt,
+			.cfg = &m->cfg, .langs = m->langs,
 			.stats = m->stats, .probes = m->probes, .listen_fd = m->listen_fd,
 			.channel_fd = sv[1],
 		};
@@ -523,7 +523,7 @@ static void start_prober(struct master *m)
 		signal(SIGUSR1, SIG_IGN);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		_exit(probe_run_all(&m->cfg, m->lt, m->gen, m->probes, &prober_stop) == 0 ? 0 : 1);
+		_exit(probe_run_all(&m->cfg, m->langs, m->gen, m->probes, &prober_stop) == 0 ? 0 : 1);
 	}
 	m->prober = pid;
 	m->next_probe_ms = now_ms() + PROBE_PERIOD_MS;
@@ -621,7 +621,7 @@ static void respawn_due(struct master *m)
 static void reload(struct master *m)
 {
 	struct config nc;
-	struct langtab *nlt = NULL;
+	struct langtab *new_langs = NULL;
 	bool exit_now;
 	char err[512];
 	uint32_t old = m->gen;
@@ -629,7 +629,7 @@ static void reload(struct master *m)
 	sd_notify(0, "RELOADING=1");
 	log_info("reloading configuration and languages");
 	if (config_build(&nc, m->argc, m->argv, m->envp, &exit_now, err, sizeof(err)) < 0 ||
-	    langtab_load(nc.languages_dir, &nc.limits_max, &nlt, err, sizeof(err)) < 0) {
+	    langtab_load(nc.languages_dir, &nc.limits_max, &new_langs, err, sizeof(err)) < 0) {
 		log_error("reload refused, the previous configuration stays in force: %s", err);
 		config_free(&nc);
 		sd_notify(0, "READY=1\nSTATUS=reload refused");
@@ -648,8 +648,8 @@ static void reload(struct master *m)
 	nc.cgroup_root = m->cgroup_root ? xstrdup(m->cgroup_root) : NULL;
 	config_free(&m->cfg);
 	m->cfg = nc;
-	langtab_free(m->lt);
-	m->lt = nlt;
+	langtab_free(m->langs);
+	m->langs = new_langs;
 	queue_resize(&m->q, m->cfg.max_queue);
 	m->gen++;
 	atomic_store(&m->stats->generation, m->gen);
@@ -657,7 +657,7 @@ static void reload(struct master *m)
 	spawn_generation(m);
 	quit_generation(m, old);
 	start_prober(m);
-	log_info("reloaded: generation %u, %zu languages", m->gen, langtab_count(m->lt));
+	log_info("reloaded: generation %u, %zu languages", m->gen, langtab_count(m->langs));
 	sd_notify(0, "READY=1\nSTATUS=reloaded");
 }
 
@@ -982,7 +982,7 @@ static int master_loop(struct master *m)
 	}
 }
 
-int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, char **envp)
+int master_run(struct config *cfg, struct langtab *langs, int argc, char **argv, char **envp)
 {
 	struct master *m = xcalloc(1, sizeof(*m));
 	char err[1536];
@@ -990,7 +990,7 @@ int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, ch
 
 	m->cfg = *cfg;
 	memset(cfg, 0, sizeof(*cfg));
-	m->lt = lt;
+	m->langs = langs;
 	m->argc = argc;
 	m->argv = argv;
 	m->envp = envp;
@@ -1016,7 +1016,7 @@ int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, ch
 		cJSON_AddNumberToObject(o, "port", bound_port(m->listen_fd));
 		cJSON_AddNumberToObject(o, "workers", m->cfg.workers);
 		cJSON_AddStringToObject(o, "jail", config_jail_name(m->cfg.jail));
-		cJSON_AddNumberToObject(o, "languages", (double)langtab_count(m->lt));
+		cJSON_AddNumberToObject(o, "languages", (double)langtab_count(m->langs));
 		log_json(LOG_INFO, o);
 	}
 	sd_notify(0, "READY=1");
@@ -1029,7 +1029,7 @@ out:
 	sweeper_free(&m->sweeper);
 	stats_unmap(m->stats);
 	probe_table_unmap(m->probes);
-	langtab_free(m->lt);
+	langtab_free(m->langs);
 	config_free(&m->cfg);
 	free(m->cgroup_option);
 	free(m->cgroup_root);

@@ -10,7 +10,7 @@
  * taken over). argv/envp are kept to rebuild the configuration on SIGHUP.
  * Returns the process exit code.
  */
-int master_run(struct config *cfg, struct langtab *lt, int argc, char **argv, char **envp);
+int master_run(struct config *cfg, struct langtab *langs, int argc, char **argv, char **envp);
 
 /* Open the listening socket: systemd's, or bind cfg->listen:cfg->port. */
 int master_listen(const struct config *cfg, char *err, size_t errlen);

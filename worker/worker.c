@@ -85,9 +85,9 @@ struct worker {
 	struct conn *conns;
 	struct conn *dead;     /* closed this batch, freed after it */
 	size_t nconns;
-	struct sandbox *sb;
+	struct sandbox *sandbox;
 	struct buildcache *cache; /* NULL: --build-cache-mb 0, or it could not open */
-	char sb_error[256];
+	char sandbox_error[256];
 	struct route_ctx rctx;
 	struct jobthread job;
 	/* The loop's own notes on the job in the thread. */
@@ -540,7 +540,7 @@ static bool wants_ndjson(const struct http_request *r)
 static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 {
 	const struct http_request *r = &c->hp.req;
-	struct job_request *jr = NULL;
+	struct job_request *job = NULL;
 	struct req_error errs[16];
 	size_t nerr = 0;
 	bool ka = conn_keep_alive(w, c);
@@ -548,11 +548,11 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 
 	memset(errs, 0, sizeof(errs));
 	if (kind == ROUTE_JOB_CODIZE)
-		rc = api_codize_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->lt,
-				      w->cfg, &jr, errs, ARRAY_SIZE(errs), &nerr);
+		rc = api_codize_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
+				      w->cfg, &job, errs, ARRAY_SIZE(errs), &nerr);
 	else
-		rc = api_run_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->lt,
-				   w->cfg, &jr, &errs[0]);
+		rc = api_run_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
+				   w->cfg, &job, &errs[0]);
 	if (rc < 0) {
 		char *body = kind == ROUTE_JOB_CODIZE ? api_codize_error(errs, nerr ? nerr : 1) :
 							 api_run_error(&errs[0]);
@@ -575,17 +575,17 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		return;
 	}
 	if (!c->job_token) {
-		request_free(jr);
+		request_free(job);
 		c->state = C_HANDOFF;
 		return;
 	}
-	if (!w->sb) {
+	if (!w->sandbox) {
 		char hdr[160];
 
 		extra_headers(c, hdr, sizeof(hdr), "Retry-After: 5\r\n");
-		http_format_error(&c->out, 503, "sandbox_unavailable", w->sb_error, ka, hdr);
+		http_format_error(&c->out, 503, "sandbox_unavailable", w->sandbox_error, ka, hdr);
 		access_log(c, r->method, r->path, 503, c->req_start_ms, NULL);
-		request_free(jr);
+		request_free(job);
 		conn_drop_token(w, c);
 		conn_next_request(c, ka);
 		return;
@@ -596,11 +596,11 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	buf_free(&c->hp.req.body);
 	buf_free(&c->raw);
 	conn_compact_input(c);
-	rc = start_job(w, c, jr, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
+	rc = start_job(w, c, job, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
 	if (rc < 0) {
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
 		access_log(c, r->method, r->path, 500, c->req_start_ms, NULL);
-		request_free(jr);
+		request_free(job);
 		tell_master(w, CHANNEL_DONE, NULL, 0);
 		conn_next_request(c, ka);
 	}
@@ -1060,7 +1060,7 @@ static void setup_sandbox(struct worker *w)
 		.disk_bytes = cfg->job_disk_kb * 1024,
 		.disk_files = cfg->job_disk_files,
 	};
-	const char **mounts = langtab_mounts(w->ctx->lt);
+	const char **mounts = langtab_mounts(w->ctx->langs);
 	int rc;
 
 	/* Codize requests are pinned even without --pin-cpus (job.c). */
@@ -1078,23 +1078,23 @@ static void setup_sandbox(struct worker *w)
 		log_error("the build cache in %s/" BUILDCACHE_DIR " is off: %s", cfg->jail_dir,
 			  strerror(-rc));
 	buildcache_job_disk(w->cache, o.disk_bytes, o.disk_bytes ? o.disk_files : 0);
-	rc = sandbox_open(&o, &w->sb, w->sb_error, sizeof(w->sb_error));
+	rc = sandbox_open(&o, &w->sandbox, w->sandbox_error, sizeof(w->sandbox_error));
 	free(mounts);
 	if (rc < 0) {
-		w->sb = NULL;
-		log_error("sandbox unavailable: %s", w->sb_error);
-		w->rctx.sandbox_error = w->sb_error;
+		w->sandbox = NULL;
+		log_error("sandbox unavailable: %s", w->sandbox_error);
+		w->rctx.sandbox_error = w->sandbox_error;
 		return;
 	}
-	w->rctx.jail_name = sandbox_driver_name(w->sb);
-	w->rctx.jail_version = sandbox_driver_version(w->sb);
-	w->rctx.jail_path = sandbox_driver_path(w->sb);
+	w->rctx.jail_name = sandbox_driver_name(w->sandbox);
+	w->rctx.jail_version = sandbox_driver_version(w->sandbox);
+	w->rctx.jail_path = sandbox_driver_path(w->sandbox);
 }
 
 /* The job thread, with all that a job runs with but its jail. */
 static int start_job_thread(struct worker *w)
 {
-	struct job_env env = { .cfg = w->cfg, .uid = w->uid, .gid = w->gid, .sandbox = w->sb,
+	struct job_env env = { .cfg = w->cfg, .uid = w->uid, .gid = w->gid, .sandbox = w->sandbox,
 			       .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
 			       .cache = w->cache };
 
@@ -1184,7 +1184,7 @@ int worker_main(const struct worker_ctx *ctx)
 	 * (base + STATS_MAX_WORKERS), one per worker. */
 	w.judge_uid = ctx->cfg->sandbox_uid_base + STATS_MAX_WORKERS + 1 + ctx->index;
 	w.rctx.cfg = ctx->cfg;
-	w.rctx.lt = ctx->lt;
+	w.rctx.langs = ctx->langs;
 	w.rctx.generation = ctx->generation;
 	w.rctx.stats = ctx->stats;
 	w.rctx.probes = ctx->probes;
@@ -1211,7 +1211,7 @@ int worker_main(const struct worker_ctx *ctx)
 		return WORKER_EXIT_CONFIG;
 	}
 	/* After the drop: a thread keeps the capabilities it was born with. */
-	if (w.sb && start_job_thread(&w) < 0) {
+	if (w.sandbox && start_job_thread(&w) < 0) {
 		log_error("starting the job thread failed");
 		return 1;
 	}
@@ -1236,7 +1236,7 @@ int worker_main(const struct worker_ctx *ctx)
 	jobthread_stop(&w.job);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
 	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
-	sandbox_close(w.sb);
+	sandbox_close(w.sandbox);
 	buildcache_close(w.cache);
 	return 0;
 }

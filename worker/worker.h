@@ -20,7 +20,7 @@ struct worker_ctx {
 	pid_t master_pid;         /* getppid() is this while the master lives */
 	uint32_t generation;      /* language-table generation */
 	const struct config *cfg;
-	const struct langtab *lt;
+	const struct langtab *langs;
 	struct stats *stats;
 	struct probe_table *probes;
 	int listen_fd;

@@ -88,8 +88,8 @@ static int do_readyz(const struct route_ctx *rc, bool ka, const char *hdr, struc
 		cJSON_AddStringToObject(jail, "error", rc->sandbox_error);
 	else if (snap->jail_error[0])
 		cJSON_AddStringToObject(jail, "error", snap->jail_error);
-	for (size_t i = 0; i < langtab_count(rc->lt); i++) {
-		const struct lang *l = langtab_at(rc->lt, i);
+	for (size_t i = 0; i < langtab_count(rc->langs); i++) {
+		const struct lang *l = langtab_at(rc->langs, i);
 		const struct probe_entry *e = fresh ? probe_find(snap, l->id) : NULL;
 		cJSON *lo = cJSON_AddObjectToObject(langs, l->id);
 
@@ -190,8 +190,8 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	cJSON_AddStringToObject(jail, "version", rc->jail_version);
 	if (rc->sandbox_error)
 		cJSON_AddStringToObject(jail, "error", rc->sandbox_error);
-	for (size_t i = 0; i < langtab_count(rc->lt); i++) {
-		const struct lang *l = langtab_at(rc->lt, i);
+	for (size_t i = 0; i < langtab_count(rc->langs); i++) {
+		const struct lang *l = langtab_at(rc->langs, i);
 		const struct probe_entry *e =
 			snap->generation == rc->generation ? probe_find(snap, l->id) : NULL;
 		cJSON *lo = cJSON_CreateObject();

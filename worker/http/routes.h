@@ -16,7 +16,7 @@
 struct route_ctx {
 	/* The worker's state, read-only: what its master handed it. */
 	const struct config *cfg;
-	const struct langtab *lt;
+	const struct langtab *langs;
 	uint32_t generation;       /* the language table's */
 	struct stats *stats;
 	struct probe_table *probes;

@@ -124,7 +124,7 @@ void probe_table_read(const struct probe_table *t, struct probe_snapshot *out);
  * two probes, so that no job directory is left behind. Returns 0 when
  * every probe passed.
  */
-int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t generation,
+int probe_run_all(const struct config *cfg, const struct langtab *langs, uint32_t generation,
 		  struct probe_table *t, volatile sig_atomic_t *stop);
 
 /* ---- Job directories left behind (worker/sandbox/jobdir.c) ---- */

@@ -147,7 +147,7 @@ static void probe_one(struct sandbox *sandbox, const struct config *cfg, const s
 	jobdir_remove(&d);
 }
 
-int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t generation,
+int probe_run_all(const struct config *cfg, const struct langtab *langs, uint32_t generation,
 		  struct probe_table *t, volatile sig_atomic_t *stop)
 {
 	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
@@ -160,7 +160,7 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 		.tmpfs_kb = cfg->tmpfs_kb, .disk_files = cfg->job_disk_files,
 		.init_path = cfg->init_path, .jail_dir = cfg->jail_dir,
 	};
-	const char **mounts = langtab_mounts(lt);
+	const char **mounts = langtab_mounts(langs);
 	char tree[32];
 	int failed = 0, rc;
 
@@ -188,8 +188,8 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 		snprintf(snap->jail_version, sizeof(snap->jail_version), "%s",
 			 sandbox_driver_version(sandbox));
 	}
-	for (size_t i = 0; i < langtab_count(lt) && i < STATS_MAX_LANGS; i++) {
-		const struct lang *l = langtab_at(lt, i);
+	for (size_t i = 0; i < langtab_count(langs) && i < STATS_MAX_LANGS; i++) {
+		const struct lang *l = langtab_at(langs, i);
 		struct probe_entry *e = &snap->e[i];
 
 		if (*stop) {
@@ -212,7 +212,7 @@ int probe_run_all(const struct config *cfg, const struct langtab *lt, uint32_t g
 	}
 	snap->done_wall_ms = wall_ms();
 	publish(t, snap);
-	log_info("probes done: %zu languages, %d failed", langtab_count(lt), failed);
+	log_info("probes done: %zu languages, %d failed", langtab_count(langs), failed);
 	sandbox_close(sandbox);
 	free(snap);
 	return failed || !sandbox ? -1 : 0;
