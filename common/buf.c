@@ -108,11 +108,9 @@ void buf_truncate(struct buf *b, size_t n)
 		return;
 	b->len = n;
 	b->data[n] = '\0';
-	p = realloc(b->data, n + 1);
-	if (p) {
-		b->data = p;
-		b->cap = n + 1;
-	}
+	p = xreallocarray(b->data, n + 1, 1);
+	b->data = p;
+	b->cap = n + 1;
 }
 
 void buf_consume(struct buf *b, size_t n)

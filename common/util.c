@@ -2,6 +2,7 @@
 
 #include "common/util.h"
 
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -200,6 +201,26 @@ char *xstrndup(const char *s, size_t n)
 	if (!p)
 		abort();
 	return p;
+}
+
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	return s;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = xvasprintf(fmt, ap);
+	va_end(ap);
+	return s;
 }
 
 char *xstrdup(const char *s)

@@ -2,6 +2,7 @@
 #ifndef GOBOXD_UTIL_H
 #define GOBOXD_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,5 +49,7 @@ void *xcalloc(size_t n, size_t sz);
 void *xreallocarray(void *p, size_t n, size_t sz);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif

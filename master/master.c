@@ -100,12 +100,12 @@ int master_listen(const struct config *cfg, char *err, size_t errlen)
 
 	if (n > 1) {
 		snprintf(err, errlen, "systemd passed %d sockets; goboxd takes exactly one", n);
-		return -1;
+		return -EINVAL;
 	}
 	if (n == 1) {
 		if (sd_is_socket(SD_LISTEN_FDS_START, AF_UNSPEC, SOCK_STREAM, 1) <= 0) {
 			snprintf(err, errlen, "the socket from systemd is not a listening stream");
-			return -1;
+			return -EINVAL;
 		}
 		set_cloexec(SD_LISTEN_FDS_START, true);
 		log_info("using the listening socket passed by systemd");
@@ -115,7 +115,7 @@ int master_listen(const struct config *cfg, char *err, size_t errlen)
 	rc = getaddrinfo(cfg->listen, port, &hints, &res);
 	if (rc != 0) {
 		snprintf(err, errlen, "listen address %s: %s", cfg->listen, gai_strerror(rc));
-		return -1;
+		return -EADDRNOTAVAIL;
 	}
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
@@ -817,7 +817,7 @@ static int check_searchable(const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%.300s (mode %o) is not searchable by others: the "
 				 "sandbox uids could not reach the jail dir", prefix,
 				 st.st_mode & 07777);
-			return -1;
+			return -EACCES;
 		}
 	}
 	return 0;
@@ -826,6 +826,7 @@ static int check_searchable(const char *path, char *err, size_t errlen)
 static int prepare_dirs(struct master *m, char *err, size_t errlen)
 {
 	char path[4096];
+	int rc;
 
 	/* Each level traversable (not readable) by the sandbox uids. */
 	snprintf(path, sizeof(path), "%s", m->cfg.jail_dir);
@@ -834,19 +835,23 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 			continue;
 		*p = '\0';
 		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "mkdir(%.300s): %s", path, strerror(errno));
-			return -1;
+			int e = errno;
+
+			snprintf(err, errlen, "mkdir(%.300s): %s", path, strerror(e));
+			return -e;
 		}
 		*p = '/';
 	}
 	if (mkdir(path, 0711) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "mkdir(%.300s): %s", path, strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "mkdir(%.300s): %s", path, strerror(e));
+		return -e;
 	}
 	chmod(path, 0711);
 	/* The jails run as unprivileged uids: they must reach their directory. */
-	if (check_searchable(m->cfg.jail_dir, err, errlen) < 0)
-		return -1;
+	if ((rc = check_searchable(m->cfg.jail_dir, err, errlen)) < 0)
+		return rc;
 	/* The first sweep is due at once; the loop starts it, off start-up's path. */
 	m->next_sweep_ms = now_ms();
 	return 0;
@@ -872,7 +877,7 @@ static int prepare_cgroups(struct master *m, char *err, size_t errlen)
 				 "--cgroup-root=<a delegated cgroup>; --allow-degraded-cgroups "
 				 "starts it anyway, refusing every job",
 				 why);
-			return -1;
+			return -ENOTSUP;
 		}
 		log_error("running degraded (--allow-degraded-cgroups), every job will be refused: %s",
 			  why);
@@ -891,6 +896,7 @@ static int prepare_cgroups(struct master *m, char *err, size_t errlen)
 
 static int setup(struct master *m, char *err, size_t errlen)
 {
+	int rc;
 	sigset_t mask;
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_sig };
 
@@ -907,24 +913,26 @@ static int setup(struct master *m, char *err, size_t errlen)
 	m->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (m->sigfd < 0 || m->epfd < 0 ||
 	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->sigfd, &ev) < 0) {
-		snprintf(err, errlen, "signalfd/epoll: %s", strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "signalfd/epoll: %s", strerror(e));
+		return -e;
 	}
 	m->stats = stats_map();
 	m->probes = probe_table_map();
 	if (!m->stats || !m->probes) {
-		snprintf(err, errlen, "mmap(shared stats): %s", strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "mmap(shared stats): %s", strerror(e));
+		return -e;
 	}
 	queue_init(&m->q, m->cfg.max_queue);
-	if (prepare_dirs(m, err, errlen) < 0)
-		return -1;
-	if (prepare_cgroups(m, err, errlen) < 0)
-		return -1;
+	if ((rc = prepare_dirs(m, err, errlen)) < 0)
+		return rc;
+	if ((rc = prepare_cgroups(m, err, errlen)) < 0)
+		return rc;
 	m->listen_fd = master_listen(&m->cfg, err, errlen);
-	if (m->listen_fd < 0)
-		return -1;
-	return 0;
+	return m->listen_fd < 0 ? m->listen_fd : 0;
 }
 
 static int master_loop(struct master *m)

@@ -45,7 +45,7 @@ static int lfail(struct lctx *c, int line, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	snprintf(c->err, c->errlen, "%s:%d: %s", c->file, line, why);
-	return -1;
+	return -EINVAL;
 }
 
 /* The first n compiled pairs of entry patterns, and their arrays. */
@@ -233,7 +233,7 @@ static int parse_time(struct lctx *c, const struct yamlutil_node *n, const char 
 
 	if (yamlutil_seconds_ms(n, c->file, key, cap ? cap : UINT32_MAX, &v, c->err,
 			     c->errlen) < 0)
-		return -1;
+		return -EINVAL;
 	if (v == 0)
 		return lfail(c, n->line, "%s: must be above 0", key);
 	*out = (uint32_t)v;
@@ -282,33 +282,33 @@ static int parse_limits(struct lctx *c, const struct yamlutil_node *n, const cha
 	snprintf(where, sizeof(where), "%s.limits", step);
 	if (n) {
 		if (want_map(c, n, where) < 0 || check_keys(c, n, keys, where) < 0)
-			return -1;
+			return -EINVAL;
 #define KEY(k) (snprintf(key, sizeof(key), "%s.%s", where, k), key)
 		if ((v = yamlutil_get(n, "wall_time_s")) &&
 		    parse_time(c, v, KEY("wall_time_s"), max->wall_ms, &l.wall_ms) < 0)
-			return -1;
+			return -EINVAL;
 		if ((v = yamlutil_get(n, "cpu_time_s")) &&
 		    parse_time(c, v, KEY("cpu_time_s"), max->cpu_ms, &l.cpu_ms) < 0)
-			return -1;
+			return -EINVAL;
 		if ((v = yamlutil_get(n, "memory_kb"))) {
 			if (parse_num(c, v, KEY("memory_kb"), max->memory_kb, UINT64_MAX, &u) < 0)
-				return -1;
+				return -EINVAL;
 			l.memory_kb = u;
 		}
 		if ((v = yamlutil_get(n, "max_processes"))) {
 			if (parse_num(c, v, KEY("max_processes"), max->max_processes, UINT32_MAX,
 				      &u) < 0)
-				return -1;
+				return -EINVAL;
 			l.max_processes = (uint32_t)u;
 		}
 		if ((v = yamlutil_get(n, "file_size_kb"))) {
 			if (parse_num(c, v, KEY("file_size_kb"), max->fsize_kb, UINT64_MAX, &u) < 0)
-				return -1;
+				return -EINVAL;
 			l.fsize_kb = u;
 		}
 		if ((v = yamlutil_get(n, "output_kb"))) {
 			if (parse_num(c, v, KEY("output_kb"), max->output_kb, UINT64_MAX, &u) < 0)
-				return -1;
+				return -EINVAL;
 			l.output_kb = u;
 		}
 #undef KEY
@@ -329,7 +329,7 @@ static int parse_env(struct lctx *c, const struct yamlutil_node *n, const char *
 	if (is_empty_value(n))
 		n = NULL;
 	if (n && want_map(c, n, where) < 0)
-		return -1;
+		return -EINVAL;
 	*out = strv_new();
 	for (size_t i = 0; n && i < n->n; i++) {
 		char why[256], *val = NULL, *entry;
@@ -338,15 +338,12 @@ static int parse_env(struct lctx *c, const struct yamlutil_node *n, const char *
 			return lfail(c, n->key_lines[i], "%s: '%s' is not a valid variable name",
 				     where, n->keys[i]);
 		if (get_str(c, n->items[i], where, &val) < 0)
-			return -1;
+			return -EINVAL;
 		if (placeholder_check(val, PH_IN_ENV, why, sizeof(why)) < 0) {
 			free(val);
 			return lfail(c, n->items[i]->line, "%s.%s: %s", where, n->keys[i], why);
 		}
-		if (asprintf(&entry, "%s=%s", n->keys[i], val) < 0) {
-			free(val);
-			return lfail(c, n->items[i]->line, "out of memory");
-		}
+		entry = xasprintf("%s=%s", n->keys[i], val);
 		free(val);
 		strv_push(out, entry);
 	}
@@ -427,34 +424,34 @@ static int parse_step(struct lctx *c, const struct yamlutil_node *root, const st
 	char key[48];
 
 	if (want_map(c, n, step) < 0 || check_keys(c, n, keys, step) < 0)
-		return -1;
+		return -EINVAL;
 	if (!(v = yamlutil_get(n, "cmd")))
 		return lfail(c, key_line(root, step), "%s: missing required key 'cmd'", step);
 	snprintf(key, sizeof(key), "%s.cmd", step);
 	if (get_str(c, v, key, &s->cmd) < 0)
-		return -1;
+		return -EINVAL;
 	snprintf(key, sizeof(key), "%s.args", step);
 	if ((v = yamlutil_get(n, "args")) && get_strv(c, v, key, &s->args) < 0)
-		return -1;
+		return -EINVAL;
 	if (parse_env(c, yamlutil_get(n, "env"), step, &s->env) < 0)
-		return -1;
+		return -EINVAL;
 	if (parse_limits(c, yamlutil_get(n, "limits"), step, &s->limits) < 0)
-		return -1;
+		return -EINVAL;
 	snprintf(key, sizeof(key), "%s.flag_allowlist", step);
 	if ((v = yamlutil_get(n, "flag_allowlist")) && get_strv(c, v, key, &s->flag_allow) < 0)
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; s->flag_allow && s->flag_allow[i]; i++)
 		if (!s->flag_allow[i][0])
 			return lfail(c, item_line(v, i), "%s: empty pattern", key);
 	snprintf(key, sizeof(key), "%s.default_flags", step);
 	if ((v = yamlutil_get(n, "default_flags")) && get_strv(c, v, key, &s->default_flags) < 0)
-		return -1;
+		return -EINVAL;
 	/* Compilers open many files at once; a judged program needs a few. */
 	s->open_files = strcmp(step, "build") == 0 ? LANG_BUILD_OPEN_FILES : LANG_RUN_OPEN_FILES;
 	snprintf(key, sizeof(key), "%s.open_files", step);
 	if ((v = yamlutil_get(n, "open_files"))) {
 		if (yamlutil_u64(v, c->file, key, 8, 65536, &nofile, c->err, c->errlen) < 0)
-			return -1;
+			return -EINVAL;
 		s->open_files = (unsigned)nofile;
 	}
 	return check_step_templates(c, n, l, step, s);
@@ -474,21 +471,21 @@ static int parse_name_fields(struct lctx *c, const struct yamlutil_node *root, s
 	if (!(v = yamlutil_get(root, "id")))
 		return lfail(c, root->line, "missing required key 'id'");
 	if (get_str(c, v, "id", &l->id) < 0)
-		return -1;
+		return -EINVAL;
 	if (!valid_id(l->id))
 		return lfail(c, v->line, "id: '%s' is not a valid id ([a-z0-9][a-z0-9_+.-]*, at most %d characters)",
 			     l->id, LANG_ID_MAX);
 	if (!(v = yamlutil_get(root, "name")))
 		return lfail(c, root->line, "missing required key 'name'");
 	if (get_str(c, v, "name", &l->name) < 0)
-		return -1;
+		return -EINVAL;
 	if (!l->name[0])
 		return lfail(c, v->line, "name: must not be empty");
 	if ((v = yamlutil_get(root, "version")) && get_str(c, v, "version", &l->version_hint) < 0)
-		return -1;
+		return -EINVAL;
 	if ((v = yamlutil_get(root, "aliases"))) {
 		if (get_strv(c, v, "aliases", &l->aliases) < 0)
-			return -1;
+			return -EINVAL;
 		for (size_t i = 0; l->aliases[i]; i++)
 			if (!valid_id(l->aliases[i]))
 				return lfail(c, item_line(v, i), "aliases: '%s' is not a valid id",
@@ -504,7 +501,7 @@ static int parse_file_fields(struct lctx *c, const struct yamlutil_node *root, s
 	if (!(v = yamlutil_get(root, "source_filename")))
 		return lfail(c, root->line, "missing required key 'source_filename'");
 	if (get_str(c, v, "source_filename", &l->source_filename) < 0)
-		return -1;
+		return -EINVAL;
 	if (!strcmp(l->source_filename, LANG_FROM_REQUEST)) {
 		free(l->source_filename);
 		l->source_filename = NULL;
@@ -519,7 +516,7 @@ static int parse_file_fields(struct lctx *c, const struct yamlutil_node *root, s
 			return lfail(c, v->line, "source_filename_default: only with source_filename: "
 				     LANG_FROM_REQUEST " (a fixed name needs no default)");
 		if (get_str(c, v, "source_filename_default", &l->source_default) < 0)
-			return -1;
+			return -EINVAL;
 		if (!plain_file_name(l->source_default))
 			return lfail(c, v->line,
 				     "source_filename_default: '%s' is not a plain file name ([A-Za-z0-9_.+-], not starting with '.', '-' or '+')",
@@ -527,7 +524,7 @@ static int parse_file_fields(struct lctx *c, const struct yamlutil_node *root, s
 	}
 	if ((v = yamlutil_get(root, "artifact"))) {
 		if (get_str(c, v, "artifact", &l->artifact) < 0)
-			return -1;
+			return -EINVAL;
 		if (!strcmp(l->artifact, LANG_FROM_REQUEST))
 			l->artifact_from_request = true;
 		else if (!plain_file_name(l->artifact))
@@ -545,10 +542,10 @@ static int parse_host_fields(struct lctx *c, const struct yamlutil_node *root, s
 
 	if ((v = yamlutil_get(root, "tmp_exec")) &&
 	    yamlutil_bool(v, c->file, "tmp_exec", &l->tmp_exec, c->err, c->errlen) < 0)
-		return -1;
+		return -EINVAL;
 	if ((v = yamlutil_get(root, "mounts"))) {
 		if (get_strv(c, v, "mounts", &l->ro_mounts) < 0)
-			return -1;
+			return -EINVAL;
 		for (size_t i = 0; l->ro_mounts[i]; i++) {
 			const char *why = mount_problem(l->ro_mounts[i]);
 
@@ -559,16 +556,16 @@ static int parse_host_fields(struct lctx *c, const struct yamlutil_node *root, s
 	}
 	if ((v = yamlutil_get(root, "install")) && !is_empty_value(v)) {
 		if (want_map(c, v, "install") < 0 || check_keys(c, v, ikeys, "install") < 0)
-			return -1;
+			return -EINVAL;
 		if ((p = yamlutil_get(v, "debian")) &&
 		    get_strv(c, p, "install.debian", &l->debian_packages) < 0)
-			return -1;
+			return -EINVAL;
 		for (size_t i = 0; l->debian_packages && l->debian_packages[i]; i++)
 			if (!valid_package(l->debian_packages[i], false))
 				return lfail(c, item_line(p, i), "install.debian: '%s' is not a Debian package name",
 					     l->debian_packages[i]);
 		if ((p = yamlutil_get(v, "npm")) && get_strv(c, p, "install.npm", &l->npm_packages) < 0)
-			return -1;
+			return -EINVAL;
 		for (size_t i = 0; l->npm_packages && l->npm_packages[i]; i++)
 			if (!valid_package(l->npm_packages[i], true))
 				return lfail(c, item_line(p, i), "install.npm: '%s' is not an npm package name",
@@ -577,7 +574,7 @@ static int parse_host_fields(struct lctx *c, const struct yamlutil_node *root, s
 	if (!(v = yamlutil_get(root, "probe")))
 		return lfail(c, root->line, "missing required key 'probe'");
 	if (get_strv(c, v, "probe", &l->probe) < 0)
-		return -1;
+		return -EINVAL;
 	if (!l->probe[0])
 		return lfail(c, v->line, "probe: must name at least the command to run");
 	if (l->probe[0][0] != '/')
@@ -779,11 +776,7 @@ static int compile_entry_patterns(struct lctx *c, const struct yamlutil_node *p,
 			return lfail(c, item_line(p, i),
 				     "entry.patterns: '%s' has no group to name the entry", pat);
 		}
-		if (asprintf(&wrapped, "^.*(%s)", pat) < 0) {
-			regfree(&l->entry_res[i]);
-			entry_res_free(l, i);
-			return lfail(c, item_line(p, i), "out of memory");
-		}
+		wrapped = xasprintf("^.*(%s)", pat);
 		rc = regcomp(&l->entry_locate[i], wrapped, REG_EXTENDED);
 		free(wrapped);
 		if (rc != 0 || l->entry_locate[i].re_nsub != l->entry_res[i].re_nsub + 1) {
@@ -849,25 +842,23 @@ static int parse_entry(struct lctx *c, const struct yamlutil_node *root, struct 
 	if (!v)
 		return 0;
 	if (want_map(c, v, "entry") < 0 || check_keys(c, v, keys, "entry") < 0)
-		return -1;
+		return -EINVAL;
 	if (!(dn = yamlutil_get(v, "default")))
 		return lfail(c, v->line, "entry: missing required key 'default'");
 	if (get_str(c, dn, "entry.default", &l->entry_default) < 0)
-		return -1;
+		return -EINVAL;
 	if ((p = yamlutil_get(v, "suffix"))) {
 		if (get_str(c, p, "entry.suffix", &l->entry_suffix) < 0)
-			return -1;
+			return -EINVAL;
 	} else {
-		l->entry_suffix = strdup("");
-		if (!l->entry_suffix)
-			return lfail(c, v->line, "out of memory");
+		l->entry_suffix = xstrdup("");
 	}
 	if (check_entry_default(c, dn, l) < 0)
-		return -1;
+		return -EINVAL;
 	if (!(p = yamlutil_get(v, "patterns")))
 		return lfail(c, v->line, "entry: missing required key 'patterns'");
 	if (get_strv(c, p, "entry.patterns", &l->entry_patterns) < 0)
-		return -1;
+		return -EINVAL;
 	if (!l->entry_patterns[0])
 		return lfail(c, p->line, "entry.patterns: at least one pattern");
 	return compile_entry_patterns(c, p, l);
@@ -930,7 +921,7 @@ static char *entry_match(const struct lang *l, size_t i, const char *src)
 	if (g == 0 || n == 0 || n > FILENAME_MAX_LEN)
 		return NULL;
 	snprintf(file, sizeof(file), "%.*s%s", (int)n, src + m[g].rm_so, l->entry_suffix);
-	return plain_file_name(file) ? strndup(src + m[g].rm_so, n) : NULL;
+	return plain_file_name(file) ? xstrndup(src + m[g].rm_so, n) : NULL;
 }
 
 char *langtab_infer_entry(const struct lang *l, const char *src, const char *name)
@@ -967,16 +958,16 @@ static int parse_codize(struct lctx *c, const struct yamlutil_node *root, struct
 	if (!v)
 		return 0;
 	if (want_map(c, v, "codize") < 0 || check_keys(c, v, keys, "codize") < 0)
-		return -1;
+		return -EINVAL;
 	if (!(p = yamlutil_get(v, "runtime")))
 		return lfail(c, v->line, "codize: missing required key 'runtime'");
 	if (get_str(c, p, "codize.runtime", &l->codize_runtime) < 0)
-		return -1;
+		return -EINVAL;
 	if (!valid_id(l->codize_runtime))
 		return lfail(c, p->line, "codize.runtime: '%s' is not a valid id", l->codize_runtime);
 	if ((p = yamlutil_get(v, "refused_files"))) {
 		if (get_strv(c, p, "codize.refused_files", &l->codize_refused) < 0)
-			return -1;
+			return -EINVAL;
 		for (size_t i = 0; l->codize_refused[i]; i++) {
 			const char *f = l->codize_refused[i];
 			const char *why = validate_codize_filename(f, strlen(f));
@@ -1002,21 +993,21 @@ static int parse_lang(struct lctx *c, const struct yamlutil_node *root, struct l
 	if (!root->n)
 		return lfail(c, root->line, "empty file: no language defined");
 	if (check_keys(c, root, keys, NULL) < 0)
-		return -1;
+		return -EINVAL;
 	l->line = root->line;
 	if (parse_name_fields(c, root, l) < 0 || parse_file_fields(c, root, l) < 0 ||
 	    parse_host_fields(c, root, l) < 0 || parse_codize(c, root, l) < 0 ||
 	    parse_entry(c, root, l) < 0)
-		return -1;
+		return -EINVAL;
 	if (yamlutil_get(root, "build")) {
 		if (parse_step(c, root, l, "build", &l->build) < 0)
-			return -1;
+			return -EINVAL;
 		l->has_build = true;
 	}
 	if (!yamlutil_get(root, "run"))
 		return lfail(c, root->line, "missing required key 'run'");
 	if (parse_step(c, root, l, "run", &l->run) < 0)
-		return -1;
+		return -EINVAL;
 	fill_empty(&l->build.args);
 	fill_empty(&l->build.env);
 	fill_empty(&l->build.flag_allow);
@@ -1090,24 +1081,14 @@ static int load_one(struct langtab *t, const char *path, const struct limits *ma
 	struct lctx c = { .file = path, .max = max, .err = err, .errlen = errlen };
 	struct yamlutil_node *root = NULL;
 	struct lang l = { 0 };
-	struct lang *grown;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	if (yamlutil_load_file(path, &root, err, errlen) < 0)
-		return -1;
-	l.file = strdup(path);
-	if (!l.file) {
-		lfail(&c, 1, "out of memory");
-		goto out;
-	}
+		return -EINVAL;
+	l.file = xstrdup(path);
 	if (parse_lang(&c, root, &l) < 0 || check_unique(&c, t, &l, root) < 0)
 		goto out;
-	grown = realloc(t->langs, (t->n + 1) * sizeof(*grown));
-	if (!grown) {
-		lfail(&c, l.line, "out of memory");
-		goto out;
-	}
-	t->langs = grown;
+	t->langs = xreallocarray(t->langs, t->n + 1, sizeof(*t->langs));
 	t->langs[t->n++] = l;
 	memset(&l, 0, sizeof(l));
 	rc = 0;
@@ -1137,28 +1118,22 @@ static int list_dir(const char *dir, char ***out, size_t *count, char *err, size
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	if (!d) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+		return rc;
 	}
 	while ((errno = 0, de = readdir(d))) {
-		char **grown;
-
 		if (!is_lang_file(de->d_name))
 			continue;
 		if (n >= LANG_MAX_FILES) {
 			snprintf(err, errlen, "%s: more than %d language files", dir, LANG_MAX_FILES);
 			goto out;
 		}
-		grown = realloc(names, (n + 2) * sizeof(*names));
-		if (!grown)
-			goto oom;
-		names = grown;
-		names[n] = strdup(de->d_name);
-		if (!names[n])
-			goto oom;
+		names = xreallocarray(names, n + 2, sizeof(*names));
+		names[n] = xstrdup(de->d_name);
 		names[++n] = NULL;
 	}
 	if (errno) {
@@ -1174,9 +1149,6 @@ static int list_dir(const char *dir, char ***out, size_t *count, char *err, size
 	*count = n;
 	names = NULL;
 	rc = 0;
-	goto out;
-oom:
-	snprintf(err, errlen, "%s: out of memory", dir);
 out:
 	strv_free(names);
 	closedir(d);
@@ -1189,23 +1161,15 @@ int langtab_load(const char *dir, const struct limits *max, struct langtab **out
 	struct langtab *t;
 	char **names = NULL, *path = NULL;
 	size_t n = 0;
-	int rc = -1;
+	int rc = -EINVAL;
 
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		snprintf(err, errlen, "%s: out of memory", dir);
-		return -1;
-	}
-	if (list_dir(dir, &names, &n, err, errlen) < 0)
+	t = xcalloc(1, sizeof(*t));
+	if ((rc = list_dir(dir, &names, &n, err, errlen)) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		free(path);
-		if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
-			path = NULL;
-			snprintf(err, errlen, "%s: out of memory", dir);
-			goto out;
-		}
-		if (load_one(t, path, max, err, errlen) < 0)
+		path = xasprintf("%s/%s", dir, names[i]);
+		if ((rc = load_one(t, path, max, err, errlen)) < 0)
 			goto out;
 	}
 	*out = t;
@@ -1287,9 +1251,7 @@ size_t langtab_runtime_list(const struct langtab *t, char *buf, size_t n)
 		buf[0] = '\0';
 	if (!t || !n)
 		return 0;
-	names = calloc(t->n + 1, sizeof(*names));
-	if (!names)
-		return 0;
+	names = xcalloc(t->n + 1, sizeof(*names));
 	for (size_t i = 0; i < t->n; i++)
 		if (t->langs[i].codize_runtime)
 			names[k++] = t->langs[i].codize_runtime;

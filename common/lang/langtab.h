@@ -85,7 +85,7 @@ struct langtab;
  * "." and other files are skipped). Validates: unknown keys, missing fields,
  * bad ids, duplicate ids or aliases, unknown or misplaced placeholders,
  * limits above max (a zero field of max, or max NULL, means no maximum).
- * Returns 0 and *out, or -1 with "file:line: reason" in err. A directory
+ * Returns 0 and *out, or -EINVAL with "file:line: reason" in err. A directory
  * without any language is an error.
  */
 int langtab_load(const char *dir, const struct limits *max,

@@ -54,7 +54,7 @@ static int ph_next(const char *p, const char **start, const char **name, size_t 
 		return 1;
 	close = strstr(open + 2, "}}");
 	if (!close)
-		return -1;
+		return -EINVAL;
 	*start = open;
 	*name = open + 2;
 	*len = (size_t)(close - open - 2);
@@ -75,24 +75,24 @@ int placeholder_check(const char *tmpl, enum ph_where where, char *err, size_t e
 		if (id < 0) {
 			snprintf(err, errlen, "unknown placeholder '{{%.*s}}' in \"%s\"", (int)len,
 				 name, tmpl);
-			return -1;
+			return -EINVAL;
 		}
 		if (ph_table[id].list && where != PH_IN_ARG) {
 			snprintf(err, errlen, "{{%s}} expands to a list and is not allowed in %s",
 				 ph_table[id].name, where_name[where]);
-			return -1;
+			return -EINVAL;
 		}
 		if (ph_table[id].list && (start != tmpl || *end)) {
 			snprintf(err, errlen,
 				 "{{%s}} expands to a list and must be a whole argument, not part of \"%s\"",
 				 ph_table[id].name, tmpl);
-			return -1;
+			return -EINVAL;
 		}
 		p = end;
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "unclosed '{{' in \"%s\"", tmpl);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

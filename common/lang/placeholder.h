@@ -43,7 +43,7 @@ struct expand_ctx {
 enum ph_where { PH_IN_CMD, PH_IN_ARG, PH_IN_ENV };
 
 /*
- * Check one template string at load time. Returns 0, or -1 with a reason
+ * Check one template string at load time. Returns 0, or -EINVAL with a reason
  * (unknown placeholder, unclosed braces, list placeholder not alone or not
  * allowed here).
  */

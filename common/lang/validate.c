@@ -2,6 +2,7 @@
 
 #include "common/lang/validate.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -93,7 +94,7 @@ int validate_filename(const char *name, size_t len, char *err, size_t errlen)
 			snprintf(err, errlen, "file name must not start with '%c'", bad);
 		break;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 const char *validate_codize_filename(const char *name, size_t len)
@@ -546,41 +547,41 @@ int validate_flag(const char *const *allow, size_t nallow, const char *flag,
 
 	if (!flag || !*flag) {
 		snprintf(err, errlen, "empty flag");
-		return -1;
+		return -EINVAL;
 	}
 	len = strnlen(flag, FLAG_MAX_LEN + 1);
 	if (len > FLAG_MAX_LEN) {
 		snprintf(err, errlen, "flag longer than %d bytes", FLAG_MAX_LEN);
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)flag[i];
 
 		if (c < 0x20 || c == 0x7f) {
 			snprintf(err, errlen, "flag contains a control character");
-			return -1;
+			return -EINVAL;
 		}
 	}
 	for (size_t i = 0; i < nallow && !allowed; i++)
 		allowed = allow[i] && validate_flag_glob_match(allow[i], flag);
 	if (!allowed) {
 		snprintf(err, errlen, "flag '%s' is not in the language's allow-list", flag);
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(deny_rules); i++) {
 		if (validate_flag_glob_match(deny_rules[i].pattern, flag)) {
 			snprintf(err, errlen, "flag '%s' is refused: %s", flag, deny_rules[i].why);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (gcc_long_abbrev_denied(flag, &abbrev)) {
 		snprintf(err, errlen, "flag '%s' is refused: gcc reads it as %s", flag, abbrev);
-		return -1;
+		return -EINVAL;
 	}
 	if (!path_option_ok(flag) || !flag_paths_ok(flag)) {
 		snprintf(err, errlen, "flag '%s' is refused: it names a path outside the job directory",
 			 flag);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -57,7 +57,7 @@ enum validate_filename_problem validate_filename_check(const struct validate_fil
 /*
  * A /run file name (validate_filename_native: [A-Za-z0-9_.+-] only, not
  * starting with '.', '-' or '+', 1..FILENAME_MAX_LEN bytes). Returns 0,
- * or -1 with a reason in err.
+ * or -EINVAL with a reason in err.
  */
 int validate_filename(const char *name, size_t len, char *err, size_t errlen);
 
@@ -77,7 +77,7 @@ bool validate_flag_glob_match(const char *pattern, const char *flag);
  * A flag is accepted when it matches one allow-list pattern and no entry of
  * the built-in deny-list (code-executing flags: -fplugin*, -B*, --specs*,
  * -Wl,*, -Wa,*, -Wp,*, @*, -x, -wrapper, -include, -imacros, -L, -l...,
- * javac -processor*, -J*, ...). Returns 0, or -1 with a reason.
+ * javac -processor*, -J*, ...). Returns 0, or -EINVAL with a reason.
  */
 int validate_flag(const char *const *allow, size_t nallow, const char *flag,
 		  char *err, size_t errlen);

@@ -111,7 +111,7 @@ static void expect_fail(const char *text, int line, const char *why)
 	char where[256];
 
 	put("bad.yaml", text);
-	cr_assert_eq(load(&t), -1, "loaded, but expected '%s' at line %d", why, line);
+	cr_assert_eq(load(&t), -EINVAL, "loaded, but expected '%s' at line %d", why, line);
 	cr_assert_null(t);
 	snprintf(where, sizeof(where), "%s/bad.yaml:%d: ", tdir, line);
 	cr_assert(strstr(err, where) == err, "error '%s' does not start with '%s'", err, where);
@@ -281,7 +281,7 @@ Test(langtab, codize_runtime_unique)
 		      "run: { cmd: /bin/a }\nprobe: [/bin/a]\n");
 	put("b.yaml", "id: b\nname: B\nsource_filename: b.x\ncodize:\n  runtime: same\n"
 		      "run: { cmd: /bin/b }\nprobe: [/bin/b]\n");
-	cr_assert_eq(load(&t), -1);
+	cr_assert_eq(load(&t), -EINVAL);
 	snprintf(where, sizeof(where), "%s/b.yaml:5: codize runtime 'same' is already served by language 'a'",
 		 tdir);
 	cr_assert(strstr(err, where) == err, "%s", err);
@@ -647,7 +647,7 @@ Test(langtab, missing_dir)
 {
 	struct langtab *t = NULL;
 
-	cr_assert_eq(langtab_load("/nonexistent/langs", &test_max, &t, err, sizeof(err)), -1);
+	cr_assert_eq(langtab_load("/nonexistent/langs", &test_max, &t, err, sizeof(err)), -ENOENT);
 	cr_assert(strstr(err, "/nonexistent/langs: "), "%s", err);
 }
 
@@ -657,7 +657,7 @@ Test(langtab, empty_dir)
 
 	put("README.md", "nothing here");
 	put(".hidden.yaml", py_yaml);
-	cr_assert_eq(load(&t), -1);
+	cr_assert_eq(load(&t), -EINVAL);
 	cr_assert(strstr(err, "no language files"), "%s", err);
 }
 
@@ -668,7 +668,7 @@ Test(langtab, yaml_dir_is_not_a_file)
 
 	snprintf(path, sizeof(path), "%s/x.yaml", tdir);
 	cr_assert_eq(mkdir(path, 0700), 0);
-	cr_assert_eq(load(&t), -1);
+	cr_assert_eq(load(&t), -EINVAL);
 	cr_assert(strstr(err, "x.yaml: not a regular file"), "%s", err);
 }
 
@@ -724,7 +724,7 @@ Test(langtab, file_too_large)
 	{
 		struct langtab *t = NULL;
 
-		cr_assert_eq(load(&t), -1);
+		cr_assert_eq(load(&t), -EINVAL);
 		cr_assert(strstr(err, "big.yaml: larger than"), "%s", err);
 	}
 }
@@ -1011,7 +1011,7 @@ Test(langtab, duplicate_id_names_both_files)
 	put("b.yaml", "# the same language again\n"
 		      "id: py3\nname: P\nsource_filename: a.py\n"
 		      "run: { cmd: /usr/bin/python3 }\nprobe: [/bin/true]\n");
-	cr_assert_eq(load(&t), -1);
+	cr_assert_eq(load(&t), -EINVAL);
 	snprintf(other, sizeof(other), "%s/b.yaml:2: id 'py3' is already used by language 'py3' (%s/a.yaml:1)",
 		 tdir, tdir);
 	cr_assert_str_eq(err, other);
@@ -1024,7 +1024,7 @@ Test(langtab, duplicate_alias_across_files)
 	put("a.yaml", py_yaml);
 	put("b.yaml", "id: pypy\nname: PyPy\naliases: [pypy3, python]\nsource_filename: a.py\n"
 		      "run: { cmd: /usr/bin/pypy3 }\nprobe: [/bin/true]\n");
-	cr_assert_eq(load(&t), -1);
+	cr_assert_eq(load(&t), -EINVAL);
 	cr_assert(strstr(err, "/b.yaml:3: alias 'python' is already used by language 'py3'"), "%s",
 		  err);
 	cr_assert(strstr(err, "/a.yaml:1)"), "%s", err);
@@ -1037,7 +1037,7 @@ Test(langtab, id_clashes_with_earlier_alias)
 	put("a.yaml", py_yaml);
 	put("b.yaml", "id: python\nname: P\nsource_filename: a.py\n"
 		      "run: { cmd: /usr/bin/python3 }\nprobe: [/bin/true]\n");
-	cr_assert_eq(load(&t), -1);
+	cr_assert_eq(load(&t), -EINVAL);
 	cr_assert(strstr(err, "/b.yaml:1: id 'python' is already used by language 'py3'"), "%s",
 		  err);
 }

@@ -18,7 +18,7 @@ static void ok_check(const char *tmpl, enum ph_where where)
 static void bad_check(const char *tmpl, enum ph_where where, const char *why)
 {
 	err[0] = '\0';
-	cr_assert_eq(placeholder_check(tmpl, where, err, sizeof(err)), -1, "'%s' passed", tmpl);
+	cr_assert_eq(placeholder_check(tmpl, where, err, sizeof(err)), -EINVAL, "'%s' passed", tmpl);
 	cr_assert(strstr(err, why), "'%s': error '%s' does not say '%s'", tmpl, err, why);
 }
 

@@ -1,5 +1,6 @@
 #include "autoconf.h"
 
+#include <errno.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -154,7 +155,7 @@ static void parse_bad_len(const char *body, size_t len, const char *code, const 
 	struct job_request *r = (struct job_request *)0x1;
 
 	memset(&err, 0, sizeof(err));
-	cr_assert_eq(api_run_parse(body, len, tab, &cfg, &r, &err), -1,
+	cr_assert_eq(api_run_parse(body, len, tab, &cfg, &r, &err), -EINVAL,
 		     "accepted: %s", body);
 	cr_expect_eq(r, (struct job_request *)0x1, "out touched on failure");
 	cr_expect_eq(err.http_status, 400);
@@ -611,7 +612,7 @@ static void codize_bad(const char *body, size_t max, const char *code, int statu
 	nerrs = 99;
 	memset(errs, 0, sizeof(errs));
 	cr_assert_eq(api_codize_parse(body, strlen(body), tab, &cfg, &r, errs, max, &nerrs),
-		     -1, "accepted: %s", body);
+		     -EINVAL, "accepted: %s", body);
 	cr_expect_eq(r, (struct job_request *)0x1);
 	cr_assert_geq(nerrs, 1);
 	cr_expect_leq(nerrs, max);

@@ -1,5 +1,6 @@
 #include "autoconf.h"
 
+#include <errno.h>
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -45,36 +46,36 @@ Test(filename, accepts_ordinary_names)
 
 Test(filename, refuses_traversal_and_specials)
 {
-	cr_expect_eq(fname("../../etc/passwd"), -1);
-	cr_expect_eq(fname("/etc/passwd"), -1);
-	cr_expect_eq(fname("a/b"), -1);
-	cr_expect_eq(fname("."), -1);
-	cr_expect_eq(fname(".."), -1);
-	cr_expect_eq(fname(".hidden"), -1);
-	cr_expect_eq(fname(""), -1);
-	cr_expect_eq(fname("a b"), -1);
-	cr_expect_eq(fname("a\\b"), -1);
-	cr_expect_eq(fname("a\nb"), -1);
-	cr_expect_eq(fname("caf\xc3\xa9.py"), -1);
-	cr_expect_eq(fname("x;rm"), -1);
-	cr_expect_eq(fname("$(id).c"), -1);
-	cr_expect_eq(fname("*.c"), -1);
+	cr_expect_eq(fname("../../etc/passwd"), -EINVAL);
+	cr_expect_eq(fname("/etc/passwd"), -EINVAL);
+	cr_expect_eq(fname("a/b"), -EINVAL);
+	cr_expect_eq(fname("."), -EINVAL);
+	cr_expect_eq(fname(".."), -EINVAL);
+	cr_expect_eq(fname(".hidden"), -EINVAL);
+	cr_expect_eq(fname(""), -EINVAL);
+	cr_expect_eq(fname("a b"), -EINVAL);
+	cr_expect_eq(fname("a\\b"), -EINVAL);
+	cr_expect_eq(fname("a\nb"), -EINVAL);
+	cr_expect_eq(fname("caf\xc3\xa9.py"), -EINVAL);
+	cr_expect_eq(fname("x;rm"), -EINVAL);
+	cr_expect_eq(fname("$(id).c"), -EINVAL);
+	cr_expect_eq(fname("*.c"), -EINVAL);
 }
 
 Test(filename, refuses_option_lookalikes)
 {
-	cr_expect_eq(fname("-ofoo.c"), -1);
-	cr_expect_eq(fname("--help"), -1);
-	cr_expect_eq(fname("+x"), -1);
+	cr_expect_eq(fname("-ofoo.c"), -EINVAL);
+	cr_expect_eq(fname("--help"), -EINVAL);
+	cr_expect_eq(fname("+x"), -EINVAL);
 }
 
 Test(filename, embedded_nul_is_caught_by_length)
 {
 	char err[128] = "";
 
-	cr_expect_eq(validate_filename("a\0b", 3, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename("a\0b", 3, err, sizeof(err)), -EINVAL);
 	cr_expect_neq(err[0], '\0');
-	cr_expect_eq(validate_filename("ab\0", 3, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename("ab\0", 3, err, sizeof(err)), -EINVAL);
 }
 
 Test(filename, length_cap)
@@ -86,7 +87,7 @@ Test(filename, length_cap)
 	cr_expect_eq(fname(name), 0);
 	name[FILENAME_MAX_LEN] = 'a';
 	name[FILENAME_MAX_LEN + 1] = '\0';
-	cr_expect_eq(fname(name), -1, "129 bytes must be refused");
+	cr_expect_eq(fname(name), -EINVAL, "129 bytes must be refused");
 }
 
 /*
@@ -170,21 +171,21 @@ Test(filename, one_rule_in_each_formats_words)
 {
 	char err[128];
 
-	cr_expect_eq(validate_filename("a b", 3, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename("a b", 3, err, sizeof(err)), -EINVAL);
 	cr_expect_str_eq(err, "file name may only contain letters, digits and _ . + -");
-	cr_expect_eq(validate_filename("a/\0", 3, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename("a/\0", 3, err, sizeof(err)), -EINVAL);
 	cr_expect_str_eq(err, "file name must be one path component (no '/')");
-	cr_expect_eq(validate_filename("a\0/", 3, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename("a\0/", 3, err, sizeof(err)), -EINVAL);
 	cr_expect_str_eq(err, "file name contains a NUL byte");
-	cr_expect_eq(validate_filename("..", 2, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename("..", 2, err, sizeof(err)), -EINVAL);
 	cr_expect_str_eq(err, "file name must not start with a dot");
-	cr_expect_eq(validate_filename("+x", 2, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename("+x", 2, err, sizeof(err)), -EINVAL);
 	cr_expect_str_eq(err, "file name must not start with '+'");
-	cr_expect_eq(validate_filename("", 0, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename("", 0, err, sizeof(err)), -EINVAL);
 	cr_expect_str_eq(err, "file name is empty");
 	memset(long_slash, 'x', sizeof(long_slash));
 	long_slash[0] = '/';
-	cr_expect_eq(validate_filename(long_slash, FILENAME_MAX_LEN + 1, err, sizeof(err)), -1);
+	cr_expect_eq(validate_filename(long_slash, FILENAME_MAX_LEN + 1, err, sizeof(err)), -EINVAL);
 	cr_expect_str_eq(err, "file name is longer than 128 bytes");
 	cr_expect_str_eq(validate_codize_filename(long_slash, 300), "contains invalid characters");
 }
@@ -262,20 +263,20 @@ static int anyflag(const char *f)
 Test(flags, allow_list)
 {
 	cr_expect_eq(gflag("-O2"), 0);
-	cr_expect_eq(gflag("-O4"), -1);
+	cr_expect_eq(gflag("-O4"), -EINVAL);
 	cr_expect_eq(gflag("-std=c++17"), 0);
 	cr_expect_eq(gflag("-Wall"), 0);
-	cr_expect_eq(gflag("-wall"), -1, "flags are case-sensitive");
-	cr_expect_eq(gflag("-WALL"), -1);
+	cr_expect_eq(gflag("-wall"), -EINVAL, "flags are case-sensitive");
+	cr_expect_eq(gflag("-WALL"), -EINVAL);
 	cr_expect_eq(gflag("-DNDEBUG"), 0);
-	cr_expect_eq(gflag("-fno-exceptions"), -1);
+	cr_expect_eq(gflag("-fno-exceptions"), -EINVAL);
 }
 
 Test(flags, empty_allow_list_refuses_everything)
 {
 	char err[256];
 
-	cr_expect_eq(validate_flag(NULL, 0, "-O2", err, sizeof(err)), -1);
+	cr_expect_eq(validate_flag(NULL, 0, "-O2", err, sizeof(err)), -EINVAL);
 }
 
 Test(flags, one_argv_element_is_one_flag)
@@ -283,8 +284,8 @@ Test(flags, one_argv_element_is_one_flag)
 	/* allowed by -std=*, and harmless: gcc sees one unknown -std value */
 	cr_expect_eq(gflag("-std=c++17 -fplugin=x"), 0);
 	/* but a path sneaked after '=' is caught */
-	cr_expect_eq(gflag("-std=c++17 -fplugin=/tmp/x.so"), -1);
-	cr_expect_eq(gflag("-std=c11\n-fplugin=x"), -1, "newline refused");
+	cr_expect_eq(gflag("-std=c++17 -fplugin=/tmp/x.so"), -EINVAL);
+	cr_expect_eq(gflag("-std=c11\n-fplugin=x"), -EINVAL, "newline refused");
 }
 
 Test(flags, deny_list_beats_allow_list)
@@ -333,7 +334,7 @@ Test(flags, deny_list_beats_allow_list)
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect_eq(anyflag(bad[i]), -1, "'%s' should be refused", bad[i]);
+		cr_expect_eq(anyflag(bad[i]), -EINVAL, "'%s' should be refused", bad[i]);
 }
 
 Test(flags, legitimate_flags_pass_a_wide_allow_list)
@@ -366,18 +367,18 @@ Test(flags, length_and_control_bytes)
 	cr_expect_eq(anyflag(f), 0, "256 bytes is the maximum");
 	f[256] = 'x';
 	f[257] = '\0';
-	cr_expect_eq(anyflag(f), -1);
-	cr_expect_eq(anyflag("-O2\r"), -1);
-	cr_expect_eq(anyflag("-O2\t"), -1);
-	cr_expect_eq(anyflag("-O\x7f"), -1);
+	cr_expect_eq(anyflag(f), -EINVAL);
+	cr_expect_eq(anyflag("-O2\r"), -EINVAL);
+	cr_expect_eq(anyflag("-O2\t"), -EINVAL);
+	cr_expect_eq(anyflag("-O\x7f"), -EINVAL);
 }
 
 Test(flags, error_names_the_flag)
 {
 	char err[256] = "";
 
-	cr_expect_eq(validate_flag(star, 1, "-fplugin=x", err, sizeof(err)), -1);
+	cr_expect_eq(validate_flag(star, 1, "-fplugin=x", err, sizeof(err)), -EINVAL);
 	cr_expect_not_null(strstr(err, "-fplugin=x"));
-	cr_expect_eq(validate_flag(gcc_allow, 1, "-O9", err, sizeof(err)), -1);
+	cr_expect_eq(validate_flag(gcc_allow, 1, "-O9", err, sizeof(err)), -EINVAL);
 	cr_expect_not_null(strstr(err, "-O9"));
 }

@@ -16,7 +16,7 @@
 #include "worker/judge/job.h"
 #include "worker/judge/request.h"
 
-/* Native POST /run. 0 and *out, or -1 with *e filled. */
+/* Native POST /run. 0 and *out, or -EINVAL with *e filled. */
 int api_run_parse(const char *body, size_t len, const struct langtab *t,
 		  const struct config *cfg, struct job_request **out, struct req_error *e);
 

@@ -1,5 +1,6 @@
 #include "autoconf.h"
 
+#include <errno.h>
 #include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -323,7 +324,7 @@ int api_codize_parse(const char *body, size_t len, const struct langtab *t,
 	struct job_request *r = NULL;
 	const cJSON *files;
 	cJSON *root = NULL;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	if (json_body_over_cap(len, cfg->codize_max_body_bytes)) {
 		codize_refuse_body(&c, 413, API_CODIZE_BODY_TOO_LARGE, "request body too large");

@@ -1,5 +1,6 @@
 #include "autoconf.h"
 
+#include <errno.h>
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <signal.h>
@@ -100,7 +101,7 @@ static int open_object(struct native_ctx *c, const cJSON *o, const char *path,
 			refuse(c->e, not_object, path, "%s must be an object", path);
 		else
 			refuse(c->e, not_object, "", "the body must be a JSON object");
-		return -1;
+		return -EINVAL;
 	}
 	if (!(v = bad_key(o, keys, &dup)))
 		return 0;
@@ -120,7 +121,7 @@ static int open_object(struct native_ctx *c, const cJSON *o, const char *path,
 		       v->string);
 		break;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 /*
@@ -134,7 +135,7 @@ static int limit_time(const cJSON *v, uint32_t *ms)
 	double x = v->valuedouble * 1000.0;
 
 	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
-		return -1;
+		return -EINVAL;
 	*ms = x >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(x + 0.5);
 	/* a positive limit never rounds down to "not given" */
 	if (*ms == 0)
@@ -147,13 +148,13 @@ static int limit_count(const cJSON *v, uint64_t max, uint64_t *out)
 	double x = v->valuedouble;
 
 	if (!cJSON_IsNumber(v) || !(x >= 1))
-		return -1;
+		return -EINVAL;
 	if (x >= (double)max) {
 		*out = max;
 		return 0;
 	}
 	if (x != (double)(uint64_t)x)
-		return -1;
+		return -EINVAL;
 	*out = (uint64_t)x;
 	return 0;
 }
@@ -169,7 +170,7 @@ static int parse_step_limits(struct native_ctx *c, const cJSON *o, const char *s
 
 	snprintf(path, sizeof(path), "%s.limits", step);
 	if (open_object(c, o, path, "invalid_limits", keys, KEY_AT_KEY) < 0)
-		return -1;
+		return -EINVAL;
 	cJSON_ArrayForEach(v, o) {
 		uint64_t u = 0;
 		uint32_t ms = 0;
@@ -201,7 +202,7 @@ static int parse_step_limits(struct native_ctx *c, const cJSON *o, const char *s
 			refuse(c->e, "invalid_limits", path,
 			       "%s must be a number above 0%s (leave it out for the "
 			       "language's default)", path, seconds ? "" : ", an integer");
-			return -1;
+			return -EINVAL;
 		}
 	}
 	*out = l;
@@ -219,17 +220,17 @@ static int parse_flags(struct native_ctx *c, const cJSON *a, const char *step,
 	snprintf(path, sizeof(path), "%s.flags", step);
 	if (!cJSON_IsArray(a)) {
 		refuse(c->e, "invalid_type", path, "%s must be an array of strings", path);
-		return -1;
+		return -EINVAL;
 	}
 	n = (size_t)cJSON_GetArraySize(a);
 	if (n > 0 && !has_step) {
 		refuse(c->e, "flag_not_allowed", path,
 		       "this language has no build step, so it takes no build flags");
-		return -1;
+		return -EINVAL;
 	}
 	if (n > MAX_FLAGS) {
 		refuse(c->e, "flag_not_allowed", path, "more than %d flags", MAX_FLAGS);
-		return -1;
+		return -EINVAL;
 	}
 	flags = xcalloc(n + 1, sizeof(*flags));
 	cJSON_ArrayForEach(v, a) {
@@ -257,7 +258,7 @@ static int parse_flags(struct native_ctx *c, const cJSON *a, const char *step,
 	return 0;
 fail:
 	strv_free(flags);
-	return -1;
+	return -EINVAL;
 }
 
 /* build / run: optional object with optional limits and flags. */
@@ -271,13 +272,13 @@ static int parse_build_or_run(struct native_ctx *c, const cJSON *root, const cha
 	struct limits req = { 0 };
 
 	if (o && open_object(c, o, step, "invalid_type", keys, KEY_AT_KEY) < 0)
-		return -1;
+		return -EINVAL;
 	if (o && (v = cJSON_GetObjectItemCaseSensitive(o, "limits")) &&
 	    parse_step_limits(c, v, step, &req) < 0)
-		return -1;
+		return -EINVAL;
 	if (o && (v = cJSON_GetObjectItemCaseSensitive(o, "flags"))) {
 		if (parse_flags(c, v, step, ls, has_step, flags) < 0)
-			return -1;
+			return -EINVAL;
 	} else {
 		*flags = strv_dup(ls->default_flags);
 	}
@@ -295,7 +296,7 @@ static int opt_string(struct native_ctx *c, const cJSON *o, const char *key,
 		return 0;
 	if (!cJSON_IsString(v)) {
 		refuse(c->e, "invalid_type", path, "%s must be a string", path);
-		return -1;
+		return -EINVAL;
 	}
 	*s = json_body_bytes(v, &c->m, len);
 	return 1;
@@ -324,29 +325,29 @@ static int parse_test(struct native_ctx *c, const cJSON *o, size_t i, struct req
 
 	snprintf(path, sizeof(path), "tests[%zu]", i);
 	if (open_object(c, o, path, "invalid_type", keys, KEY_AT_KEY) < 0)
-		return -1;
+		return -EINVAL;
 	snprintf(path, sizeof(path), "tests[%zu].stdin", i);
 	rc = opt_string(c, o, "stdin", path, &t->stdin_data, &t->stdin_len);
 	if (rc < 0)
-		return -1;
+		return -EINVAL;
 	if (rc == 0)
 		t->stdin_data = xstrdup("");
 	if (json_body_over_cap(t->stdin_len, cfg->max_test_stdin_bytes)) {
 		refuse(c->e, "stdin_too_large", path, "%s is larger than %zu bytes", path,
 		       cfg->max_test_stdin_bytes);
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "tests[%zu].expected_stdout", i);
 	if (opt_string(c, o, "expected_stdout", path, &t->expected, &t->expected_len) < 0)
-		return -1;
+		return -EINVAL;
 	if (t->expected && json_body_over_cap(t->expected_len, cfg->max_expected_bytes)) {
 		refuse(c->e, "expected_output_too_large", path, "%s is larger than %zu bytes",
 		       path, cfg->max_expected_bytes);
-		return -1;
+		return -EINVAL;
 	}
 	if (test_filename(c, o, i, "input_file", &t->input_file) < 0 ||
 	    test_filename(c, o, i, "output_file", &t->output_file) < 0)
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -374,19 +375,19 @@ static int check_test_files(struct native_ctx *c)
 					refuse(c->e, "invalid_filename", path,
 					       "%s: '%s' is a file of the request", path,
 					       names[k]);
-					return -1;
+					return -EINVAL;
 				}
 			}
 			if (r->artifact && strcmp(names[k], r->artifact) == 0) {
 				refuse(c->e, "invalid_filename", path,
 				       "%s: '%s' is the build's output", path, names[k]);
-				return -1;
+				return -EINVAL;
 			}
 		}
 		if (t->input_file && t->output_file && strcmp(t->input_file, t->output_file) == 0) {
 			snprintf(path, sizeof(path), "tests[%zu].output_file", i);
 			refuse(c->e, "invalid_filename", path, "%s: the same file as input_file", path);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -401,28 +402,28 @@ static int parse_tests(struct native_ctx *c, const cJSON *root)
 
 	if (!a) {
 		refuse(c->e, "missing_field", "tests", "tests is required");
-		return -1;
+		return -EINVAL;
 	}
 	if (!cJSON_IsArray(a)) {
 		refuse(c->e, "invalid_type", "tests", "tests must be an array");
-		return -1;
+		return -EINVAL;
 	}
 	n = (size_t)cJSON_GetArraySize(a);
 	if (n == 0) {
 		refuse(c->e, "no_tests", "tests", "at least one test is required");
-		return -1;
+		return -EINVAL;
 	}
 	if (json_body_over_cap(n, c->cfg->max_tests)) {
 		refuse(c->e, "too_many_tests", "tests", "at most %u tests are allowed",
 		       c->cfg->max_tests);
-		return -1;
+		return -EINVAL;
 	}
 	r->tests = xcalloc(n, sizeof(*r->tests));
 	cJSON_ArrayForEach(v, a) {
 		/* counted before parsing so request_free releases a half-done test */
 		r->ntests++;
 		if (parse_test(c, v, r->ntests - 1, &r->tests[r->ntests - 1]) < 0)
-			return -1;
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -442,7 +443,7 @@ static int opt_filename_at(struct native_ctx *c, const cJSON *o, const char *key
 	if (validate_filename(s, len, why, sizeof(why)) < 0) {
 		refuse(c->e, "invalid_filename", path, "%s: %s", path, why);
 		free(s);
-		return -1;
+		return -EINVAL;
 	}
 	*out = s;
 	return 1;
@@ -460,21 +461,21 @@ static int parse_source(struct native_ctx *c, const cJSON *root, struct req_file
 
 	if (!v) {
 		refuse(c->e, "missing_field", "source", "source is required");
-		return -1;
+		return -EINVAL;
 	}
 	if (!cJSON_IsString(v)) {
 		refuse(c->e, "invalid_type", "source", "source must be a string");
-		return -1;
+		return -EINVAL;
 	}
 	f->data = json_body_bytes(v, &c->m, &f->len);
 	if (json_body_over_cap(f->len, c->cfg->max_source_bytes)) {
 		refuse(c->e, "source_too_large", "source", "source is larger than %zu bytes",
 		       c->cfg->max_source_bytes);
-		return -1;
+		return -EINVAL;
 	}
 	if (!utf8_valid(f->data, f->len)) {
 		refuse(c->e, "invalid_utf8", "source", "source is not valid UTF-8");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -500,7 +501,7 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 	const struct lang *lang = c->r->lang;
 	struct job_request *r = c->r;
 	char *src = NULL, *art = NULL;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	if (opt_filename(c, root, "source_filename", &src) < 0 ||
 	    opt_filename(c, root, "artifact_filename", &art) < 0)
@@ -553,17 +554,17 @@ static int native_language(struct native_ctx *c, const cJSON *root, const struct
 
 	if (!v) {
 		refuse(c->e, "missing_field", "language", "language is required");
-		return -1;
+		return -EINVAL;
 	}
 	if (!cJSON_IsString(v)) {
 		refuse(c->e, "invalid_type", "language", "language must be a string");
-		return -1;
+		return -EINVAL;
 	}
 	c->r->lang = langtab_find(t, v->valuestring);
 	if (!c->r->lang) {
 		refuse(c->e, "unknown_language", "language", "unknown language '%.64s'",
 		       v->valuestring);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -588,12 +589,12 @@ static int parse_extra_files(struct native_ctx *c, const cJSON *root)
 		return 0;
 	if (!cJSON_IsArray(a)) {
 		refuse(c->e, "invalid_type", "files", "files must be an array");
-		return -1;
+		return -EINVAL;
 	}
 	if (json_body_over_cap((size_t)cJSON_GetArraySize(a), c->cfg->max_files)) {
 		refuse(c->e, "too_many_files", "files", "at most %u extra files are allowed",
 		       c->cfg->max_files);
-		return -1;
+		return -EINVAL;
 	}
 	all = xcalloc(r->nfiles + (size_t)cJSON_GetArraySize(a), sizeof(*all));
 	memcpy(all, r->files, r->nfiles * sizeof(*all));
@@ -606,48 +607,48 @@ static int parse_extra_files(struct native_ctx *c, const cJSON *root)
 
 		snprintf(path, sizeof(path), "files[%zu]", i);
 		if (open_object(c, o, path, "invalid_type", keys, KEY_AT_OBJECT) < 0)
-			return -1;
+			return -EINVAL;
 		snprintf(path, sizeof(path), "files[%zu].name", i);
 		rc = opt_filename_at(c, o, "name", path, &f->name);
 		if (rc == 0)
 			refuse(c->e, "missing_field", path, "%s is required", path);
 		if (rc <= 0)
-			return -1;
+			return -EINVAL;
 		r->nfiles++;
 		for (size_t k = 0; k + 1 < r->nfiles; k++) {
 			if (strcmp(r->files[k].name, f->name) == 0) {
 				refuse(c->e, "invalid_filename", path,
 				       "%s: '%s' is already the source or another file", path,
 				       f->name);
-				return -1;
+				return -EINVAL;
 			}
 		}
 		if (r->artifact && strcmp(r->artifact, f->name) == 0) {
 			refuse(c->e, "invalid_filename", path, "%s: '%s' is the build's output", path,
 			       f->name);
-			return -1;
+			return -EINVAL;
 		}
 		snprintf(path, sizeof(path), "files[%zu].content", i);
 		v = cJSON_GetObjectItemCaseSensitive(o, "content");
 		if (!v || !cJSON_IsString(v)) {
 			refuse(c->e, v ? "invalid_type" : "missing_field", path,
 			       v ? "%s must be a string" : "%s is required", path);
-			return -1;
+			return -EINVAL;
 		}
 		b64 = cJSON_GetObjectItemCaseSensitive(o, "base64_encoded");
 		if (b64 && !cJSON_IsBool(b64)) {
 			refuse(c->e, "invalid_type", path, "files[%zu].base64_encoded must be true or "
 			       "false", i);
-			return -1;
+			return -EINVAL;
 		}
 		if (json_body_file_content(v, &c->m, cJSON_IsTrue(b64), &f->data, &f->len) < 0) {
 			refuse(c->e, "invalid_base64", path, "%s is not valid base64", path);
-			return -1;
+			return -EINVAL;
 		}
 		if (json_body_over_cap(f->len, c->cfg->max_file_bytes)) {
 			refuse(c->e, "file_too_large", path, "%s is larger than %zu bytes", path,
 			       c->cfg->max_file_bytes);
-			return -1;
+			return -EINVAL;
 		}
 		i++;
 	}
@@ -665,7 +666,7 @@ static int parse_tolerance(struct native_ctx *c, const cJSON *o, const char *key
 	    v->valuedouble > 1) {
 		refuse(c->e, "invalid_compare", "compare", "compare.%s must be a number from 0 to 1",
 		       key);
-		return -1;
+		return -EINVAL;
 	}
 	*out = v->valuedouble;
 	return 0;
@@ -693,17 +694,17 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 		return 0;
 	if (cJSON_IsObject(v)) {
 		if (open_object(c, v, "compare", "invalid_type", keys, KEY_AT_OBJECT) < 0)
-			return -1;
+			return -EINVAL;
 		mode = cJSON_GetObjectItemCaseSensitive(v, "mode");
 		if (!mode) {
 			refuse(c->e, "missing_field", "compare.mode", "compare.mode is required");
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (!cJSON_IsString(mode)) {
 		refuse(c->e, "invalid_type", "compare",
 		       "compare must be a string or an object with a mode");
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		if (strcmp(mode->valuestring, modes[i].name) == 0) {
@@ -714,7 +715,7 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 	if (!found) {
 		refuse(c->e, "invalid_compare", "compare",
 		       "unknown comparison '%.32s' (exact, tokens or float)", mode->valuestring);
-		return -1;
+		return -EINVAL;
 	}
 	if (!cJSON_IsObject(v))
 		return 0;
@@ -723,11 +724,11 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 	     cJSON_GetObjectItemCaseSensitive(v, "relative_tolerance"))) {
 		refuse(c->e, "invalid_compare", "compare",
 		       "tolerances apply to the float comparison only");
-		return -1;
+		return -EINVAL;
 	}
 	if (parse_tolerance(c, v, "absolute_tolerance", &spec->abs_tol) < 0 ||
 	    parse_tolerance(c, v, "relative_tolerance", &spec->rel_tol) < 0)
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -741,7 +742,7 @@ static int opt_bool(struct native_ctx *c, const cJSON *o, const char *key, const
 		return 0;
 	if (!cJSON_IsBool(v)) {
 		refuse(c->e, "invalid_type", path, "%s must be true or false", path);
-		return -1;
+		return -EINVAL;
 	}
 	*out = cJSON_IsTrue(v);
 	return 1;
@@ -760,21 +761,21 @@ static int parse_group_tests(struct native_ctx *c, const cJSON *o, size_t gi,
 	snprintf(path, sizeof(path), "groups[%zu].tests", gi);
 	if (!a) {
 		refuse(c->e, "missing_field", path, "%s is required", path);
-		return -1;
+		return -EINVAL;
 	}
 	if (!cJSON_IsArray(a)) {
 		refuse(c->e, "invalid_type", path, "%s must be an array of test indexes", path);
-		return -1;
+		return -EINVAL;
 	}
 	if (cJSON_GetArraySize(a) == 0) {
 		refuse(c->e, "invalid_groups", path, "%s must name at least one test", path);
-		return -1;
+		return -EINVAL;
 	}
 	/* no more entries than tests: a longer list repeats one */
 	if ((size_t)cJSON_GetArraySize(a) > ntests) {
 		refuse(c->e, "invalid_groups", path, "%s names more tests than the request has (%zu)",
 		       path, ntests);
-		return -1;
+		return -EINVAL;
 	}
 	g->tests = xcalloc((size_t)cJSON_GetArraySize(a), sizeof(*g->tests));
 	seen = xcalloc(ntests, sizeof(*seen));
@@ -808,7 +809,7 @@ static int parse_group_tests(struct native_ctx *c, const cJSON *o, size_t gi,
 	return 0;
 bad:
 	free(seen);
-	return -1;
+	return -EINVAL;
 }
 
 static int parse_group(struct native_ctx *c, const cJSON *o, size_t gi, struct req_group *g)
@@ -819,22 +820,22 @@ static int parse_group(struct native_ctx *c, const cJSON *o, size_t gi, struct r
 
 	snprintf(path, sizeof(path), "groups[%zu]", gi);
 	if (open_object(c, o, path, "invalid_type", keys, KEY_AT_KEY) < 0)
-		return -1;
+		return -EINVAL;
 	if (parse_group_tests(c, o, gi, g) < 0)
-		return -1;
+		return -EINVAL;
 	snprintf(path, sizeof(path), "groups[%zu].stop_on_failure", gi);
 	if (opt_bool(c, o, "stop_on_failure", path, &g->stop_on_failure) < 0)
-		return -1;
+		return -EINVAL;
 	snprintf(path, sizeof(path), "groups[%zu].points", gi);
 	v = cJSON_GetObjectItemCaseSensitive(o, "points");
 	if (v && !cJSON_IsNumber(v)) {
 		refuse(c->e, "invalid_type", path, "%s must be a number", path);
-		return -1;
+		return -EINVAL;
 	}
 	if (v && !(v->valuedouble >= 0 && v->valuedouble <= REQ_MAX_POINTS)) {
 		refuse(c->e, "invalid_groups", path, "%s must be a number from 0 to %.0f", path,
 		       REQ_MAX_POINTS);
-		return -1;
+		return -EINVAL;
 	}
 	g->points = v ? v->valuedouble : 0;
 	return 0;
@@ -852,18 +853,18 @@ static int parse_groups(struct native_ctx *c, const cJSON *root)
 	size_t n;
 
 	if (opt_bool(c, root, "stop_on_failure", "stop_on_failure", &r->stop_on_failure) < 0)
-		return -1;
+		return -EINVAL;
 	if (!a)
 		return 0;
 	if (!cJSON_IsArray(a)) {
 		refuse(c->e, "invalid_type", "groups", "groups must be an array");
-		return -1;
+		return -EINVAL;
 	}
 	n = (size_t)cJSON_GetArraySize(a);
 	if (n > REQ_MAX_GROUPS) {
 		refuse(c->e, "too_many_groups", "groups", "at most %d groups are allowed",
 		       REQ_MAX_GROUPS);
-		return -1;
+		return -EINVAL;
 	}
 	r->has_groups = true;
 	/* one slot at least: the walk below need not know n */
@@ -872,7 +873,7 @@ static int parse_groups(struct native_ctx *c, const cJSON *root)
 		/* counted first, so request_free releases a half-done group */
 		r->ngroups++;
 		if (parse_group(c, v, r->ngroups - 1, &r->groups[r->ngroups - 1]) < 0)
-			return -1;
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -916,7 +917,7 @@ static int parse_program_fields(struct native_ctx *c, const cJSON *o, const stru
 	    parse_build_or_run(c, o, "run", &r->lang->run, true, &r->run_limits,
 			       &r->run_flags) < 0 ||
 	    parse_extra_files(c, o) < 0)
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -936,11 +937,11 @@ static int parse_program(struct native_ctx *c, const cJSON *root, const char *ke
 	if (!o)
 		return 0;
 	if (open_object(c, o, key, "invalid_type", keys, KEY_WITHIN) < 0)
-		return -1;
+		return -EINVAL;
 	if (parse_program_fields(&prog, o, t) < 0) {
 		err_within(c->e, key);
 		request_free(prog.r);
-		return -1;
+		return -EINVAL;
 	}
 	*out = prog.r;
 	return 0;
@@ -960,13 +961,13 @@ static int check_judge(struct native_ctx *c, const cJSON *root)
 		refuse(c->e, "invalid_checker", "checker",
 		       "a request has an interactor or a checker, not both (the interactor "
 		       "gives the verdict)");
-		return -1;
+		return -EINVAL;
 	}
 	if (compare && (r->interactor || r->checker)) {
 		refuse(c->e, r->interactor ? "invalid_interactor" : "invalid_checker", "compare",
 		       "compare does not apply: the %s gives the verdict",
 		       r->interactor ? "interactor" : "checker");
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < r->ntests && r->interactor; i++) {
 		const struct req_test *t = &r->tests[i];
@@ -978,7 +979,7 @@ static int check_judge(struct native_ctx *c, const cJSON *root)
 			 t->input_file ? "input_file" : "output_file");
 		refuse(c->e, "invalid_interactor", path,
 		       "%s: an interactive test talks through stdin and stdout, not files", path);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -993,7 +994,7 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 					    "stop_on_failure", "groups", NULL };
 	struct native_ctx c = { .cfg = cfg, .e = e };
 	cJSON *root = NULL;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	/* The HTTP layer reads up to the larger of the two APIs' caps. */
 	if (json_body_over_cap(len, cfg->run_max_body_bytes)) {

@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/util.h"
+
 static struct http_parser *parser_of(llhttp_t *ll)
 {
 	return ll->data;
@@ -40,9 +42,11 @@ static int parse_fail(struct http_parser *p, int status, const char *code, const
 	return HPE_USER;
 }
 
-static int fail_nomem(struct http_parser *p)
+/* A buffer that cannot grow: only its size arithmetic can fail (the
+ * allocation itself aborts), and the caps keep it far from that. */
+static int fail_buffer(struct http_parser *p)
 {
-	return parse_fail(p, 500, "internal_error", "out of memory while reading the request");
+	return parse_fail(p, 500, "internal_error", "a request buffer cannot grow");
 }
 
 static int fail_headers_too_large(struct http_parser *p)
@@ -118,7 +122,7 @@ static int on_url(llhttp_t *ll, const char *at, size_t len)
 	if (rc)
 		return rc;
 	if (buf_append(&p->url, at, len) < 0)
-		return fail_nomem(p);
+		return fail_buffer(p);
 	return 0;
 }
 
@@ -144,14 +148,9 @@ static int on_url_complete(llhttp_t *ll)
 		path = "/";
 		plen = 1;
 	}
-	p->req.path = strndup(path, plen);
-	if (!p->req.path)
-		return fail_nomem(p);
-	if (q) {
-		p->req.query = strdup(q + 1);
-		if (!p->req.query)
-			return fail_nomem(p);
-	}
+	p->req.path = xstrndup(path, plen);
+	if (q)
+		p->req.query = xstrdup(q + 1);
 	return 0;
 }
 
@@ -182,7 +181,7 @@ static int on_header_field(llhttp_t *ll, const char *at, size_t len)
 	if (rc || p->headers_done)
 		return rc;
 	if (buf_append(&p->field, at, len) < 0)
-		return fail_nomem(p);
+		return fail_buffer(p);
 	for (size_t i = start; i < p->field.len; i++) {
 		char ch = p->field.data[i];
 
@@ -208,7 +207,7 @@ static int on_header_value(llhttp_t *ll, const char *at, size_t len)
 	if (rc || p->headers_done)
 		return rc;
 	if (buf_append(&p->value, at, len) < 0)
-		return fail_nomem(p);
+		return fail_buffer(p);
 	return 0;
 }
 
@@ -232,12 +231,6 @@ static int on_header_value_complete(llhttp_t *ll)
 	h = &p->req.headers[p->req.nheaders];
 	h->name = buf_steal(&p->field, NULL);
 	h->value = buf_steal(&p->value, NULL);
-	if (!h->name || !h->value) {
-		free(h->name);
-		free(h->value);
-		h->name = h->value = NULL;
-		return fail_nomem(p);
-	}
 	p->req.nheaders++;
 	return 0;
 }
@@ -309,7 +302,7 @@ static int on_body(llhttp_t *ll, const char *at, size_t len)
 	if (p->max_body_bytes && len > p->max_body_bytes - p->req.body.len)
 		return fail_body_too_large(p);
 	if (buf_append(&p->req.body, at, len) < 0)
-		return fail_nomem(p);
+		return fail_buffer(p);
 	return 0;
 }
 
@@ -651,12 +644,12 @@ int http_response_around(struct buf *out, int status, const char *content_type, 
 	buf_init(&head, 0);
 	rc = format_head(&head, status, content_type, len, keep_alive, extra_headers);
 	/* realloc of a big block moves its pages (mremap), not its bytes */
-	p = rc ? NULL : realloc(body, head.len + len + 1);
-	if (!p) {
+	if (rc) {
 		free(body);
 		buf_free(&head);
-		return rc ? rc : -ENOMEM;
+		return rc;
 	}
+	p = xreallocarray(body, head.len + len + 1, 1);
 	memmove(p + head.len, p, len);
 	memcpy(p, head.data, head.len);
 	p[head.len + len] = '\0';

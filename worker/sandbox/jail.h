@@ -80,15 +80,10 @@ __attribute__((format(printf, 2, 3)))
 static inline void jail_args_addf(char ***argv, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	strv_push(argv, xvasprintf(fmt, ap));
 	va_end(ap);
-	if (n < 0)
-		abort();
-	strv_push(argv, s);
 }
 
 /* ---- one jail ---------------------------------------------------------- */

@@ -554,11 +554,7 @@ static int mirror_push(struct mirror *m, int s, int d, mode_t mode)
 		return -errno;
 	if (m->n == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct mirror_level *lv = realloc(m->lv, cap * sizeof(*lv));
-
-		if (!lv)
-			return -ENOMEM;
-		m->lv = lv;
+		m->lv = xreallocarray(m->lv, cap, sizeof(*m->lv));
 		m->cap = cap;
 	}
 	m->lv[m->n++] = (struct mirror_level){ .sdev = ss.st_dev, .sino = ss.st_ino,

@@ -192,9 +192,7 @@ static void add_mount(struct jail_shared *shared, enum jail_mount_kind k, const 
 {
 	struct jail_mount *m;
 
-	shared->mounts = realloc(shared->mounts, (shared->nmounts + 1) * sizeof(*shared->mounts));
-	if (!shared->mounts)
-		abort();
+	shared->mounts = xreallocarray(shared->mounts, shared->nmounts + 1, sizeof(*shared->mounts));
 	m = &shared->mounts[shared->nmounts++];
 	m->kind = k;
 	m->path = xstrdup(path);
