@@ -141,6 +141,26 @@ static int get_strv(struct lctx *c, const struct yamlutil_node *n, const char *k
 	return yamlutil_strv(n, c->file, key, out, c->err, c->errlen);
 }
 
+/*
+ * The string under a required key of map, and its node (for later
+ * messages). section: the map's own key ("codize"), NULL at the top.
+ */
+static int required_str(struct lctx *c, const struct yamlutil_node *map, const char *section,
+			const char *key, char **out, const struct yamlutil_node **node)
+{
+	const struct yamlutil_node *v = yamlutil_get(map, key);
+	char full[64];
+
+	if (!v)
+		return lfail(c, map->line, "%s%smissing required key '%s'", section ? section : "",
+			     section ? ": " : "", key);
+	snprintf(full, sizeof(full), "%s%s%s", section ? section : "", section ? "." : "", key);
+	if (get_str(c, v, full, out) < 0)
+		return -EINVAL;
+	*node = v;
+	return 0;
+}
+
 /* Line of item i of a list node; a null node (empty list) has no items. */
 static int item_line(const struct yamlutil_node *n, size_t i)
 {
@@ -468,16 +488,12 @@ static int parse_name_fields(struct lctx *c, const struct yamlutil_node *root, s
 {
 	const struct yamlutil_node *v;
 
-	if (!(v = yamlutil_get(root, "id")))
-		return lfail(c, root->line, "missing required key 'id'");
-	if (get_str(c, v, "id", &l->id) < 0)
+	if (required_str(c, root, NULL, "id", &l->id, &v) < 0)
 		return -EINVAL;
 	if (!valid_id(l->id))
 		return lfail(c, v->line, "id: '%s' is not a valid id ([a-z0-9][a-z0-9_+.-]*, at most %d characters)",
 			     l->id, LANG_ID_MAX);
-	if (!(v = yamlutil_get(root, "name")))
-		return lfail(c, root->line, "missing required key 'name'");
-	if (get_str(c, v, "name", &l->name) < 0)
+	if (required_str(c, root, NULL, "name", &l->name, &v) < 0)
 		return -EINVAL;
 	if (!l->name[0])
 		return lfail(c, v->line, "name: must not be empty");
@@ -498,9 +514,7 @@ static int parse_file_fields(struct lctx *c, const struct yamlutil_node *root, s
 {
 	const struct yamlutil_node *v;
 
-	if (!(v = yamlutil_get(root, "source_filename")))
-		return lfail(c, root->line, "missing required key 'source_filename'");
-	if (get_str(c, v, "source_filename", &l->source_filename) < 0)
+	if (required_str(c, root, NULL, "source_filename", &l->source_filename, &v) < 0)
 		return -EINVAL;
 	if (!strcmp(l->source_filename, LANG_FROM_REQUEST)) {
 		free(l->source_filename);
@@ -959,9 +973,7 @@ static int parse_codize(struct lctx *c, const struct yamlutil_node *root, struct
 		return 0;
 	if (want_map(c, v, "codize") < 0 || check_keys(c, v, keys, "codize") < 0)
 		return -EINVAL;
-	if (!(p = yamlutil_get(v, "runtime")))
-		return lfail(c, v->line, "codize: missing required key 'runtime'");
-	if (get_str(c, p, "codize.runtime", &l->codize_runtime) < 0)
+	if (required_str(c, v, "codize", "runtime", &l->codize_runtime, &p) < 0)
 		return -EINVAL;
 	if (!valid_id(l->codize_runtime))
 		return lfail(c, p->line, "codize.runtime: '%s' is not a valid id", l->codize_runtime);
