@@ -322,6 +322,18 @@ static int write_in(const char *dir, const char *file, const char *val)
 	return write_file_str(path, val);
 }
 
+/* write_in, and on failure the reason in err: "write(dir/file, val): ...". */
+static int write_or_say(const char *dir, const char *file, const char *val, char *err,
+			size_t errlen)
+{
+	int rc = write_in(dir, file, val);
+
+	if (rc < 0)
+		return set_err(err, errlen, rc, "write(%s/%s, %s): %s", dir, file, val,
+			       strerror(-rc));
+	return 0;
+}
+
 static bool exists_in(const char *dir, const char *file)
 {
 	char path[PATH_MAX];
@@ -1082,15 +1094,12 @@ static int limits_v1(struct cgroup_step *s, const struct cgroup_limits *l, char 
 
 	if (l->memory_bytes) {
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)l->memory_bytes);
-		if ((rc = write_in(mem, "memory.limit_in_bytes", num)) < 0)
-			return set_err(err, errlen, rc, "write(%s/memory.limit_in_bytes, %s): %s",
-				       mem, num, strerror(-rc));
+		if ((rc = write_or_say(mem, "memory.limit_in_bytes", num, err, errlen)) < 0)
+			return rc;
 		/* memory+swap at the same limit: the step cannot swap out */
 		if (exists_in(mem, "memory.memsw.limit_in_bytes") &&
-		    (rc = write_in(mem, "memory.memsw.limit_in_bytes", num)) < 0)
-			return set_err(err, errlen, rc,
-				       "write(%s/memory.memsw.limit_in_bytes, %s): %s", mem, num,
-				       strerror(-rc));
+		    (rc = write_or_say(mem, "memory.memsw.limit_in_bytes", num, err, errlen)) < 0)
+			return rc;
 	}
 	/* both are best effort: without swap, or on kernels that refuse them */
 	write_in(mem, "memory.swappiness", "0");
@@ -1099,9 +1108,8 @@ static int limits_v1(struct cgroup_step *s, const struct cgroup_limits *l, char 
 	write_in(mem, "memory.oom_control", "0");
 	if (l->pids) {
 		snprintf(num, sizeof(num), "%u", l->pids);
-		if ((rc = write_in(pids, "pids.max", num)) < 0)
-			return set_err(err, errlen, rc, "write(%s/pids.max, %s): %s", pids, num,
-				       strerror(-rc));
+		if ((rc = write_or_say(pids, "pids.max", num, err, errlen)) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -1114,9 +1122,8 @@ static int limits_v2(struct cgroup_step *s, const struct cgroup_limits *l, char 
 
 	if (l->memory_bytes) {
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)l->memory_bytes);
-		if ((rc = write_in(dir, "memory.max", num)) < 0)
-			return set_err(err, errlen, rc, "write(%s/memory.max, %s): %s", dir, num,
-				       strerror(-rc));
+		if ((rc = write_or_say(dir, "memory.max", num, err, errlen)) < 0)
+			return rc;
 	}
 	/* absent when the kernel does no swap accounting: nothing to limit then */
 	rc = write_in(dir, "memory.swap.max", "0");
@@ -1125,9 +1132,8 @@ static int limits_v2(struct cgroup_step *s, const struct cgroup_limits *l, char 
 			       strerror(-rc));
 	if (l->pids) {
 		snprintf(num, sizeof(num), "%u", l->pids);
-		if ((rc = write_in(dir, "pids.max", num)) < 0)
-			return set_err(err, errlen, rc, "write(%s/pids.max, %s): %s", dir, num,
-				       strerror(-rc));
+		if ((rc = write_or_say(dir, "pids.max", num, err, errlen)) < 0)
+			return rc;
 	}
 	return 0;
 }
