@@ -379,20 +379,36 @@ static mode_t frozen_mode(mode_t m)
  * fd opened beneath the job directory (never by name, which could have
  * become a link), then hard-linked into the snapshot.
  */
-static int freeze_file(int src, int dst, const char *name)
+/* Open name under dir for reading, beneath it, and only as a regular file
+ * (its stat in *st): the fd, or negative errno. */
+static int open_regular(int dir, const char *name, struct stat *st)
 {
-	struct stat st;
-	int fd = open_beneath(src, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	int fd = open_beneath(dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	int rc = 0;
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
+	if (fstat(fd, st) < 0)
 		rc = -errno;
-	else if (!S_ISREG(st.st_mode))
+	else if (!S_ISREG(st->st_mode))
 		rc = -EINVAL;
-	else if (fchown(fd, 0, 0) < 0 || fchmod(fd, frozen_mode(st.st_mode)) < 0 ||
-		 linkat(src, name, dst, name, 0) < 0)
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+static int freeze_file(int src, int dst, const char *name)
+{
+	struct stat st;
+	int fd = open_regular(src, name, &st);
+	int rc = 0;
+
+	if (fd < 0)
+		return fd;
+	if (fchown(fd, 0, 0) < 0 || fchmod(fd, frozen_mode(st.st_mode)) < 0 ||
+	    linkat(src, name, dst, name, 0) < 0)
 		rc = -errno;
 	close(fd);
 	return rc;
@@ -468,19 +484,15 @@ static int copy_fd(int in, int out)
  */
 static int copy_frozen(struct mirror *m, const char *name)
 {
-	int in = open_beneath(m->src, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	struct stat st;
 	struct stat os;
+	int in = open_regular(m->src, name, &st);
 	int out, rc = 0;
 
 	if (in < 0)
 		return in;
-	if (fstat(in, &st) < 0)
-		rc = -errno;
-	else if (!S_ISREG(st.st_mode))
-		rc = -EINVAL;
 	/* a sparse file is copied whole, as each name of a hard-linked one */
-	else if (m->kind == MK_EXPORT)
+	if (m->kind == MK_EXPORT)
 		rc = export_admit(m, blocks_of((uint64_t)st.st_size),
 				  blocks_of((uint64_t)st.st_size));
 	if (rc < 0) {
