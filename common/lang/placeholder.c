@@ -42,7 +42,7 @@ static int ph_lookup(const char *name, size_t len)
 
 /*
  * Find the next "{{name}}" at or after p. Returns 0 and the span (start of
- * "{{", name, name length, end after "}}"), 1 when there is none, or -1 for
+ * "{{", name, name length, end after "}}"), 1 when there is none, or -EINVAL for
  * an unclosed "{{".
  */
 static int ph_next(const char *p, const char **start, const char **name, size_t *len,

@@ -286,26 +286,41 @@ static int parse_build_or_run(struct native_ctx *c, const cJSON *root, const cha
 	return 0;
 }
 
-/* An optional string field: 0 absent, 1 present (*s, *len set), -1 bad. */
+/*
+ * An optional field of o of the type is_type accepts: 0 absent, 1 present
+ * (*v set), -EINVAL when of another type ("<path> must be <what>").
+ */
+static int opt_field(struct native_ctx *c, const cJSON *o, const char *key, const char *path,
+		     cJSON_bool (*is_type)(const cJSON *), const char *what, const cJSON **v)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!f)
+		return 0;
+	if (!is_type(f)) {
+		refuse(c->e, "invalid_type", path, "%s must be %s", path, what);
+		return -EINVAL;
+	}
+	*v = f;
+	return 1;
+}
+
+/* An optional string field: 0 absent, 1 present (*s, *len set), -EINVAL bad. */
 static int opt_string(struct native_ctx *c, const cJSON *o, const char *key,
 		      const char *path, char **s, size_t *len)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const cJSON *v;
+	int rc = opt_field(c, o, key, path, cJSON_IsString, "a string", &v);
 
-	if (!v)
-		return 0;
-	if (!cJSON_IsString(v)) {
-		refuse(c->e, "invalid_type", path, "%s must be a string", path);
-		return -EINVAL;
-	}
-	*s = json_body_bytes(v, &c->m, len);
-	return 1;
+	if (rc > 0)
+		*s = json_body_bytes(v, &c->m, len);
+	return rc;
 }
 
 static int opt_filename_at(struct native_ctx *c, const cJSON *o, const char *key,
 			   const char *path, char **out);
 
-/* A test's file name field (input_file, output_file): 0 absent, 1 valid, -1 bad. */
+/* A test's file name field (input_file, output_file): 0 absent, 1 valid, -EINVAL bad. */
 static int test_filename(struct native_ctx *c, const cJSON *o, size_t i, const char *key,
 			 char **out)
 {
@@ -429,7 +444,7 @@ static int parse_tests(struct native_ctx *c, const cJSON *root)
 }
 
 /* A client file name field of o, named path in errors: 0 absent, 1 present
- * and valid, -1 bad. */
+ * and valid, -EINVAL bad. */
 static int opt_filename_at(struct native_ctx *c, const cJSON *o, const char *key,
 			   const char *path, char **out)
 {
@@ -732,20 +747,16 @@ static int parse_compare(struct native_ctx *c, const cJSON *root, struct compare
 	return 0;
 }
 
-/* An optional boolean field of o: 0 absent, 1 read into *out, -1 bad. */
+/* An optional boolean field of o: 0 absent, 1 read into *out, -EINVAL bad. */
 static int opt_bool(struct native_ctx *c, const cJSON *o, const char *key, const char *path,
 		    bool *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const cJSON *v;
+	int rc = opt_field(c, o, key, path, cJSON_IsBool, "true or false", &v);
 
-	if (!v)
-		return 0;
-	if (!cJSON_IsBool(v)) {
-		refuse(c->e, "invalid_type", path, "%s must be true or false", path);
-		return -EINVAL;
-	}
-	*out = cJSON_IsTrue(v);
-	return 1;
+	if (rc > 0)
+		*out = cJSON_IsTrue(v);
+	return rc;
 }
 
 /* A group's "tests": indexes of the request's tests, each once. */
@@ -924,7 +935,7 @@ static int parse_program_fields(struct native_ctx *c, const cJSON *o, const stru
 /*
  * "interactor" / "checker": a program of the judge's, in the request's own
  * shape (language, source, source_filename, artifact_filename, build, run,
- * files) without tests. 0 absent or parsed into *out, -1 bad.
+ * files) without tests. 0 absent or parsed into *out, -EINVAL bad.
  */
 static int parse_program(struct native_ctx *c, const cJSON *root, const char *key,
 			 const struct langtab *t, struct job_request **out)
