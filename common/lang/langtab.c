@@ -150,13 +150,18 @@ static int required_str(struct lctx *c, const struct yamlutil_node *map, const c
 {
 	const struct yamlutil_node *v = yamlutil_get(map, key);
 	char full[64];
+	char *s = NULL;
 
-	if (!v)
-		return lfail(c, map->line, "%s%smissing required key '%s'", section ? section : "",
-			     section ? ": " : "", key);
-	snprintf(full, sizeof(full), "%s%s%s", section ? section : "", section ? "." : "", key);
-	if (get_str(c, v, full, out) < 0)
+	*node = map;
+	if (!v) {
+		lfail(c, map->line, "%s%smissing required key '%s'", section ? section : "",
+		      section ? ": " : "", key);
 		return -EINVAL;
+	}
+	snprintf(full, sizeof(full), "%s%s%s", section ? section : "", section ? "." : "", key);
+	if (get_str(c, v, full, &s) < 0 || !s)
+		return -EINVAL;
+	*out = s;
 	*node = v;
 	return 0;
 }
