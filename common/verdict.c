@@ -2,6 +2,7 @@
 
 #include "common/verdict.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -223,7 +224,7 @@ enum test_status verdict_top_level(const struct verdict_job *job)
 /*
  * The points a partial verdict's message starts with: its first token, or
  * the one after a leading "points" (testlib's spelling), a decimal number
- * from 0 to 1. -1 when there is none.
+ * from 0 to 1. -ENOENT when there is none.
  */
 static int parse_points(const char *msg, size_t len, double *out)
 {
@@ -231,12 +232,12 @@ static int parse_points(const char *msg, size_t len, double *out)
 	double v;
 
 	if (!next_token(msg, len, &pos, &start, &tlen))
-		return -1;
+		return -ENOENT;
 	if (tlen == 6 && memcmp(msg + start, "points", 6) == 0 &&
 	    !next_token(msg, len, &pos, &start, &tlen))
-		return -1;
+		return -ENOENT;
 	if (!decimal_token(msg + start, tlen, &v) || v < 0 || v > 1)
-		return -1;
+		return -ENOENT;
 	*out = v;
 	return 0;
 }

@@ -122,7 +122,8 @@ void probe_table_read(const struct probe_table *t, struct probe_snapshot *out);
  * The prober's body: open a sandbox on cgroup subtree "<master>-probe", run
  * each language's probe, publish. *stop set (by a signal) ends it between
  * two probes, so that no job directory is left behind. Returns 0 when
- * every probe passed.
+ * every probe passed, -EINTR when stopped, -EIO when a probe failed or
+ * the sandbox would not open.
  */
 int probe_run_all(const struct config *cfg, const struct langtab *langs, uint32_t generation,
 		  struct probe_table *t, volatile sig_atomic_t *stop);

@@ -195,7 +195,7 @@ int probe_run_all(const struct config *cfg, const struct langtab *langs, uint32_
 		if (*stop) {
 			sandbox_close(sandbox);
 			free(snap);
-			return -1;
+			return -EINTR;
 		}
 		if (sandbox) {
 			probe_one(sandbox, cfg, l, uid, e);
@@ -215,5 +215,5 @@ int probe_run_all(const struct config *cfg, const struct langtab *langs, uint32_
 	log_info("probes done: %zu languages, %d failed", langtab_count(langs), failed);
 	sandbox_close(sandbox);
 	free(snap);
-	return failed || !sandbox ? -1 : 0;
+	return failed || !sandbox ? -EIO : 0;
 }
