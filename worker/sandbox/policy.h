@@ -25,17 +25,17 @@ enum policy_mount_kind {
 	/* A host path shown read-only at the same place: a directory or file
 	 * is bind-mounted, a symlink is recreated with the same target (so
 	 * /lib -> usr/lib stays a symlink on merged-/usr hosts). */
-	PM_HOST_RO,
+	POLICY_MOUNT_HOST_RO,
 	/* A character device bound read-write (null, zero, ...). */
-	PM_DEVICE,
+	POLICY_MOUNT_DEVICE,
 	/* A symlink created inside the jail: path -> target. */
-	PM_SYMLINK,
+	POLICY_MOUNT_SYMLINK,
 };
 
 struct policy_mount {
 	const char *path;
 	enum policy_mount_kind kind;
-	const char *target;   /* PM_SYMLINK only */
+	const char *target;   /* POLICY_MOUNT_SYMLINK only */
 };
 
 /* Every entry is optional: a host path that does not exist is skipped. */
@@ -43,9 +43,9 @@ extern const struct policy_mount policy_mounts[];
 extern const size_t policy_mounts_count;
 
 enum policy_sys_action {
-	PSA_KILL,         /* kill the process with SIGSYS: a clear runtime error */
-	PSA_EPERM,        /* fail with EPERM: a harmless read some libraries make */
-	PSA_ENOSYS,       /* pretend the call does not exist: runtimes fall back */
+	POLICY_SYSCALL_KILL,         /* kill the process with SIGSYS: a clear runtime error */
+	POLICY_SYSCALL_EPERM,        /* fail with EPERM: a harmless read some libraries make */
+	POLICY_SYSCALL_ENOSYS,       /* pretend the call does not exist: runtimes fall back */
 };
 
 struct policy_syscall {

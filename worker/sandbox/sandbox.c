@@ -209,13 +209,13 @@ static void resolve_mounts(struct jail_shared *shared)
 		struct stat st;
 		ssize_t n;
 
-		if (pm->kind == PM_SYMLINK) {
+		if (pm->kind == POLICY_MOUNT_SYMLINK) {
 			add_mount(shared, JAIL_MOUNT_SYMLINK, pm->path, pm->target);
 			continue;
 		}
 		if (lstat(pm->path, &st) < 0)
 			continue;
-		if (pm->kind == PM_DEVICE) {
+		if (pm->kind == POLICY_MOUNT_DEVICE) {
 			if (S_ISCHR(st.st_mode))
 				add_mount(shared, JAIL_MOUNT_DEV_BIND, pm->path, NULL);
 			continue;

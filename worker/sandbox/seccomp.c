@@ -30,11 +30,11 @@ struct seccomp_set {
 static uint32_t policy_action(enum policy_sys_action a)
 {
 	switch (a) {
-	case PSA_ENOSYS:
+	case POLICY_SYSCALL_ENOSYS:
 		return SCMP_ACT_ERRNO(ENOSYS);
-	case PSA_EPERM:
+	case POLICY_SYSCALL_EPERM:
 		return SCMP_ACT_ERRNO(EPERM);
-	case PSA_KILL:
+	case POLICY_SYSCALL_KILL:
 		break;
 	}
 	return SCMP_ACT_KILL_PROCESS;
