@@ -6,12 +6,13 @@
 
 /* Encoded length of n bytes, without the NUL. */
 size_t base64_encoded_len(size_t n);
-/* Encode into a malloc'd NUL-terminated string; NULL on ENOMEM. */
+/* Encode into a malloc'd NUL-terminated string; NULL when n is too big to
+ * encode in a size_t. */
 char *base64_encode(const void *data, size_t n);
 /*
  * Strict decode: only the standard alphabet, correct padding, no
  * whitespace. Returns 0 and a malloc'd buffer (NUL-terminated for
- * convenience) with its length, or -EINVAL / -ENOMEM.
+ * convenience) with its length, or -EINVAL.
  */
 int base64_decode(const char *s, size_t len, char **out, size_t *outlen);
 

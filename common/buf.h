@@ -16,7 +16,8 @@ struct buf {
 void buf_init(struct buf *b, size_t limit);
 void buf_free(struct buf *b);
 void buf_reset(struct buf *b);
-/* 0, or -ENOMEM. Bytes beyond b->limit are dropped and b->truncated set. */
+/* 0, or -EOVERFLOW when the size would not fit a size_t. Bytes beyond
+ * b->limit are dropped and b->truncated set. */
 int buf_append(struct buf *b, const void *data, size_t len);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...)

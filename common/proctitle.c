@@ -75,11 +75,6 @@ char **proctitle_init(int argc, char **argv)
 	end = run_end(environ, end);
 	args = copy_strv(argv, (size_t)argc);
 	env = copy_strv(environ, nenv);
-	if (!args || !env) {
-		free(args);
-		free(env);
-		return argv;
-	}
 	/* both copies live as long as the process, each held here (environ's
 	 * vector is replaced by the C library once it grows) */
 	environ = env;

@@ -176,7 +176,6 @@ char *placeholder_expand_one(const char *tmpl, const struct expand_ctx *ctx)
 	const char *p = tmpl, *start, *name, *end;
 	struct buf b;
 	size_t len;
-	char *s;
 	int rc;
 
 	buf_init(&b, 0);
@@ -201,10 +200,7 @@ char *placeholder_expand_one(const char *tmpl, const struct expand_ctx *ctx)
 	rc = buf_puts(&b, p);
 	if (rc < 0)
 		goto fail;
-	s = buf_steal(&b, NULL);
-	if (!s)
-		errno = ENOMEM;
-	return s;
+	return buf_steal(&b, NULL);
 fail:
 	buf_free(&b);
 	errno = -rc;

@@ -64,7 +64,7 @@ int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx
 			   char ***out);
 /*
  * Expand one template that holds scalar placeholders only. malloc'd string,
- * or NULL with errno ENOMEM, or EINVAL (bad template, list placeholder,
+ * or NULL with errno EINVAL (bad template, list placeholder,
  * {{source}} or {{artifact}} asked for but NULL in ctx).
  */
 char *placeholder_expand_one(const char *tmpl, const struct expand_ctx *ctx);

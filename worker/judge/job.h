@@ -113,7 +113,8 @@ struct job_env {
 	struct buildcache *cache;   /* the solution's builds, NULL: none */
 };
 
-/* Runs the job; returns 0 (the result says what happened) or -ENOMEM. */
+/* Runs the job; returns 0: the result says what happened, sandbox faults
+ * included. */
 int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res);
 void job_result_free(struct job_result *res);
 

@@ -164,10 +164,8 @@ int jobdir_read(const struct jobdir *d, const char *name, size_t cap, struct buf
 			n = (ssize_t)room;
 			out->truncated = true;
 		}
-		if (buf_append(out, chunk, (size_t)n) < 0) {
-			rc = -ENOMEM;
+		if ((rc = buf_append(out, chunk, (size_t)n)) < 0)
 			break;
-		}
 		if (out->truncated)
 			break;
 	}
