@@ -1,10 +1,12 @@
 /*
  * goboxd-init: pid 1 of every jail.
  *
- * The jail (bwrap or nsjail) is built once per job with this program as its
- * command. It talks to its worker over the socket at INITMSG_FD (see
- * worker/sandbox/initmsg.h): the worker asks it to run the build and then each
- * test, and it answers with the pid and, later, the exact wait status. It
+ * The jail (bwrap or nsjail) is built with this program as its command and
+ * serves one job after another. It talks to its worker over the socket at
+ * INITMSG_FD (see worker/sandbox/initmsg.h): the worker asks it to run the
+ * build and then each test, and it answers with the pid and, later, the
+ * exact wait status; between two jobs the worker asks it to RESET the jail
+ * (reset_steps). It
  * never runs user code itself: each program is a child that joins its
  * step's cgroup, sets its rlimits, drops every capability, installs the
  * seccomp filter and only then execs. Two lists give the order, each step
@@ -17,17 +19,19 @@
  * whatever is left in the namespace.
  *
  * It keeps CAP_SYS_ADMIN inside the jail's user namespace, and only for
- * three things: a network namespace without a working interface, once
- * (empty_network), mounting a fresh /tmp for each program, and giving each
- * program an IPC namespace of its own (SysV shared memory, semaphores and
- * message queues, POSIX message queues), which the kernel frees with the
- * program's last process, so nothing of that kind reaches the next
+ * these: a network namespace without a working interface, at the start
+ * (empty_network) and for each later job (reset_network); the pid counter
+ * set back between jobs; a fresh /tmp for each program; and an IPC
+ * namespace of its own for each program (SysV shared memory, semaphores
+ * and message queues, POSIX message queues), which the kernel frees with
+ * the program's last process, so nothing of that kind reaches the next
  * program or outlives this one. It is not dumpable,
  * so a program running under the same uid cannot open /proc/1/mem, its
  * fds or its environment. Libc only; no goboxd library.
  */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -541,6 +545,168 @@ static void do_enter(struct init *in, const int *fds, unsigned nfds)
 	send_msg(in, INITMSG_ENTERED, 0, NULL, 0);
 }
 
+/* ---- RESET: the jail made ready for another job ----------------------- */
+
+static int network_is_empty(void);
+
+/*
+ * The steps, in reset_steps' order: each returns 0 or -errno, and its
+ * comment says why it stands where it does. Together they leave the jail
+ * as its start left it, with nothing of the job before reachable: no
+ * process, no /tmp, no socket, no network state and no trace in the pid
+ * numbers. The IPC namespaces went with each program (child_run) and the
+ * job directory is the worker's (jobdir_reset); the seccomp filter and the
+ * cgroup the init entered stay, and are the same for every job.
+ */
+
+/* First, as everything after assumes it: every process but ourselves
+ * killed and reaped. kill(-1) from a namespace's init reaches everything
+ * else in it, and every process of the namespace descends from us (no
+ * program may setns), so once wait says ECHILD none is left. A process
+ * stuck in the kernel keeps this waiting: the worker's time-out then ends
+ * the whole jail. */
+static int reset_kill_everything(struct init *in)
+{
+	struct signalfd_siginfo si;
+
+	if (kill(-1, SIGKILL) < 0 && errno != ESRCH)
+		return -errno;
+	for (;;) {
+		if (waitpid(-1, NULL, 0) > 0)
+			continue;
+		if (errno == EINTR)
+			continue;
+		if (errno != ECHILD)
+			return -errno;
+		break;
+	}
+	memset(in->kids, 0, sizeof(in->kids));
+	while (read(in->sigfd, &si, sizeof(si)) > 0)
+		;
+	return 0;
+}
+
+/* Then the proof from the other side: /proc, the jail's pid namespace,
+ * lists ourselves alone. */
+static int reset_check_alone(struct init *in)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int rc = 0;
+
+	(void)in;
+	if (!d)
+		return -errno;
+	while (rc == 0 && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end == '\0' && end != de->d_name && pid != getpid())
+			rc = -EBUSY;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The last program's /tmp goes (its memory with it); the next job's first
+ * program mounts its own over the placeholder, which none ever wrote. */
+static int reset_drop_tmp(struct init *in)
+{
+	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
+		return -errno;
+	in->tmp_mounted = false;
+	return 0;
+}
+
+/* A new network namespace, checked empty like the first (empty_network):
+ * a socket the job left bound in the old one, held alive by a file
+ * descriptor in flight, stays there, out of every later program's reach. */
+static int reset_network(struct init *in)
+{
+	int rc;
+
+	(void)in;
+	if (unshare(CLONE_NEWNET) < 0)
+		return -errno;
+	rc = network_is_empty();
+	if (rc == 0)
+		return -EADDRINUSE;
+	return rc < 0 ? rc : 0;
+}
+
+/* /proc writable (set) or read-only again, keeping its other flags. */
+static int remount_proc(bool writable)
+{
+	unsigned long fl = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	struct statvfs sv;
+
+	if (statvfs("/proc", &sv) < 0)
+		return -errno;
+	if (sv.f_flag & ST_NOATIME)
+		fl |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		fl |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		fl |= MS_RELATIME;
+	if (!writable)
+		fl |= MS_RDONLY;
+	return mount(NULL, "/proc", NULL, fl, NULL) < 0 ? -errno : 0;
+}
+
+/* Last, with nothing running: the next process gets pid 2 again, so that
+ * no program can count the processes of the job before from its own pid.
+ * ns_last_pid is writable by the namespace's CAP_SYS_ADMIN, and /proc is
+ * read-only for the programs: writable only for this one write. */
+static int reset_pid_counter(struct init *in)
+{
+	int fd, rc;
+	ssize_t n;
+
+	(void)in;
+	if ((rc = remount_proc(true)) < 0)
+		return rc;
+	fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+	} else {
+		do
+			n = write(fd, "1", 1);
+		while (n < 0 && errno == EINTR);
+		rc = n < 0 ? -errno : 0;
+		close(fd);
+	}
+	n = remount_proc(false);
+	return rc < 0 ? rc : (int)n;
+}
+
+static const struct reset_step {
+	const char *what;
+	int (*run)(struct init *in);
+} reset_steps[] = {
+	{ "killing every process", reset_kill_everything },
+	{ "checking that none is left", reset_check_alone },
+	{ "unmounting /tmp", reset_drop_tmp },
+	{ "a new network namespace", reset_network },
+	{ "resetting the pid counter", reset_pid_counter },
+};
+
+/* The first step that fails names itself on the jail's stderr (the worker
+ * reports it) and ends the reset: the worker then ends the jail. */
+static void do_reset(struct init *in)
+{
+	for (size_t i = 0; i < sizeof(reset_steps) / sizeof(reset_steps[0]); i++) {
+		int rc = reset_steps[i].run(in);
+
+		if (rc < 0) {
+			fprintf(stderr, "goboxd-init: reset: %s: %s\n", reset_steps[i].what,
+				strerror(-rc));
+			send_failed(in, 0, INITMSG_STAGE_RESET, -rc);
+			return;
+		}
+	}
+	send_msg(in, INITMSG_RESET_DONE, 0, NULL, 0);
+}
+
 /* ---- the loop --------------------------------------------------------- */
 
 /* What the worker cannot see from outside: the program's /tmp is in
@@ -605,6 +771,8 @@ static int handle_packet(struct init *in)
 		do_filter(in, h.len);
 	else if (h.type == INITMSG_ENTER)
 		do_enter(in, fds, nfds);
+	else if (h.type == INITMSG_RESET && nfds == 0)
+		do_reset(in);
 	else
 		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 drop:

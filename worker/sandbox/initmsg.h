@@ -20,6 +20,12 @@
  *   init   -> worker  STARTED   the program runs (its pid inside the jail)
  *   init   -> worker  FAILED    it could not be started (stage and errno)
  *   init   -> worker  EXITED    its exact wait status
+ *   worker -> init    RESET     the job is over, the jail serves another:
+ *                               every process killed and reaped, /tmp
+ *                               unmounted, a new network namespace, the pid
+ *                               counter back to 1 (init.c, reset_steps)
+ *   init   -> worker  RESET_DONE all of that holds (id 0), or FAILED with id
+ *                               0, stage RESET: the worker ends the jail
  *
  * Every RUN carries an id that its answers repeat, so several programs may
  * run in one jail at once (two sides of an interactive test). The worker
@@ -37,7 +43,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INITMSG_VERSION 4
+#define INITMSG_VERSION 5
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -61,6 +67,8 @@ enum initmsg_type {
 	INITMSG_EXITED,
 	INITMSG_ENTER,
 	INITMSG_ENTERED,
+	INITMSG_RESET,
+	INITMSG_RESET_DONE,
 };
 
 struct initmsg_hdr {
@@ -125,6 +133,7 @@ enum initmsg_stage {
 	INITMSG_STAGE_CPU,
 	INITMSG_STAGE_IPC,
 	INITMSG_STAGE_SIGNALS,
+	INITMSG_STAGE_RESET,
 };
 
 struct initmsg_failed {
@@ -168,7 +177,7 @@ static inline const char *initmsg_stage_name(uint32_t stage)
 		"?", "fork", "mounting /tmp", "setsid", "joining the cgroup", "stdio",
 		"rlimits", "chdir", "setuid", "dropping capabilities", "no_new_privs",
 		"seccomp", "execve", "protocol", "CPU affinity", "a fresh IPC namespace",
-		"signals",
+		"signals", "reset",
 	};
 
 	return stage < sizeof(names) / sizeof(names[0]) ? names[stage] : "?";
