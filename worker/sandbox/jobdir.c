@@ -10,10 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -764,13 +767,72 @@ int jobdir_snapshot(struct jobdir *d)
 	return mirror_tree(&(struct mirror){ .kind = MK_SNAPSHOT }, d->fd, fd);
 }
 
-/* Everything in the job directory removed; it stays root's meanwhile. */
+/* An extended attribute a program may have set on a directory it owns:
+ * user.*, and the POSIX ACLs (a default ACL would shape the next files). */
+static bool program_xattr(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0 || strcmp(name, "system.posix_acl_access") == 0 ||
+	       strcmp(name, "system.posix_acl_default") == 0;
+}
+
+/* The inode flags (chattr) an owner without privilege may set; the others
+ * (extents, the hashed index...) are the filesystem's own, and append-only
+ * and immutable take a capability no jail has. */
+#define PROGRAM_INODE_FLAGS                                                             \
+	(FS_SECRM_FL | FS_UNRM_FL | FS_COMPR_FL | FS_SYNC_FL | FS_NODUMP_FL |          \
+	 FS_NOATIME_FL | FS_DIRSYNC_FL | FS_NOTAIL_FL | FS_TOPDIR_FL | FS_NOCOW_FL |   \
+	 FS_NOCOMP_FL | FS_PROJINHERIT_FL | FS_CASEFOLD_FL | FS_DAX_FL)
+
+/*
+ * What the job directory's own inode can carry besides its entries and
+ * its mode (which give_job_dir sets): its extended attributes, its inode
+ * flags (chattr's: the owner may set noatime, nodump and the like) and its
+ * times. All back to a new directory's. A filesystem without xattrs or
+ * flags has nothing to clear.
+ */
+static int clear_job_dir_inode(int fd)
+{
+	ssize_t size = flistxattr(fd, NULL, 0), n = 0;
+	char *names = NULL;
+	int flags = 0, rc = 0;
+
+	if (size < 0 && errno != ENOTSUP && errno != EOPNOTSUPP)
+		return -errno;
+	if (size > 0) {
+		/* nothing runs in the jail now: the list cannot grow meanwhile */
+		names = xmalloc((size_t)size);
+		n = flistxattr(fd, names, (size_t)size);
+		if (n < 0)
+			rc = -errno;
+	}
+	for (ssize_t i = 0; rc == 0 && i < n; i += (ssize_t)strnlen(names + i, (size_t)(n - i)) + 1)
+		if (program_xattr(names + i) && fremovexattr(fd, names + i) < 0 && errno != ENODATA)
+			rc = -errno;
+	free(names);
+	if (rc < 0)
+		return rc;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+		if ((flags & PROGRAM_INODE_FLAGS) &&
+		    (flags &= ~PROGRAM_INODE_FLAGS, ioctl(fd, FS_IOC_SETFLAGS, &flags)) < 0)
+			return -errno;
+	} else if (errno != ENOTTY && errno != ENOTSUP && errno != EOPNOTSUPP &&
+		   errno != EINVAL) {
+		return -errno;
+	}
+	return futimens(fd, NULL) < 0 ? -errno : 0;
+}
+
+/* Everything in the job directory removed, and what its inode carried;
+ * it stays root's meanwhile. */
 static int empty_job_dir(struct jobdir *d)
 {
+	int rc;
+
 	/* The program owned the directory and may have taken its modes away. */
 	if (fchmod(d->fd, 0700) < 0)
 		return -errno;
-	return rm_contents(d->fd, NULL);
+	rc = rm_contents(d->fd, NULL);
+	return rc < 0 ? rc : clear_job_dir_inode(d->fd);
 }
 
 /* The job directory uid:gid's again, as jobdir_create made it. */
@@ -827,23 +889,41 @@ int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid)
 	return rc < 0 ? rc : give_job_dir(d, uid, gid);
 }
 
-int jobdir_remove(struct jobdir *d)
+/* The snapshot, when there is one: removed, or left to the sweeper. */
+static int drop_snapshot(struct jobdir *d)
 {
 	char base[sizeof(d->path) + 8];
 	int rc;
 
+	if (d->base_fd < 0)
+		return 0;
+	snprintf(base, sizeof(base), "%s.base", d->path);
+	rc = rm_contents(d->base_fd, NULL);
+	if (rc == 0 && rmdir(base) < 0)
+		rc = -errno;
+	if (rc < 0)
+		log_warn("removing %s: %s (the sweeper will retry)", base, strerror(-rc));
+	close(d->base_fd);
+	d->base_fd = -1;
+	return rc;
+}
+
+int jobdir_reset(struct jobdir *d, uid_t uid, gid_t gid)
+{
+	int rc = drop_snapshot(d);
+
+	if (rc == 0)
+		rc = jobdir_clear(d, uid, gid);
+	return rc;
+}
+
+int jobdir_remove(struct jobdir *d)
+{
+	int rc;
+
 	if (!d || d->fd < 0)
 		return 0;
-	if (d->base_fd >= 0) {
-		snprintf(base, sizeof(base), "%s.base", d->path);
-		rc = rm_contents(d->base_fd, NULL);
-		if (rc == 0 && rmdir(base) < 0)
-			rc = -errno;
-		if (rc < 0)
-			log_warn("removing %s: %s (the sweeper will retry)", base, strerror(-rc));
-		close(d->base_fd);
-		d->base_fd = -1;
-	}
+	drop_snapshot(d);
 	/* the sandbox owns the directory and may have taken its modes away */
 	fchmod(d->fd, 0700);
 	rc = rm_contents(d->fd, NULL);

@@ -98,10 +98,19 @@ int jobdir_export(const struct jobdir *d, int dst, const struct jobdir_usage *ca
 int jobdir_import(struct jobdir *d, int src, uid_t uid, gid_t gid);
 /*
  * Empty the job directory and make it uid:gid's, mode 0750, as
- * jobdir_create left it: what is left of an import that failed half-way
- * goes before the job's own files are written again. 0 or negative errno.
+ * jobdir_create left it, its inode carrying nothing a program set (user
+ * and ACL xattrs, inode flags, times): what is left of an import that
+ * failed half-way goes before the job's own files are written again. (The
+ * restore between tests and the import clear the inode the same way.) 0
+ * or negative errno.
  */
 int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid);
+/*
+ * The job directory made ready for the next job of its jail (which keeps
+ * it bound at the box): the snapshot removed, then jobdir_clear. 0 or
+ * negative errno (then the jail must not serve another job).
+ */
+int jobdir_reset(struct jobdir *d, uid_t uid, gid_t gid);
 /* Remove the whole tree (unlinkat, never following symlinks), its
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);
