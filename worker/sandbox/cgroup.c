@@ -57,6 +57,17 @@ struct cgroup_step {
 	bool has_peak;  /* v2 memory.peak (5.19+) */
 	uint64_t peak_sample;
 	pid_t spare;    /* never killed: a jail's init waiting in it (0: none) */
+	/* Since cgroup_step_rebase: what the counters that cannot be reset
+	 * had counted before, subtracted from what they say; and v2's
+	 * memory.peak, reset through this fd, which alone reads the new peak
+	 * (-1: read by name). */
+	uint64_t base_cpu_us, base_oom_kills, base_max_events;
+	/* And the memory still charged after the reclaim (the init's kernel
+	 * objects: its network namespace): added to a memory limit, taken
+	 * from every usage reported, so a program gets and is told exactly
+	 * its own. */
+	uint64_t base_memory;
+	int peak_fd;
 };
 
 /* ---- parsing helpers ---- */
@@ -1093,11 +1104,21 @@ static int limits_v1(struct cgroup_step *s, const struct cgroup_limits *l, char 
 	int rc;
 
 	if (l->memory_bytes) {
-		snprintf(num, sizeof(num), "%llu", (unsigned long long)l->memory_bytes);
+		uint64_t want = l->memory_bytes + s->base_memory, now = 0;
+		/* memory+swap at the same limit: the step cannot swap out. The
+		 * kernel keeps memsw's at least the memory one's, so a limit
+		 * raised (a cgroup serving again) takes memsw's first. */
+		bool memsw = exists_in(mem, "memory.memsw.limit_in_bytes");
+		bool raise = memsw && read_u64_in(mem, "memory.limit_in_bytes", &now) == 0 &&
+			     want > now;
+
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)want);
+		if (raise &&
+		    (rc = write_or_say(mem, "memory.memsw.limit_in_bytes", num, err, errlen)) < 0)
+			return rc;
 		if ((rc = write_or_say(mem, "memory.limit_in_bytes", num, err, errlen)) < 0)
 			return rc;
-		/* memory+swap at the same limit: the step cannot swap out */
-		if (exists_in(mem, "memory.memsw.limit_in_bytes") &&
+		if (memsw && !raise &&
 		    (rc = write_or_say(mem, "memory.memsw.limit_in_bytes", num, err, errlen)) < 0)
 			return rc;
 	}
@@ -1121,7 +1142,8 @@ static int limits_v2(struct cgroup_step *s, const struct cgroup_limits *l, char 
 	int rc;
 
 	if (l->memory_bytes) {
-		snprintf(num, sizeof(num), "%llu", (unsigned long long)l->memory_bytes);
+		snprintf(num, sizeof(num), "%llu",
+			 (unsigned long long)(l->memory_bytes + s->base_memory));
 		if ((rc = write_or_say(dir, "memory.max", num, err, errlen)) < 0)
 			return rc;
 	}
@@ -1188,6 +1210,7 @@ int cgroup_step_create(struct cgroup_tree *t, const struct cgroup_limits *l, str
 
 	s->ver = t->ver;
 	s->ndirs = t->ndirs;
+	s->peak_fd = -1;
 	for (int tries = 0; tries < 16 && rc == -EEXIST; tries++) {
 		snprintf(name, sizeof(name), "s%lu-%d", t->counter++, (int)getpid());
 		rc = step_mkdirs(s, t, name);
@@ -1308,15 +1331,23 @@ int cgroup_step_cpu_us(const struct cgroup_step *s, uint64_t *out)
 			return rc;
 		v /= 1000;
 	}
-	*out = v;
+	*out = v > s->base_cpu_us ? v - s->base_cpu_us : 0;
 	return 0;
 }
 
 int cgroup_step_memory_now(const struct cgroup_step *s, uint64_t *out)
 {
+	uint64_t v;
+	int rc;
+
 	if (s->ver == CGROUP_V2)
-		return read_u64_in(s->dir[0], "memory.current", out);
-	return read_u64_in(s->dir[CGROUP_MEM], "memory.usage_in_bytes", out);
+		rc = read_u64_in(s->dir[0], "memory.current", &v);
+	else
+		rc = read_u64_in(s->dir[CGROUP_MEM], "memory.usage_in_bytes", &v);
+	if (rc < 0)
+		return rc;
+	*out = v > s->base_memory ? v - s->base_memory : 0;
+	return 0;
 }
 
 static int stats_v1(const struct cgroup_step *s, struct cgroup_stats *st)
@@ -1331,7 +1362,7 @@ static int stats_v1(const struct cgroup_step *s, struct cgroup_stats *st)
 	rc = read_kv_in(mem, "memory.oom_control", "oom_kill", &v);
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
-	st->oom_killed = rc == 0 && v > 0;
+	st->oom_killed = rc == 0 && v > s->base_oom_kills;
 	if ((rc = read_u64_in(mem, "memory.failcnt", &v)) < 0)
 		return rc;
 	/* some kernels (seen on 6.18) keep failcnt at 0 on v1 even through an
@@ -1349,7 +1380,16 @@ static int stats_v2(const struct cgroup_step *s, struct cgroup_stats *st)
 	uint64_t v;
 	int rc;
 
-	if (s->has_peak) {
+	if (s->peak_fd >= 0) {
+		ssize_t n = pread(s->peak_fd, buf, sizeof(buf) - 1, 0);
+
+		if (n < 0)
+			return -errno;
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		if ((rc = parse_u64(buf, 0, UINT64_MAX, &st->memory_peak_bytes)) < 0)
+			return rc;
+	} else if (s->has_peak) {
 		if ((rc = read_u64_in(dir, "memory.peak", &st->memory_peak_bytes)) < 0)
 			return rc;
 	} else {
@@ -1359,8 +1399,8 @@ static int stats_v2(const struct cgroup_step *s, struct cgroup_stats *st)
 	}
 	if ((rc = read_in(dir, "memory.events", buf, sizeof(buf))) < 0)
 		return rc;
-	st->oom_killed = cgroup_parse_kv(buf, "oom_kill", &v) == 0 && v > 0;
-	st->memory_limit_hit = cgroup_parse_kv(buf, "max", &v) == 0 && v > 0;
+	st->oom_killed = cgroup_parse_kv(buf, "oom_kill", &v) == 0 && v > s->base_oom_kills;
+	st->memory_limit_hit = cgroup_parse_kv(buf, "max", &v) == 0 && v > s->base_max_events;
 	return 0;
 }
 
@@ -1375,6 +1415,8 @@ int cgroup_step_stats(const struct cgroup_step *s, struct cgroup_stats *out)
 	rc = s->ver == CGROUP_V2 ? stats_v2(s, &st) : stats_v1(s, &st);
 	if (rc < 0)
 		return rc;
+	st.memory_peak_bytes = st.memory_peak_bytes > s->base_memory ?
+			       st.memory_peak_bytes - s->base_memory : 0;
 	*out = st;
 	return 0;
 }
@@ -1393,12 +1435,108 @@ int cgroup_step_sample(struct cgroup_step *s)
 	return 0;
 }
 
+/*
+ * v1: what the job's programs left charged (page cache, the kernel's
+ * objects for their files) reclaimed, then every counter that can be set
+ * back is: the peaks to the usage now, the failure counts and the CPU
+ * usage to 0; the OOM kills counted so far are remembered.
+ */
+static int rebase_v1(struct cgroup_step *s)
+{
+	static const char *const zeroed[] = {
+		"memory.max_usage_in_bytes", "memory.failcnt",
+		"memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt",
+	};
+	const char *mem = s->dir[CGROUP_MEM];
+	uint64_t v = 0;
+	int rc;
+
+	/* best effort: the init's own pages cannot go, and need not */
+	write_in(mem, "memory.force_empty", "0");
+	for (size_t i = 0; i < ARRAY_SIZE(zeroed); i++) {
+		rc = write_in(mem, zeroed[i], "0");
+		/* memsw is there only with swap accounting */
+		if (rc < 0 && !(rc == -ENOENT && i >= 2))
+			return rc;
+	}
+	if ((rc = write_in(s->dir[CGROUP_CPU], "cpuacct.usage", "0")) < 0)
+		return rc;
+	s->base_cpu_us = 0;
+	if ((rc = read_u64_in(mem, "memory.usage_in_bytes", &s->base_memory)) < 0)
+		return rc;
+	rc = read_kv_in(mem, "memory.oom_control", "oom_kill", &v);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	s->base_oom_kills = v;
+	return 0;
+}
+
+/*
+ * v2: the same where v2 allows it. Only memory.peak can be set back
+ * (6.12+), and only as seen through the fd that wrote it; the CPU usage
+ * and the events are remembered instead. A kernel whose memory.peak
+ * cannot be reset gives -EOPNOTSUPP: the peak would be the old job's.
+ */
+static int rebase_v2(struct cgroup_step *s)
+{
+	const char *dir = s->dir[0];
+	char buf[1024], path[PATH_MAX];
+	uint64_t cur = 0;
+	int rc, fd;
+
+	if (!s->has_peak)
+		return -EOPNOTSUPP;
+	/* best effort, 5.19+: what the job left charged */
+	if (read_u64_in(dir, "memory.current", &cur) == 0 && cur > 0) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)cur);
+		write_in(dir, "memory.reclaim", buf);
+	}
+	if ((rc = join(path, sizeof(path), dir, "memory.peak")) < 0)
+		return rc;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EACCES || errno == EPERM ? -EOPNOTSUPP : -errno;
+	if (write(fd, "reset\n", 6) < 0) {
+		rc = errno == EINVAL || errno == EACCES ? -EOPNOTSUPP : -errno;
+		close(fd);
+		return rc;
+	}
+	if (s->peak_fd >= 0)
+		close(s->peak_fd);
+	s->peak_fd = fd;
+	s->base_cpu_us = 0;
+	if ((rc = read_u64_in(dir, "memory.current", &s->base_memory)) < 0)
+		return rc;
+	if ((rc = cgroup_step_cpu_us(s, &s->base_cpu_us)) < 0)
+		return rc;
+	if ((rc = read_in(dir, "memory.events", buf, sizeof(buf))) < 0)
+		return rc;
+	s->base_oom_kills = s->base_max_events = 0;
+	cgroup_parse_kv(buf, "oom_kill", &s->base_oom_kills);
+	cgroup_parse_kv(buf, "max", &s->base_max_events);
+	return 0;
+}
+
+int cgroup_step_rebase(struct cgroup_step *s)
+{
+	int rc = read_pids_in(s->dir[0], NULL, 0);
+
+	if (rc < 0)
+		return rc;
+	if (rc > (s->spare ? 1 : 0))
+		return -EBUSY;
+	s->peak_sample = 0;
+	return s->ver == CGROUP_V2 ? rebase_v2(s) : rebase_v1(s);
+}
+
 void cgroup_step_destroy(struct cgroup_step *s)
 {
 	int rc;
 
 	if (!s)
 		return;
+	if (s->peak_fd >= 0)
+		close(s->peak_fd);
 	s->spare = 0;
 	rc = cgroup_step_kill(s);
 	if (rc < 0)

@@ -87,6 +87,18 @@ int cgroup_step_stats(const struct cgroup_step *s, struct cgroup_stats *out);
  * returning 0 elsewhere.
  */
 int cgroup_step_sample(struct cgroup_step *s);
+/*
+ * Make a step cgroup that served a program serve another as a new one
+ * would: a jail's first cgroup, where its init waits and the first program
+ * of each job is born, is kept from job to job because moving the init
+ * into a new one can sleep (docs/architecture.md). It must hold nothing
+ * but the spared process. What the programs left charged is reclaimed,
+ * and from here on cgroup_step_stats and cgroup_step_cpu_us count from
+ * now: CPU, peak memory, limit hits and OOM kills. 0, -EBUSY (a process
+ * other than the spared one is in it), -EOPNOTSUPP (a v2 kernel that
+ * cannot reset memory.peak: use a new cgroup) or another negative errno.
+ */
+int cgroup_step_rebase(struct cgroup_step *s);
 /* Kill what is left, remove the cgroup directories, free. */
 void cgroup_step_destroy(struct cgroup_step *s);
 
