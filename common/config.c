@@ -65,6 +65,8 @@ static const struct opt opts[] = {
 	  "a worker's job disk, shared by its job's files (0: no cap, the jail dir's disk)" },
 	{ "job-disk-files", OT_U32, F(job_disk_files), 0, 100000000,
 	  "files (and directories) the job disk and each /tmp may hold (0: no cap)" },
+	{ "jobs-per-jail", OT_U32, F(jobs_per_jail), 1, 1000000,
+	  "jobs one jail serves, reset between them (1: a new jail for every job)" },
 	{ "build-cache-mb", OT_U32, F(build_cache_mb), 0, 1024 * 1024,
 	  "MiB of successful builds kept under the jail dir for the same build again (0: off)" },
 	{ "max-concurrency", OT_UINT, F(max_concurrent_jobs), 1, 1024,
@@ -140,6 +142,9 @@ void config_defaults(struct config *c)
 	c->tmpfs_kb = 256 * 1024;
 	c->job_disk_kb = 512 * 1024;
 	c->job_disk_files = 16384;
+	/* a bound on what a reset might not know to undo, at one jail start
+	 * in a thousand jobs (docs/goboxd.8) */
+	c->jobs_per_jail = 1000;
 	/* thousands of C, C++ or Java builds, a hundred Rust ones (docs/goboxd.8) */
 	c->build_cache_mb = 1024;
 	c->max_concurrent_jobs = (unsigned)ncpu;

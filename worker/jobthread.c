@@ -28,6 +28,28 @@ static struct jail *prepare_jail(const struct jobthread *t)
 	return j;
 }
 
+/* Whether the jail of the job just answered serves the next one too: a
+ * reset that cannot be completed is logged, and the jail goes. A kernel
+ * that cannot reset a cgroup's peak says so once: every job then gets a
+ * new jail. */
+static bool recycle_jail(struct jail *j)
+{
+	static bool said_unsupported;
+	char err[256];
+	int rc = jail_recycle(j, err, sizeof(err));
+
+	if (rc == -EDQUOT) {
+		log_debug("a new jail: %s", err);
+	} else if (rc == -EOPNOTSUPP) {
+		if (!said_unsupported)
+			log_info("a new jail for every job: %s", err);
+		said_unsupported = true;
+	} else if (rc < 0) {
+		log_warn("the jail does not serve another job: %s", err);
+	}
+	return rc == 0;
+}
+
 /* One line of a streamed answer, framed as a chunk (the head before the
  * first), handed to the loop. */
 static void stream_line(struct jobthread *j, cJSON *line)
@@ -208,8 +230,13 @@ static void *thread_main(void *arg)
 		pthread_mutex_unlock(&js->mu);
 		if (write(js->evfd, &one, sizeof(one)) < 0)
 			log_error("write(eventfd): %s", strerror(errno));
-		/* The next job's jail starts once this answer is on its way; its
-		 * start returns at the fork and is waited for by its own job. */
+		/* Once this answer is on its way: the jail is reset for the next
+		 * job, or a new one starts (its start returns at the fork and is
+		 * waited for by its own job). */
+		if (j && recycle_jail(j)) {
+			warm = j;
+			continue;
+		}
 		warm = prepare_jail(js);
 		/* The jail may wait, its files may not: the next job's share
 		 * the job disk with them. */

@@ -1059,6 +1059,7 @@ static void setup_sandbox(struct worker *w)
 		.tmpfs_kb = cfg->tmpfs_kb,
 		.disk_bytes = cfg->job_disk_kb * 1024,
 		.disk_files = cfg->job_disk_files,
+		.jobs_per_jail = cfg->jobs_per_jail,
 	};
 	const char **mounts = langtab_mounts(w->ctx->langs);
 	int rc;

@@ -24,6 +24,9 @@
 #define JAIL_CGROUP_PIDS 16
 #define JAIL_CGROUP_MEMORY (64ULL << 20)
 #define JAIL_LOG_MAX 4096
+/* The init's reset waits for the job's processes to die: SIGKILL takes
+ * them at once unless one is stuck in the kernel, and then the jail goes. */
+#define JAIL_RESET_TIMEOUT_MS 2000
 
 struct jail {
 	struct sandbox *sb;
@@ -45,6 +48,7 @@ struct jail {
 	char box[4096];
 	bool ready, broken;
 	uint32_t next_id;
+	unsigned jobs;          /* jobs it has served (jail_recycle) */
 };
 
 const char *jail_box_dir(const struct jail *j)
@@ -709,6 +713,125 @@ int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen)
 		}
 	}
 	j->ready = true;
+	return 0;
+}
+
+/* ---- the next job ------------------------------------------------------ */
+
+/*
+ * The steps of jail_recycle: each returns 0 or -errno with a reason in
+ * err, and its comment says why it stands where it does; recycle_steps
+ * lists them in that order.
+ */
+
+/* First: only a jail that works, made for jobs (its own job directory, no
+ * judge's control directory), whose first program is born where its init
+ * waits, and that has not served its share. */
+static int may_serve_again(struct jail *j, char *err, size_t errlen)
+{
+	if (j->broken || !j->ready || !j->own_dir || j->ctl.fd >= 0 || !j->first_ready) {
+		snprintf(err, errlen, "the jail is not one that serves jobs");
+		return -EINVAL;
+	}
+	if (++j->jobs >= j->shared->jobs_per_jail) {
+		snprintf(err, errlen, "the jail has served %u jobs", j->jobs);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+/*
+ * Then the init's RESET (init.c, reset_steps): every process killed and
+ * reaped, /tmp gone, a new network namespace, the pid counter back. An
+ * answer about a program of the job that ended (its EXITED after the
+ * worker stopped waiting for it) is passed over.
+ */
+static int reset_init(struct jail *j, char *err, size_t errlen)
+{
+	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_RESET, 0, 0 };
+	struct {
+		struct initmsg_hdr h;
+		char body[64];
+	} m;
+	struct pollfd pf = { .fd = j->sock, .events = POLLIN };
+	uint64_t deadline = now_ms() + JAIL_RESET_TIMEOUT_MS;
+	char said[256];
+
+	if (send(j->sock, &h, sizeof(h), MSG_NOSIGNAL) < 0) {
+		snprintf(err, errlen, "sending RESET to the init: %s", strerror(errno));
+		return -errno;
+	}
+	for (;;) {
+		uint64_t now = now_ms();
+		int rc = now < deadline ? poll(&pf, 1, (int)(deadline - now)) : 0;
+		ssize_t n;
+
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0) {
+			snprintf(err, errlen, "the init did not finish its reset within %d ms",
+				 JAIL_RESET_TIMEOUT_MS);
+			return -ETIMEDOUT;
+		}
+		n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
+		if (n < (ssize_t)sizeof(m.h) || m.h.magic != INITMSG_MAGIC) {
+			snprintf(err, errlen, "the init's answer to RESET: %s",
+				 n == 0 ? "it is gone" : strerror(EPROTO));
+			return -EPROTO;
+		}
+		if (m.h.id != 0)
+			continue;
+		if (m.h.type == INITMSG_RESET_DONE)
+			return 0;
+		jail_said(j, said, sizeof(said));
+		snprintf(err, errlen, "the init could not reset the jail: %s",
+			 said[0] ? said : "no reason given");
+		return -EIO;
+	}
+}
+
+/* After the reset, as nothing may be running: the first cgroup holds the
+ * init alone, and counts from zero for the next job's first program. */
+static int rebase_first_cgroup(struct jail *j, char *err, size_t errlen)
+{
+	int rc = cgroup_step_rebase(j->first);
+
+	if (rc < 0) {
+		snprintf(err, errlen, "the jail's first cgroup: %s", strerror(-rc));
+		return rc;
+	}
+	j->first_taken = false;
+	return 0;
+}
+
+/* Last, with nothing left that could write to it: the job directory as
+ * jobdir_create made it (the box stays bound to the same inode). */
+static int clear_box(struct jail *j, char *err, size_t errlen)
+{
+	int rc = jobdir_reset(&j->dir, j->uid, j->gid);
+
+	if (rc < 0)
+		snprintf(err, errlen, "clearing the job directory %s: %s", j->box, strerror(-rc));
+	return rc;
+}
+
+static int (*const recycle_steps[])(struct jail *j, char *err, size_t errlen) = {
+	may_serve_again,
+	reset_init,
+	rebase_first_cgroup,
+	clear_box,
+};
+
+int jail_recycle(struct jail *j, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(recycle_steps); i++) {
+		int rc = recycle_steps[i](j, err, errlen);
+
+		if (rc < 0) {
+			j->broken = true;
+			return rc;
+		}
+	}
 	return 0;
 }
 

@@ -1,10 +1,11 @@
 /*
- * Jails. A jail is built once per job: namespaces, the policy's mounts, the
- * job directory at the box, and goboxd-init as pid 1 (worker/sandbox/init.c). The
+ * Jails. A jail is built with namespaces, the policy's mounts, the job
+ * directory at the box, and goboxd-init as pid 1 (worker/sandbox/init.c). The
  * build step and every test then run inside it as separate programs
- * (sandbox_run). A worker starts its next jail ahead of time, so that the
- * jail's creation is off the request's path, and never uses one for two
- * jobs.
+ * (sandbox_run). A worker starts its jail ahead of time, so that the
+ * jail's creation is off the request's path, and after each job resets
+ * it for the next (jail_recycle), up to --jobs-per-jail jobs; a jail whose
+ * reset fails in any way is torn down and a new one started.
  *
  * The drivers (jail_bwrap.c, jail_nsjail.c) express one jail of
  * worker/sandbox/policy.h as a command line; jail.c starts it, waits for the
@@ -108,6 +109,7 @@ struct jail_shared {
 	char **ro_mounts;       /* NULL-terminated */
 	uid_t uid;              /* its programs' host ids, unless jail_opts says */
 	gid_t gid;
+	unsigned jobs_per_jail; /* jail_recycle's bound; 1: a new jail a job */
 };
 
 /*
@@ -141,6 +143,18 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
  * what the jail binary said.
  */
 int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen);
+/*
+ * After its job, once every step of it has ended: make the jail serve the
+ * next job as a new one would. The init kills and reaps every process and
+ * proves none is left, unmounts the last /tmp, moves to a new network
+ * namespace and sets the pid counter back (init.c, reset_steps); the
+ * first cgroup, holding the init alone, counts from zero again
+ * (cgroup_step_rebase); the job directory is emptied and its inode cleared
+ * (jobdir_reset). 0: jail_ready is at once true again. Negative errno with
+ * the reason (the jail broken, or it has served --jobs-per-jail jobs,
+ * -EDQUOT): the caller destroys it and starts another.
+ */
+int jail_recycle(struct jail *j, char *err, size_t errlen);
 /* Kill everything in it, reap it, remove its cgroup and its directory. */
 void jail_destroy(struct jail *j);
 /*

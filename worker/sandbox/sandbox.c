@@ -333,6 +333,7 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	sandbox->shared.jail_dir = xstrdup(o->jail_dir);
 	sandbox->shared.uid = o->uid;
 	sandbox->shared.gid = o->gid;
+	sandbox->shared.jobs_per_jail = o->jobs_per_jail ? o->jobs_per_jail : 1;
 	sandbox->tmpfs_kb = o->tmpfs_kb ? o->tmpfs_kb : 65536;
 	sandbox->tmp_files = o->disk_files;
 	if (o->disk_bytes) {

@@ -53,6 +53,9 @@ struct sandbox_opts {
 	bool pin_cpu;
 	bool has_cpu;
 	unsigned cpu;
+	/* How many jobs one jail serves, reset between them (jail_recycle);
+	 * 0 or 1: a new jail for every job. */
+	unsigned jobs_per_jail;
 };
 
 /*

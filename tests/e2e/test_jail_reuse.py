@@ -1,0 +1,143 @@
+"""A jail serves one job after another (--jobs-per-jail), and nothing of a
+job reaches the next: no process, no file, nothing on the job directory's
+inode, no socket or network namespace, no trace in the pid numbers, and
+none of its counts in what the next job is told it used.
+
+Every daemon here has one worker, so that one job after another lands in
+the same jail; each test first checks that it did (the same mount
+namespace), so none can pass for want of a reuse.
+"""
+import json
+
+import pytest
+
+from conftest import Daemon, dump, run_ok as run
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    d = Daemon(workers=1)
+    yield d
+    d.stop()
+
+
+# What a job sees of the jail, as JSON on its stdout.
+LOOK = r'''
+import json, os
+def ns(kind):
+    return os.readlink("/proc/self/ns/" + kind)
+def listing(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError as e:
+        return str(e)
+with open("/proc/net/unix") as f:
+    sockets = f.read().splitlines()[1:]
+st = os.stat("/sandbox")
+print(json.dumps({
+    "mnt": ns("mnt"), "net": ns("net"), "pid": os.getpid(),
+    "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "sandbox": listing("/sandbox"), "sandbox_mode": oct(st.st_mode & 0o7777),
+    "sandbox_xattrs": os.listxattr("/sandbox"), "tmp": listing("/tmp"),
+    "sockets": sockets,
+}))
+'''
+
+# ...and then leaves all it can behind: a process out of its session that
+# holds an abstract socket, thirty processes' worth of pids, files and a
+# directory, the job directory's mode and an extended attribute on it.
+LEAVE = LOOK + r'''
+import socket, subprocess, time
+for _ in range(30):
+    subprocess.run(["true"])
+open("/sandbox/left-behind", "w").write("secret of the job before\n")
+os.mkdir("/sandbox/dir")
+open("/tmp/left-behind", "w").write("secret\n")
+try:
+    os.setxattr("/sandbox", "user.secret", b"of the job before")
+except OSError:
+    pass
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind("\0goboxd-left-behind")
+        s.listen()
+        time.sleep(600)
+    os._exit(0)
+os.wait()
+os.chmod("/sandbox", 0o777)
+'''
+
+
+def look(daemon, source=LOOK, **limits):
+    req = {"language": "python3", "source": source, "tests": [{"stdin": ""}]}
+    if limits:
+        req["run"] = {"limits": limits}
+    body = run(daemon, req)
+    t = body["tests"][0]
+    assert t["status"] == "accepted", dump(body)
+    return json.loads(t["stdout"].splitlines()[0]), t
+
+
+def test_the_next_job_finds_the_jail_as_new(daemon):
+    first, _ = look(daemon, LEAVE)
+    assert "goboxd-left-behind" not in "".join(first["sockets"]), first
+    second, _ = look(daemon)
+    assert second["mnt"] == first["mnt"], "the job ran in another jail"
+    assert second["net"] != first["net"], "the network namespace was kept"
+    assert second["pid"] == first["pid"], "the pid numbers tell of the job before"
+    assert second["processes"] == [1, second["pid"]], second
+    assert second["sandbox"] == ["solution.py"], second
+    assert second["sandbox_mode"] == "0o750", second
+    assert second["sandbox_xattrs"] == [], second
+    assert second["tmp"] == [], second
+    assert second["sockets"] == [], second
+
+
+def test_the_next_job_is_told_only_its_own_use(daemon):
+    hog = ("x = bytearray(96 << 20)\n"
+           "for i in range(0, len(x), 4096): x[i] = 1\n"
+           "import time\nt = time.process_time()\n"
+           "while time.process_time() - t < 0.4: pass\n" + LOOK)
+    first, t1 = look(daemon, hog)
+    second, t2 = look(daemon)
+    assert second["mnt"] == first["mnt"], "the job ran in another jail"
+    assert t1["memory_peak_kb"] > 96 << 10, dump(t1)
+    assert t2["memory_peak_kb"] < 32 << 10, dump(t2)
+    assert t1["cpu_time_ms"] >= 400, dump(t1)
+    assert t2["cpu_time_ms"] < 200, dump(t2)
+
+
+def test_a_job_killed_for_its_memory_leaves_the_next_accepted(daemon):
+    before, _ = look(daemon)
+    body = run(daemon, {"language": "python3",
+                        "source": "x = bytearray(200 << 20)\nfor i in range(0, len(x), 4096): x[i] = 1\n",
+                        "run": {"limits": {"memory_kb": 65536}},
+                        "tests": [{"stdin": ""}]})
+    assert body["tests"][0]["status"] == "memory_exceeded", dump(body)
+    after, t = look(daemon, memory_kb=65536)
+    assert after["mnt"] == before["mnt"], "the job ran in another jail"
+    assert t["status"] == "accepted", dump(t)
+
+
+def test_a_job_past_its_time_leaves_nothing_running(daemon):
+    before, _ = look(daemon)
+    body = run(daemon, {"language": "python3",
+                        "source": "import os\nfor _ in range(8):\n    os.fork()\nwhile True: pass\n",
+                        "run": {"limits": {"wall_time_s": 1, "max_processes": 512}},
+                        "tests": [{"stdin": ""}]})
+    assert body["tests"][0]["status"] in ("time_exceeded", "wall_time_exceeded"), dump(body)
+    after, _ = look(daemon)
+    assert after["mnt"] == before["mnt"], "the job ran in another jail"
+    assert after["processes"] == [1, after["pid"]], after
+
+
+def test_a_jail_serves_at_most_jobs_per_jail():
+    d = Daemon(workers=1, args=["--jobs-per-jail", "2"])
+    try:
+        seen = [look(d)[0]["mnt"] for _ in range(4)]
+    finally:
+        d.stop()
+    assert seen[0] == seen[1] and seen[2] == seen[3], seen
+    assert seen[1] != seen[2], seen
