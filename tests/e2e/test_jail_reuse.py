@@ -40,7 +40,7 @@ print(json.dumps({
     "sandbox": listing("/sandbox"), "sandbox_mode": oct(st.st_mode & 0o7777),
     "sandbox_xattrs": os.listxattr("/sandbox"), "tmp": listing("/tmp"),
     "sockets": sockets,
-}))
+}), flush=True)
 '''
 
 # ...and then leaves all it can behind: a process out of its session that
