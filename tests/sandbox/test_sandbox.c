@@ -989,6 +989,113 @@ Test(sandbox, first_program_finds_tmp_empty)
 	jail_destroy(j);
 }
 
+
+/*
+ * A program's set-up shares the init's memory until its exec, and a change
+ * of uid would set that memory's dumpable flag to the host's
+ * fs.suid_dumpable (the init runs under its programs' ids, so today none
+ * changes). On a host where that is 1, the init must stay not dumpable
+ * all the same. The programs could not tell (the init's capabilities keep them
+ * out of /proc/1 either way, and both owners look like nobody from
+ * inside), so the test looks from the host: the kernel gives the /proc
+ * files of a process that is not dumpable to root, and those of one that
+ * is to its uid.
+ */
+static int write_sysctl(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, strlen(value));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* The parent pid of pid, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], line[512], *rp;
+	FILE *f;
+	int ppid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f) && (rp = strrchr(line, ')')) != NULL)
+		sscanf(rp + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+/* The host pid of the init of this test's one jail: the jail binary is
+ * this process's child, the init the jail binary's child. */
+static pid_t own_jail_init(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = -1;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL) {
+		pid_t pid = atoi(e->d_name), up;
+		char path[64], comm[32] = "";
+		FILE *f;
+
+		if (pid <= 0 || (up = parent_of(pid)) <= 0 || parent_of(up) != getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f) && strncmp(comm, ".goboxd-init", 12) == 0)
+			found = pid;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/* The owner of the init's /proc files after each of two programs. */
+Test(sandbox, init_stays_hidden_where_the_host_lets_setuid_programs_dump)
+{
+	static const char path[] = "/proc/sys/fs/suid_dumpable";
+	char was[8] = "0", environ_path[64];
+	struct jail *j;
+	struct step_result r;
+	struct limits l = default_limits();
+	struct stat st;
+	FILE *f = fopen(path, "r");
+	int rc[2];
+	uid_t owner[2] = { (uid_t)-1, (uid_t)-1 };
+	pid_t init;
+
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	cr_assert_not_null(fgets(was, sizeof(was), f));
+	fclose(f);
+	j = open_jail();
+	cr_assert_eq(run_in(j, &r, "true", &l), 0);
+	sandbox_step_result_free(&r);
+	init = own_jail_init();
+	cr_assert_gt(init, 0, "no init found under this test's jail");
+	snprintf(environ_path, sizeof(environ_path), "/proc/%d/environ", (int)init);
+	/* from here the host's setting is back before anything is asserted */
+	cr_assert_eq(write_sysctl(path, "1"), 0);
+	for (int i = 0; i < 2; i++) {
+		rc[i] = run_in(j, &r, "true", &l);
+		sandbox_step_result_free(&r);
+		if (stat(environ_path, &st) == 0)
+			owner[i] = st.st_uid;
+	}
+	jail_destroy(j);
+	cr_assert_eq(write_sysctl(path, was), 0);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(rc[i], 0, "program %d did not run", i + 1);
+		cr_assert_eq(owner[i], 0, "after program %d the init's /proc files are uid %d's:"
+			     " it is dumpable", i + 1, (int)owner[i]);
+	}
+}
 /* ---- the init's protocol, spoken directly ------------------------------- */
 
 /* The next packet from the init that answers id (HELLO and ENTERED, id 0,
