@@ -790,8 +790,11 @@ static int reset_init(struct jail *j, char *err, size_t errlen)
 	}
 }
 
-/* After the reset, as nothing may be running: the first cgroup holds the
- * init alone, and counts from zero for the next job's first program. */
+/* After the reset and the job directory's clearing: the first cgroup
+ * holds the init alone, and counts from zero for the next job's first
+ * program. The files a job left on the job disk (a tmpfs) stay charged to
+ * this cgroup until they are removed; were they still there, they would
+ * pass for the init's memory and raise the next job's limit by as much. */
 static int rebase_first_cgroup(struct jail *j, char *err, size_t errlen)
 {
 	int rc = cgroup_step_rebase(j->first);
@@ -804,8 +807,9 @@ static int rebase_first_cgroup(struct jail *j, char *err, size_t errlen)
 	return 0;
 }
 
-/* Last, with nothing left that could write to it: the job directory as
- * jobdir_create made it (the box stays bound to the same inode). */
+/* After the reset, with nothing left that could write to it: the job
+ * directory as jobdir_create made it (the box stays bound to the same
+ * inode). */
 static int clear_box(struct jail *j, char *err, size_t errlen)
 {
 	int rc = jobdir_reset(&j->dir, j->uid, j->gid);
@@ -818,8 +822,8 @@ static int clear_box(struct jail *j, char *err, size_t errlen)
 static int (*const recycle_steps[])(struct jail *j, char *err, size_t errlen) = {
 	may_serve_again,
 	reset_init,
-	rebase_first_cgroup,
 	clear_box,
+	rebase_first_cgroup,
 };
 
 int jail_recycle(struct jail *j, char *err, size_t errlen)
