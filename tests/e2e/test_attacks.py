@@ -3,7 +3,10 @@ through the real daemon. docs/security.md has the table: attack, defense,
 test (the names below).
 """
 import os
+import signal
 import socket
+import subprocess
+import tempfile
 
 import pytest
 
@@ -146,11 +149,29 @@ PROBES = [
 ]
 
 
+def host_has_i386_entry():
+    """Whether this host's kernel takes a 32-bit system call at all: some
+    kernels (IA32 emulation off, some paravirtualized guests) answer
+    int 0x80 with SIGSEGV before any seccomp filter sees it. The surface
+    is then out of reach everywhere, and the jail's filter has nothing to
+    refuse."""
+    with tempfile.TemporaryDirectory() as tmp:
+        c, exe = os.path.join(tmp, "p.c"), os.path.join(tmp, "p")
+        with open(c, "w") as f:
+            f.write(PROBE)
+        subprocess.run(["gcc", "-o", exe, c], check=True)
+        rc = subprocess.run([exe], input=b"i386\n", capture_output=True).returncode
+    return rc != -signal.SIGSEGV
+
+
 def test_reachable_kernel_surfaces(daemon):
     tests = [{"stdin": stdin.format(port=daemon.port) + "\n"} for _, stdin, _, _ in PROBES]
     body = run(daemon, {"language": "c", "source": PROBE, "tests": tests})
     assert body["build"]["status"] == "ok", dump(body)
-    for (attack, stdin, status, seen), t in zip(PROBES, body["tests"]):
+    probes = PROBES
+    if not host_has_i386_entry():
+        probes = [p if p[1] != "i386" else p[:3] + ("SIGSEGV",) for p in PROBES]
+    for (attack, stdin, status, seen), t in zip(probes, body["tests"]):
         assert t["status"] == status, "%s (%s): %s" % (attack, stdin, dump(t))
         if seen.startswith("SIG"):
             assert t["signal"] == seen, "%s (%s): %s" % (attack, stdin, dump(t))
