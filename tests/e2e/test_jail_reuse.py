@@ -3,6 +3,10 @@ job reaches the next: no process, no file, nothing on the job directory's
 inode, no socket or network namespace, no trace in the pid numbers, and
 none of its counts in what the next job is told it used.
 
+Within a job, every program (the build, each test) is born in the jail's
+first cgroup, where its init waits, one after the other: no program is
+moved into a cgroup of its own, and each is told only its own use.
+
 Every daemon here has one worker, so that one job after another lands in
 the same jail; each test first checks that it did (the same mount
 namespace), so none can pass for want of a reuse.
@@ -175,3 +179,57 @@ def test_files_the_job_before_left_do_not_raise_the_next_limit(daemon):
     assert json.loads(t["stdout"].splitlines()[0])["mnt"] == before["mnt"], \
         "the job ran in another jail"
     assert t["status"] == "memory_exceeded", dump(body)
+
+
+# One test of a job after another: what the test is told, its cgroup, and
+# what stdin asks of it ("hog": 96 MiB and 0.4 s of CPU; "tmp": 60 MiB
+# left in /tmp; "alloc": 280 MiB).
+STEPS = r'''
+import sys, time
+what = sys.stdin.read().strip()
+if what == "hog":
+    x = bytearray(96 << 20)
+    for i in range(0, len(x), 4096): x[i] = 1
+    t = time.process_time()
+    while time.process_time() - t < 0.4: pass
+elif what == "tmp":
+    open("/tmp/fill", "wb").write(b"x" * (60 << 20))
+elif what == "alloc":
+    x = bytearray(280 << 20)
+    for i in range(0, len(x), 4096): x[i] = 1
+print(open("/proc/self/cgroup").read(), end="")
+'''
+
+
+def steps(daemon, *stdins, **limits):
+    req = {"language": "python3", "source": STEPS,
+           "tests": [{"stdin": s + "\n"} for s in stdins]}
+    if limits:
+        req["run"] = {"limits": limits}
+    return run(daemon, req)["tests"]
+
+
+def test_every_test_of_a_job_is_born_in_one_cgroup(daemon):
+    tests = steps(daemon, "", "", "")
+    assert all(t["status"] == "accepted" for t in tests), dump(tests)
+    assert tests[0]["stdout"], dump(tests)
+    assert tests[1]["stdout"] == tests[0]["stdout"] == tests[2]["stdout"], dump(tests)
+
+
+def test_a_test_is_told_only_its_own_use_within_a_job(daemon):
+    hog, light = steps(daemon, "hog", "")
+    assert hog["stdout"] == light["stdout"], "the tests ran in two cgroups"
+    assert hog["memory_peak_kb"] > 96 << 10, dump(hog)
+    assert light["memory_peak_kb"] < 32 << 10, dump(light)
+    assert hog["cpu_time_ms"] >= 400, dump(hog)
+    assert light["cpu_time_ms"] < 200, dump(light)
+
+
+def test_tmp_a_test_left_does_not_raise_the_next_tests_limit(daemon):
+    # Were the 60 MiB still charged when the cgroup is set back for the
+    # next test, they would pass for the init's memory and raise its
+    # limit from 256 to 316 MiB, where 280 MiB fit. (/tmp holds a
+    # quarter of the memory limit.)
+    fill, alloc = steps(daemon, "tmp", "alloc", memory_kb=256 << 10)
+    assert fill["status"] == "accepted", dump(fill)
+    assert alloc["status"] == "memory_exceeded", dump(alloc)

@@ -67,6 +67,9 @@ struct cgroup_step {
 	 * from every usage reported, so a program gets and is told exactly
 	 * its own. */
 	uint64_t base_memory;
+	/* base_memory after the last reclaim: what a light rebase lets
+	 * grow by at most CGROUP_REBASE_SLACK before it reclaims again */
+	uint64_t clean_memory;
 	int peak_fd;
 };
 
@@ -1441,18 +1444,22 @@ int cgroup_step_sample(struct cgroup_step *s)
  * back is: the peaks to the usage now, the failure counts and the CPU
  * usage to 0; the OOM kills counted so far are remembered.
  */
-static int rebase_v1(struct cgroup_step *s)
+static int rebase_v1(struct cgroup_step *s, bool light)
 {
 	static const char *const zeroed[] = {
 		"memory.max_usage_in_bytes", "memory.failcnt",
 		"memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt",
 	};
 	const char *mem = s->dir[CGROUP_MEM];
-	uint64_t v = 0;
+	uint64_t v = 0, now = 0;
 	int rc;
 
 	/* best effort: the init's own pages cannot go, and need not */
-	write_in(mem, "memory.force_empty", "0");
+	if (!light || read_u64_in(mem, "memory.usage_in_bytes", &now) < 0 ||
+	    now > s->clean_memory + CGROUP_REBASE_SLACK) {
+		write_in(mem, "memory.force_empty", "0");
+		now = 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(zeroed); i++) {
 		rc = write_in(mem, zeroed[i], "0");
 		/* memsw is there only with swap accounting */
@@ -1464,6 +1471,8 @@ static int rebase_v1(struct cgroup_step *s)
 	s->base_cpu_us = 0;
 	if ((rc = read_u64_in(mem, "memory.usage_in_bytes", &s->base_memory)) < 0)
 		return rc;
+	if (!now)
+		s->clean_memory = s->base_memory;
 	rc = read_kv_in(mem, "memory.oom_control", "oom_kill", &v);
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
@@ -1477,7 +1486,7 @@ static int rebase_v1(struct cgroup_step *s)
  * and the events are remembered instead. A kernel whose memory.peak
  * cannot be reset gives -EOPNOTSUPP: the peak would be the old job's.
  */
-static int rebase_v2(struct cgroup_step *s)
+static int rebase_v2(struct cgroup_step *s, bool light)
 {
 	const char *dir = s->dir[0];
 	char buf[1024], path[PATH_MAX];
@@ -1487,9 +1496,11 @@ static int rebase_v2(struct cgroup_step *s)
 	if (!s->has_peak)
 		return -EOPNOTSUPP;
 	/* best effort, 5.19+: what the job left charged */
-	if (read_u64_in(dir, "memory.current", &cur) == 0 && cur > 0) {
+	if (read_u64_in(dir, "memory.current", &cur) == 0 && cur > 0 &&
+	    (!light || cur > s->clean_memory + CGROUP_REBASE_SLACK)) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)cur);
 		write_in(dir, "memory.reclaim", buf);
+		cur = 0;
 	}
 	if ((rc = join(path, sizeof(path), dir, "memory.peak")) < 0)
 		return rc;
@@ -1507,6 +1518,8 @@ static int rebase_v2(struct cgroup_step *s)
 	s->base_cpu_us = 0;
 	if ((rc = read_u64_in(dir, "memory.current", &s->base_memory)) < 0)
 		return rc;
+	if (!cur)
+		s->clean_memory = s->base_memory;
 	if ((rc = cgroup_step_cpu_us(s, &s->base_cpu_us)) < 0)
 		return rc;
 	if ((rc = read_in(dir, "memory.events", buf, sizeof(buf))) < 0)
@@ -1517,7 +1530,7 @@ static int rebase_v2(struct cgroup_step *s)
 	return 0;
 }
 
-int cgroup_step_rebase(struct cgroup_step *s)
+int cgroup_step_rebase(struct cgroup_step *s, bool light)
 {
 	int rc = read_pids_in(s->dir[0], NULL, 0);
 
@@ -1526,7 +1539,7 @@ int cgroup_step_rebase(struct cgroup_step *s)
 	if (rc > (s->spare ? 1 : 0))
 		return -EBUSY;
 	s->peak_sample = 0;
-	return s->ver == CGROUP_V2 ? rebase_v2(s) : rebase_v1(s);
+	return s->ver == CGROUP_V2 ? rebase_v2(s, light) : rebase_v1(s, light);
 }
 
 void cgroup_step_destroy(struct cgroup_step *s)

@@ -98,7 +98,16 @@ int cgroup_step_sample(struct cgroup_step *s);
  * other than the spared one is in it), -EOPNOTSUPP (a v2 kernel that
  * cannot reset memory.peak: use a new cgroup) or another negative errno.
  */
-int cgroup_step_rebase(struct cgroup_step *s);
+int cgroup_step_rebase(struct cgroup_step *s, bool light);
+/*
+ * A light rebase (between two programs of one job) reclaims only when
+ * what is charged has grown by more than this since the last reclaim:
+ * the page cache a test leaves (a few pages of what it read) then counts
+ * as the init's, within this bound, instead of a reclaim each time,
+ * which costs more than the program's cgroup it replaces. A build's
+ * page cache (the compiler's files) is far above it.
+ */
+#define CGROUP_REBASE_SLACK (1024 * 1024)
 /* Kill what is left, remove the cgroup directories, free. */
 void cgroup_step_destroy(struct cgroup_step *s);
 

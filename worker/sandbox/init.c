@@ -748,6 +748,24 @@ static void do_reset(struct init *in)
 	send_msg(in, INITMSG_RESET_DONE, 0, NULL, 0);
 }
 
+/*
+ * DROP_TMP: between two programs that share the init's cgroup, the last
+ * one's /tmp goes now rather than at the next RUN, so that its pages are
+ * uncharged before the worker sets the cgroup's counters back (they would
+ * pass for the init's memory). The worker emptied the cgroup first, so
+ * nothing holds the tmpfs and it goes with the unmount.
+ */
+static void do_drop_tmp(struct init *in)
+{
+	int rc = reset_drop_tmp(in);
+
+	if (rc < 0) {
+		send_failed(in, 0, INITMSG_STAGE_TMP, -rc);
+		return;
+	}
+	send_msg(in, INITMSG_TMP_DROPPED, 0, NULL, 0);
+}
+
 /* ---- the loop --------------------------------------------------------- */
 
 /* What the worker cannot see from outside: the program's /tmp is in
@@ -814,6 +832,8 @@ static int handle_packet(struct init *in)
 		do_enter(in, fds, nfds);
 	else if (h.type == INITMSG_RESET && nfds == 0)
 		do_reset(in);
+	else if (h.type == INITMSG_DROP_TMP && nfds == 0)
+		do_drop_tmp(in);
 	else
 		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 drop:

@@ -26,6 +26,13 @@
  *                               counter back to 1 (init.c, reset_steps)
  *   init   -> worker  RESET_DONE all of that holds (id 0), or FAILED with id
  *                               0, stage RESET: the worker ends the jail
+ *   worker -> init    DROP_TMP  between two programs that share the first
+ *                               cgroup, once the worker emptied it: the
+ *                               last program's /tmp unmounted now, so that
+ *                               its pages are uncharged before the worker
+ *                               sets the cgroup's counters back
+ *   init   -> worker  TMP_DROPPED done (id 0), or FAILED with id 0, stage
+ *                               TMP
  *
  * Every RUN carries an id that its answers repeat, so several programs may
  * run in one jail at once (two sides of an interactive test). The worker
@@ -43,7 +50,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INITMSG_VERSION 5
+#define INITMSG_VERSION 6
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -69,6 +76,8 @@ enum initmsg_type {
 	INITMSG_ENTERED,
 	INITMSG_RESET,
 	INITMSG_RESET_DONE,
+	INITMSG_DROP_TMP,
+	INITMSG_TMP_DROPPED,
 };
 
 struct initmsg_hdr {
@@ -90,7 +99,8 @@ struct initmsg_hello {
  * EPIPE instead of killing (an interactor whose solution has gone). */
 #define INITMSG_RUN_SIGPIPE_IGNORED 0x4u
 /* Born in the init's own cgroup (the one ENTER moved it into), joining
- * none: the RUN carries no cgroup.procs fds. */
+ * none: the RUN carries no cgroup.procs fds. Every program of a job may
+ * be, one after the other (DROP_TMP between them). */
 #define INITMSG_RUN_IN_PLACE 0x8u
 
 enum initmsg_rlimit {

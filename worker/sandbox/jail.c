@@ -37,9 +37,10 @@ struct jail {
 	int exec_r;             /* silent unless the pre-exec child failed */
 	struct cgroup_step *cg;     /* the jail binary and the init */
 	/* The first program's cgroup, which the init enters while the jail
-	 * waits (ENTER); taken by that program's step. */
+	 * waits (ENTER); taken by each program's step in turn, and set back
+	 * between them (first_used: a program ran in it since). */
 	struct cgroup_step *first;
-	bool first_sent, first_ready, first_taken;
+	bool first_sent, first_ready, first_taken, first_used;
 	struct jobdir dir;
 	bool own_dir;
 	struct jobdir ctl;      /* the control directory, when ctl.fd >= 0 */
@@ -483,14 +484,6 @@ static void launch_release(struct launch *l)
 	strv_free(l->argv);
 }
 
-struct cgroup_step *jail_take_first_cgroup(struct jail *j)
-{
-	if (!j->first_ready || j->first_taken)
-		return NULL;
-	j->first_taken = true;
-	return j->first;
-}
-
 int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail **out,
 		    char *err, size_t errlen)
 {
@@ -741,14 +734,15 @@ static int may_serve_again(struct jail *j, char *err, size_t errlen)
 }
 
 /*
- * Then the init's RESET (init.c, reset_steps): every process killed and
- * reaped, /tmp gone, a new network namespace, the pid counter back. An
- * answer about a program of the job that ended (its EXITED after the
- * worker stopped waiting for it) is passed over.
+ * One request to the init and its answer with id 0: done, or FAILED (its
+ * reason, what the init said, in err). An answer about a program that
+ * ended (its EXITED after the worker stopped waiting for it) is passed
+ * over.
  */
-static int reset_init(struct jail *j, char *err, size_t errlen)
+static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *what, char *err,
+		    size_t errlen)
 {
-	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_RESET, 0, 0 };
+	struct initmsg_hdr h = { INITMSG_MAGIC, type, 0, 0 };
 	struct {
 		struct initmsg_hdr h;
 		char body[64];
@@ -758,7 +752,7 @@ static int reset_init(struct jail *j, char *err, size_t errlen)
 	char said[256];
 
 	if (send(j->sock, &h, sizeof(h), MSG_NOSIGNAL) < 0) {
-		snprintf(err, errlen, "sending RESET to the init: %s", strerror(errno));
+		snprintf(err, errlen, "sending %s to the init: %s", what, strerror(errno));
 		return -errno;
 	}
 	for (;;) {
@@ -769,25 +763,32 @@ static int reset_init(struct jail *j, char *err, size_t errlen)
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc <= 0) {
-			snprintf(err, errlen, "the init did not finish its reset within %d ms",
+			snprintf(err, errlen, "the init did not answer %s within %d ms", what,
 				 JAIL_RESET_TIMEOUT_MS);
 			return -ETIMEDOUT;
 		}
 		n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
 		if (n < (ssize_t)sizeof(m.h) || m.h.magic != INITMSG_MAGIC) {
-			snprintf(err, errlen, "the init's answer to RESET: %s",
+			snprintf(err, errlen, "the init's answer to %s: %s", what,
 				 n == 0 ? "it is gone" : strerror(EPROTO));
 			return -EPROTO;
 		}
 		if (m.h.id != 0)
 			continue;
-		if (m.h.type == INITMSG_RESET_DONE)
+		if (m.h.type == done)
 			return 0;
 		jail_said(j, said, sizeof(said));
-		snprintf(err, errlen, "the init could not reset the jail: %s",
+		snprintf(err, errlen, "the init could not do %s: %s", what,
 			 said[0] ? said : "no reason given");
 		return -EIO;
 	}
+}
+
+/* Then the init's RESET (init.c, reset_steps): every process killed and
+ * reaped, /tmp gone, a new network namespace, the pid counter back. */
+static int reset_init(struct jail *j, char *err, size_t errlen)
+{
+	return ask_init(j, INITMSG_RESET, INITMSG_RESET_DONE, "RESET", err, errlen);
 }
 
 /* After the reset and the job directory's clearing: the first cgroup
@@ -797,13 +798,13 @@ static int reset_init(struct jail *j, char *err, size_t errlen)
  * pass for the init's memory and raise the next job's limit by as much. */
 static int rebase_first_cgroup(struct jail *j, char *err, size_t errlen)
 {
-	int rc = cgroup_step_rebase(j->first);
+	int rc = cgroup_step_rebase(j->first, false);
 
 	if (rc < 0) {
 		snprintf(err, errlen, "the jail's first cgroup: %s", strerror(-rc));
 		return rc;
 	}
-	j->first_taken = false;
+	j->first_taken = j->first_used = false;
 	return 0;
 }
 
@@ -837,6 +838,57 @@ int jail_recycle(struct jail *j, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* ---- the first cgroup, program after program ---------------------------- */
+
+/*
+ * The first cgroup made ready for another program of the job: the last
+ * one's /tmp unmounted by the init (DROP_TMP), then the counters set back
+ * (cgroup_step_rebase), as between two jobs. The program's files in the
+ * job directory are gone already (the job restored its snapshot).
+ */
+static int clean_first_cgroup(struct jail *j, char *err, size_t errlen)
+{
+	int rc = ask_init(j, INITMSG_DROP_TMP, INITMSG_TMP_DROPPED, "DROP_TMP", err, errlen);
+
+	if (rc < 0) {
+		if (rc != -EIO)
+			j->broken = true;
+		return rc;
+	}
+	rc = cgroup_step_rebase(j->first, true);
+	if (rc < 0)
+		snprintf(err, errlen, "setting the first cgroup back: %s", strerror(-rc));
+	return rc;
+}
+
+struct cgroup_step *jail_take_first_cgroup(struct jail *j)
+{
+	char err[256];
+	int rc;
+
+	if (!j->first_ready || j->first_taken)
+		return NULL;
+	j->first_taken = true;
+	if (j->first_used && (rc = clean_first_cgroup(j, err, sizeof(err))) < 0) {
+		/* Kept taken until the next job's reset sets it back. A v2
+		 * kernel that cannot reset memory.peak says so for every job
+		 * (jail_recycle): no need to say it for every program too. */
+		if (rc == -EOPNOTSUPP)
+			log_debug("the jail's first cgroup serves one program a job: %s", err);
+		else
+			log_warn("the jail's first cgroup serves no other program of this job: %s",
+				 err);
+		return NULL;
+	}
+	j->first_used = true;
+	return j->first;
+}
+
+void jail_give_back_first_cgroup(struct jail *j)
+{
+	j->first_taken = false;
 }
 
 /* ---- teardown -------------------------------------------------------- */

@@ -159,10 +159,15 @@ int jail_recycle(struct jail *j, char *err, size_t errlen);
 void jail_destroy(struct jail *j);
 /*
  * The cgroup the init entered for the jail's first program (once ready),
- * or NULL: taken once; the jail keeps and removes it. Its limits are the
- * taker's to set, and cgroup_step_kill spares the init in it.
+ * or NULL while another program holds it (or it could not be set back
+ * for this one): every program of a job is born there, one after the
+ * other, and needs no migration. The jail keeps and removes it; its
+ * limits are the taker's to set, and cgroup_step_kill spares the init in
+ * it. Given back once the taker's processes are gone, and set back for
+ * the next taker when it is taken.
  */
 struct cgroup_step *jail_take_first_cgroup(struct jail *j);
+void jail_give_back_first_cgroup(struct jail *j);
 /*
  * Remove the jail's job directory (with its snapshot) and control
  * directory now, while the jail itself may wait for a later teardown:

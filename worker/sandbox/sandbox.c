@@ -520,7 +520,7 @@ static int prepare(struct run *run)
 	     (set_nonblock(run->in_w, true) < 0 || set_nonblock(run->out_r, true) < 0)) ||
 	    set_nonblock(run->err_r, true) < 0)
 		return internal(run, -errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
-	/* The jail's first program is born in the cgroup its init entered. */
+	/* The jail's programs are born in the cgroup its init entered. */
 	run->cg = jail_take_first_cgroup(run->j);
 	if (run->cg) {
 		run->cgroup_borrowed = true;
@@ -1058,10 +1058,12 @@ static void run_release(struct run *run)
 	int *fds[] = { &run->in_w, &run->out_r, &run->err_r, &run->in_r, &run->out_w,
 		       &run->err_w, &run->cgfds[0], &run->cgfds[1], &run->cgfds[2] };
 
-	/* A borrowed cgroup stays with its jail, the init in it. */
-	if (run->cg && run->cgroup_borrowed)
-		cgroup_step_kill(run->cg);
-	else if (run->cg)
+	/* A borrowed cgroup stays with its jail, the init in it, and serves
+	 * the next program once this one's processes are gone. */
+	if (run->cg && run->cgroup_borrowed) {
+		if (cgroup_step_kill(run->cg) == 0)
+			jail_give_back_first_cgroup(run->j);
+	} else if (run->cg)
 		cgroup_step_destroy(run->cg);
 	run->cg = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
