@@ -1,5 +1,6 @@
 """Bounds that hold against any client: the size of an answer, the work
 the loop does for it, and what one connection may make a worker keep."""
+import http.client
 import json
 import os
 import signal
@@ -427,24 +428,38 @@ def test_job_output_cap_cuts_a_checkers_message_without_blaming_it(capped):
 
 def test_health_answers_while_a_big_answer_is_built():
     # a budget that lets 2 x 16 MiB of 0x01 through: about 200 MB of JSON,
-    # which kept the loop from answering for seconds while it built it
+    # which kept the loop from answering for seconds while it built it.
+    # The probes run until the answer's head arrives (the build is over
+    # then); the answer is read and decoded after them, as decoding it
+    # holds this process's interpreter lock for about a second.
     d = Daemon(args=["--max-job-output-size", "1G"], workers=1)
     try:
-        req = big_output(16 << 10, 2)
-        done = []
-        t = threading.Thread(target=lambda: done.append(d.request("POST", "/run", req,
-                                                                  timeout=300)))
+        req = json.dumps(big_output(16 << 10, 2)).encode()
+        head, got = threading.Event(), []
+
+        def client():
+            conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=300)
+            conn.request("POST", "/run", body=req, headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            head.set()
+            got.append((r.status, r.read()))
+            conn.close()
+
+        t = threading.Thread(target=client)
         t.start()
-        slowest = 0.0
-        while t.is_alive():
+        slowest, probes = 0.0, 0
+        while not head.is_set() and t.is_alive():
             start = time.time()
             status, _ = d.get("/healthz", timeout=60)
             assert status == 200
             slowest = max(slowest, time.time() - start)
+            probes += 1
             time.sleep(0.05)
         t.join()
-        status, body, _ = done[0]
+        status, raw = got[0]
+        body = json.loads(raw)
         assert status == 200 and len(body["tests"][1]["stdout"]) == 16 << 20
+        assert probes >= 3, "the answer came before the loop was probed"
         assert slowest < 1.0, slowest
     finally:
         d.stop()
