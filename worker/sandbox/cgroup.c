@@ -1145,8 +1145,9 @@ static int limits_v2(struct cgroup_step *s, const struct cgroup_limits *l, char 
 	int rc;
 
 	if (l->memory_bytes) {
-		snprintf(num, sizeof(num), "%llu",
-			 (unsigned long long)(l->memory_bytes + s->base_memory));
+		uint64_t want = l->memory_bytes + s->base_memory;
+
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)want);
 		if ((rc = write_or_say(dir, "memory.max", num, err, errlen)) < 0)
 			return rc;
 	}
