@@ -46,6 +46,28 @@ struct cgroup_tree {
 	unsigned long counter;
 };
 
+/*
+ * The files of a step cgroup, each opened once and kept: a program's step
+ * reads and writes the same dozen, and a jail's first cgroup serves one
+ * program after another, where an open by name walks the whole path each
+ * time (a third of the worker's CPU a test). Read with pread from 0 (a
+ * cgroup file is made anew for a read at 0), written with pwrite. Not
+ * cgroup.procs: on v1 a read through an fd that read it before may be
+ * served the list it made then (kept for a second), so it is opened anew
+ * each time (read_pids_in).
+ */
+#define STEP_FILES_MAX 32
+
+struct step_files {
+	unsigned n;
+	struct {
+		const char *dir;        /* one of its step's dir[] */
+		const char *name;
+		int flags;              /* O_RDONLY or O_WRONLY */
+		int fd;
+	} f[STEP_FILES_MAX];
+};
+
 struct cgroup_step {
 	enum cgroup_version ver;
 	unsigned ndirs;
@@ -55,6 +77,8 @@ struct cgroup_step {
 	char procs[CGROUP_NCTRL][PATH_MAX];
 	bool has_kill;  /* v2 cgroup.kill (5.14+) */
 	bool has_peak;  /* v2 memory.peak (5.19+) */
+	bool has_memsw; /* v1 memory.memsw.* (swap accounting) */
+	struct step_files *files;   /* its files kept open (step_fd) */
 	uint64_t peak_sample;
 	pid_t spare;    /* never killed: a jail's init waiting in it (0: none) */
 	/* Since cgroup_step_rebase: what the counters that cannot be reset
@@ -336,17 +360,6 @@ static int write_in(const char *dir, const char *file, const char *val)
 	return write_file_str(path, val);
 }
 
-/* write_in, and on failure the reason in err: "write(dir/file, val): ...". */
-static int write_or_say(const char *dir, const char *file, const char *val, char *err,
-			size_t errlen)
-{
-	int rc = write_in(dir, file, val);
-
-	if (rc < 0)
-		return set_err(err, errlen, rc, "write(%s/%s, %s): %s", dir, file, val,
-			       strerror(-rc));
-	return 0;
-}
 
 static bool exists_in(const char *dir, const char *file)
 {
@@ -355,29 +368,7 @@ static bool exists_in(const char *dir, const char *file)
 	return join(path, sizeof(path), dir, file) == 0 && access(path, F_OK) == 0;
 }
 
-static int read_u64_in(const char *dir, const char *file, uint64_t *out)
-{
-	char buf[64];
-	size_t l;
-	int rc;
 
-	if ((rc = read_in(dir, file, buf, sizeof(buf))) < 0)
-		return rc;
-	l = strlen(buf);
-	while (l > 0 && buf[l - 1] == '\n')
-		buf[--l] = '\0';
-	return parse_u64(buf, 0, UINT64_MAX, out);
-}
-
-static int read_kv_in(const char *dir, const char *file, const char *key, uint64_t *out)
-{
-	char buf[4096];
-	int rc;
-
-	if ((rc = read_in(dir, file, buf, sizeof(buf))) < 0)
-		return rc;
-	return cgroup_parse_kv(buf, key, out);
-}
 
 static int mkdir_ok(const char *path)
 {
@@ -425,6 +416,125 @@ static int read_pids_in(const char *dir, pid_t *pids, size_t max)
 		rc = cgroup_parse_pids(b.data, pids, max);
 	buf_free(&b);
 	return rc;
+}
+
+/* The fd of dir/name of step s for flags, opened the first time; or
+ * -errno. With the table full it is opened for this once (*own: the
+ * caller closes it). */
+static int step_fd(const struct cgroup_step *s, const char *dir, const char *name, int flags,
+		   bool *own)
+{
+	struct step_files *t = s->files;
+	char path[PATH_MAX];
+	int fd, rc;
+
+	*own = false;
+	for (unsigned i = 0; i < t->n; i++)
+		if (t->f[i].dir == dir && t->f[i].flags == flags && strcmp(t->f[i].name, name) == 0)
+			return t->f[i].fd;
+	if ((rc = join(path, sizeof(path), dir, name)) < 0)
+		return rc;
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (t->n == STEP_FILES_MAX) {
+		*own = true;
+		return fd;
+	}
+	t->f[t->n].dir = dir;
+	t->f[t->n].name = name;
+	t->f[t->n].flags = flags;
+	t->f[t->n].fd = fd;
+	t->n++;
+	return fd;
+}
+
+static void step_files_close(struct cgroup_step *s)
+{
+	for (unsigned i = 0; s->files && i < s->files->n; i++)
+		close(s->files->f[i].fd);
+	free(s->files);
+	s->files = NULL;
+}
+
+/* read_in for a file of step s; the whole file, from its start. */
+static int step_read(const struct cgroup_step *s, const char *dir, const char *file, char *buf,
+		     size_t size)
+{
+	bool own;
+	int fd = step_fd(s, dir, file, O_RDONLY, &own);
+	size_t off = 0;
+	int rc = 0;
+
+	if (fd < 0)
+		return fd;
+	while (off + 1 < size) {
+		ssize_t n = pread(fd, buf + off, size - 1 - off, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = -errno;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	buf[off] = '\0';
+	if (own)
+		close(fd);
+	return rc;
+}
+
+static int step_write(const struct cgroup_step *s, const char *dir, const char *file,
+		      const char *val)
+{
+	bool own;
+	int fd = step_fd(s, dir, file, O_WRONLY, &own);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	do
+		n = pwrite(fd, val, strlen(val), 0);
+	while (n < 0 && errno == EINTR);
+	if (own)
+		close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* step_write, and on failure the reason in err: "write(dir/file, val): ...". */
+static int step_write_or_say(const struct cgroup_step *s, const char *dir, const char *file,
+			     const char *val, char *err, size_t errlen)
+{
+	int rc = step_write(s, dir, file, val);
+
+	if (rc < 0)
+		return set_err(err, errlen, rc, "write(%s/%s, %s): %s", dir, file, val,
+			       strerror(-rc));
+	return 0;
+}
+
+static int step_read_u64(const struct cgroup_step *s, const char *dir, const char *file,
+			 uint64_t *out)
+{
+	char buf[64];
+	int rc;
+
+	if ((rc = step_read(s, dir, file, buf, sizeof(buf))) < 0)
+		return rc;
+	buf[strcspn(buf, "\n")] = '\0';
+	return parse_u64(buf, 0, UINT64_MAX, out);
+}
+
+static int step_read_kv(const struct cgroup_step *s, const char *dir, const char *file,
+			const char *key, uint64_t *out)
+{
+	char buf[4096];
+	int rc;
+
+	if ((rc = step_read(s, dir, file, buf, sizeof(buf))) < 0)
+		return rc;
+	return cgroup_parse_kv(buf, key, out);
 }
 
 static bool dup_dir(char (*dirs)[PATH_MAX], unsigned i)
@@ -1111,28 +1221,28 @@ static int limits_v1(struct cgroup_step *s, const struct cgroup_limits *l, char 
 		/* memory+swap at the same limit: the step cannot swap out. The
 		 * kernel keeps memsw's at least the memory one's, so a limit
 		 * raised (a cgroup serving again) takes memsw's first. */
-		bool memsw = exists_in(mem, "memory.memsw.limit_in_bytes");
-		bool raise = memsw && read_u64_in(mem, "memory.limit_in_bytes", &now) == 0 &&
+		bool memsw = s->has_memsw;
+		bool raise = memsw && step_read_u64(s, mem, "memory.limit_in_bytes", &now) == 0 &&
 			     want > now;
 
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)want);
 		if (raise &&
-		    (rc = write_or_say(mem, "memory.memsw.limit_in_bytes", num, err, errlen)) < 0)
+		    (rc = step_write_or_say(s, mem, "memory.memsw.limit_in_bytes", num, err, errlen)) < 0)
 			return rc;
-		if ((rc = write_or_say(mem, "memory.limit_in_bytes", num, err, errlen)) < 0)
+		if ((rc = step_write_or_say(s, mem, "memory.limit_in_bytes", num, err, errlen)) < 0)
 			return rc;
 		if (memsw && !raise &&
-		    (rc = write_or_say(mem, "memory.memsw.limit_in_bytes", num, err, errlen)) < 0)
+		    (rc = step_write_or_say(s, mem, "memory.memsw.limit_in_bytes", num, err, errlen)) < 0)
 			return rc;
 	}
 	/* both are best effort: without swap, or on kernels that refuse them */
-	write_in(mem, "memory.swappiness", "0");
+	step_write(s, mem, "memory.swappiness", "0");
 	/* a new group inherits oom_kill_disable from its parent; we want the
 	 * kernel to kill inside the group rather than hang it */
-	write_in(mem, "memory.oom_control", "0");
+	step_write(s, mem, "memory.oom_control", "0");
 	if (l->pids) {
 		snprintf(num, sizeof(num), "%u", l->pids);
-		if ((rc = write_or_say(pids, "pids.max", num, err, errlen)) < 0)
+		if ((rc = step_write_or_say(s, pids, "pids.max", num, err, errlen)) < 0)
 			return rc;
 	}
 	return 0;
@@ -1148,17 +1258,17 @@ static int limits_v2(struct cgroup_step *s, const struct cgroup_limits *l, char 
 		uint64_t want = l->memory_bytes + s->base_memory;
 
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)want);
-		if ((rc = write_or_say(dir, "memory.max", num, err, errlen)) < 0)
+		if ((rc = step_write_or_say(s, dir, "memory.max", num, err, errlen)) < 0)
 			return rc;
 	}
 	/* absent when the kernel does no swap accounting: nothing to limit then */
-	rc = write_in(dir, "memory.swap.max", "0");
+	rc = step_write(s, dir, "memory.swap.max", "0");
 	if (rc < 0 && rc != -ENOENT)
 		return set_err(err, errlen, rc, "write(%s/memory.swap.max, 0): %s", dir,
 			       strerror(-rc));
 	if (l->pids) {
 		snprintf(num, sizeof(num), "%u", l->pids);
-		if ((rc = write_or_say(dir, "pids.max", num, err, errlen)) < 0)
+		if ((rc = step_write_or_say(s, dir, "pids.max", num, err, errlen)) < 0)
 			return rc;
 	}
 	return 0;
@@ -1215,6 +1325,7 @@ int cgroup_step_create(struct cgroup_tree *t, const struct cgroup_limits *l, str
 	s->ver = t->ver;
 	s->ndirs = t->ndirs;
 	s->peak_fd = -1;
+	s->files = xcalloc(1, sizeof(*s->files));
 	for (int tries = 0; tries < 16 && rc == -EEXIST; tries++) {
 		snprintf(name, sizeof(name), "s%lu-%d", t->counter++, (int)getpid());
 		rc = step_mkdirs(s, t, name);
@@ -1233,6 +1344,7 @@ int cgroup_step_create(struct cgroup_tree *t, const struct cgroup_limits *l, str
 		s->has_peak = exists_in(s->dir[0], "memory.peak");
 		rc = limits_v2(s, l, err, errlen);
 	} else {
+		s->has_memsw = exists_in(s->dir[CGROUP_MEM], "memory.memsw.limit_in_bytes");
 		rc = limits_v1(s, l, err, errlen);
 	}
 	if (rc < 0)
@@ -1240,10 +1352,12 @@ int cgroup_step_create(struct cgroup_tree *t, const struct cgroup_limits *l, str
 	*out = s;
 	s = NULL;
 out:
-	if (s && made)
+	if (s && made) {
 		cgroup_step_destroy(s);
-	else
+	} else if (s) {
+		step_files_close(s);
 		free(s);
+	}
 	return rc;
 }
 
@@ -1294,7 +1408,7 @@ int cgroup_step_kill(struct cgroup_step *s)
 	/* cgroup.kill takes the whole group at once, forks in flight included;
 	 * the loop then only waits for the group to drain */
 	if (s->ver == CGROUP_V2 && s->has_kill && !s->spare)
-		write_in(s->dir[0], "cgroup.kill", "1");
+		step_write(s, s->dir[0], "cgroup.kill", "1");
 	return kill_until_empty(s->dir, s->ndirs, s->spare);
 }
 
@@ -1328,10 +1442,10 @@ int cgroup_step_cpu_us(const struct cgroup_step *s, uint64_t *out)
 	int rc;
 
 	if (s->ver == CGROUP_V2) {
-		if ((rc = read_kv_in(s->dir[0], "cpu.stat", "usage_usec", &v)) < 0)
+		if ((rc = step_read_kv(s, s->dir[0], "cpu.stat", "usage_usec", &v)) < 0)
 			return rc;
 	} else {
-		if ((rc = read_u64_in(s->dir[CGROUP_CPU], "cpuacct.usage", &v)) < 0)
+		if ((rc = step_read_u64(s, s->dir[CGROUP_CPU], "cpuacct.usage", &v)) < 0)
 			return rc;
 		v /= 1000;
 	}
@@ -1345,9 +1459,9 @@ int cgroup_step_memory_now(const struct cgroup_step *s, uint64_t *out)
 	int rc;
 
 	if (s->ver == CGROUP_V2)
-		rc = read_u64_in(s->dir[0], "memory.current", &v);
+		rc = step_read_u64(s, s->dir[0], "memory.current", &v);
 	else
-		rc = read_u64_in(s->dir[CGROUP_MEM], "memory.usage_in_bytes", &v);
+		rc = step_read_u64(s, s->dir[CGROUP_MEM], "memory.usage_in_bytes", &v);
 	if (rc < 0)
 		return rc;
 	*out = v > s->base_memory ? v - s->base_memory : 0;
@@ -1360,18 +1474,18 @@ static int stats_v1(const struct cgroup_step *s, struct cgroup_stats *st)
 	uint64_t v, limit;
 	int rc;
 
-	if ((rc = read_u64_in(mem, "memory.max_usage_in_bytes", &st->memory_peak_bytes)) < 0)
+	if ((rc = step_read_u64(s, mem, "memory.max_usage_in_bytes", &st->memory_peak_bytes)) < 0)
 		return rc;
 	/* oom_kill appeared in 4.13; older kernels leave oom_killed false */
-	rc = read_kv_in(mem, "memory.oom_control", "oom_kill", &v);
+	rc = step_read_kv(s, mem, "memory.oom_control", "oom_kill", &v);
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
 	st->oom_killed = rc == 0 && v > s->base_oom_kills;
-	if ((rc = read_u64_in(mem, "memory.failcnt", &v)) < 0)
+	if ((rc = step_read_u64(s, mem, "memory.failcnt", &v)) < 0)
 		return rc;
 	/* some kernels (seen on 6.18) keep failcnt at 0 on v1 even through an
 	 * OOM kill; a high-water mark at the limit says the same thing */
-	if ((rc = read_u64_in(mem, "memory.limit_in_bytes", &limit)) < 0)
+	if ((rc = step_read_u64(s, mem, "memory.limit_in_bytes", &limit)) < 0)
 		return rc;
 	st->memory_limit_hit = v > 0 || st->memory_peak_bytes >= limit;
 	return 0;
@@ -1394,14 +1508,14 @@ static int stats_v2(const struct cgroup_step *s, struct cgroup_stats *st)
 		if ((rc = parse_u64(buf, 0, UINT64_MAX, &st->memory_peak_bytes)) < 0)
 			return rc;
 	} else if (s->has_peak) {
-		if ((rc = read_u64_in(dir, "memory.peak", &st->memory_peak_bytes)) < 0)
+		if ((rc = step_read_u64(s, dir, "memory.peak", &st->memory_peak_bytes)) < 0)
 			return rc;
 	} else {
-		if ((rc = read_u64_in(dir, "memory.current", &v)) < 0)
+		if ((rc = step_read_u64(s, dir, "memory.current", &v)) < 0)
 			return rc;
 		st->memory_peak_bytes = v > s->peak_sample ? v : s->peak_sample;
 	}
-	if ((rc = read_in(dir, "memory.events", buf, sizeof(buf))) < 0)
+	if ((rc = step_read(s, dir, "memory.events", buf, sizeof(buf))) < 0)
 		return rc;
 	st->oom_killed = cgroup_parse_kv(buf, "oom_kill", &v) == 0 && v > s->base_oom_kills;
 	st->memory_limit_hit = cgroup_parse_kv(buf, "max", &v) == 0 && v > s->base_max_events;
@@ -1432,7 +1546,7 @@ int cgroup_step_sample(struct cgroup_step *s)
 
 	if (s->ver != CGROUP_V2 || s->has_peak)
 		return 0;
-	if ((rc = read_u64_in(s->dir[0], "memory.current", &v)) < 0)
+	if ((rc = step_read_u64(s, s->dir[0], "memory.current", &v)) < 0)
 		return rc;
 	if (v > s->peak_sample)
 		s->peak_sample = v;
@@ -1456,25 +1570,25 @@ static int rebase_v1(struct cgroup_step *s, bool light)
 	int rc;
 
 	/* best effort: the init's own pages cannot go, and need not */
-	if (!light || read_u64_in(mem, "memory.usage_in_bytes", &now) < 0 ||
+	if (!light || step_read_u64(s, mem, "memory.usage_in_bytes", &now) < 0 ||
 	    now > s->clean_memory + CGROUP_REBASE_SLACK) {
-		write_in(mem, "memory.force_empty", "0");
+		step_write(s, mem, "memory.force_empty", "0");
 		now = 0;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(zeroed); i++) {
-		rc = write_in(mem, zeroed[i], "0");
+		rc = step_write(s, mem, zeroed[i], "0");
 		/* memsw is there only with swap accounting */
 		if (rc < 0 && !(rc == -ENOENT && i >= 2))
 			return rc;
 	}
-	if ((rc = write_in(s->dir[CGROUP_CPU], "cpuacct.usage", "0")) < 0)
+	if ((rc = step_write(s, s->dir[CGROUP_CPU], "cpuacct.usage", "0")) < 0)
 		return rc;
 	s->base_cpu_us = 0;
-	if ((rc = read_u64_in(mem, "memory.usage_in_bytes", &s->base_memory)) < 0)
+	if ((rc = step_read_u64(s, mem, "memory.usage_in_bytes", &s->base_memory)) < 0)
 		return rc;
 	if (!now)
 		s->clean_memory = s->base_memory;
-	rc = read_kv_in(mem, "memory.oom_control", "oom_kill", &v);
+	rc = step_read_kv(s, mem, "memory.oom_control", "oom_kill", &v);
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
 	s->base_oom_kills = v;
@@ -1497,10 +1611,10 @@ static int rebase_v2(struct cgroup_step *s, bool light)
 	if (!s->has_peak)
 		return -EOPNOTSUPP;
 	/* best effort, 5.19+: what the job left charged */
-	if (read_u64_in(dir, "memory.current", &cur) == 0 && cur > 0 &&
+	if (step_read_u64(s, dir, "memory.current", &cur) == 0 && cur > 0 &&
 	    (!light || cur > s->clean_memory + CGROUP_REBASE_SLACK)) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)cur);
-		write_in(dir, "memory.reclaim", buf);
+		step_write(s, dir, "memory.reclaim", buf);
 		cur = 0;
 	}
 	if ((rc = join(path, sizeof(path), dir, "memory.peak")) < 0)
@@ -1517,13 +1631,13 @@ static int rebase_v2(struct cgroup_step *s, bool light)
 		close(s->peak_fd);
 	s->peak_fd = fd;
 	s->base_cpu_us = 0;
-	if ((rc = read_u64_in(dir, "memory.current", &s->base_memory)) < 0)
+	if ((rc = step_read_u64(s, dir, "memory.current", &s->base_memory)) < 0)
 		return rc;
 	if (!cur)
 		s->clean_memory = s->base_memory;
 	if ((rc = cgroup_step_cpu_us(s, &s->base_cpu_us)) < 0)
 		return rc;
-	if ((rc = read_in(dir, "memory.events", buf, sizeof(buf))) < 0)
+	if ((rc = step_read(s, dir, "memory.events", buf, sizeof(buf))) < 0)
 		return rc;
 	s->base_oom_kills = s->base_max_events = 0;
 	cgroup_parse_kv(buf, "oom_kill", &s->base_oom_kills);
@@ -1555,6 +1669,7 @@ void cgroup_step_destroy(struct cgroup_step *s)
 	rc = cgroup_step_kill(s);
 	if (rc < 0)
 		log_warn("kill cgroup %s: %s", s->dir[0], strerror(-rc));
+	step_files_close(s);
 	remove_dirs(s->dir, s->ndirs);
 	free(s);
 }
