@@ -79,6 +79,8 @@ struct init {
 	bool entered;           /* ENTER moved us into a step's cgroup */
 	const char *self;       /* argv[0]: our binary, bound into the jail */
 	bool new_network;       /* INITMSG_ARG_NEW_NETWORK: make the jail's own */
+	int oom_fd;             /* its own oom_score_adj, written (-1: none) */
+	char oom_was[16];       /* ...and its value from the start */
 };
 
 /* ---- messages ------------------------------------------------------- */
@@ -399,6 +401,14 @@ static pid_t spawn_child(const struct init *in, const struct plan *p)
 		     &sp);
 }
 
+/* The init's oom_score_adj, for the programs it starts next
+ * (keep_oom_handle). */
+static void set_oom_score(const struct init *in, const char *value)
+{
+	if (in->oom_fd >= 0 && pwrite(in->oom_fd, value, strlen(value), 0) < 0)
+		fprintf(stderr, "goboxd-init: oom_score_adj %s: %s\n", value, strerror(errno));
+}
+
 /* ---- RUN ------------------------------------------------------------ */
 
 /*
@@ -514,7 +524,9 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		goto out;
 	}
 	p.err_w = ep[1];
+	set_oom_score(in, "1000");
 	pid = spawn_child(in, &p);
+	set_oom_score(in, in->oom_was);
 	close(ep[1]);
 	if (pid < 0) {
 		send_failed(in, id, INITMSG_STAGE_FORK, errno);
@@ -993,6 +1005,46 @@ static int empty_network(struct init *in)
 
 /* First: nothing of ours is for the programs to read, not even by uid
  * (/proc/1/mem, our fds, our environment), whatever comes next. */
+/*
+ * First: before hide_from_programs, as the /proc files of a process that
+ * is not dumpable belong to root, whom the jail's user namespace does not
+ * map; and before seal, while /tmp is the jail's unused placeholder. The
+ * init's own oom_score_adj, opened through a proc of its own that is
+ * detached at once (the jail's /proc is made read-only, and a file open
+ * for writing on it would stop that). The init waits in the cgroup of the programs it
+ * starts, and when one of them fills it, the kernel's OOM killer takes
+ * the largest process there and then the next while the cgroup is still
+ * over its limit: the init's size is a small program's. So every program
+ * starts at oom_score_adj 1000 (do_run: set before the clone, which
+ * copies it, and set back after), and is taken before the init. Best
+ * effort: where the proc cannot be mounted, the init says so and keeps
+ * the value it has.
+ */
+static int keep_oom_handle(struct init *in)
+{
+	ssize_t n;
+
+	in->oom_fd = -1;
+	if (mount("proc", TMP_DIR, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		fprintf(stderr, "goboxd-init: a proc for oom_score_adj: %s\n", strerror(errno));
+		return 0;
+	}
+	in->oom_fd = open(TMP_DIR "/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	if (in->oom_fd < 0)
+		fprintf(stderr, "goboxd-init: oom_score_adj: %s\n", strerror(errno));
+	if (umount2(TMP_DIR, MNT_DETACH) < 0)
+		return -errno;
+	n = in->oom_fd >= 0 ? pread(in->oom_fd, in->oom_was, sizeof(in->oom_was) - 1, 0) : -1;
+	if (n <= 0) {
+		if (in->oom_fd >= 0)
+			close(in->oom_fd);
+		in->oom_fd = -1;
+		return 0;
+	}
+	in->oom_was[n] = '\0';
+	return 0;
+}
+
 static int hide_from_programs(struct init *in)
 {
 	(void)in;
@@ -1039,6 +1091,7 @@ static const struct start_step {
 	const char *what;
 	int (*run)(struct init *in);
 } start_steps[] = {
+	{ "keeping a hand on its oom_score_adj", keep_oom_handle },
 	{ "hiding from the programs", hide_from_programs },
 	{ "sealing the jail", seal },
 	{ "leaving the jail's network", empty_network },
@@ -1072,6 +1125,7 @@ int main(int argc, char **argv)
 		.sigfd = -1,
 		.self = argc > 0 ? argv[0] : NULL,
 		.new_network = argc > 1 && strcmp(argv[1], INITMSG_ARG_NEW_NETWORK) == 0,
+		.oom_fd = -1,
 	};
 
 	for (size_t i = 0; i < sizeof(start_steps) / sizeof(start_steps[0]); i++) {
