@@ -55,30 +55,33 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-ssize_t read_small_file(const char *path, char *buf, size_t size)
+ssize_t read_small_fd(int fd, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t off = 0;
+	ssize_t n = 0;
 
-	if (fd < 0)
-		return -errno;
 	while (off + 1 < size) {
-		ssize_t n = read(fd, buf + off, size - 1 - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
+		n = pread(fd, buf + off, size - 1 - off, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
 			break;
 		off += (size_t)n;
 	}
 	buf[off] = '\0';
+	return n < 0 ? -errno : (ssize_t)off;
+}
+
+ssize_t read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read_small_fd(fd, buf, size);
 	close(fd);
-	return (ssize_t)off;
+	return n;
 }
 
 int write_file_str(const char *path, const char *s)

@@ -17,8 +17,12 @@ uint64_t wall_ms(void);
 
 /* Write/read all of a buffer, retrying on EINTR. 0 or negative errno. */
 int write_all(int fd, const void *buf, size_t len);
-/* Read a whole small file (procfs, cgroupfs). Returns bytes read or -errno. */
+/* Read a whole small file (procfs, cgroupfs), NUL-terminated in buf.
+ * Returns bytes read or -errno. */
 ssize_t read_small_file(const char *path, char *buf, size_t size);
+/* The same through fd, from its start (pread from 0): an fd kept open
+ * reads the file anew each time. */
+ssize_t read_small_fd(int fd, char *buf, size_t size);
 /* Write a string to a file (cgroupfs). 0 or negative errno. */
 int write_file_str(const char *path, const char *s);
 

@@ -12,6 +12,7 @@ the same jail; each test first checks that it did (the same mount
 namespace), so none can pass for want of a reuse.
 """
 import json
+import textwrap
 
 import pytest
 
@@ -99,18 +100,26 @@ def test_the_next_job_finds_the_jail_as_new(daemon):
     assert second["sockets"] == [], second
 
 
+# 96 MiB touched and 0.4 s of CPU: what a program after it must not be
+# told it used (assert_told_only_its_own).
+HOG = ("x = bytearray(96 << 20)\n"
+       "for i in range(0, len(x), 4096): x[i] = 1\n"
+       "import time\nt = time.process_time()\n"
+       "while time.process_time() - t < 0.4: pass\n")
+
+
+def assert_told_only_its_own(hog, light):
+    assert hog["memory_peak_kb"] > 96 << 10, dump(hog)
+    assert light["memory_peak_kb"] < 32 << 10, dump(light)
+    assert hog["cpu_time_ms"] >= 400, dump(hog)
+    assert light["cpu_time_ms"] < 200, dump(light)
+
+
 def test_the_next_job_is_told_only_its_own_use(daemon):
-    hog = ("x = bytearray(96 << 20)\n"
-           "for i in range(0, len(x), 4096): x[i] = 1\n"
-           "import time\nt = time.process_time()\n"
-           "while time.process_time() - t < 0.4: pass\n" + LOOK)
-    first, t1 = look(daemon, hog)
+    first, t1 = look(daemon, HOG + LOOK)
     second, t2 = look(daemon)
     assert second["mnt"] == first["mnt"], "the job ran in another jail"
-    assert t1["memory_peak_kb"] > 96 << 10, dump(t1)
-    assert t2["memory_peak_kb"] < 32 << 10, dump(t2)
-    assert t1["cpu_time_ms"] >= 400, dump(t1)
-    assert t2["cpu_time_ms"] < 200, dump(t2)
+    assert_told_only_its_own(t1, t2)
 
 
 def test_a_job_killed_for_its_memory_leaves_the_next_accepted(daemon):
@@ -167,16 +176,10 @@ def test_the_next_job_gets_its_memory_limit_and_no_more(daemon, where):
 
 
 # One test of a job after another: what the test is told, its cgroup, and
-# what stdin asks of it ("hog": 96 MiB and 0.4 s of CPU; "tmp": 60 MiB
-# left in /tmp; "alloc": 280 MiB).
-STEPS = r'''
-import sys, time
-what = sys.stdin.read().strip()
-if what == "hog":
-    x = bytearray(96 << 20)
-    for i in range(0, len(x), 4096): x[i] = 1
-    t = time.process_time()
-    while time.process_time() - t < 0.4: pass
+# what stdin asks of it ("hog": HOG; "tmp": 60 MiB left in /tmp; "alloc":
+# 280 MiB).
+STEPS = "import sys\nwhat = sys.stdin.read().strip()\nif what == 'hog':\n" + textwrap.indent(
+    HOG, "    ") + r'''
 elif what == "tmp":
     open("/tmp/fill", "wb").write(b"x" * (60 << 20))
 elif what == "alloc":
@@ -204,10 +207,7 @@ def test_every_test_of_a_job_is_born_in_one_cgroup(daemon):
 def test_a_test_is_told_only_its_own_use_within_a_job(daemon):
     hog, light = steps(daemon, "hog", "")
     assert hog["stdout"] == light["stdout"], "the tests ran in two cgroups"
-    assert hog["memory_peak_kb"] > 96 << 10, dump(hog)
-    assert light["memory_peak_kb"] < 32 << 10, dump(light)
-    assert hog["cpu_time_ms"] >= 400, dump(hog)
-    assert light["cpu_time_ms"] < 200, dump(light)
+    assert_told_only_its_own(hog, light)
 
 
 def test_tmp_a_test_left_does_not_raise_the_next_tests_limit(daemon):

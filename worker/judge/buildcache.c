@@ -249,25 +249,13 @@ static int drop_held(struct buildcache *c, const char *name, int fd)
 static int read_meta(int dirfd, char *buf, size_t size)
 {
 	int fd = openat(dirfd, "meta", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	size_t got = 0;
-	int rc = 0;
+	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	while (got < size - 1) {
-		ssize_t n = read(fd, buf + got, size - 1 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			rc = -errno;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	n = read_small_fd(fd, buf, size);
 	close(fd);
-	buf[got] = '\0';
-	return rc;
+	return n < 0 ? (int)n : 0;
 }
 
 /* The number after "\nname " in meta; -EINVAL when absent. */

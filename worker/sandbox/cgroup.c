@@ -360,15 +360,12 @@ static int write_in(const char *dir, const char *file, const char *val)
 	return write_file_str(path, val);
 }
 
-
 static bool exists_in(const char *dir, const char *file)
 {
 	char path[PATH_MAX];
 
 	return join(path, sizeof(path), dir, file) == 0 && access(path, F_OK) == 0;
 }
-
-
 
 static int mkdir_ok(const char *path)
 {
@@ -463,26 +460,14 @@ static int step_read(const struct cgroup_step *s, const char *dir, const char *f
 {
 	bool own;
 	int fd = step_fd(s, dir, file, O_RDONLY, &own);
-	size_t off = 0;
-	int rc = 0;
+	ssize_t n;
 
 	if (fd < 0)
 		return fd;
-	while (off + 1 < size) {
-		ssize_t n = pread(fd, buf + off, size - 1 - off, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			rc = -errno;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	buf[off] = '\0';
+	n = read_small_fd(fd, buf, size);
 	if (own)
 		close(fd);
-	return rc;
+	return n < 0 ? (int)n : 0;
 }
 
 static int step_write(const struct cgroup_step *s, const char *dir, const char *file,
@@ -1567,14 +1552,13 @@ static int rebase_v1(struct cgroup_step *s, bool light)
 	};
 	const char *mem = s->dir[CGROUP_MEM];
 	uint64_t v = 0, now = 0;
+	bool reclaim = !light || step_read_u64(s, mem, "memory.usage_in_bytes", &now) < 0 ||
+		       now > s->clean_memory + CGROUP_REBASE_SLACK;
 	int rc;
 
 	/* best effort: the init's own pages cannot go, and need not */
-	if (!light || step_read_u64(s, mem, "memory.usage_in_bytes", &now) < 0 ||
-	    now > s->clean_memory + CGROUP_REBASE_SLACK) {
+	if (reclaim)
 		step_write(s, mem, "memory.force_empty", "0");
-		now = 0;
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(zeroed); i++) {
 		rc = step_write(s, mem, zeroed[i], "0");
 		/* memsw is there only with swap accounting */
@@ -1584,9 +1568,12 @@ static int rebase_v1(struct cgroup_step *s, bool light)
 	if ((rc = step_write(s, s->dir[CGROUP_CPU], "cpuacct.usage", "0")) < 0)
 		return rc;
 	s->base_cpu_us = 0;
-	if ((rc = step_read_u64(s, mem, "memory.usage_in_bytes", &s->base_memory)) < 0)
+	/* without a reclaim, the usage read above is still the usage */
+	if (!reclaim)
+		s->base_memory = now;
+	else if ((rc = step_read_u64(s, mem, "memory.usage_in_bytes", &s->base_memory)) < 0)
 		return rc;
-	if (!now)
+	else
 		s->clean_memory = s->base_memory;
 	rc = step_read_kv(s, mem, "memory.oom_control", "oom_kill", &v);
 	if (rc < 0 && rc != -ENOENT)
@@ -1606,16 +1593,17 @@ static int rebase_v2(struct cgroup_step *s, bool light)
 	const char *dir = s->dir[0];
 	char buf[1024], path[PATH_MAX];
 	uint64_t cur = 0;
+	bool reclaim;
 	int rc, fd;
 
 	if (!s->has_peak)
 		return -EOPNOTSUPP;
+	reclaim = step_read_u64(s, dir, "memory.current", &cur) < 0 || !light ||
+		  cur > s->clean_memory + CGROUP_REBASE_SLACK;
 	/* best effort, 5.19+: what the job left charged */
-	if (step_read_u64(s, dir, "memory.current", &cur) == 0 && cur > 0 &&
-	    (!light || cur > s->clean_memory + CGROUP_REBASE_SLACK)) {
+	if (reclaim && cur > 0) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)cur);
 		step_write(s, dir, "memory.reclaim", buf);
-		cur = 0;
 	}
 	if ((rc = join(path, sizeof(path), dir, "memory.peak")) < 0)
 		return rc;
@@ -1631,9 +1619,12 @@ static int rebase_v2(struct cgroup_step *s, bool light)
 		close(s->peak_fd);
 	s->peak_fd = fd;
 	s->base_cpu_us = 0;
-	if ((rc = step_read_u64(s, dir, "memory.current", &s->base_memory)) < 0)
+	/* without a reclaim, the usage read above is still the usage */
+	if (!reclaim)
+		s->base_memory = cur;
+	else if ((rc = step_read_u64(s, dir, "memory.current", &s->base_memory)) < 0)
 		return rc;
-	if (!cur)
+	else
 		s->clean_memory = s->base_memory;
 	if ((rc = cgroup_step_cpu_us(s, &s->base_cpu_us)) < 0)
 		return rc;

@@ -287,11 +287,7 @@ static int child_set_credentials(const struct initmsg_run *r)
 	if (syscall(SYS_setresgid, r->gid, r->gid, r->gid) < 0 ||
 	    syscall(SYS_setresuid, r->uid, r->uid, r->uid) < 0)
 		return -errno;
-	/* A change of uid sets the memory's dumpable flag to the host's
-	 * fs.suid_dumpable, and until the exec that memory is the init's
-	 * (spawn_child). The init runs under its programs' ids, so none
-	 * changes today; should that ever differ, the init stays hidden. */
-	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ? -errno : 0;
+	return 0;
 }
 
 /* After the credentials and the last step that needed CAP_SYS_ADMIN (the
@@ -376,7 +372,9 @@ static void __attribute__((noreturn)) child_run(const struct init *in, struct pl
  * writes nothing the init reads (its plan is its own copy, on this
  * stack), calls no libc function that takes a lock, and changes only its
  * own task: credentials, limits, signal actions and seccomp are per
- * process without CLONE_THREAD and CLONE_SIGHAND.
+ * process without CLONE_THREAD and CLONE_SIGHAND. The one thing of the
+ * memory's that a change of uid would set, its dumpable flag, stays as
+ * hide_from_programs left it: the ids the child sets are the init's own.
  */
 static char child_stack[64 * 1024] __attribute__((aligned(16)));
 
@@ -1003,16 +1001,14 @@ static int empty_network(struct init *in)
 	return rc < 0 ? rc : 0;
 }
 
-/* First: nothing of ours is for the programs to read, not even by uid
- * (/proc/1/mem, our fds, our environment), whatever comes next. */
 /*
  * First: before hide_from_programs, as the /proc files of a process that
  * is not dumpable belong to root, whom the jail's user namespace does not
  * map; and before seal, while /tmp is the jail's unused placeholder. The
  * init's own oom_score_adj, opened through a proc of its own that is
  * detached at once (the jail's /proc is made read-only, and a file open
- * for writing on it would stop that). The init waits in the cgroup of the programs it
- * starts, and when one of them fills it, the kernel's OOM killer takes
+ * for writing on it would stop that). The init waits in the cgroup of the
+ * programs it starts, and when one of them fills it, the kernel's OOM killer takes
  * the largest process there and then the next while the cgroup is still
  * over its limit: the init's size is a small program's. So every program
  * starts at oom_score_adj 1000 (do_run: set before the clone, which
@@ -1022,29 +1018,33 @@ static int empty_network(struct init *in)
  */
 static int keep_oom_handle(struct init *in)
 {
-	ssize_t n;
+	ssize_t n = -1;
+	int fd;
 
-	in->oom_fd = -1;
 	if (mount("proc", TMP_DIR, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		fprintf(stderr, "goboxd-init: a proc for oom_score_adj: %s\n", strerror(errno));
 		return 0;
 	}
-	in->oom_fd = open(TMP_DIR "/self/oom_score_adj", O_RDWR | O_CLOEXEC);
-	if (in->oom_fd < 0)
-		fprintf(stderr, "goboxd-init: oom_score_adj: %s\n", strerror(errno));
+	fd = open(TMP_DIR "/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	if (fd >= 0)
+		n = pread(fd, in->oom_was, sizeof(in->oom_was) - 1, 0);
+	if (n <= 0)
+		fprintf(stderr, "goboxd-init: oom_score_adj: %s\n",
+			n == 0 ? "empty" : strerror(errno));
 	if (umount2(TMP_DIR, MNT_DETACH) < 0)
 		return -errno;
-	n = in->oom_fd >= 0 ? pread(in->oom_fd, in->oom_was, sizeof(in->oom_was) - 1, 0) : -1;
 	if (n <= 0) {
-		if (in->oom_fd >= 0)
-			close(in->oom_fd);
-		in->oom_fd = -1;
+		if (fd >= 0)
+			close(fd);
 		return 0;
 	}
 	in->oom_was[n] = '\0';
+	in->oom_fd = fd;
 	return 0;
 }
 
+/* Then: nothing of ours is for the programs to read, not even by uid
+ * (/proc/1/mem, our fds, our environment), whatever comes next. */
 static int hide_from_programs(struct init *in)
 {
 	(void)in;

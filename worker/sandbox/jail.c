@@ -24,9 +24,10 @@
 #define JAIL_CGROUP_PIDS 16
 #define JAIL_CGROUP_MEMORY (64ULL << 20)
 #define JAIL_LOG_MAX 4096
-/* The init's reset waits for the job's processes to die: SIGKILL takes
- * them at once unless one is stuck in the kernel, and then the jail goes. */
-#define JAIL_RESET_TIMEOUT_MS 2000
+/* How long the init may take to answer RESET or DROP_TMP (ask_init). The
+ * reset waits for the job's processes to die: SIGKILL takes them at once
+ * unless one is stuck in the kernel, and then the jail goes. */
+#define JAIL_ASK_TIMEOUT_MS 2000
 
 struct jail {
 	struct sandbox *sb;
@@ -748,7 +749,7 @@ static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *wh
 		char body[64];
 	} m;
 	struct pollfd pf = { .fd = j->sock, .events = POLLIN };
-	uint64_t deadline = now_ms() + JAIL_RESET_TIMEOUT_MS;
+	uint64_t deadline = now_ms() + JAIL_ASK_TIMEOUT_MS;
 	char said[256];
 
 	if (send(j->sock, &h, sizeof(h), MSG_NOSIGNAL) < 0) {
@@ -764,7 +765,7 @@ static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *wh
 			continue;
 		if (rc <= 0) {
 			snprintf(err, errlen, "the init did not answer %s within %d ms", what,
-				 JAIL_RESET_TIMEOUT_MS);
+				 JAIL_ASK_TIMEOUT_MS);
 			return -ETIMEDOUT;
 		}
 		n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
