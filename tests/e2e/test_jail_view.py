@@ -71,8 +71,8 @@ for f in /proc/sys/kernel/core_pattern /proc/sys/vm/overcommit_memory \
 done
 '''
 
-# The init is pid 1 and not dumpable: its root is closed to the program
-# (goboxd's answer where Codize's, whose program is pid 1, is ENOENT).
+# The init is pid 1 and not dumpable, so the program's /proc, mounted
+# hidepid=ptraceable, does not show it at all: no /proc/1 to follow.
 PROC_1_ROOT = 'ln -s /proc/1/root/etc /tmp/l && ls /tmp/l/'
 
 # (id, script, request extras, status, stdout, stderr as a regular expression)
@@ -95,7 +95,7 @@ CASES = [
      r"^/sandbox/solution\.sh: line 1: /dev/new: Read-only file system\n$"),
     ("proc_is_read_only", PROC_WRITES, {}, "accepted", "Read-only file system\n" * 5, r"^$"),
     ("proc_1_root_is_closed", PROC_1_ROOT, {}, "runtime_error", "",
-     r"^ls: cannot access '/tmp/l/': Permission denied\n$"),
+     r"^ls: cannot access '/tmp/l/': No such file or directory\n$"),
 ]
 
 

@@ -19,12 +19,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -66,6 +68,7 @@ static void setup(void)
 		.uid = TEST_UID,
 		.gid = TEST_GID,
 		.tmpfs_kb = 16384,
+		.jobs_per_jail = 8,
 	};
 	char err[256];
 	int rc;
@@ -1096,6 +1099,99 @@ Test(sandbox, init_stays_hidden_where_the_host_lets_setuid_programs_dump)
 			     " it is dumpable", i + 1, (int)owner[i]);
 	}
 }
+/*
+ * What a program inherits of the init (its limits, nice value, CPUs and
+ * scheduling class) no program can change (the seccomp filter refuses a
+ * call that names pid 1, a process group or a uid: test_job_to_job.py).
+ * Were one to find a way, the reset between two jobs would find it and
+ * end the jail rather than pass it on to the next user's job. Here the
+ * host changes it, as a program could not, between one job and the next.
+ */
+enum init_change { CHANGE_NOFILE, CHANGE_AS, CHANGE_NICE, CHANGE_CPUS, CHANGE_POLICY, CHANGES };
+
+/* prlimit on the init from a process of its host uid, which may (root
+ * may not, where it lacks CAP_SYS_RESOURCE, as on the test hosts). */
+static int lower_init_limit(const struct jail *j, pid_t init, int resource, rlim_t to)
+{
+	struct rlimit rl = { to, to };
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(jail_gid(j), jail_gid(j), jail_gid(j)) < 0 ||
+		    setresuid(jail_uid(j), jail_uid(j), jail_uid(j)) < 0 ||
+		    prlimit(init, resource, &rl, NULL) < 0)
+			_exit(errno);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	errno = WIFEXITED(status) ? WEXITSTATUS(status) : EINTR;
+	return errno ? -1 : 0;
+}
+
+static int change_init(const struct jail *j, pid_t init, enum init_change c)
+{
+	struct sched_param none = { 0 };
+	cpu_set_t cpus;
+
+	switch (c) {
+	case CHANGE_NOFILE:
+		return lower_init_limit(j, init, RLIMIT_NOFILE, 32);
+	case CHANGE_AS:
+		return lower_init_limit(j, init, RLIMIT_AS, 64 << 20);
+	case CHANGE_NICE:
+		return setpriority(PRIO_PROCESS, (id_t)init, 10);
+	case CHANGE_CPUS:
+		if (sched_getaffinity(init, sizeof(cpus), &cpus) < 0)
+			return -1;
+		/* one CPU fewer: the lowest one is dropped, unless it is the only one */
+		for (int i = 0; i < CPU_SETSIZE && CPU_COUNT(&cpus) > 1; i++)
+			if (CPU_ISSET(i, &cpus)) {
+				CPU_CLR(i, &cpus);
+				break;
+			}
+		return sched_setaffinity(init, sizeof(cpus), &cpus);
+	case CHANGE_POLICY:
+		return sched_setscheduler(init, SCHED_BATCH, &none);
+	case CHANGES:
+		break;
+	}
+	return -1;
+}
+
+Test(sandbox, a_reset_ends_a_jail_whose_init_a_job_changed)
+{
+	for (int c = 0; c < CHANGES; c++) {
+		struct jail *j = NULL;
+		struct step_result r;
+		struct limits l = default_limits();
+		char err[256];
+		int rc = jail_start(sb, NULL, &j, err, sizeof(err));
+		pid_t init;
+
+		cr_assert_eq(rc, 0, "jail_start: %s", err);
+		cr_assert_eq(run_in(j, &r, "true", &l), 0);
+		sandbox_step_result_free(&r);
+		/* untouched, it serves another job */
+		rc = jail_recycle(j, err, sizeof(err));
+		cr_assert_eq(rc, 0, "change %d: jail_recycle of an untouched jail: %s", c, err);
+		cr_assert_eq(run_in(j, &r, "true", &l), 0);
+		sandbox_step_result_free(&r);
+		init = own_jail_init();
+		cr_assert_gt(init, 0, "no init found under this test's jail");
+		if (c == CHANGE_CPUS && sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+			jail_destroy(j);
+			continue;
+		}
+		cr_assert_eq(change_init(j, init, (enum init_change)c), 0, "change %d: %s", c,
+			     strerror(errno));
+		rc = jail_recycle(j, err, sizeof(err));
+		jail_destroy(j);
+		cr_assert_lt(rc, 0, "change %d of the init passed on to the next job", c);
+	}
+}
+
 /*
  * The init waits in the cgroup of the programs it starts; when one fills
  * it, the kernel's OOM killer takes the largest process there, then the

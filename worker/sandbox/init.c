@@ -20,14 +20,17 @@
  *
  * It keeps CAP_SYS_ADMIN inside the jail's user namespace, and only for
  * these: a network namespace without a working interface, at the start
- * (empty_network) and for each later job (reset_network); the pid counter
- * set back between jobs; a fresh /tmp for each program; and an IPC
- * namespace of its own for each program (SysV shared memory, semaphores
- * and message queues, POSIX message queues), which the kernel frees with
- * the program's last process, so nothing of that kind reaches the next
- * program or outlives this one. It is not dumpable,
- * so a program running under the same uid cannot open /proc/1/mem, its
- * fds or its environment. Libc only; no goboxd library.
+ * (empty_network) and for each later job (reset_network); a /proc of its
+ * own, and the programs' remounted to hide it; the pid counter set back
+ * between jobs; a fresh /tmp for each program; and an IPC namespace of
+ * its own for each program (SysV shared memory, semaphores and message
+ * queues, POSIX message queues), which the kernel frees with the
+ * program's last process, so nothing of that kind reaches the next
+ * program. It is not dumpable, so a program running under the same uid
+ * cannot open /proc/1/mem, its fds or its environment, nor see it in its
+ * /proc at all (hide_the_init); what a program could change of it
+ * through its uid (its limits, priority, scheduling) the seccomp filter
+ * refuses, and each RESET checks. Libc only; no goboxd library.
  */
 #include "autoconf.h"
 
@@ -68,6 +71,17 @@ struct child {
 	uint32_t id;
 };
 
+/* What a program inherits from the init: what no program may change
+ * (policy_init_guards), noted at the start and checked at every RESET. */
+struct own_state {
+	struct rlimit limit[RLIM_NLIMITS];
+	int nice;
+	long ioprio;
+	int policy;
+	struct sched_param param;
+	cpu_set_t cpus;
+};
+
 struct init {
 	int sock;
 	int sigfd;
@@ -79,8 +93,10 @@ struct init {
 	bool entered;           /* ENTER moved us into a step's cgroup */
 	const char *self;       /* argv[0]: our binary, bound into the jail */
 	bool new_network;       /* INITMSG_ARG_NEW_NETWORK: make the jail's own */
+	int proc_fd;            /* a /proc of its own, that hides no process */
 	int oom_fd;             /* its own oom_score_adj, written (-1: none) */
 	char oom_was[16];       /* ...and its value from the start */
+	struct own_state own;   /* what its programs inherit, as at its start */
 };
 
 /* ---- messages ------------------------------------------------------- */
@@ -637,17 +653,21 @@ static int reset_kill_everything(struct init *in)
 	return 0;
 }
 
-/* Then the proof from the other side: /proc, the jail's pid namespace,
- * lists ourselves alone. */
+/* Then the proof from the other side: the init's own /proc (keep_own_proc),
+ * which hides no process of the jail's pid namespace, lists it alone. */
 static int reset_check_alone(struct init *in)
 {
-	DIR *d = opendir("/proc");
+	int fd = openat(in->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *de;
 	int rc = 0;
 
-	(void)in;
-	if (!d)
-		return -errno;
+	if (!d) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
 	while (rc == 0 && (de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
@@ -685,49 +705,61 @@ static int reset_network(struct init *in)
 	return rc < 0 ? rc : 0;
 }
 
-/* /proc writable (set) or read-only again, keeping its other flags. */
-static int remount_proc(bool writable)
-{
-	unsigned long fl = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-	struct statvfs sv;
-
-	if (statvfs("/proc", &sv) < 0)
-		return -errno;
-	if (sv.f_flag & ST_NOATIME)
-		fl |= MS_NOATIME;
-	if (sv.f_flag & ST_NODIRATIME)
-		fl |= MS_NODIRATIME;
-	if (sv.f_flag & ST_RELATIME)
-		fl |= MS_RELATIME;
-	if (!writable)
-		fl |= MS_RDONLY;
-	return mount(NULL, "/proc", NULL, fl, NULL) < 0 ? -errno : 0;
-}
-
-/* Last, with nothing running: the next process gets pid 2 again, so that
- * no program can count the processes of the job before from its own pid.
- * ns_last_pid is writable by the namespace's CAP_SYS_ADMIN, and /proc is
- * read-only for the programs: writable only for this one write. */
+/* With nothing running: the next process gets pid 2 again, so that no
+ * program can count the processes of the job before from its own pid.
+ * ns_last_pid is writable by the namespace's CAP_SYS_ADMIN, through the
+ * init's own /proc (the programs' is read-only). */
 static int reset_pid_counter(struct init *in)
 {
-	int fd, rc;
+	int fd = openat(in->proc_fd, "sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
 	ssize_t n;
 
-	(void)in;
-	if ((rc = remount_proc(true)) < 0)
+	if (fd < 0)
+		return -errno;
+	do
+		n = write(fd, "1", 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static int read_own_state(struct own_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		if (getrlimit(i, &st->limit[i]) < 0)
+			return -errno;
+	errno = 0;
+	st->nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		return -errno;
+	/* ioprio_get(IOPRIO_WHO_PROCESS, 0) */
+	st->ioprio = syscall(SYS_ioprio_get, 1, 0);
+	if (st->ioprio < 0)
+		return -errno;
+	st->policy = sched_getscheduler(0);
+	if (st->policy < 0 || sched_getparam(0, &st->param) < 0 ||
+	    sched_getaffinity(0, sizeof(st->cpus), &st->cpus) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Last: what the next job's programs inherit is what the first job's
+ * did. No program can change it (policy_init_guards); were one to find a
+ * way, the jail ends here instead of passing it on. */
+static int reset_check_own_state(struct init *in)
+{
+	struct own_state now;
+	int rc = read_own_state(&now);
+
+	if (rc < 0)
 		return rc;
-	fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-	} else {
-		do
-			n = write(fd, "1", 1);
-		while (n < 0 && errno == EINTR);
-		rc = n < 0 ? -errno : 0;
-		close(fd);
-	}
-	n = remount_proc(false);
-	return rc < 0 ? rc : (int)n;
+	if (memcmp(now.limit, in->own.limit, sizeof(now.limit)) != 0 || now.nice != in->own.nice ||
+	    now.ioprio != in->own.ioprio || now.policy != in->own.policy ||
+	    now.param.sched_priority != in->own.param.sched_priority ||
+	    !CPU_EQUAL(&now.cpus, &in->own.cpus))
+		return -ESTALE;
+	return 0;
 }
 
 static const struct reset_step {
@@ -739,6 +771,7 @@ static const struct reset_step {
 	{ "unmounting /tmp", reset_drop_tmp },
 	{ "a new network namespace", reset_network },
 	{ "resetting the pid counter", reset_pid_counter },
+	{ "checking what the programs inherit", reset_check_own_state },
 };
 
 /* The first step that fails names itself on the jail's stderr (the worker
@@ -881,22 +914,36 @@ static bool mountinfo_point(char *line, char *out, size_t outlen)
  * flags a mount has (read-only above all, which the kernel keeps locked
  * for mounts inherited from the host) are read back and kept.
  */
-static int harden_mount(const char *mp)
+/* The flags a mount has, as mount(2) takes them. */
+static int mount_flags(const char *mp, unsigned long *fl)
 {
 	static const struct { unsigned long st, ms; } keep[] = {
 		{ ST_RDONLY, MS_RDONLY }, { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV },
 		{ ST_NOEXEC, MS_NOEXEC }, { ST_NOATIME, MS_NOATIME },
 		{ ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
 	};
-	unsigned long fl = MS_REMOUNT | MS_BIND | MS_NOSUID;
 	struct statvfs sv;
-	struct stat st;
 
-	if (statvfs(mp, &sv) < 0 || stat(mp, &st) < 0)
+	if (statvfs(mp, &sv) < 0)
 		return -errno;
+	*fl = 0;
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if (sv.f_flag & keep[i].st)
-			fl |= keep[i].ms;
+			*fl |= keep[i].ms;
+	return 0;
+}
+
+static int harden_mount(const char *mp)
+{
+	unsigned long fl = 0;
+	struct stat st;
+	int rc;
+
+	if ((rc = mount_flags(mp, &fl)) < 0)
+		return rc;
+	if (stat(mp, &st) < 0)
+		return -errno;
+	fl |= MS_REMOUNT | MS_BIND | MS_NOSUID;
 	if (!S_ISCHR(st.st_mode))
 		fl |= MS_NODEV;
 	/* nsjail leaves its root tmpfs writable; bwrap's is read-only already. */
@@ -942,6 +989,29 @@ static int seal(struct init *in)
 			rc = harden_mount(mp);
 	fclose(f);
 	return rc;
+}
+
+/*
+ * After seal, as a remount of the superblock: the programs' /proc shows
+ * only the processes they may trace (hidepid=ptraceable: their own, as
+ * the init is not dumpable), so that nothing of the init is theirs to
+ * read, above all what it counts of every program it reaped (cutime,
+ * cstime and the faults in /proc/1/stat; the CPU time and the switches of
+ * serving them in /proc/1/sched). Its mount flags are kept as seal left
+ * them; read-only, it is the superblock's too (the init writes through
+ * its own, keep_own_proc).
+ */
+static int hide_the_init(struct init *in)
+{
+	unsigned long fl = 0;
+	int rc;
+
+	(void)in;
+	if ((rc = mount_flags("/proc", &fl)) < 0)
+		return rc;
+	if (mount(NULL, "/proc", NULL, MS_REMOUNT | fl, "hidepid=ptraceable") < 0)
+		return -errno;
+	return 0;
 }
 
 /*
@@ -1004,42 +1074,40 @@ static int empty_network(struct init *in)
 /*
  * First: before hide_from_programs, as the /proc files of a process that
  * is not dumpable belong to root, whom the jail's user namespace does not
- * map; and before seal, while /tmp is the jail's unused placeholder. The
- * init's own oom_score_adj, opened through a proc of its own that is
- * detached at once (the jail's /proc is made read-only, and a file open
- * for writing on it would stop that). The init waits in the cgroup of the
- * programs it starts, and when one of them fills it, the kernel's OOM killer takes
- * the largest process there and then the next while the cgroup is still
- * over its limit: the init's size is a small program's. So every program
+ * map; and before seal, while /tmp is the jail's unused placeholder. A
+ * /proc of the init's own, mounted there, held by a file descriptor and
+ * detached at once (a proc mount is an instance of its own, with its own
+ * options): it shows every process of the jail, where the programs' hides
+ * the init and any program that is not dumpable (hide_the_init), and is
+ * writable, where theirs is read-only. Through it, the init's own
+ * oom_score_adj: the init waits in the cgroup of the programs it starts,
+ * and when one of them fills it, the kernel's OOM killer takes the
+ * largest process there and then the next while the cgroup is still over
+ * its limit: the init's size is a small program's. So every program
  * starts at oom_score_adj 1000 (do_run: set before the clone, which
- * copies it, and set back after), and is taken before the init. Best
- * effort: where the proc cannot be mounted, the init says so and keeps
- * the value it has.
+ * copies it, and set back after), and is taken before the init.
  */
-static int keep_oom_handle(struct init *in)
+static int keep_own_proc(struct init *in)
 {
-	ssize_t n = -1;
-	int fd;
+	ssize_t n;
+	int rc = 0;
 
-	if (mount("proc", TMP_DIR, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-		fprintf(stderr, "goboxd-init: a proc for oom_score_adj: %s\n", strerror(errno));
-		return 0;
-	}
-	fd = open(TMP_DIR "/self/oom_score_adj", O_RDWR | O_CLOEXEC);
-	if (fd >= 0)
-		n = pread(fd, in->oom_was, sizeof(in->oom_was) - 1, 0);
-	if (n <= 0)
-		fprintf(stderr, "goboxd-init: oom_score_adj: %s\n",
-			n == 0 ? "empty" : strerror(errno));
-	if (umount2(TMP_DIR, MNT_DETACH) < 0)
+	if (mount("proc", TMP_DIR, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return -errno;
-	if (n <= 0) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
+	in->proc_fd = open(TMP_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (in->proc_fd < 0)
+		rc = -errno;
+	if (umount2(TMP_DIR, MNT_DETACH) < 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0)
+		return rc;
+	in->oom_fd = openat(in->proc_fd, "self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	if (in->oom_fd < 0)
+		return -errno;
+	n = pread(in->oom_fd, in->oom_was, sizeof(in->oom_was) - 1, 0);
+	if (n <= 0)
+		return n == 0 ? -ENODATA : -errno;
 	in->oom_was[n] = '\0';
-	in->oom_fd = fd;
 	return 0;
 }
 
@@ -1063,6 +1131,13 @@ static int watch_children(struct init *in)
 		return -errno;
 	in->sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
 	return in->sigfd < 0 ? -errno : 0;
+}
+
+/* Before the hello, after every step that could change it: what each
+ * program inherits of the init, for reset_check_own_state. */
+static int note_own_state(struct init *in)
+{
+	return read_own_state(&in->own);
 }
 
 /* Before the first clone too: the driver hands the socket over open across
@@ -1091,12 +1166,14 @@ static const struct start_step {
 	const char *what;
 	int (*run)(struct init *in);
 } start_steps[] = {
-	{ "keeping a hand on its oom_score_adj", keep_oom_handle },
+	{ "keeping a /proc of its own", keep_own_proc },
 	{ "hiding from the programs", hide_from_programs },
 	{ "sealing the jail", seal },
+	{ "hiding itself from the programs' /proc", hide_the_init },
 	{ "leaving the jail's network", empty_network },
 	{ "watching for children", watch_children },
 	{ "closing the socket on exec", close_socket_on_exec },
+	{ "noting what the programs inherit", note_own_state },
 	{ "saying hello", say_hello },
 };
 
@@ -1125,6 +1202,7 @@ int main(int argc, char **argv)
 		.sigfd = -1,
 		.self = argc > 0 ? argv[0] : NULL,
 		.new_network = argc > 1 && strcmp(argv[1], INITMSG_ARG_NEW_NETWORK) == 0,
+		.proc_fd = -1,
 		.oom_fd = -1,
 	};
 

@@ -3,6 +3,7 @@
 #include "worker/sandbox/policy.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 
 #include "common/util.h"
 
@@ -183,3 +184,19 @@ const unsigned long policy_clone_ns_flags[] = {
 	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP,
 };
 const size_t policy_clone_ns_flags_count = ARRAY_SIZE(policy_clone_ns_flags);
+
+/* ioprio_set's "which" (linux/ioprio.h, which libc does not export) */
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_WHO_PGRP 2
+#define IOPRIO_WHO_USER 3
+
+/* sched_setaffinity is refused whatever it names (policy_denied_syscalls). */
+const struct policy_init_guard policy_init_guards[] = {
+	{ "prlimit64", 0, -1, 0, { 0, 0 } },
+	{ "sched_setscheduler", 0, -1, 0, { 0, 0 } },
+	{ "sched_setparam", 0, -1, 0, { 0, 0 } },
+	{ "sched_setattr", 0, -1, 0, { 0, 0 } },
+	{ "setpriority", 1, 0, PRIO_PROCESS, { PRIO_PGRP, PRIO_USER } },
+	{ "ioprio_set", 1, 0, IOPRIO_WHO_PROCESS, { IOPRIO_WHO_PGRP, IOPRIO_WHO_USER } },
+};
+const size_t policy_init_guards_count = ARRAY_SIZE(policy_init_guards);

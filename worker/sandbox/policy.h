@@ -73,6 +73,29 @@ extern const struct policy_syscall_nr policy_syscall_nrs[];
 extern const size_t policy_syscall_nrs_count;
 
 /*
+ * Calls that act on a process named by their arguments, refused with EPERM
+ * when they name the jail's init (POLICY_INIT_PID: pid 1 of the programs'
+ * pid namespace, where no program may make a namespace of its own) or
+ * every process of a group or a uid, the init's among them: its limits,
+ * nice value, I/O priority and scheduling class pass to every program it
+ * starts after, the next user's job's too. A program's own, and its
+ * children's, stay its to change. The filter compares the arguments' low
+ * 32 bits, as the kernel reads a pid_t or an int.
+ */
+#define POLICY_INIT_PID 1
+
+struct policy_init_guard {
+	const char *name;
+	unsigned pid_arg;       /* the argument that names a process */
+	int which_arg;          /* -1, or the argument that says what pid_arg names */
+	int which_process;      /* ...its value for one process */
+	int which_many[2];      /* ...its values for a process group and a uid */
+};
+
+extern const struct policy_init_guard policy_init_guards[];
+extern const size_t policy_init_guards_count;
+
+/*
  * clone(2) with any of these flags kills the process (new namespaces).
  * CLONE_NEWTIME is absent on purpose: its bit (0x80) is part of the exit
  * signal byte for clone(2) and only reachable through clone3/unshare.

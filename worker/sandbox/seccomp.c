@@ -8,6 +8,7 @@
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,47 @@ static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 				      SCMP_A0(SCMP_CMP_MASKED_EQ, f, f));
 		if (rc < 0) {
 			snprintf(err, errlen, "seccomp_rule_add(clone): %s", strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* One argument's low 32 bits equal to v: a pid_t or an int, as the
+ * kernel reads it, whatever the high bits hold. */
+static struct scmp_arg_cmp arg_is(unsigned arg, int v)
+{
+	struct scmp_arg_cmp c = { arg, SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)v };
+
+	return c;
+}
+
+/* policy_init_guards: EPERM for a call that names the init, a process
+ * group or a uid. */
+static int add_init_guards(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < policy_init_guards_count; i++) {
+		const struct policy_init_guard *g = &policy_init_guards[i];
+		int nr = seccomp_syscall_resolve_name(g->name);
+		int rc;
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (g->which_arg < 0) {
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+					      arg_is(g->pid_arg, POLICY_INIT_PID));
+		} else {
+			unsigned w = (unsigned)g->which_arg;
+
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
+					      arg_is(w, g->which_process),
+					      arg_is(g->pid_arg, POLICY_INIT_PID));
+			for (size_t k = 0; rc == 0 && k < ARRAY_SIZE(g->which_many); k++)
+				rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+						      arg_is(w, g->which_many[k]));
+		}
+		if (rc < 0) {
+			snprintf(err, errlen, "seccomp_rule_add(%s): %s", g->name, strerror(-rc));
 			return rc;
 		}
 	}
@@ -238,6 +280,8 @@ static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 		goto out;
 	}
 	rc = add_denylist(ctx, err, errlen);
+	if (rc == 0)
+		rc = add_init_guards(ctx, err, errlen);
 	if (rc < 0)
 		goto out;
 	n = socket_prefix(prefix, err, errlen);

@@ -1,0 +1,153 @@
+"""One user's job leaves nothing for the next user's, in a jail that serves
+both (--jobs-per-jail): nothing a program does reaches the jail's init
+(its limits, its priority, its CPUs, its scheduling class), and nothing
+the next job can read counts what ran before it (the init's accounting).
+
+Each test is the attack of a hostile job followed by a victim's job. Every
+daemon here has one worker, so that the two land in the same jail; each
+test checks that they did (the same mount namespace), so none can pass
+for want of a reuse. docs/security.md lists every kernel object and
+counter a job could carry to the next, what ends it, and its test here.
+"""
+import json
+
+import pytest
+
+from conftest import Daemon, dump, run_ok as run
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    d = Daemon(workers=1)
+    yield d
+    d.stop()
+
+
+def job(daemon, source, stdins=("",), **limits):
+    req = {"language": "python3", "source": source,
+           "tests": [{"stdin": s} for s in stdins]}
+    if limits:
+        req["run"] = {"limits": limits}
+    return run(daemon, req)["tests"]
+
+
+def seen(t):
+    """A test's first line of output, JSON."""
+    assert t["status"] == "accepted", dump(t)
+    return json.loads(t["stdout"].splitlines()[0])
+
+
+MNT = 'import os\nMNT = os.readlink("/proc/self/ns/mnt")\n'
+
+# What a program inherits from the init that starts it: its limits, nice
+# value, I/O priority, CPUs and scheduling class.
+INHERITED = MNT + r'''
+import ctypes, json, resource
+libc = ctypes.CDLL(None, use_errno=True)
+limits = {name: resource.getrlimit(getattr(resource, name))
+          for name in ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_STACK", "RLIMIT_RSS",
+                       "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_MSGQUEUE",
+                       "RLIMIT_SIGPENDING", "RLIMIT_NICE", "RLIMIT_RTPRIO",
+                       "RLIMIT_RTTIME")}
+print(json.dumps({"mnt": MNT, "limits": limits, "nice": os.getpriority(os.PRIO_PROCESS, 0),
+                  "ioprio": libc.syscall(252, 1, 0),  # ioprio_get(IOPRIO_WHO_PROCESS, 0)
+                  "cpus": sorted(os.sched_getaffinity(0)),
+                  "policy": os.sched_getscheduler(0)}), flush=True)
+'''
+
+# Everything a program might try on pid 1, the jail's init, and on every
+# process of its uid; what succeeded, on its stdout.
+ON_THE_INIT = MNT + r'''
+import ctypes, json, resource
+libc = ctypes.CDLL(None, use_errno=True)
+done = []
+def attempt(what, f):
+    try:
+        if f() in (None, 0):
+            done.append(what)
+    except OSError:
+        pass
+attempt("prlimit AS", lambda: resource.prlimit(1, resource.RLIMIT_AS, (64 << 20, 64 << 20)))
+attempt("prlimit NOFILE", lambda: resource.prlimit(1, resource.RLIMIT_NOFILE, (8, 8)))
+attempt("prlimit STACK", lambda: resource.prlimit(1, resource.RLIMIT_STACK, (1 << 16, 1 << 16)))
+attempt("prlimit NPROC", lambda: resource.prlimit(1, resource.RLIMIT_NPROC, (1, 1)))
+attempt("nice of pid 1", lambda: os.setpriority(os.PRIO_PROCESS, 1, 19))
+attempt("nice of the uid", lambda: os.setpriority(os.PRIO_USER, 0, 19))
+attempt("nice of group 1", lambda: os.setpriority(os.PRIO_PGRP, 1, 19))
+# ioprio_set(IOPRIO_WHO_PROCESS / _PGRP / _USER, who, idle class)
+attempt("ioprio of pid 1", lambda: libc.syscall(251, 1, 1, 3 << 13))
+attempt("ioprio of group 1", lambda: libc.syscall(251, 2, 1, 3 << 13))
+attempt("ioprio of the uid", lambda: libc.syscall(251, 3, 0, 3 << 13))
+attempt("CPUs of pid 1", lambda: os.sched_setaffinity(1, {min(os.sched_getaffinity(0))}))
+attempt("SCHED_IDLE for pid 1",
+        lambda: os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0)))
+attempt("SCHED_BATCH for pid 1",
+        lambda: os.sched_setscheduler(1, os.SCHED_BATCH, os.sched_param(0)))
+print(json.dumps({"mnt": MNT, "done": done}), flush=True)
+'''
+
+
+def test_no_program_changes_what_the_next_job_inherits(daemon):
+    before = seen(job(daemon, INHERITED)[0])
+    attack = seen(job(daemon, ON_THE_INIT)[0])
+    after = seen(job(daemon, INHERITED)[0])
+    assert before["mnt"] == attack["mnt"] == after["mnt"], "the jobs ran in other jails"
+    assert after == before, (attack["done"], before, after)
+    # the init's limits untouched, a program's own set by the RUN
+    assert attack["done"] == [], attack
+
+
+def test_a_lowered_limit_of_the_init_fails_no_later_job(daemon):
+    # what the init's limits would break: an allocation of 100 MiB under
+    # 256 MiB, and receiving a program's pipes (a 500 for every later job)
+    attack = seen(job(daemon, ON_THE_INIT)[0])
+    tests = job(daemon, MNT + "x = bytearray(100 << 20)\n"
+                "for i in range(0, len(x), 4096): x[i] = 1\n"
+                "print('{\"mnt\": \"%s\"}' % MNT)\n", memory_kb=262144)
+    assert seen(tests[0])["mnt"] == attack["mnt"], "the jobs ran in other jails"
+
+
+# What a program can read of the init: every /proc/1 file that counts
+# what the init did (the programs it reaped, the time it ran, the messages
+# it served), or the error that keeps it from them.
+THE_INITS_ACCOUNTS = MNT + r'''
+import json
+seen = {}
+for name in ("stat", "status", "sched", "schedstat", "io", "statm"):
+    try:
+        with open("/proc/1/" + name) as f:
+            seen[name] = f.read()
+    except OSError as e:
+        seen[name] = type(e).__name__
+print(json.dumps({"mnt": MNT, "seen": seen,
+                  "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+                  "pid": os.getpid()}), flush=True)
+'''
+
+BURN = MNT + r'''
+import json, time
+t = time.process_time()
+while time.process_time() - t < 0.5: pass
+for _ in range(20): os.waitpid(os.spawnv(os.P_NOWAIT, "/bin/true", ["true"]), 0)
+print(json.dumps({"mnt": MNT}), flush=True)
+'''
+
+
+def test_the_next_job_reads_nothing_of_the_inits_accounts(daemon):
+    burnt = seen(job(daemon, BURN)[0])
+    after = seen(job(daemon, THE_INITS_ACCOUNTS)[0])
+    assert after["mnt"] == burnt["mnt"], "the jobs ran in other jails"
+    # the init is not there for a program to look at
+    assert 1 not in after["processes"], after
+    assert after["processes"] == [after["pid"]], after
+    assert set(after["seen"].values()) <= {"FileNotFoundError", "PermissionError"}, after
+
+
+def test_the_init_is_out_of_every_programs_sight_from_the_start():
+    d = Daemon(workers=1, args=["--jobs-per-jail", "1"])
+    try:
+        fresh = seen(job(d, THE_INITS_ACCOUNTS)[0])
+    finally:
+        d.stop()
+    assert 1 not in fresh["processes"], fresh
+    assert set(fresh["seen"].values()) <= {"FileNotFoundError", "PermissionError"}, fresh
