@@ -1,7 +1,9 @@
 """One user's job leaves nothing for the next user's, in a jail that serves
 both (--jobs-per-jail): nothing a program does reaches the jail's init
-(its limits, its priority, its CPUs, its scheduling class), and nothing
-the next job can read counts what ran before it (the init's accounting).
+(its limits, its priority, its CPUs, its scheduling class), nothing the
+kernel frees after a program's end passes for the init's memory and
+raises the next program's limit, and nothing the next job can read counts
+what ran before it (the init's accounting).
 
 Each test is the attack of a hostile job followed by a victim's job. Every
 daemon here has one worker, so that the two land in the same jail; each
@@ -105,6 +107,93 @@ def test_a_lowered_limit_of_the_init_fails_no_later_job(daemon):
                 "for i in range(0, len(x), 4096): x[i] = 1\n"
                 "print('{\"mnt\": \"%s\"}' % MNT)\n", memory_kb=262144)
     assert seen(tests[0])["mnt"] == attack["mnt"], "the jobs ran in other jails"
+
+
+# 150 MiB of SysV shared memory, touched and left for the kernel to free
+# with the program's IPC namespace, after its end.
+LEAVE_SHM = MNT + r'''
+import ctypes, json
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+size = 150 << 20
+shm = libc.shmget(0, size, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+assert shm >= 0, ctypes.get_errno()
+p = libc.shmat(shm, None, 0)
+assert p not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+ctypes.memset(p, 1, size)
+print(json.dumps({"mnt": MNT}), flush=True)
+'''
+
+# 200 MiB touched: over a 128 MiB limit, whatever ran before.
+ALLOC_200 = MNT + r'''
+import json, sys
+print(json.dumps({"mnt": MNT}), flush=True)
+x = bytearray(200 << 20)
+for i in range(0, len(x), 4096): x[i] = 1
+'''
+
+
+def test_shared_memory_left_raises_no_later_jobs_limit(daemon):
+    first = seen(job(daemon, LEAVE_SHM, memory_kb=262144)[0])
+    t = job(daemon, ALLOC_200, memory_kb=131072)[0]
+    assert json.loads(t["stdout"].splitlines()[0])["mnt"] == first["mnt"], \
+        "the jobs ran in other jails"
+    assert t["status"] == "memory_exceeded", dump(t)
+
+
+def test_shared_memory_left_raises_not_the_next_tests_limit(daemon):
+    # within one job: test after test, a submission cannot raise its own
+    # limit with what the kernel frees late
+    source = "import sys\nif sys.stdin.read().strip() == 'leave':\n" + "".join(
+        "    " + line + "\n" for line in LEAVE_SHM.splitlines()) + \
+        "else:\n" + "".join("    " + line + "\n" for line in ALLOC_200.splitlines())
+    tests = job(daemon, source, ("leave\n", "alloc\n", "alloc\n"), memory_kb=196608)
+    assert tests[0]["status"] == "accepted", dump(tests)
+    assert [t["status"] for t in tests[1:]] == ["memory_exceeded"] * 2, dump(tests)
+
+
+# How much a program may touch before it is killed for its memory, in
+# MiB: the last line of its output.
+ALLOWANCE = MNT + r'''
+import json
+print(json.dumps({"mnt": MNT}), flush=True)
+x = []
+while True:
+    b = bytearray(1 << 20)
+    for i in range(0, len(b), 4096): b[i] = 1
+    x.append(b)
+    print(len(x), flush=True)
+'''
+
+
+def allowance(daemon):
+    t = job(daemon, ALLOWANCE, memory_kb=65536)[0]
+    assert t["status"] == "memory_exceeded", dump(t)
+    return int(t["stdout"].splitlines()[-1])
+
+
+# 500,000 names looked up and not found, each new to the host: dentries
+# the kernel keeps after the program's end, charged to its cgroup (about
+# 100 MiB), which only a reclaim frees, one by one.
+NEGATIVE_DENTRIES = MNT + r'''
+import json
+token = os.urandom(8).hex()
+for i in range(500000):
+    try:
+        os.stat("/usr/goboxd-none-%s-%d" % (token, i))
+    except FileNotFoundError:
+        pass
+print(json.dumps({"mnt": MNT}), flush=True)
+'''
+
+
+def test_dentries_left_raise_no_later_jobs_limit(daemon):
+    before = allowance(daemon)
+    seen(job(daemon, NEGATIVE_DENTRIES, memory_kb=262144)[0])
+    after = allowance(daemon)
+    # a MiB either way: what the interpreter itself takes varies
+    assert after <= before + 1, (before, after)
+    assert allowance(daemon) <= before + 1
 
 
 # What a program can read of the init: every /proc/1 file that counts

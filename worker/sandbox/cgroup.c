@@ -94,6 +94,12 @@ struct cgroup_step {
 	/* base_memory after the last reclaim: what a light rebase lets
 	 * grow by at most CGROUP_REBASE_SLACK before it reclaims again */
 	uint64_t clean_memory;
+	/* cgroup_step_note_own: the spared process's own memory, and of it
+	 * the kernel's objects, with nothing else in the cgroup yet. No
+	 * rebase takes more than own_memory and CGROUP_REBASE_SLACK for a
+	 * base: what is charged beyond that is another program's. */
+	bool has_own;
+	uint64_t own_memory, own_kernel;
 	int peak_fd;
 };
 
@@ -1438,15 +1444,28 @@ int cgroup_step_cpu_us(const struct cgroup_step *s, uint64_t *out)
 	return 0;
 }
 
+/* Charged now, the base not taken off. */
+static int memory_raw(const struct cgroup_step *s, uint64_t *out)
+{
+	if (s->ver == CGROUP_V2)
+		return step_read_u64(s, s->dir[0], "memory.current", out);
+	return step_read_u64(s, s->dir[CGROUP_MEM], "memory.usage_in_bytes", out);
+}
+
+/* Of that, the kernel's objects (dentries and inodes above all): v2's
+ * slab, v1's kmem. -ENOENT where the kernel does not say. */
+static int kernel_memory_raw(const struct cgroup_step *s, uint64_t *out)
+{
+	if (s->ver == CGROUP_V2)
+		return step_read_kv(s, s->dir[0], "memory.stat", "slab", out);
+	return step_read_u64(s, s->dir[CGROUP_MEM], "memory.kmem.usage_in_bytes", out);
+}
+
 int cgroup_step_memory_now(const struct cgroup_step *s, uint64_t *out)
 {
 	uint64_t v;
-	int rc;
+	int rc = memory_raw(s, &v);
 
-	if (s->ver == CGROUP_V2)
-		rc = step_read_u64(s, s->dir[0], "memory.current", &v);
-	else
-		rc = step_read_u64(s, s->dir[CGROUP_MEM], "memory.usage_in_bytes", &v);
 	if (rc < 0)
 		return rc;
 	*out = v > s->base_memory ? v - s->base_memory : 0;
@@ -1538,10 +1557,91 @@ int cgroup_step_sample(struct cgroup_step *s)
 	return 0;
 }
 
+int cgroup_step_note_own(struct cgroup_step *s)
+{
+	int rc = memory_raw(s, &s->own_memory);
+
+	if (rc < 0)
+		return rc;
+	rc = kernel_memory_raw(s, &s->own_kernel);
+	if (rc == -ENOENT)
+		s->own_kernel = UINT64_MAX - CGROUP_REBASE_SLACK;
+	else if (rc < 0)
+		return rc;
+	s->has_own = true;
+	return 0;
+}
+
+/* Best effort: the spared process's own pages cannot go, and need not. */
+static void reclaim(struct cgroup_step *s, uint64_t now)
+{
+	char num[32];
+
+	if (s->ver == CGROUP_V1) {
+		step_write(s, s->dir[CGROUP_MEM], "memory.force_empty", "0");
+	} else if (now > 0) {
+		/* 5.19+ */
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)now);
+		step_write(s, s->dir[0], "memory.reclaim", num);
+	}
+}
+
 /*
- * v1: what the job's programs left charged (page cache, the kernel's
- * objects for their files) reclaimed, then every counter that can be set
- * back is: the peaks to the usage now, the failure counts and the CPU
+ * The memory part of a rebase. What a program leaves charged after its
+ * end is of three kinds: what the kernel frees by itself shortly (the
+ * kernel objects of its processes after a grace period, the shared memory
+ * of its IPC namespace), page cache (reclaimed at once), and kernel
+ * objects that only a reclaim frees, one by one (a job's negative
+ * dentries: seconds for millions). So: the kernel's objects are waited
+ * for first, while they go down (CGROUP_SETTLE_STALL_MS without a drop
+ * ends the wait), and what stays past the slack is not reclaimed at all; then
+ * a reclaim (on a light rebase only past CGROUP_REBASE_SLACK since the
+ * last one, or past the cap); then what the kernel frees late is waited
+ * for, until no more is charged than the spared process's own and the
+ * slack. All waits together take at most CGROUP_SETTLE_MS; -EBUSY when
+ * that is not enough: the cgroup cannot be made clean in time, and a
+ * fresh one serves the next program sooner. *now: the usage, for the
+ * base.
+ */
+static int settle_memory(struct cgroup_step *s, bool light, uint64_t *now)
+{
+	uint64_t cap = s->has_own ? s->own_memory + CGROUP_REBASE_SLACK : UINT64_MAX;
+	uint64_t deadline = now_ms() + CGROUP_SETTLE_MS, k;
+	int rc = memory_raw(s, now);
+
+	if (rc < 0)
+		return rc;
+	if (light && *now <= s->clean_memory + CGROUP_REBASE_SLACK && *now <= cap)
+		return 0;
+	for (uint64_t last = UINT64_MAX, since = now_ms();
+	     s->has_own && kernel_memory_raw(s, &k) == 0 && k > s->own_kernel + CGROUP_REBASE_SLACK;
+	     sleep_us(1000)) {
+		uint64_t t = now_ms();
+
+		if (k < last) {
+			last = k;
+			since = t;
+		}
+		if (t >= deadline || t - since >= CGROUP_SETTLE_STALL_MS)
+			return -EBUSY;
+	}
+	reclaim(s, *now);
+	for (;;) {
+		if ((rc = memory_raw(s, now)) < 0)
+			return rc;
+		if (*now <= cap)
+			break;
+		if (now_ms() >= deadline)
+			return -EBUSY;
+		sleep_us(1000);
+	}
+	s->clean_memory = *now;
+	return 0;
+}
+
+/*
+ * v1: the memory settled (settle_memory), then every counter that can be
+ * set back is: the peaks to the usage now, the failure counts and the CPU
  * usage to 0; the OOM kills counted so far are remembered.
  */
 static int rebase_v1(struct cgroup_step *s, bool light)
@@ -1552,13 +1652,10 @@ static int rebase_v1(struct cgroup_step *s, bool light)
 	};
 	const char *mem = s->dir[CGROUP_MEM];
 	uint64_t v = 0, now = 0;
-	bool reclaim = !light || step_read_u64(s, mem, "memory.usage_in_bytes", &now) < 0 ||
-		       now > s->clean_memory + CGROUP_REBASE_SLACK;
 	int rc;
 
-	/* best effort: the init's own pages cannot go, and need not */
-	if (reclaim)
-		step_write(s, mem, "memory.force_empty", "0");
+	if ((rc = settle_memory(s, light, &now)) < 0)
+		return rc;
 	for (size_t i = 0; i < ARRAY_SIZE(zeroed); i++) {
 		rc = step_write(s, mem, zeroed[i], "0");
 		/* memsw is there only with swap accounting */
@@ -1568,13 +1665,7 @@ static int rebase_v1(struct cgroup_step *s, bool light)
 	if ((rc = step_write(s, s->dir[CGROUP_CPU], "cpuacct.usage", "0")) < 0)
 		return rc;
 	s->base_cpu_us = 0;
-	/* without a reclaim, the usage read above is still the usage */
-	if (!reclaim)
-		s->base_memory = now;
-	else if ((rc = step_read_u64(s, mem, "memory.usage_in_bytes", &s->base_memory)) < 0)
-		return rc;
-	else
-		s->clean_memory = s->base_memory;
+	s->base_memory = now;
 	rc = step_read_kv(s, mem, "memory.oom_control", "oom_kill", &v);
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
@@ -1593,18 +1684,12 @@ static int rebase_v2(struct cgroup_step *s, bool light)
 	const char *dir = s->dir[0];
 	char buf[1024], path[PATH_MAX];
 	uint64_t cur = 0;
-	bool reclaim;
 	int rc, fd;
 
 	if (!s->has_peak)
 		return -EOPNOTSUPP;
-	reclaim = step_read_u64(s, dir, "memory.current", &cur) < 0 || !light ||
-		  cur > s->clean_memory + CGROUP_REBASE_SLACK;
-	/* best effort, 5.19+: what the job left charged */
-	if (reclaim && cur > 0) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)cur);
-		step_write(s, dir, "memory.reclaim", buf);
-	}
+	if ((rc = settle_memory(s, light, &cur)) < 0)
+		return rc;
 	if ((rc = join(path, sizeof(path), dir, "memory.peak")) < 0)
 		return rc;
 	fd = open(path, O_RDWR | O_CLOEXEC);
@@ -1619,13 +1704,7 @@ static int rebase_v2(struct cgroup_step *s, bool light)
 		close(s->peak_fd);
 	s->peak_fd = fd;
 	s->base_cpu_us = 0;
-	/* without a reclaim, the usage read above is still the usage */
-	if (!reclaim)
-		s->base_memory = cur;
-	else if ((rc = step_read_u64(s, dir, "memory.current", &s->base_memory)) < 0)
-		return rc;
-	else
-		s->clean_memory = s->base_memory;
+	s->base_memory = cur;
 	if ((rc = cgroup_step_cpu_us(s, &s->base_cpu_us)) < 0)
 		return rc;
 	if ((rc = step_read(s, dir, "memory.events", buf, sizeof(buf))) < 0)

@@ -93,10 +93,13 @@ int cgroup_step_sample(struct cgroup_step *s);
  * of each job is born, is kept from job to job because moving the init
  * into a new one can sleep (docs/architecture.md). It must hold nothing
  * but the spared process. What the programs left charged is reclaimed,
- * and from here on cgroup_step_stats and cgroup_step_cpu_us count from
- * now: CPU, peak memory, limit hits and OOM kills. 0, -EBUSY (a process
- * other than the spared one is in it), -EOPNOTSUPP (a v2 kernel that
- * cannot reset memory.peak: use a new cgroup) or another negative errno.
+ * what the kernel frees late is waited for (CGROUP_SETTLE_MS), and from
+ * here on cgroup_step_stats and cgroup_step_cpu_us count from now: CPU,
+ * peak memory, limit hits and OOM kills. 0, -EBUSY (a process other than
+ * the spared one is in it, or more memory than the spared one's own, as
+ * cgroup_step_note_own found it, is still charged), -EOPNOTSUPP (a v2
+ * kernel that cannot reset memory.peak: use a new cgroup) or another
+ * negative errno.
  */
 int cgroup_step_rebase(struct cgroup_step *s, bool light);
 /*
@@ -108,6 +111,22 @@ int cgroup_step_rebase(struct cgroup_step *s, bool light);
  * page cache (the compiler's files) is far above it.
  */
 #define CGROUP_REBASE_SLACK (1024 * 1024)
+/*
+ * How long a rebase waits for what the kernel frees after a program's end
+ * (its IPC namespace's shared memory) before it gives up with -EBUSY.
+ */
+#define CGROUP_SETTLE_MS 250
+/* ...and how long the kernel's objects may stay as they are before it
+ * stops waiting for them: those of dead processes go within a grace
+ * period or two, those only a reclaim frees do not move. */
+#define CGROUP_SETTLE_STALL_MS 30
+/*
+ * What is charged now is the spared process's own (a jail's init, just
+ * moved in, with no program started yet): no rebase takes more than this
+ * and CGROUP_REBASE_SLACK for the init's, nor waits for kernel objects
+ * beyond its own and the slack. 0 or negative errno.
+ */
+int cgroup_step_note_own(struct cgroup_step *s);
 /* Kill what is left, remove the cgroup directories, free. */
 void cgroup_step_destroy(struct cgroup_step *s);
 

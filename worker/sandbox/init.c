@@ -586,6 +586,8 @@ static void do_filter(struct init *in, size_t len)
 	in->filter_len = (unsigned short)k;
 }
 
+static int reset_network(struct init *in);
+
 /*
  * Into the cgroup of the first program, while the jail waits for its job:
  * a cgroup migration may sleep for an RCU grace period, and here nobody is
@@ -604,6 +606,11 @@ static void do_enter(struct init *in, const int *fds, unsigned nfds)
 		if (n < 0)
 			f.err = errno;
 	}
+	/* A network namespace made in the cgroup, as each RESET makes one:
+	 * the worker takes what is charged after ENTERED for the init's own
+	 * memory, and the one the jail started with is charged elsewhere. */
+	if (!f.err)
+		f.err = -reset_network(in);
 	if (f.err) {
 		send_msg(in, INITMSG_FAILED, 0, &f, sizeof(f));
 		return;

@@ -660,6 +660,12 @@ static int entered(struct jail *j, int timeout_ms, char *err, size_t errlen)
 	if (cgroup_step_pids(j->first, pids, ARRAY_SIZE(pids)) != 1)
 		return 0;
 	cgroup_step_spare(j->first, pids[0]);
+	/* the init alone, before any program: what its own memory is,
+	 * all a rebase may ever count as its */
+	if ((rc = cgroup_step_note_own(j->first)) < 0) {
+		log_warn("the jail's first cgroup: its init's memory: %s", strerror(-rc));
+		return 0;
+	}
 	j->first_ready = true;
 	return 0;
 }
@@ -801,6 +807,10 @@ static int rebase_first_cgroup(struct jail *j, char *err, size_t errlen)
 {
 	int rc = cgroup_step_rebase(j->first, false);
 
+	if (rc == -EBUSY) {
+		snprintf(err, errlen, "the jail's first cgroup: what the job left is not gone");
+		return rc;
+	}
 	if (rc < 0) {
 		snprintf(err, errlen, "the jail's first cgroup: %s", strerror(-rc));
 		return rc;
