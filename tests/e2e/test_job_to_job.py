@@ -143,13 +143,17 @@ def test_shared_memory_left_raises_no_later_jobs_limit(daemon):
 
 def test_shared_memory_left_raises_not_the_next_tests_limit(daemon):
     # within one job: test after test, a submission cannot raise its own
-    # limit with what the kernel frees late
+    # limit with what the kernel frees late; and the init removes it
+    # itself, so that every test is still born in the jail's one cgroup
     source = "import sys\nif sys.stdin.read().strip() == 'leave':\n" + "".join(
         "    " + line + "\n" for line in LEAVE_SHM.splitlines()) + \
-        "else:\n" + "".join("    " + line + "\n" for line in ALLOC_200.splitlines())
-    tests = job(daemon, source, ("leave\n", "alloc\n", "alloc\n"), memory_kb=196608)
-    assert tests[0]["status"] == "accepted", dump(tests)
-    assert [t["status"] for t in tests[1:]] == ["memory_exceeded"] * 2, dump(tests)
+        "else:\n" + "".join("    " + line + "\n" for line in ALLOC_200.splitlines()) + \
+        "print(open('/proc/self/cgroup').read(), end='', flush=True)\n"
+    tests = job(daemon, source, ("leave\n", "alloc\n", "leave\n", "alloc\n"),
+                memory_kb=196608)
+    assert [t["status"] for t in tests] == ["accepted", "memory_exceeded"] * 2, dump(tests)
+    cgroups = [t["stdout"].split("\n", 1)[1] for t in tests[::2]]
+    assert cgroups[0] and cgroups[0] == cgroups[1], cgroups
 
 
 # How much a program may touch before it is killed for its memory, in

@@ -100,6 +100,12 @@ struct cgroup_step {
 	 * base: what is charged beyond that is another program's. */
 	bool has_own;
 	uint64_t own_memory, own_kernel;
+	/* The same, as the first light rebase after a full one found it
+	 * settled: the job's own files (the build's output) are charged
+	 * here too, and the rebases between its programs take no more than
+	 * this and the slack for a base. */
+	bool has_floor;
+	uint64_t floor_memory, floor_kernel;
 	int peak_fd;
 };
 
@@ -1589,53 +1595,69 @@ static void reclaim(struct cgroup_step *s, uint64_t now)
 /*
  * The memory part of a rebase. What a program leaves charged after its
  * end is of three kinds: what the kernel frees by itself shortly (the
- * kernel objects of its processes after a grace period, the shared memory
- * of its IPC namespace), page cache (reclaimed at once), and kernel
- * objects that only a reclaim frees, one by one (a job's negative
- * dentries: seconds for millions). So: the kernel's objects are waited
- * for first, while they go down (CGROUP_SETTLE_STALL_MS without a drop
- * ends the wait), and what stays past the slack is not reclaimed at all; then
- * a reclaim (on a light rebase only past CGROUP_REBASE_SLACK since the
- * last one, or past the cap); then what the kernel frees late is waited
- * for, until no more is charged than the spared process's own and the
- * slack. All waits together take at most CGROUP_SETTLE_MS; -EBUSY when
- * that is not enough: the cgroup cannot be made clean in time, and a
- * fresh one serves the next program sooner. *now: the usage, for the
- * base.
+ * kernel objects of its processes after a grace period; its IPC objects
+ * the init removes itself, ipc_clear in init.c), page cache (reclaimed at
+ * once), and kernel objects that only a reclaim frees, one by one (a
+ * job's negative dentries: seconds for millions). So: kernel objects are
+ * waited for first, while they go down (CGROUP_SETTLE_STALL_MS without a
+ * drop ends the wait), and what stays past the slack is not reclaimed at
+ * all; then a reclaim (a light rebase's fast path skips it: below
+ * CGROUP_REBASE_SLACK of growth since the last one); then, between jobs,
+ * whatever else the kernel frees late is waited for (the network
+ * namespace of the job before); between the programs of a job nothing
+ * else is left to wait for, and more than the floor means -EBUSY at once.
+ * The bound on all of it is the
+ * floor: between jobs the init's own memory (cgroup_step_note_own),
+ * between the programs of one job what the first light rebase of the job
+ * found (the job's files are charged here too), each with the slack. All
+ * waits together take at most CGROUP_SETTLE_MS; -EBUSY when that is not
+ * enough: the cgroup cannot be made clean in time, and a fresh one
+ * serves the next program sooner. *now: the usage, for the base.
  */
 static int settle_memory(struct cgroup_step *s, bool light, uint64_t *now)
 {
-	uint64_t cap = s->has_own ? s->own_memory + CGROUP_REBASE_SLACK : UINT64_MAX;
+	bool floor = light ? s->has_floor : s->has_own;
+	uint64_t cap = (light ? s->floor_memory : s->own_memory) + CGROUP_REBASE_SLACK;
+	uint64_t kcap = (light ? s->floor_kernel : s->own_kernel) + CGROUP_REBASE_SLACK;
 	uint64_t deadline = now_ms() + CGROUP_SETTLE_MS, k;
 	int rc = memory_raw(s, now);
 
 	if (rc < 0)
 		return rc;
-	if (light && *now <= s->clean_memory + CGROUP_REBASE_SLACK && *now <= cap)
-		return 0;
-	for (uint64_t last = UINT64_MAX, since = now_ms();
-	     s->has_own && kernel_memory_raw(s, &k) == 0 && k > s->own_kernel + CGROUP_REBASE_SLACK;
-	     sleep_us(1000)) {
-		uint64_t t = now_ms();
+	if (!floor)
+		cap = kcap = UINT64_MAX;
+	if (!(light && *now <= s->clean_memory + CGROUP_REBASE_SLACK && *now <= cap)) {
+		for (uint64_t last = UINT64_MAX, since = now_ms();
+		     kernel_memory_raw(s, &k) == 0 && k > kcap; sleep_us(1000)) {
+			uint64_t t = now_ms();
 
-		if (k < last) {
-			last = k;
-			since = t;
+			if (k < last) {
+				last = k;
+				since = t;
+			}
+			if (t >= deadline || t - since >= CGROUP_SETTLE_STALL_MS)
+				return -EBUSY;
 		}
-		if (t >= deadline || t - since >= CGROUP_SETTLE_STALL_MS)
-			return -EBUSY;
+		reclaim(s, *now);
+		for (;;) {
+			if ((rc = memory_raw(s, now)) < 0)
+				return rc;
+			if (*now <= cap)
+				break;
+			if (light || now_ms() >= deadline)
+				return -EBUSY;
+			sleep_us(1000);
+		}
+		s->clean_memory = *now;
 	}
-	reclaim(s, *now);
-	for (;;) {
-		if ((rc = memory_raw(s, now)) < 0)
-			return rc;
-		if (*now <= cap)
-			break;
-		if (now_ms() >= deadline)
-			return -EBUSY;
-		sleep_us(1000);
+	if (!light) {
+		s->has_floor = false;
+	} else if (!s->has_floor) {
+		s->floor_memory = *now;
+		if (kernel_memory_raw(s, &s->floor_kernel) < 0)
+			s->floor_kernel = UINT64_MAX - CGROUP_REBASE_SLACK;
+		s->has_floor = true;
 	}
-	s->clean_memory = *now;
 	return 0;
 }
 

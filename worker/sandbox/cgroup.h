@@ -122,9 +122,11 @@ int cgroup_step_rebase(struct cgroup_step *s, bool light);
 #define CGROUP_SETTLE_STALL_MS 30
 /*
  * What is charged now is the spared process's own (a jail's init, just
- * moved in, with no program started yet): no rebase takes more than this
- * and CGROUP_REBASE_SLACK for the init's, nor waits for kernel objects
- * beyond its own and the slack. 0 or negative errno.
+ * moved in, with no program started yet): no full rebase takes more than
+ * this and CGROUP_REBASE_SLACK for the init's, and a light one no more
+ * than what the first light one after it found (the job's own files
+ * included) and the slack; what is charged beyond is waited for, and
+ * kernel objects beyond are not reclaimed (-EBUSY). 0 or negative errno.
  */
 int cgroup_step_note_own(struct cgroup_step *s);
 /* Kill what is left, remove the cgroup directories, free. */

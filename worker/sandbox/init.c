@@ -50,9 +50,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/ipc.h>
 #include <sys/mount.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -67,8 +71,9 @@
 #define TMP_DIR "/tmp"
 
 struct child {
-	pid_t pid;
+	pid_t pid;              /* 0: reaped */
 	uint32_t id;
+	int ipc;                /* its IPC namespace until emptied, or -1 */
 };
 
 /* What a program inherits from the init: what no program may change
@@ -94,6 +99,7 @@ struct init {
 	const char *self;       /* argv[0]: our binary, bound into the jail */
 	bool new_network;       /* INITMSG_ARG_NEW_NETWORK: make the jail's own */
 	int proc_fd;            /* a /proc of its own, that hides no process */
+	int ipc_fd;             /* its own IPC namespace, to come back to */
 	int oom_fd;             /* its own oom_score_adj, written (-1: none) */
 	char oom_was[16];       /* ...and its value from the start */
 	struct own_state own;   /* what its programs inherit, as at its start */
@@ -230,14 +236,6 @@ static int child_join_cgroup(const struct plan *p)
 	return 0;
 }
 
-/* After the cgroup join, so that the namespace is charged to the step, and
- * while the init's CAP_SYS_ADMIN is still held (child_drop_capabilities):
- * the program's IPC objects die with its last process. */
-static int child_new_ipc_namespace(void)
-{
-	return unshare(CLONE_NEWIPC) < 0 ? -errno : 0;
-}
-
 /* After the cgroup join, whose fds this closes, and before the rlimits, as
  * a low RLIMIT_NOFILE could refuse the copies it makes on the way: stdio
  * to 0..2, the error pipe to 3, everything else closed. */
@@ -364,7 +362,6 @@ static void __attribute__((noreturn)) child_run(const struct init *in, struct pl
 	child_check(p, INITMSG_STAGE_SIGNALS, child_reset_signals(r));
 	child_check(p, INITMSG_STAGE_SETSID, child_new_session());
 	child_check(p, INITMSG_STAGE_CGROUP, child_join_cgroup(p));
-	child_check(p, INITMSG_STAGE_IPC, child_new_ipc_namespace());
 	child_check(p, INITMSG_STAGE_FDS, child_place_fds(p));
 	child_check(p, INITMSG_STAGE_RLIMITS, child_set_rlimits(r));
 	child_check(p, INITMSG_STAGE_CHDIR, child_enter_cwd(p->cwd));
@@ -494,10 +491,108 @@ static int parse_run(char *body, size_t len, struct plan *p, char **vec, size_t 
 	return 0;
 }
 
+/* ---- each program's IPC namespace ------------------------------------ */
+
+/*
+ * Each program has an IPC namespace of its own (SysV shared memory,
+ * semaphores, message queues; POSIX message queues), so that none of its
+ * objects reaches another program. The kernel frees a namespace's objects
+ * after its last process, and a grace period after that (about 70 ms for
+ * 150 MiB of shared memory here): when the worker set the cgroup back in
+ * that window, the memory passed for the init's and raised the next
+ * program's limit by as much. So the init makes the namespace itself,
+ * just before the clone (the child is born in it), holds it by a file
+ * descriptor, and once the program is gone enters it and removes every
+ * object there (ipc_clear): their memory is freed before the worker reads
+ * the cgroup. POSIX message queues go with the namespace, within the
+ * uid's RLIMIT_MSGQUEUE (800 KiB).
+ */
+static int ipc_enter_new(struct init *in)
+{
+	int fd;
+
+	if (unshare(CLONE_NEWIPC) < 0)
+		return -errno;
+	fd = openat(in->proc_fd, "thread-self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Back to the init's own, after the clone. */
+static int ipc_leave(struct init *in)
+{
+	return setns(in->ipc_fd, CLONE_NEWIPC) < 0 ? -errno : 0;
+}
+
+/* Every object of the IPC namespace the init is in, whoever made it and
+ * whatever its mode (the *_STAT_ANY calls check no permission; removing
+ * takes the namespace's CAP_SYS_ADMIN, which the init holds). */
+static void ipc_remove_all(void)
+{
+	union {
+		struct shm_info shm;
+		struct msginfo msg;
+		struct seminfo sem;
+	} info;
+	union {
+		struct shmid_ds shm;
+		struct msqid_ds msg;
+		struct semid_ds sem;
+	} ds;
+	int max, id;
+
+	max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info.shm);
+	for (int i = 0; i <= max; i++)
+		if ((id = shmctl(i, SHM_STAT_ANY, &ds.shm)) >= 0)
+			shmctl(id, IPC_RMID, NULL);
+	max = msgctl(0, MSG_INFO, (struct msqid_ds *)(void *)&info.msg);
+	for (int i = 0; i <= max; i++)
+		if ((id = msgctl(i, MSG_STAT_ANY, &ds.msg)) >= 0)
+			msgctl(id, IPC_RMID, NULL);
+	max = semctl(0, 0, SEM_INFO, &info.sem);
+	for (int i = 0; i <= max; i++)
+		if ((id = semctl(i, 0, SEM_STAT_ANY, &ds.sem)) >= 0)
+			semctl(id, 0, IPC_RMID);
+}
+
+/* A program that is gone (reaped, and every process of it killed by the
+ * worker): its namespace emptied and let go. */
+static int ipc_clear(struct init *in, struct child *c)
+{
+	int rc = 0;
+
+	if (setns(c->ipc, CLONE_NEWIPC) < 0) {
+		rc = -errno;
+	} else {
+		ipc_remove_all();
+		rc = ipc_leave(in);
+	}
+	close(c->ipc);
+	c->ipc = -1;
+	return rc;
+}
+
+/* Every reaped program's namespace that is still held. */
+static int ipc_clear_reaped(struct init *in)
+{
+	int rc = 0;
+
+	for (int i = 0; i < MAX_CHILDREN; i++) {
+		int r;
+
+		if (in->kids[i].pid || in->kids[i].ipc < 0)
+			continue;
+		r = ipc_clear(in, &in->kids[i]);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	return rc;
+}
+
+/* A slot whose program was reaped and whose namespace was let go. */
 static struct child *free_child_slot(struct init *in)
 {
 	for (int i = 0; i < MAX_CHILDREN; i++)
-		if (!in->kids[i].pid)
+		if (!in->kids[i].pid && in->kids[i].ipc < 0)
 			return &in->kids[i];
 	return NULL;
 }
@@ -508,11 +603,15 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 	struct plan p = { 0 };
 	struct initmsg_failed f;
 	struct initmsg_started st;
-	struct child *slot = free_child_slot(in);
-	int ep[2] = { -1, -1 };
+	struct child *slot;
+	int ep[2] = { -1, -1 }, ipc;
 	ssize_t n;
 	pid_t pid;
 	int rc;
+
+	/* the programs before are gone: the worker killed them first */
+	ipc_clear_reaped(in);
+	slot = free_child_slot(in);
 
 	/* Nothing runs without the filter (child_install_filter): a RUN that
 	 * overtook FILTER is refused, never started unfiltered. */
@@ -538,17 +637,28 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		goto out;
 	}
 	p.err_w = ep[1];
+	ipc = ipc_enter_new(in);
+	if (ipc < 0) {
+		close(ep[1]);
+		send_failed(in, id, INITMSG_STAGE_IPC, -ipc);
+		goto out;
+	}
 	set_oom_score(in, "1000");
 	pid = spawn_child(in, &p);
+	rc = pid < 0 ? -errno : 0;
 	set_oom_score(in, in->oom_was);
 	close(ep[1]);
+	if (ipc_leave(in) < 0)
+		fprintf(stderr, "goboxd-init: back to its IPC namespace: %s\n", strerror(errno));
 	if (pid < 0) {
-		send_failed(in, id, INITMSG_STAGE_FORK, errno);
+		close(ipc);
+		send_failed(in, id, INITMSG_STAGE_FORK, -rc);
 		goto out;
 	}
 	/* The child is reaped by the SIGCHLD handler; remember it first. */
 	slot->pid = pid;
 	slot->id = id;
+	slot->ipc = ipc;
 	do
 		n = read(ep[0], &f, sizeof(f));
 	while (n < 0 && errno == EINTR);
@@ -654,7 +764,8 @@ static int reset_kill_everything(struct init *in)
 			return -errno;
 		break;
 	}
-	memset(in->kids, 0, sizeof(in->kids));
+	for (int i = 0; i < MAX_CHILDREN; i++)
+		in->kids[i].pid = 0;
 	while (read(in->sigfd, &si, sizeof(si)) > 0)
 		;
 	return 0;
@@ -776,6 +887,7 @@ static const struct reset_step {
 	{ "killing every process", reset_kill_everything },
 	{ "checking that none is left", reset_check_alone },
 	{ "unmounting /tmp", reset_drop_tmp },
+	{ "removing the IPC objects", ipc_clear_reaped },
 	{ "a new network namespace", reset_network },
 	{ "resetting the pid counter", reset_pid_counter },
 	{ "checking what the programs inherit", reset_check_own_state },
@@ -805,7 +917,7 @@ static void do_reset(struct init *in)
  * pass for the init's memory). The worker emptied the cgroup first, so
  * nothing holds the tmpfs and it goes with the unmount.
  */
-static void do_drop_tmp(struct init *in)
+static void do_clear(struct init *in)
 {
 	int rc = reset_drop_tmp(in);
 
@@ -813,7 +925,11 @@ static void do_drop_tmp(struct init *in)
 		send_failed(in, 0, INITMSG_STAGE_TMP, -rc);
 		return;
 	}
-	send_msg(in, INITMSG_TMP_DROPPED, 0, NULL, 0);
+	if ((rc = ipc_clear_reaped(in)) < 0) {
+		send_failed(in, 0, INITMSG_STAGE_IPC, -rc);
+		return;
+	}
+	send_msg(in, INITMSG_CLEARED, 0, NULL, 0);
 }
 
 /* ---- the loop --------------------------------------------------------- */
@@ -882,8 +998,8 @@ static int handle_packet(struct init *in)
 		do_enter(in, fds, nfds);
 	else if (h.type == INITMSG_RESET && nfds == 0)
 		do_reset(in);
-	else if (h.type == INITMSG_DROP_TMP && nfds == 0)
-		do_drop_tmp(in);
+	else if (h.type == INITMSG_CLEAR && nfds == 0)
+		do_clear(in);
 	else
 		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 drop:
@@ -1118,6 +1234,14 @@ static int keep_own_proc(struct init *in)
 	return 0;
 }
 
+/* With its own /proc: its IPC namespace, to come back to after making each
+ * program's (ipc_enter_new). */
+static int keep_own_ipc(struct init *in)
+{
+	in->ipc_fd = openat(in->proc_fd, "thread-self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	return in->ipc_fd < 0 ? -errno : 0;
+}
+
 /* Then: nothing of ours is for the programs to read, not even by uid
  * (/proc/1/mem, our fds, our environment), whatever comes next. */
 static int hide_from_programs(struct init *in)
@@ -1174,6 +1298,7 @@ static const struct start_step {
 	int (*run)(struct init *in);
 } start_steps[] = {
 	{ "keeping a /proc of its own", keep_own_proc },
+	{ "keeping its IPC namespace", keep_own_ipc },
 	{ "hiding from the programs", hide_from_programs },
 	{ "sealing the jail", seal },
 	{ "hiding itself from the programs' /proc", hide_the_init },
@@ -1210,9 +1335,12 @@ int main(int argc, char **argv)
 		.self = argc > 0 ? argv[0] : NULL,
 		.new_network = argc > 1 && strcmp(argv[1], INITMSG_ARG_NEW_NETWORK) == 0,
 		.proc_fd = -1,
+		.ipc_fd = -1,
 		.oom_fd = -1,
 	};
 
+	for (int i = 0; i < MAX_CHILDREN; i++)
+		in.kids[i].ipc = -1;
 	for (size_t i = 0; i < sizeof(start_steps) / sizeof(start_steps[0]); i++) {
 		int rc = start_steps[i].run(&in);
 

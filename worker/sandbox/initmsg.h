@@ -22,16 +22,19 @@
  *   init   -> worker  EXITED    its exact wait status
  *   worker -> init    RESET     the job is over, the jail serves another:
  *                               every process killed and reaped, /tmp
- *                               unmounted, a new network namespace, the pid
- *                               counter back to 1 (init.c, reset_steps)
+ *                               unmounted, IPC objects removed, a new
+ *                               network namespace, the pid counter back
+ *                               to 1 (init.c, reset_steps)
  *   init   -> worker  RESET_DONE all of that holds (id 0), or FAILED with id
  *                               0, stage RESET: the worker ends the jail
- *   worker -> init    DROP_TMP  between two programs that share the first
- *                               cgroup, once the worker emptied it: the
- *                               last program's /tmp unmounted now, so that
- *                               its pages are uncharged before the worker
- *                               sets the cgroup's counters back
- *   init   -> worker  TMP_DROPPED done (id 0), or FAILED with id 0, stage
+ *   worker -> init    CLEAR     between two programs that share the first
+ *                               cgroup, once the worker emptied it: what
+ *                               the last program left beyond its processes
+ *                               goes now (its /tmp unmounted, its IPC
+ *                               objects removed), so that its memory is
+ *                               uncharged before the worker sets the
+ *                               cgroup's counters back
+ *   init   -> worker  CLEARED   done (id 0), or FAILED with id 0, stage
  *                               TMP
  *
  * Every RUN carries an id that its answers repeat, so several programs may
@@ -50,7 +53,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INITMSG_VERSION 6
+#define INITMSG_VERSION 7
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -76,8 +79,8 @@ enum initmsg_type {
 	INITMSG_ENTERED,
 	INITMSG_RESET,
 	INITMSG_RESET_DONE,
-	INITMSG_DROP_TMP,
-	INITMSG_TMP_DROPPED,
+	INITMSG_CLEAR,
+	INITMSG_CLEARED,
 };
 
 struct initmsg_hdr {
@@ -100,7 +103,7 @@ struct initmsg_hello {
 #define INITMSG_RUN_SIGPIPE_IGNORED 0x4u
 /* Born in the init's own cgroup (the one ENTER moved it into), joining
  * none: the RUN carries no cgroup.procs fds. Every program of a job may
- * be, one after the other (DROP_TMP between them). */
+ * be, one after the other (CLEAR between them). */
 #define INITMSG_RUN_IN_PLACE 0x8u
 
 enum initmsg_rlimit {

@@ -24,7 +24,7 @@
 #define JAIL_CGROUP_PIDS 16
 #define JAIL_CGROUP_MEMORY (64ULL << 20)
 #define JAIL_LOG_MAX 4096
-/* How long the init may take to answer RESET or DROP_TMP (ask_init). The
+/* How long the init may take to answer RESET or CLEAR (ask_init). The
  * reset waits for the job's processes to die: SIGKILL takes them at once
  * unless one is stuck in the kernel, and then the jail goes. */
 #define JAIL_ASK_TIMEOUT_MS 2000
@@ -855,13 +855,13 @@ int jail_recycle(struct jail *j, char *err, size_t errlen)
 
 /*
  * The first cgroup made ready for another program of the job: the last
- * one's /tmp unmounted by the init (DROP_TMP), then the counters set back
- * (cgroup_step_rebase), as between two jobs. The program's files in the
+ * one's /tmp and IPC objects gone (the init's CLEAR), then the counters
+ * set back (cgroup_step_rebase), as between two jobs. The program's files in the
  * job directory are gone already (the job restored its snapshot).
  */
 static int clean_first_cgroup(struct jail *j, char *err, size_t errlen)
 {
-	int rc = ask_init(j, INITMSG_DROP_TMP, INITMSG_TMP_DROPPED, "DROP_TMP", err, errlen);
+	int rc = ask_init(j, INITMSG_CLEAR, INITMSG_CLEARED, "CLEAR", err, errlen);
 
 	if (rc < 0) {
 		if (rc != -EIO)
