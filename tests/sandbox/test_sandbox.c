@@ -1173,8 +1173,13 @@ Test(sandbox, a_reset_ends_a_jail_whose_init_a_job_changed)
 		cr_assert_eq(rc, 0, "jail_start: %s", err);
 		cr_assert_eq(run_in(j, &r, "true", &l), 0);
 		sandbox_step_result_free(&r);
-		/* untouched, it serves another job */
+		/* untouched, it serves another job, where the host lets the
+		 * first cgroup be set back (not cgroup v2 before 6.12) */
 		rc = jail_recycle(j, err, sizeof(err));
+		if (rc == -EOPNOTSUPP) {
+			jail_destroy(j);
+			cr_skip_test("no jail serves a second job on this host: %s", err);
+		}
 		cr_assert_eq(rc, 0, "change %d: jail_recycle of an untouched jail: %s", c, err);
 		cr_assert_eq(run_in(j, &r, "true", &l), 0);
 		sandbox_step_result_free(&r);

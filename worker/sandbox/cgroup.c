@@ -95,9 +95,9 @@ struct cgroup_step {
 	 * grow by at most CGROUP_REBASE_SLACK before it reclaims again */
 	uint64_t clean_memory;
 	/* cgroup_step_note_own: the spared process's own memory, and of it
-	 * the kernel's objects, with nothing else in the cgroup yet. No
+	 * the kernel's objects, with nothing else in the cgroup yet. No full
 	 * rebase takes more than own_memory and CGROUP_REBASE_SLACK for a
-	 * base: what is charged beyond that is another program's. */
+	 * base: what is charged beyond that is another job's. */
 	bool has_own;
 	uint64_t own_memory, own_kernel;
 	/* The same, as the first light rebase after a full one found it
@@ -1594,29 +1594,27 @@ static void reclaim(struct cgroup_step *s, uint64_t now)
 
 /*
  * The memory part of a rebase. What a program leaves charged after its
- * end is of three kinds: what the kernel frees by itself shortly (the
- * kernel objects of its processes after a grace period; its IPC objects
- * the init removes itself, ipc_clear in init.c), page cache (reclaimed at
- * once), and kernel objects that only a reclaim frees, one by one (a
- * job's negative dentries: seconds for millions). So: kernel objects are
- * waited for first, while they go down (CGROUP_SETTLE_STALL_MS without a
- * drop ends the wait), and what stays past the slack is not reclaimed at
- * all; then a reclaim (a light rebase's fast path skips it: below
- * CGROUP_REBASE_SLACK of growth since the last one); then, between jobs,
- * whatever else the kernel frees late is waited for (the network
- * namespace of the job before); between the programs of a job nothing
- * else is left to wait for, and more than the floor means -EBUSY at once.
- * The bound on all of it is the
- * floor: between jobs the init's own memory (cgroup_step_note_own),
- * between the programs of one job what the first light rebase of the job
- * found (the job's files are charged here too), each with the slack. All
- * waits together take at most CGROUP_SETTLE_MS; -EBUSY when that is not
- * enough: the cgroup cannot be made clean in time, and a fresh one
- * serves the next program sooner. *now: the usage, for the base.
+ * end is of four kinds: kernel objects the kernel frees by itself a grace
+ * period later (those of its processes); kernel objects only a reclaim
+ * frees, one by one (a job's negative dentries: seconds for millions);
+ * page cache, which a reclaim drops at once; and what else the kernel
+ * frees late (the network namespace of the job before). Its IPC objects
+ * are gone already: the init removes them (ipc_clear in init.c). So:
+ * kernel objects past the slack are waited for while they go down
+ * (CGROUP_SETTLE_STALL_MS without a drop ends the wait with -EBUSY: they
+ * are not reclaimed); then a reclaim (a light rebase skips it while the
+ * charge grew by less than CGROUP_REBASE_SLACK since the last one); then,
+ * between jobs only, the rest is waited for. The bound each time is a
+ * floor and the slack: between jobs the init's own memory
+ * (cgroup_step_note_own), between the programs of one job what the first
+ * light rebase of the job found (the job's files are charged here too).
+ * All waits together take at most CGROUP_SETTLE_MS. -EBUSY: the cgroup
+ * cannot be made clean in time, and a fresh one serves the next program
+ * sooner. *now: the usage, for the base.
  */
 static int settle_memory(struct cgroup_step *s, bool light, uint64_t *now)
 {
-	bool floor = light ? s->has_floor : s->has_own;
+	bool bounded = light ? s->has_floor : s->has_own;
 	uint64_t cap = (light ? s->floor_memory : s->own_memory) + CGROUP_REBASE_SLACK;
 	uint64_t kcap = (light ? s->floor_kernel : s->own_kernel) + CGROUP_REBASE_SLACK;
 	uint64_t deadline = now_ms() + CGROUP_SETTLE_MS, k;
@@ -1624,7 +1622,7 @@ static int settle_memory(struct cgroup_step *s, bool light, uint64_t *now)
 
 	if (rc < 0)
 		return rc;
-	if (!floor)
+	if (!bounded)
 		cap = kcap = UINT64_MAX;
 	if (!(light && *now <= s->clean_memory + CGROUP_REBASE_SLACK && *now <= cap)) {
 		for (uint64_t last = UINT64_MAX, since = now_ms();

@@ -24,9 +24,9 @@
  * own, and the programs' remounted to hide it; the pid counter set back
  * between jobs; a fresh /tmp for each program; and an IPC namespace of
  * its own for each program (SysV shared memory, semaphores and message
- * queues, POSIX message queues), which the kernel frees with the
- * program's last process, so nothing of that kind reaches the next
- * program. It is not dumpable, so a program running under the same uid
+ * queues, POSIX message queues), which it empties once the program is
+ * gone (ipc_clear), so nothing of that kind reaches the next program,
+ * not even as memory still charged. It is not dumpable, so a program running under the same uid
  * cannot open /proc/1/mem, its fds or its environment, nor see it in its
  * /proc at all (hide_the_init); what a program could change of it
  * through its uid (its limits, priority, scheduling) the seccomp filter
