@@ -9,7 +9,9 @@ moved into a cgroup of its own, and each is told only its own use.
 
 Every daemon here has one worker, so that one job after another lands in
 the same jail; each test first checks that it did (the same mount
-namespace), so none can pass for want of a reuse.
+namespace and the same job directory: the kernel gives a freed
+namespace's number to the next one made, so the number alone can pass
+a new jail for the old), so none can pass for want of a reuse.
 """
 import json
 import textwrap
@@ -40,7 +42,8 @@ with open("/proc/net/unix") as f:
     sockets = f.read().splitlines()[1:]
 st = os.stat("/sandbox")
 print(json.dumps({
-    "mnt": ns("mnt"), "net": ns("net"), "pid": os.getpid(),
+    "jail": ns("mnt") + " " + str(os.stat("/sandbox").st_ino),
+    "net": ns("net"), "pid": os.getpid(),
     "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "sandbox": listing("/sandbox"), "sandbox_mode": oct(st.st_mode & 0o7777),
     "sandbox_xattrs": os.listxattr("/sandbox"), "tmp": listing("/tmp"),
@@ -89,7 +92,7 @@ def test_the_next_job_finds_the_jail_as_new(daemon):
     first, _ = look(daemon, LEAVE)
     assert "goboxd-left-behind" not in "".join(first["sockets"]), first
     second, _ = look(daemon)
-    assert second["mnt"] == first["mnt"], "the job ran in another jail"
+    assert second["jail"] == first["jail"], "the job ran in another jail"
     assert second["net"] != first["net"], "the network namespace was kept"
     assert second["pid"] == first["pid"], "the pid numbers tell of the job before"
     assert second["processes"] == [second["pid"]], second
@@ -118,7 +121,7 @@ def assert_told_only_its_own(hog, light):
 def test_the_next_job_is_told_only_its_own_use(daemon):
     first, t1 = look(daemon, HOG + LOOK)
     second, t2 = look(daemon)
-    assert second["mnt"] == first["mnt"], "the job ran in another jail"
+    assert second["jail"] == first["jail"], "the job ran in another jail"
     assert_told_only_its_own(t1, t2)
 
 
@@ -130,7 +133,7 @@ def test_a_job_killed_for_its_memory_leaves_the_next_accepted(daemon):
                         "tests": [{"stdin": ""}]})
     assert body["tests"][0]["status"] == "memory_exceeded", dump(body)
     after, t = look(daemon, memory_kb=65536)
-    assert after["mnt"] == before["mnt"], "the job ran in another jail"
+    assert after["jail"] == before["jail"], "the job ran in another jail"
     assert t["status"] == "accepted", dump(t)
 
 
@@ -142,14 +145,14 @@ def test_a_job_past_its_time_leaves_nothing_running(daemon):
                         "tests": [{"stdin": ""}]})
     assert body["tests"][0]["status"] in ("time_exceeded", "wall_time_exceeded"), dump(body)
     after, _ = look(daemon)
-    assert after["mnt"] == before["mnt"], "the job ran in another jail"
+    assert after["jail"] == before["jail"], "the job ran in another jail"
     assert after["processes"] == [after["pid"]], after
 
 
 def test_a_jail_serves_at_most_jobs_per_jail():
     d = Daemon(workers=1, args=["--jobs-per-jail", "2"])
     try:
-        seen = [look(d)[0]["mnt"] for _ in range(4)]
+        seen = [look(d)[0]["jail"] for _ in range(4)]
     finally:
         d.stop()
     assert seen[0] == seen[1] and seen[2] == seen[3], seen
@@ -170,7 +173,7 @@ def test_the_next_job_gets_its_memory_limit_and_no_more(daemon, where):
                         "run": {"limits": {"memory_kb": 65536}},
                         "tests": [{"stdin": ""}]})
     t = body["tests"][0]
-    assert json.loads(t["stdout"].splitlines()[0])["mnt"] == before["mnt"], \
+    assert json.loads(t["stdout"].splitlines()[0])["jail"] == before["jail"], \
         "the job ran in another jail"
     assert t["status"] == "memory_exceeded", dump(body)
 

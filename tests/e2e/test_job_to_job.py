@@ -7,9 +7,10 @@ what ran before it (the init's accounting).
 
 Each test is the attack of a hostile job followed by a victim's job. Every
 daemon here has one worker, so that the two land in the same jail; each
-test checks that they did (the same mount namespace), so none can pass
-for want of a reuse. docs/security.md lists every kernel object and
-counter a job could carry to the next, what ends it, and its test here.
+test checks that they did (JAIL: the same mount namespace and job
+directory), so none can pass for want of a reuse. docs/security.md lists
+every kernel object and counter a job could carry to the next, what ends
+it, and its test here.
 """
 import json
 
@@ -39,11 +40,14 @@ def seen(t):
     return json.loads(t["stdout"].splitlines()[0])
 
 
-MNT = 'import os\nMNT = os.readlink("/proc/self/ns/mnt")\n'
+# Which jail a program runs in: its mount namespace, whose number the
+# kernel gives again once it is freed, and its job directory's inode.
+JAIL = ('import os\nJAIL = "%s %d" % (os.readlink("/proc/self/ns/mnt"), '
+        'os.stat("/sandbox").st_ino)\n')
 
 # What a program inherits from the init that starts it: its limits, nice
 # value, I/O priority, CPUs and scheduling class.
-INHERITED = MNT + r'''
+INHERITED = JAIL + r'''
 import ctypes, json, resource
 libc = ctypes.CDLL(None, use_errno=True)
 limits = {name: resource.getrlimit(getattr(resource, name))
@@ -51,7 +55,7 @@ limits = {name: resource.getrlimit(getattr(resource, name))
                        "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_MSGQUEUE",
                        "RLIMIT_SIGPENDING", "RLIMIT_NICE", "RLIMIT_RTPRIO",
                        "RLIMIT_RTTIME")}
-print(json.dumps({"mnt": MNT, "limits": limits, "nice": os.getpriority(os.PRIO_PROCESS, 0),
+print(json.dumps({"jail": JAIL, "limits": limits, "nice": os.getpriority(os.PRIO_PROCESS, 0),
                   "ioprio": libc.syscall(252, 1, 0),  # ioprio_get(IOPRIO_WHO_PROCESS, 0)
                   "cpus": sorted(os.sched_getaffinity(0)),
                   "policy": os.sched_getscheduler(0)}), flush=True)
@@ -59,7 +63,7 @@ print(json.dumps({"mnt": MNT, "limits": limits, "nice": os.getpriority(os.PRIO_P
 
 # Everything a program might try on pid 1, the jail's init, and on every
 # process of its uid; what succeeded, on its stdout.
-ON_THE_INIT = MNT + r'''
+ON_THE_INIT = JAIL + r'''
 import ctypes, json, resource
 libc = ctypes.CDLL(None, use_errno=True)
 done = []
@@ -85,7 +89,7 @@ attempt("SCHED_IDLE for pid 1",
         lambda: os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0)))
 attempt("SCHED_BATCH for pid 1",
         lambda: os.sched_setscheduler(1, os.SCHED_BATCH, os.sched_param(0)))
-print(json.dumps({"mnt": MNT, "done": done}), flush=True)
+print(json.dumps({"jail": JAIL, "done": done}), flush=True)
 '''
 
 
@@ -93,7 +97,7 @@ def test_no_program_changes_what_the_next_job_inherits(daemon):
     before = seen(job(daemon, INHERITED)[0])
     attack = seen(job(daemon, ON_THE_INIT)[0])
     after = seen(job(daemon, INHERITED)[0])
-    assert before["mnt"] == attack["mnt"] == after["mnt"], "the jobs ran in other jails"
+    assert before["jail"] == attack["jail"] == after["jail"], "the jobs ran in other jails"
     assert after == before, (attack["done"], before, after)
     # the init's limits untouched, a program's own set by the RUN
     assert attack["done"] == [], attack
@@ -103,15 +107,15 @@ def test_a_lowered_limit_of_the_init_fails_no_later_job(daemon):
     # what the init's limits would break: an allocation of 100 MiB under
     # 256 MiB, and receiving a program's pipes (a 500 for every later job)
     attack = seen(job(daemon, ON_THE_INIT)[0])
-    tests = job(daemon, MNT + "x = bytearray(100 << 20)\n"
+    tests = job(daemon, JAIL + "x = bytearray(100 << 20)\n"
                 "for i in range(0, len(x), 4096): x[i] = 1\n"
-                "print('{\"mnt\": \"%s\"}' % MNT)\n", memory_kb=262144)
-    assert seen(tests[0])["mnt"] == attack["mnt"], "the jobs ran in other jails"
+                "import json\nprint(json.dumps({'jail': JAIL}))\n", memory_kb=262144)
+    assert seen(tests[0])["jail"] == attack["jail"], "the jobs ran in other jails"
 
 
 # 150 MiB of SysV shared memory, touched and left for the kernel to free
 # with the program's IPC namespace, after its end.
-LEAVE_SHM = MNT + r'''
+LEAVE_SHM = JAIL + r'''
 import ctypes, json
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
@@ -121,13 +125,13 @@ assert shm >= 0, ctypes.get_errno()
 p = libc.shmat(shm, None, 0)
 assert p not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
 ctypes.memset(p, 1, size)
-print(json.dumps({"mnt": MNT}), flush=True)
+print(json.dumps({"jail": JAIL}), flush=True)
 '''
 
 # 200 MiB touched: over a 128 MiB limit, whatever ran before.
-ALLOC_200 = MNT + r'''
+ALLOC_200 = JAIL + r'''
 import json, sys
-print(json.dumps({"mnt": MNT}), flush=True)
+print(json.dumps({"jail": JAIL}), flush=True)
 x = bytearray(200 << 20)
 for i in range(0, len(x), 4096): x[i] = 1
 '''
@@ -136,7 +140,7 @@ for i in range(0, len(x), 4096): x[i] = 1
 def test_shared_memory_left_raises_no_later_jobs_limit(daemon):
     first = seen(job(daemon, LEAVE_SHM, memory_kb=262144)[0])
     t = job(daemon, ALLOC_200, memory_kb=131072)[0]
-    assert json.loads(t["stdout"].splitlines()[0])["mnt"] == first["mnt"], \
+    assert json.loads(t["stdout"].splitlines()[0])["jail"] == first["jail"], \
         "the jobs ran in other jails"
     assert t["status"] == "memory_exceeded", dump(t)
 
@@ -158,9 +162,9 @@ def test_shared_memory_left_raises_not_the_next_tests_limit(daemon):
 
 # How much a program may touch before it is killed for its memory, in
 # MiB: the last line of its output.
-ALLOWANCE = MNT + r'''
+ALLOWANCE = JAIL + r'''
 import json
-print(json.dumps({"mnt": MNT}), flush=True)
+print(json.dumps({"jail": JAIL}), flush=True)
 x = []
 while True:
     b = bytearray(1 << 20)
@@ -179,7 +183,7 @@ def allowance(daemon):
 # 500,000 names looked up and not found, each new to the host: dentries
 # the kernel keeps after the program's end, charged to its cgroup (about
 # 100 MiB), which only a reclaim frees, one by one.
-NEGATIVE_DENTRIES = MNT + r'''
+NEGATIVE_DENTRIES = JAIL + r'''
 import json
 token = os.urandom(8).hex()
 for i in range(500000):
@@ -187,7 +191,7 @@ for i in range(500000):
         os.stat("/usr/goboxd-none-%s-%d" % (token, i))
     except FileNotFoundError:
         pass
-print(json.dumps({"mnt": MNT}), flush=True)
+print(json.dumps({"jail": JAIL}), flush=True)
 '''
 
 
@@ -203,7 +207,7 @@ def test_dentries_left_raise_no_later_jobs_limit(daemon):
 # What a program can read of the init: every /proc/1 file that counts
 # what the init did (the programs it reaped, the time it ran, the messages
 # it served), or the error that keeps it from them.
-THE_INITS_ACCOUNTS = MNT + r'''
+THE_INITS_ACCOUNTS = JAIL + r'''
 import json
 seen = {}
 for name in ("stat", "status", "sched", "schedstat", "io", "statm"):
@@ -212,24 +216,24 @@ for name in ("stat", "status", "sched", "schedstat", "io", "statm"):
             seen[name] = f.read()
     except OSError as e:
         seen[name] = type(e).__name__
-print(json.dumps({"mnt": MNT, "seen": seen,
+print(json.dumps({"jail": JAIL, "seen": seen,
                   "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
                   "pid": os.getpid()}), flush=True)
 '''
 
-BURN = MNT + r'''
+BURN = JAIL + r'''
 import json, time
 t = time.process_time()
 while time.process_time() - t < 0.5: pass
 for _ in range(20): os.waitpid(os.spawnv(os.P_NOWAIT, "/bin/true", ["true"]), 0)
-print(json.dumps({"mnt": MNT}), flush=True)
+print(json.dumps({"jail": JAIL}), flush=True)
 '''
 
 
 def test_the_next_job_reads_nothing_of_the_inits_accounts(daemon):
     burnt = seen(job(daemon, BURN)[0])
     after = seen(job(daemon, THE_INITS_ACCOUNTS)[0])
-    assert after["mnt"] == burnt["mnt"], "the jobs ran in other jails"
+    assert after["jail"] == burnt["jail"], "the jobs ran in other jails"
     # the init is not there for a program to look at
     assert 1 not in after["processes"], after
     assert after["processes"] == [after["pid"]], after

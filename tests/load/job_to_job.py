@@ -19,7 +19,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 
-ONE_LINE = 'import os, json\nprint(json.dumps({"mnt": os.readlink("/proc/self/ns/mnt")}))\n'
+ONE_LINE = ('import os, json\nprint(json.dumps({"jail": "%s %d" % ('
+            'os.readlink("/proc/self/ns/mnt"), os.stat("/sandbox").st_ino)}))\n')
 
 
 def timed(daemon, job, source, **limits):
