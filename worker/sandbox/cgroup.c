@@ -1563,19 +1563,26 @@ int cgroup_step_sample(struct cgroup_step *s)
 	return 0;
 }
 
+/* A floor's kernel part: where it cannot be read, no bound (the slack
+ * added to it must not wrap). 0 when the kernel does not say (-ENOENT). */
+static int kernel_floor(const struct cgroup_step *s, uint64_t *out)
+{
+	int rc = kernel_memory_raw(s, out);
+
+	if (rc < 0)
+		*out = UINT64_MAX - CGROUP_REBASE_SLACK;
+	return rc == -ENOENT ? 0 : rc;
+}
+
 int cgroup_step_note_own(struct cgroup_step *s)
 {
 	int rc = memory_raw(s, &s->own_memory);
 
-	if (rc < 0)
-		return rc;
-	rc = kernel_memory_raw(s, &s->own_kernel);
-	if (rc == -ENOENT)
-		s->own_kernel = UINT64_MAX - CGROUP_REBASE_SLACK;
-	else if (rc < 0)
-		return rc;
-	s->has_own = true;
-	return 0;
+	if (rc == 0)
+		rc = kernel_floor(s, &s->own_kernel);
+	if (rc == 0)
+		s->has_own = true;
+	return rc;
 }
 
 /* Best effort: the spared process's own pages cannot go, and need not. */
@@ -1615,15 +1622,16 @@ static void reclaim(struct cgroup_step *s, uint64_t now)
 static int settle_memory(struct cgroup_step *s, bool light, uint64_t *now)
 {
 	bool bounded = light ? s->has_floor : s->has_own;
-	uint64_t cap = (light ? s->floor_memory : s->own_memory) + CGROUP_REBASE_SLACK;
-	uint64_t kcap = (light ? s->floor_kernel : s->own_kernel) + CGROUP_REBASE_SLACK;
+	uint64_t cap = UINT64_MAX, kcap = UINT64_MAX;
 	uint64_t deadline = now_ms() + CGROUP_SETTLE_MS, k;
 	int rc = memory_raw(s, now);
 
 	if (rc < 0)
 		return rc;
-	if (!bounded)
-		cap = kcap = UINT64_MAX;
+	if (bounded) {
+		cap = (light ? s->floor_memory : s->own_memory) + CGROUP_REBASE_SLACK;
+		kcap = (light ? s->floor_kernel : s->own_kernel) + CGROUP_REBASE_SLACK;
+	}
 	if (!(light && *now <= s->clean_memory + CGROUP_REBASE_SLACK && *now <= cap)) {
 		for (uint64_t last = UINT64_MAX, since = now_ms();
 		     kernel_memory_raw(s, &k) == 0 && k > kcap; sleep_us(1000)) {
@@ -1651,9 +1659,8 @@ static int settle_memory(struct cgroup_step *s, bool light, uint64_t *now)
 	if (!light) {
 		s->has_floor = false;
 	} else if (!s->has_floor) {
+		kernel_floor(s, &s->floor_kernel);
 		s->floor_memory = *now;
-		if (kernel_memory_raw(s, &s->floor_kernel) < 0)
-			s->floor_kernel = UINT64_MAX - CGROUP_REBASE_SLACK;
 		s->has_floor = true;
 	}
 	return 0;
