@@ -62,7 +62,7 @@ static const struct opt opts[] = {
 	{ "tmpfs-size", OT_KB, F(tmpfs_kb), 64 * 1024, 16 * GiB,
 	  "largest size of each program's fresh /tmp (at most a quarter of its memory)" },
 	{ "job-disk-size", OT_KB, F(job_disk_kb), 0, 256 * GiB,
-	  "a worker's job disk, shared by its job's files (0: no cap, the jail dir's disk)" },
+	  "each jail's own disk, new for every job (0: no cap, the jail dir's disk)" },
 	{ "job-disk-files", OT_U32, F(job_disk_files), 0, 100000000,
 	  "files (and directories) the job disk and each /tmp may hold (0: no cap)" },
 	{ "jobs-per-jail", OT_U32, F(jobs_per_jail), 1, 1000000,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -242,4 +243,33 @@ void *xcalloc(size_t n, size_t sz)
 	if (!p)
 		abort();
 	return p;
+}
+
+ssize_t send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * SEND_FDS_MAX)];
+	} ctl;
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = iovcnt };
+	ssize_t n;
+
+	if (nfds > SEND_FDS_MAX)
+		return -EINVAL;
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
 }

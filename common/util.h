@@ -34,6 +34,16 @@ int set_cloexec(int fd, bool on);
 /* strtoull over the whole string with range check. 0 or -EINVAL/-ERANGE. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* Most fds send_fds passes in one message. */
+#define SEND_FDS_MAX 8
+struct iovec;
+/*
+ * sendmsg of iov[0..iovcnt) with fds[0..nfds) alongside (SCM_RIGHTS;
+ * none when nfds is 0), MSG_NOSIGNAL, again on EINTR. Bytes sent, or
+ * negative errno (-EINVAL: more than SEND_FDS_MAX fds).
+ */
+ssize_t send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds);
+
 /* Close every fd >= lowfd (pre-exec, async-signal-safe). */
 void close_fds_from(int lowfd);
 

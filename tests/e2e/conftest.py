@@ -204,12 +204,20 @@ class Daemon:
                 # a directory removed since the listing is no leftover
                 listed = {j: self._entries(j) for j in jobs}
                 jobs = [j for j in jobs if listed[j] is not None]
-                warm = [j for j in jobs if not j.endswith(".base") and not listed[j]]
+                warm = [j for j in jobs if not j.endswith(".base") and
+                        self._empty(j, listed[j])]
                 left = [j for j in jobs if j not in warm] + warm[self.workers:]
             if not left or time.time() >= deadline:
                 # what each one holds, where it was seen: for the message
                 return ["%s: %s" % (self.job_dir_path(j), self._listing(j)) for j in left]
             time.sleep(0.1)
+
+    def _empty(self, name, entries):
+        """A warm jail's job directory: empty, or a disk of its own
+        (worker/sandbox/disks.h) holding only its empty box."""
+        if not entries:
+            return True
+        return entries == ["box"] and not self._entries(name + "/box")
 
     def _entries(self, name):
         """A job directory's names, None once it is gone."""
@@ -259,6 +267,12 @@ class Daemon:
             if os.path.lexists(p):
                 return p
         return os.path.join(self.jail_dir, name)
+
+
+def job_dir_holds(root, name, entry):
+    """Whether the job directory name under root (a worker's view of the
+    jail dir) holds entry, directly or in the box of a jail's own disk."""
+    return any(os.path.exists(os.path.join(root, name, *sub, entry)) for sub in ((), ("box",)))
 
 
 def decode(raw):

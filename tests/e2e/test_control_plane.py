@@ -198,6 +198,51 @@ def test_the_prober_keeps_only_what_launching_a_jail_takes():
         shutil.rmtree(d)
 
 
+def children(pid):
+    """The pids of pid's children, from /proc."""
+    kids = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+            kids += [int(k) for k in f.read().split()]
+    return kids
+
+
+def comm(pid):
+    with open("/proc/%d/comm" % pid) as f:
+        return f.read().strip()
+
+
+def test_a_workers_disk_keeper_keeps_only_the_capability_to_mount():
+    """Each worker's disk keeper (worker/sandbox/disks.c) mounts the jails'
+    own disks: CAP_SYS_ADMIN, in the worker's mount namespace, and nothing
+    else; it goes with its worker."""
+    daemon = Daemon(workers=1)
+    try:
+        daemon.wait_probed()
+        worker = daemon.worker_pids()[0]
+        keepers = [k for k in children(worker) if comm(k) == "goboxd-disks"]
+        assert len(keepers) == 1, [(k, comm(k)) for k in children(worker)]
+        keeper = keepers[0]
+        st = status_fields(keeper)
+        assert int(st["CapEff"], 16) == 1 << 21, st["CapEff"]
+        assert int(st["CapPrm"], 16) == 1 << 21, st["CapPrm"]
+        assert int(st["CapBnd"], 16) == 1 << 21, st["CapBnd"]
+        assert int(st["CapInh"], 16) == 0 and int(st["CapAmb"], 16) == 0, st
+        assert st["NoNewPrivs"] == "1", st["NoNewPrivs"]
+        assert os.readlink("/proc/%d/ns/mnt" % keeper) == os.readlink("/proc/%d/ns/mnt" % worker)
+        # it holds nothing but its socket and the jail dir
+        fds = {int(fd): os.readlink("/proc/%d/fd/%s" % (keeper, fd))
+               for fd in os.listdir("/proc/%d/fd" % keeper)}
+        beyond = sorted(v for fd, v in fds.items() if fd > 2)
+        assert len(beyond) == 2 and beyond[0] == daemon.jail_dir, fds
+        assert beyond[1].startswith("socket:"), fds
+        os.kill(worker, signal.SIGKILL)
+        wait_for(lambda: not os.path.exists("/proc/%d" % keeper) or
+                 status_fields(keeper)["State"].startswith("Z"), what="the keeper's end")
+    finally:
+        daemon.stop()
+
+
 def test_queued_clients_never_reach_a_new_generation_or_the_prober():
     """A reload forked its workers and the prober with the queued clients'
     sockets and memfds still open in them."""

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, dump, run_ok as run
+from conftest import Daemon, dump, job_dir_holds, run_ok as run
 
 DISK_MB = 32
 DISK_FILES = 400
@@ -316,7 +316,7 @@ def test_job_directories_are_not_on_the_host_disk(daemon):
                 root = "/proc/%d/root%s" % (pid, daemon.jail_dir)
                 try:
                     for d in os.listdir(root):
-                        if os.path.exists(os.path.join(root, d, "marker")):
+                        if job_dir_holds(root, d, "marker"):
                             seen.append((pid, d))
                 except OSError:
                     pass
@@ -324,8 +324,7 @@ def test_job_directories_are_not_on_the_host_disk(daemon):
         assert seen, "no worker showed the running job's directory"
         host = [d for d in os.listdir(daemon.jail_dir) if d.startswith("job-")]
         assert not any(d == s[1] for s in seen for d in host), host
-        assert not any(os.path.exists(os.path.join(daemon.jail_dir, d, "marker"))
-                       for d in host), host
+        assert not any(job_dir_holds(daemon.jail_dir, d, "marker") for d in host), host
     finally:
         t.join()
     assert result["body"]["status"] == "accepted", dump(result["body"])
@@ -379,7 +378,7 @@ def test_a_killed_worker_leaves_nothing(daemon):
         for pid in before:
             root = "/proc/%d/root%s" % (pid, daemon.jail_dir)
             try:
-                if any(os.path.exists(os.path.join(root, d, "marker")) for d in os.listdir(root)):
+                if any(job_dir_holds(root, d, "marker") for d in os.listdir(root)):
                     victim = pid
             except OSError:
                 pass

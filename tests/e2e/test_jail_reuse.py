@@ -42,7 +42,7 @@ with open("/proc/net/unix") as f:
     sockets = f.read().splitlines()[1:]
 st = os.stat("/sandbox")
 print(json.dumps({
-    "jail": ns("mnt") + " " + str(os.stat("/sandbox").st_ino),
+    "jail": ns("mnt") + " " + str(os.stat("/").st_ctime_ns),
     "net": ns("net"), "pid": os.getpid(),
     "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "sandbox": listing("/sandbox"), "sandbox_mode": oct(st.st_mode & 0o7777),

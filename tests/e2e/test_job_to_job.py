@@ -3,7 +3,8 @@ both (--jobs-per-jail): nothing a program does reaches the jail's init
 (its limits, its priority, its CPUs, its scheduling class), nothing the
 kernel frees after a program's end passes for the init's memory and
 raises the next program's limit, and nothing the next job can read counts
-what ran before it (the init's accounting).
+what ran before it (the init's accounting, the job disk's inode numbers
+and free space).
 
 Each test is the attack of a hostile job followed by a victim's job. Every
 daemon here has one worker, so that the two land in the same jail; each
@@ -41,9 +42,10 @@ def seen(t):
 
 
 # Which jail a program runs in: its mount namespace, whose number the
-# kernel gives again once it is freed, and its job directory's inode.
+# kernel gives again once it is freed, and when its root was made (the
+# driver's last mkdir there, to the nanosecond; read-only since).
 JAIL = ('import os\nJAIL = "%s %d" % (os.readlink("/proc/self/ns/mnt"), '
-        'os.stat("/sandbox").st_ino)\n')
+        'os.stat("/").st_ctime_ns)\n')
 
 # What a program inherits from the init that starts it: its limits, nice
 # value, I/O priority, CPUs and scheduling class.
@@ -248,3 +250,35 @@ def test_the_init_is_out_of_every_programs_sight_from_the_start():
         d.stop()
     assert 1 not in fresh["processes"], fresh
     assert set(fresh["seen"].values()) <= {"FileNotFoundError", "PermissionError"}, fresh
+
+
+# What the job disk tells of the jobs before: the numbers of the inodes
+# it gives (its source's and a new file's), and its free space and files.
+DISK = JAIL + r'''
+import json, sys
+open("/sandbox/new", "w").close()
+sv = os.statvfs("/sandbox")
+print(json.dumps({"jail": JAIL, "source": os.stat(sys.argv[0]).st_ino,
+                  "new": os.stat("/sandbox/new").st_ino,
+                  "free": [sv.f_bfree, sv.f_ffree]}), flush=True)
+'''
+
+# 5,000 files made and removed, and one 8 MiB file left behind.
+COUNT_ON_THE_DISK = JAIL + r'''
+import json
+for i in range(5000):
+    open("/sandbox/f", "w").close()
+    os.unlink("/sandbox/f")
+with open("/sandbox/left", "wb") as f:
+    f.write(b"x" * (8 << 20))
+print(json.dumps({"jail": JAIL}), flush=True)
+'''
+
+
+def test_the_next_job_counts_nothing_on_the_job_disk(daemon):
+    before = seen(job(daemon, DISK)[0])
+    counted = seen(job(daemon, COUNT_ON_THE_DISK)[0])
+    after = seen(job(daemon, DISK)[0])
+    assert before["jail"] == counted["jail"] == after["jail"], "the jobs ran in other jails"
+    # the same numbers, the same room: nothing of the 5,001 files shows
+    assert after == before, (before, after)

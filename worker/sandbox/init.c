@@ -103,6 +103,8 @@ struct init {
 	int oom_fd;             /* its own oom_score_adj, written (-1: none) */
 	char oom_was[16];       /* ...and its value from the start */
 	struct own_state own;   /* what its programs inherit, as at its start */
+	int next_box;           /* a RESET's: the next job's box, a detached mount; or -1 */
+	const char *box;        /* ...and where it goes */
 };
 
 /* ---- messages ------------------------------------------------------- */
@@ -809,6 +811,27 @@ static int reset_drop_tmp(struct init *in)
 	return 0;
 }
 
+/*
+ * With no process left that could hold it: the next job's box, a new
+ * disk's (the worker's disk keeper made it, worker/sandbox/disks.h), in
+ * place of the last one's, which goes whole with its inode numbers and
+ * free space. Our own working directory is the box (the driver's
+ * --chdir): it moves to / first, or the old disk would stay alive.
+ */
+static int reset_new_box(struct init *in)
+{
+	int rc = 0;
+
+	if (in->next_box < 0)
+		return 0;
+	if (chdir("/") < 0 || umount2(in->box, MNT_DETACH) < 0 ||
+	    move_mount(in->next_box, "", AT_FDCWD, in->box, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		rc = -errno;
+	close(in->next_box);
+	in->next_box = -1;
+	return rc;
+}
+
 /* A new network namespace, checked empty like the first (empty_network):
  * a socket the job left bound in the old one, held alive by a file
  * descriptor in flight, stays there, out of every later program's reach. */
@@ -889,6 +912,7 @@ static const struct reset_step {
 	{ "killing every process", reset_kill_everything },
 	{ "checking that none is left", reset_check_alone },
 	{ "unmounting /tmp", reset_drop_tmp },
+	{ "mounting the new job directory", reset_new_box },
 	{ "removing the IPC objects", ipc_clear_reaped },
 	{ "a new network namespace", reset_network },
 	{ "resetting the pid counter", reset_pid_counter },
@@ -896,20 +920,41 @@ static const struct reset_step {
 };
 
 /* The first step that fails names itself on the jail's stderr (the worker
- * reports it) and ends the reset: the worker then ends the jail. */
-static void do_reset(struct init *in)
+ * reports it) and ends the reset: the worker then ends the jail. A RESET
+ * with one fd carries the next job's box, and the path to mount it at as
+ * its body. */
+static void do_reset(struct init *in, size_t len, const int *fds, unsigned nfds)
 {
-	for (size_t i = 0; i < sizeof(reset_steps) / sizeof(reset_steps[0]); i++) {
-		int rc = reset_steps[i].run(in);
+	const char *path = in->buf + sizeof(struct initmsg_hdr);
+	int rc = 0;
 
+	if (nfds > 1 || (nfds == 1 && (len < 2 || path[0] != '/' || path[len - 1] != '\0')) ||
+	    (nfds == 0 && len != 0)) {
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EBADMSG);
+		return;
+	}
+	if (nfds == 1) {
+		in->next_box = fcntl(fds[0], F_DUPFD_CLOEXEC, 0);
+		if (in->next_box < 0) {
+			send_failed(in, 0, INITMSG_STAGE_RESET, errno);
+			return;
+		}
+		in->box = path;
+	}
+	for (size_t i = 0; rc == 0 && i < sizeof(reset_steps) / sizeof(reset_steps[0]); i++) {
+		rc = reset_steps[i].run(in);
 		if (rc < 0) {
 			fprintf(stderr, "goboxd-init: reset: %s: %s\n", reset_steps[i].what,
 				strerror(-rc));
 			send_failed(in, 0, INITMSG_STAGE_RESET, -rc);
-			return;
 		}
 	}
-	send_msg(in, INITMSG_RESET_DONE, 0, NULL, 0);
+	if (in->next_box >= 0) { /* a step before reset_new_box failed */
+		close(in->next_box);
+		in->next_box = -1;
+	}
+	if (rc == 0)
+		send_msg(in, INITMSG_RESET_DONE, 0, NULL, 0);
 }
 
 /*
@@ -998,8 +1043,8 @@ static int handle_packet(struct init *in)
 		do_filter(in, h.len);
 	else if (h.type == INITMSG_ENTER)
 		do_enter(in, fds, nfds);
-	else if (h.type == INITMSG_RESET && nfds == 0)
-		do_reset(in);
+	else if (h.type == INITMSG_RESET)
+		do_reset(in, h.len, fds, nfds);
 	else if (h.type == INITMSG_CLEAR && nfds == 0)
 		do_clear(in);
 	else
@@ -1338,6 +1383,7 @@ int main(int argc, char **argv)
 		.new_network = argc > 1 && strcmp(argv[1], INITMSG_ARG_NEW_NETWORK) == 0,
 		.proc_fd = -1,
 		.ipc_fd = -1,
+		.next_box = -1,
 		.oom_fd = -1,
 	};
 

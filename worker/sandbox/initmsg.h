@@ -24,7 +24,10 @@
  *                               every process killed and reaped, /tmp
  *                               unmounted, IPC objects removed, a new
  *                               network namespace, the pid counter back
- *                               to 1 (init.c, reset_steps)
+ *                               to 1 (init.c, reset_steps); with one fd
+ *                               (a detached mount, worker/sandbox/disks.h)
+ *                               and a path as its body: the next job's
+ *                               box, mounted there in place of the last
  *   init   -> worker  RESET_DONE all of that holds (id 0), or FAILED with id
  *                               0, stage RESET: the worker ends the jail
  *   worker -> init    CLEAR     between two programs that share the first
@@ -53,7 +56,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INITMSG_VERSION 7
+#define INITMSG_VERSION 8
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3

@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 #include "worker/sandbox/jobdir.h"
+#include "common/lang/jailpath.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "worker/sandbox/cgroup.h"
+#include "worker/sandbox/disks.h"
 
 /* The launcher (bwrap's monitor or nsjail) and the init. */
 #define JAIL_CGROUP_PIDS 16
@@ -44,6 +46,11 @@ struct jail {
 	bool first_sent, first_ready, first_taken, first_used;
 	struct jobdir dir;
 	bool own_dir;
+	/* A disk of its own (worker/sandbox/disks.h), mounted at this
+	 * directory of the jail dir; dir is its box. */
+	struct jobdir disk;
+	bool own_disk;
+	int next_box;           /* the next job's box, for the RESET; or -1 */
 	struct jobdir ctl;      /* the control directory, when ctl.fd >= 0 */
 	uid_t uid;              /* its programs' host ids */
 	gid_t gid;
@@ -259,6 +266,27 @@ static void __attribute__((noreturn)) launch_child(struct launch *l)
  * says why it stands where it does; setup_steps lists them in that order.
  */
 
+/* The jail's disk's name in the jail dir, for the keeper. */
+static const char *disk_name(const struct jail *j)
+{
+	const char *slash = strrchr(j->disk.path, '/');
+
+	return slash ? slash + 1 : j->disk.path;
+}
+
+/* The job directory: the box of the disk just mounted. */
+static int adopt_box(struct jail *j)
+{
+	char path[sizeof(j->disk.path) + sizeof(DISKS_BOX) + 1];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/" DISKS_BOX, j->disk.path);
+	rc = jobdir_adopt(path, j->uid, j->gid, &j->dir);
+	if (rc == 0)
+		snprintf(j->box, sizeof(j->box), "%s", j->dir.path);
+	return rc;
+}
+
 /* First: a jail as root would run its programs as root. */
 static int choose_ids(struct launch *l, char *err, size_t errlen)
 {
@@ -270,6 +298,32 @@ static int choose_ids(struct launch *l, char *err, size_t errlen)
 		snprintf(err, errlen, "a jail's uid/gid must not be root");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The job directory at the box of a disk of the jail's own, which
+ * new_disk replaces for every later job. */
+static int make_disk(struct launch *l, char *err, size_t errlen)
+{
+	struct jail *j = l->j;
+	const char *what = "creating its directory";
+	int rc = jobdir_create(j->shared->jail_dir, 0, 0, &j->disk);
+
+	if (rc == 0) {
+		j->own_disk = true;
+		what = "mounting it";
+		rc = disks_fresh(j->shared->disks, disk_name(j), NULL);
+	}
+	if (rc == 0) {
+		what = "its box";
+		rc = adopt_box(j);
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "a jail's disk in %s: %s: %s", j->shared->jail_dir, what,
+			 strerror(-rc));
+		return rc;
+	}
+	j->own_dir = true;
 	return 0;
 }
 
@@ -289,6 +343,8 @@ static int make_box(struct launch *l, char *err, size_t errlen)
 		snprintf(j->box, sizeof(j->box), "%s", box_dir);
 		return 0;
 	}
+	if (j->shared->disks)
+		return make_disk(l, err, errlen);
 	rc = jobdir_create(j->shared->jail_dir, j->uid, j->gid, &j->dir);
 	if (rc < 0) {
 		snprintf(err, errlen, "creating a job directory in %s: %s", j->shared->jail_dir,
@@ -424,14 +480,8 @@ static int queue_enter(struct launch *l, char *err, size_t errlen)
 	struct cgroup_limits none = { 0 };
 	char cgerr[256];
 	int fds[INITMSG_MAX_FDS - 3];
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(fds))];
-	} ctl;
 	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_ENTER, 0, 0 };
 	struct iovec iov = { &h, sizeof(h) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
-	struct cmsghdr *c;
 	int n;
 
 	(void)err;
@@ -447,13 +497,7 @@ static int queue_enter(struct launch *l, char *err, size_t errlen)
 		j->first = NULL;
 		return 0;
 	}
-	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
-	memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
-	j->first_sent = sendmsg(j->sock, &mh, MSG_NOSIGNAL) >= 0;
+	j->first_sent = send_fds(j->sock, &iov, 1, fds, (size_t)n) >= 0;
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	return 0;
@@ -497,7 +541,9 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
 	j->shared = sandbox_jail_shared(sb);
 	j->pid = -1;
 	j->sock = j->log_r = j->exec_r = -1;
-	j->dir.fd = -1;
+	j->dir.fd = j->dir.base_fd = -1;
+	j->disk.fd = j->disk.base_fd = -1;
+	j->next_box = -1;
 	j->ctl.fd = -1;
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(setup_steps); i++)
 		rc = setup_steps[i](&l, err, errlen);
@@ -740,16 +786,25 @@ static int may_serve_again(struct jail *j, char *err, size_t errlen)
 	return 0;
 }
 
+/* What a request to the init may carry: a body and one fd. */
+struct init_arg {
+	const void *body;
+	size_t len;
+	int fd;
+};
+
 /*
  * One request to the init and its answer with id 0: done, or FAILED (its
  * reason, what the init said, in err). An answer about a program that
  * ended (its EXITED after the worker stopped waiting for it) is passed
  * over.
  */
-static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *what, char *err,
-		    size_t errlen)
+static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *what,
+		    const struct init_arg *arg, char *err, size_t errlen)
 {
-	struct initmsg_hdr h = { INITMSG_MAGIC, type, 0, 0 };
+	struct initmsg_hdr h = { INITMSG_MAGIC, type, 0, arg ? (uint32_t)arg->len : 0 };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { arg ? (void *)arg->body : NULL,
+						    arg ? arg->len : 0 } };
 	struct {
 		struct initmsg_hdr h;
 		char body[64];
@@ -757,10 +812,12 @@ static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *wh
 	struct pollfd pf = { .fd = j->sock, .events = POLLIN };
 	uint64_t deadline = now_ms() + JAIL_ASK_TIMEOUT_MS;
 	char said[256];
+	ssize_t sent = send_fds(j->sock, iov, ARRAY_SIZE(iov), arg ? &arg->fd : NULL,
+				arg && arg->fd >= 0 ? 1 : 0);
 
-	if (send(j->sock, &h, sizeof(h), MSG_NOSIGNAL) < 0) {
-		snprintf(err, errlen, "sending %s to the init: %s", what, strerror(errno));
-		return -errno;
+	if (sent < 0) {
+		snprintf(err, errlen, "sending %s to the init: %s", what, strerror((int)-sent));
+		return (int)sent;
 	}
 	for (;;) {
 		uint64_t now = now_ms();
@@ -791,11 +848,40 @@ static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *wh
 	}
 }
 
+/*
+ * Before the RESET, which carries its box: a new disk for a jail with one
+ * of its own. The old one is detached from the worker's sight at once,
+ * and goes whole (its pages, its inode counter) once the init has taken
+ * it off the box too; nothing of it is removed file by file.
+ */
+static int new_disk(struct jail *j, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!j->own_disk)
+		return 0;
+	jobdir_close(&j->dir);
+	rc = disks_fresh(j->shared->disks, disk_name(j), &j->next_box);
+	if (rc == 0)
+		rc = adopt_box(j);
+	if (rc < 0)
+		snprintf(err, errlen, "a new disk for the jail: %s", strerror(-rc));
+	return rc;
+}
+
 /* Then the init's RESET (init.c, reset_steps): every process killed and
- * reaped, /tmp gone, a new network namespace, the pid counter back. */
+ * reaped, /tmp gone, a new network namespace, the pid counter back, and
+ * the new disk's box, when there is one, mounted at the old one's. */
 static int reset_init(struct jail *j, char *err, size_t errlen)
 {
-	return ask_init(j, INITMSG_RESET, INITMSG_RESET_DONE, "RESET", err, errlen);
+	struct init_arg box = { JAILPATH_BOX, sizeof(JAILPATH_BOX), j->next_box };
+	int rc = ask_init(j, INITMSG_RESET, INITMSG_RESET_DONE, "RESET",
+			  j->next_box >= 0 ? &box : NULL, err, errlen);
+
+	if (j->next_box >= 0)
+		close(j->next_box);
+	j->next_box = -1;
+	return rc;
 }
 
 /* After the reset and the job directory's clearing: the first cgroup
@@ -821,10 +907,10 @@ static int rebase_first_cgroup(struct jail *j, char *err, size_t errlen)
 
 /* After the reset, with nothing left that could write to it: the job
  * directory as jobdir_create made it (the box stays bound to the same
- * inode). */
+ * inode), when it is not on a disk of the jail's own (new_disk). */
 static int clear_box(struct jail *j, char *err, size_t errlen)
 {
-	int rc = jobdir_reset(&j->dir, j->uid, j->gid);
+	int rc = j->own_disk ? 0 : jobdir_reset(&j->dir, j->uid, j->gid);
 
 	if (rc < 0)
 		snprintf(err, errlen, "clearing the job directory %s: %s", j->box, strerror(-rc));
@@ -833,6 +919,7 @@ static int clear_box(struct jail *j, char *err, size_t errlen)
 
 static int (*const recycle_steps[])(struct jail *j, char *err, size_t errlen) = {
 	may_serve_again,
+	new_disk,
 	reset_init,
 	clear_box,
 	rebase_first_cgroup,
@@ -861,7 +948,7 @@ int jail_recycle(struct jail *j, char *err, size_t errlen)
  */
 static int clean_first_cgroup(struct jail *j, char *err, size_t errlen)
 {
-	int rc = ask_init(j, INITMSG_CLEAR, INITMSG_CLEARED, "CLEAR", err, errlen);
+	int rc = ask_init(j, INITMSG_CLEAR, INITMSG_CLEARED, "CLEAR", NULL, err, errlen);
 
 	if (rc < 0) {
 		if (rc != -EIO)
@@ -946,6 +1033,21 @@ int jail_discard_files(struct jail *j)
 				 strerror(-r));
 		j->own_dir = false;
 		rc = r;
+	}
+	if (j->own_disk) {
+		r = disks_drop(j->shared->disks, disk_name(j));
+		if (r == 0)
+			r = jobdir_remove(&j->disk);
+		else
+			jobdir_close(&j->disk);
+		if (r < 0)
+			log_warn("removing the jail's disk %s: %s", j->disk.path, strerror(-r));
+		j->own_disk = false;
+		rc = rc ? rc : r;
+	}
+	if (j->next_box >= 0) {
+		close(j->next_box);
+		j->next_box = -1;
 	}
 	if (j->ctl.fd >= 0) {
 		r = jobdir_remove(&j->ctl);

@@ -97,11 +97,14 @@ struct cgroup_tree;
  * What every jail of one sandbox takes from it (sandbox_jail_shared): the
  * sandbox made it at sandbox_open and owns it; a jail only reads it.
  */
+struct disks;
+
 struct jail_shared {
 	const struct jail_driver *driver;
 	char *path;             /* jail binary */
 	char *init_path;        /* goboxd-init */
 	char *jail_dir;         /* where job directories are made */
+	struct disks *disks;    /* each jail's own disk; NULL: its job directory is in jail_dir */
 	struct cgroup_tree *cgroups; /* the worker's sub-tree: each jail's cgroups */
 	struct seccomp_set *seccomp;
 	struct jail_mount *mounts;
@@ -169,10 +172,11 @@ void jail_destroy(struct jail *j);
 struct cgroup_step *jail_take_first_cgroup(struct jail *j);
 void jail_give_back_first_cgroup(struct jail *j);
 /*
- * Remove the jail's job directory (with its snapshot) and control
- * directory now, while the jail itself may wait for a later teardown:
- * they share the worker's job disk with the next job. 0 or -errno (the
- * sweeper retries what was left).
+ * Remove the jail's job directory (with its snapshot), its disk and its
+ * control directory now, while the jail itself may wait for a later
+ * teardown: their pages are memory, and a control directory shares the
+ * worker's job disk with the next job's. 0 or -errno (the sweeper
+ * retries what was left).
  */
 int jail_discard_files(struct jail *j);
 

@@ -67,6 +67,25 @@ fail:
 	return rc;
 }
 
+int jobdir_adopt(const char *path, uid_t uid, gid_t gid, struct jobdir *out)
+{
+	struct jobdir d = { .base_fd = -1 };
+	int rc;
+
+	if ((size_t)snprintf(d.path, sizeof(d.path), "%s", path) >= sizeof(d.path))
+		return -ENAMETOOLONG;
+	d.fd = open(d.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d.fd < 0)
+		return -errno;
+	if (fchown(d.fd, uid, gid) < 0 || fchmod(d.fd, 0750) < 0) {
+		rc = -errno;
+		close(d.fd);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
 /*
  * Open name strictly inside the directory dirfd: the kernel refuses any
  * symlink (the last component's too), any "..", any absolute path and any
@@ -915,6 +934,15 @@ int jobdir_reset(struct jobdir *d, uid_t uid, gid_t gid)
 	if (rc == 0)
 		rc = jobdir_clear(d, uid, gid);
 	return rc;
+}
+
+void jobdir_close(struct jobdir *d)
+{
+	if (d->base_fd >= 0)
+		close(d->base_fd);
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = d->base_fd = -1;
 }
 
 int jobdir_remove(struct jobdir *d)

@@ -30,6 +30,13 @@ struct jobdir {
  */
 int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out);
 /*
+ * The empty directory at path (a jail's own disk's box, worker/sandbox/disks.h)
+ * taken as a job directory: uid:gid's, mode 0750, with no lock (no sweeper
+ * sees it: the disk is in the worker's mount namespace alone). 0 or
+ * negative errno.
+ */
+int jobdir_adopt(const char *path, uid_t uid, gid_t gid, struct jobdir *out);
+/*
  * Write one file with openat(O_CREAT|O_EXCL|O_NOFOLLOW) relative to the
  * directory fd; name must already be validated. The file is chowned to the
  * directory's owner. Returns 0 or negative errno.
@@ -111,6 +118,9 @@ int jobdir_clear(struct jobdir *d, uid_t uid, gid_t gid);
  * negative errno (then the jail must not serve another job).
  */
 int jobdir_reset(struct jobdir *d, uid_t uid, gid_t gid);
+/* Close the job directory and its snapshot, removing nothing: for one on
+ * a disk that goes whole (disks_fresh, disks_drop). */
+void jobdir_close(struct jobdir *d);
 /* Remove the whole tree (unlinkat, never following symlinks), its
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);

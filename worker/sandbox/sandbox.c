@@ -28,6 +28,7 @@
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/cgroup.h"
+#include "worker/sandbox/disks.h"
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/procctl.h"
 #include "worker/sandbox/seccomp.h"
@@ -338,6 +339,9 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	sandbox->tmp_files = o->disk_files;
 	if (o->disk_bytes) {
 		rc = mount_job_disk(o, err, errlen);
+		if (rc == 0)
+			rc = disks_open(o->jail_dir, o->disk_bytes, o->disk_files,
+					&sandbox->shared.disks, err, errlen);
 		if (rc < 0)
 			goto fail;
 		sandbox->disk_quota = true;
@@ -380,6 +384,7 @@ void sandbox_close(struct sandbox *sandbox)
 	free(shared->path);
 	free(shared->init_path);
 	free(shared->jail_dir);
+	disks_close(shared->disks);
 	free(sandbox);
 }
 
@@ -595,14 +600,8 @@ static int send_run(struct run *run)
 		.cpu = run->sandbox->pin_all || s->pin_cpu ? run->sandbox->cpu : -1,
 	};
 	int fds[INITMSG_MAX_FDS] = { run->in_r, run->out_w, run->err_w };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * INITMSG_MAX_FDS)];
-	} ctl;
 	struct buf b;
 	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
-	struct cmsghdr *c;
 	size_t nfds = 3 + (size_t)run->ncg;
 	ssize_t n;
 	int rc = 0;
@@ -642,19 +641,11 @@ static int send_run(struct run *run)
 	memcpy(b.data, &h, sizeof(h));
 	iov.iov_base = b.data;
 	iov.iov_len = b.len;
-	mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-	memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	run->start_ms = now_ms();
-	do
-		n = sendmsg(jail_sock(run->j), &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	n = send_fds(jail_sock(run->j), &iov, 1, fds, nfds);
 	if (n < 0) {
 		jail_break(run->j);
-		rc = internal(run, -errno, "sending to the jail's init: %s", strerror(errno));
+		rc = internal(run, (int)n, "sending to the jail's init: %s", strerror((int)-n));
 	}
 out:
 	buf_free(&b);
@@ -1002,12 +993,13 @@ static void drain(struct run *run)
 
 /* ---- one step: the outcome ---------------------------------------------- */
 
-/* The job disk is full (what a program left stays until the next restore). */
-static bool disk_full(const struct sandbox *sandbox)
+/* The job disk is full (what a program left stays until the next
+ * restore): the jail's own (disks.h), or the worker's. */
+static bool disk_full(const struct run *run)
 {
 	struct statvfs sv;
 
-	return sandbox->disk_quota && statvfs(sandbox->shared.jail_dir, &sv) == 0 &&
+	return run->sandbox->disk_quota && statvfs(jail_box_dir(run->j), &sv) == 0 &&
 	       initmsg_fs_full(&sv);
 }
 
@@ -1025,7 +1017,7 @@ static int finish(struct run *run)
 	r->cpu_ms = st.cpu_us / 1000;
 	r->memory_peak_kb = st.memory_peak_bytes / 1024;
 	read_end(run, &st, o);
-	o->disk_full = (run->exit_flags & INITMSG_EXITED_TMP_FULL) || disk_full(run->sandbox);
+	o->disk_full = (run->exit_flags & INITMSG_EXITED_TMP_FULL) || disk_full(run);
 	return 0;
 }
 

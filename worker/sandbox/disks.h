@@ -1,0 +1,47 @@
+/*
+ * The jails' own disks: one tmpfs per jail that serves jobs, made new for
+ * every job, so that nothing a job does to it (its files, its inode
+ * numbers, its free space) reaches the next one.
+ *
+ * Mounting needs CAP_SYS_ADMIN, which the worker gives up once its
+ * sandbox is open. A keeper process, forked before that and keeping that
+ * capability alone, mounts for it: the worker names a directory of the
+ * jail dir (its mount namespace's, private to the worker) and the keeper
+ * mounts a fresh tmpfs there, over whatever was, with one empty directory
+ * "box" (root's, 0700) for the job; it hands back a detached copy of the
+ * box (open_tree), which the jail's init mounts at its own box for the
+ * next job (worker/sandbox/init.c, reset_new_box). The requests are fixed
+ * records; the keeper checks every name and acts on nothing else.
+ */
+#ifndef GOBOXD_DISKS_H
+#define GOBOXD_DISKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The directory each disk holds, where the job's files go. */
+#define DISKS_BOX "box"
+
+struct disks;
+
+/*
+ * Fork the keeper, for disks of bytes and files (nr_inodes; 0: no cap)
+ * under jail_dir. While CAP_SYS_ADMIN is held, before any thread starts.
+ * 0 and *out, or negative errno with a reason.
+ */
+int disks_open(const char *jail_dir, uint64_t bytes, uint64_t files, struct disks **out,
+	       char *err, size_t errlen);
+/* The keeper exits as its socket closes; reaped here. NULL is fine. */
+void disks_close(struct disks *d);
+/*
+ * A fresh disk at jail_dir/name (name: one component, a job directory's
+ * as jobdir_create makes it), the one there before detached (its pages
+ * are freed with its last user). *box_copy, unless box_copy is NULL: a
+ * detached mount of its box, to be mounted in a jail. Thread-safe.
+ * 0 or negative errno.
+ */
+int disks_fresh(struct disks *d, const char *name, int *box_copy);
+/* Whatever disk is at jail_dir/name detached. 0 or negative errno. */
+int disks_drop(struct disks *d, const char *name);
+
+#endif
