@@ -14,6 +14,8 @@ every kernel object and counter a job could carry to the next, what ends
 it, and its test here.
 """
 import json
+import os
+import time
 
 import pytest
 
@@ -282,3 +284,20 @@ def test_the_next_job_counts_nothing_on_the_job_disk(daemon):
     assert before["jail"] == counted["jail"] == after["jail"], "the jobs ran in other jails"
     # the same numbers, the same room: nothing of the 5,001 files shows
     assert after == before, (before, after)
+    # and the old disks are gone, not kept mounted out of sight: the
+    # worker holds its one jail's, and its job directories are that one
+    worker = daemon.worker_pids()[0]
+
+    def disks():
+        """The disks mounted in the jail dir, and the jail dir's names."""
+        with open("/proc/%d/mountinfo" % worker) as f:
+            mounted = [os.path.basename(l.split()[4]) for l in f
+                       if l.split()[4].startswith(daemon.jail_dir + "/job-")]
+        return mounted, os.listdir("/proc/%d/root%s" % (worker, daemon.jail_dir))
+    # the last job's goes just after its answer (the keeper's unmount
+    # waits for an RCU grace period, then it removes the directory)
+    deadline = time.time() + 5
+    while disks()[1] != disks()[0] and time.time() < deadline:
+        time.sleep(0.05)
+    mounted, names = disks()
+    assert len(mounted) == 1 and names == mounted, (mounted, names)

@@ -29,6 +29,8 @@ enum disks_op { DISKS_FRESH = 1, DISKS_FRESH_COPY, DISKS_DROP };
 struct disks_req {
 	uint32_t op;
 	char name[64];          /* one component of the jail dir, NUL-terminated */
+	char old[64];           /* DISKS_FRESH*: one to detach and remove after the
+				 * answer, or "" */
 };
 
 struct disks_reply {
@@ -169,28 +171,45 @@ static void answer(const struct keeper *k, int rc, int fd)
 	(void)send_fds(k->sock, &iov, 1, &fd, fd >= 0 ? 1 : 0);
 }
 
+/* A disk's directory, its disk detached: both out of the way. */
+static int drop(const struct keeper *k, const char *name)
+{
+	int rc = detach_all(k, name);
+
+	if (rc == 0 && unlinkat(k->jail_fd, name, AT_REMOVEDIR) < 0)
+		rc = -errno;
+	return rc;
+}
+
+/* Each request answered as soon as its disk is there; the old disk's
+ * detaching, which waits for an RCU grace period, comes after. */
 static void serve(const struct keeper *k)
 {
 	for (;;) {
 		struct disks_req q;
 		ssize_t n = recv(k->sock, &q, sizeof(q), 0);
 		int rc, fd = -1;
+		bool old;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return;
-		if (n != (ssize_t)sizeof(q) || !valid_name(q.name, sizeof(q.name)))
+		old = n == (ssize_t)sizeof(q) && q.old[0];
+		if (n != (ssize_t)sizeof(q) || !valid_name(q.name, sizeof(q.name)) ||
+		    (old && !valid_name(q.old, sizeof(q.old))))
 			rc = -EINVAL;
 		else if (q.op == DISKS_FRESH || q.op == DISKS_FRESH_COPY)
 			rc = fresh(k, q.name, q.op == DISKS_FRESH_COPY ? &fd : NULL);
 		else if (q.op == DISKS_DROP)
-			rc = detach_all(k, q.name);
+			rc = drop(k, q.name);
 		else
 			rc = -EINVAL;
 		answer(k, rc, rc == 0 ? fd : -1);
 		if (fd >= 0)
 			close(fd);
+		if (rc == 0 && old && q.op != DISKS_DROP)
+			(void)drop(k, q.old);
 	}
 }
 
@@ -315,14 +334,15 @@ static int receive(struct disks *d, int *fd)
 	return r.rc;
 }
 
-static int ask(struct disks *d, uint32_t op, const char *name, int *fd)
+static int ask(struct disks *d, uint32_t op, const char *name, const char *old, int *fd)
 {
 	struct disks_req q = { .op = op };
 	int rc;
 
-	if (!valid_name(name, sizeof(q.name)))
+	if (!valid_name(name, sizeof(q.name)) || (old && !valid_name(old, sizeof(q.old))))
 		return -EINVAL;
 	snprintf(q.name, sizeof(q.name), "%s", name);
+	snprintf(q.old, sizeof(q.old), "%s", old ? old : "");
 	if (fd)
 		*fd = -1;
 	pthread_mutex_lock(&d->lock);
@@ -338,12 +358,12 @@ static int ask(struct disks *d, uint32_t op, const char *name, int *fd)
 	return rc;
 }
 
-int disks_fresh(struct disks *d, const char *name, int *box_copy)
+int disks_fresh(struct disks *d, const char *name, const char *old, int *box_copy)
 {
-	return ask(d, box_copy ? DISKS_FRESH_COPY : DISKS_FRESH, name, box_copy);
+	return ask(d, box_copy ? DISKS_FRESH_COPY : DISKS_FRESH, name, old, box_copy);
 }
 
 int disks_drop(struct disks *d, const char *name)
 {
-	return ask(d, DISKS_DROP, name, NULL);
+	return ask(d, DISKS_DROP, name, NULL, NULL);
 }

@@ -35,13 +35,15 @@ int disks_open(const char *jail_dir, uint64_t bytes, uint64_t files, struct disk
 void disks_close(struct disks *d);
 /*
  * A fresh disk at jail_dir/name (name: one component, a job directory's
- * as jobdir_create makes it), the one there before detached (its pages
- * are freed with its last user). *box_copy, unless box_copy is NULL: a
- * detached mount of its box, to be mounted in a jail. Thread-safe.
+ * as jobdir_create makes it, empty). *box_copy, unless box_copy is NULL:
+ * a detached mount of its box, to be mounted in a jail. Once it is
+ * answered, the keeper detaches the disk at old (unless NULL) and removes
+ * that directory: its pages are freed with its last user. Thread-safe.
  * 0 or negative errno.
  */
-int disks_fresh(struct disks *d, const char *name, int *box_copy);
-/* Whatever disk is at jail_dir/name detached. 0 or negative errno. */
+int disks_fresh(struct disks *d, const char *name, const char *old, int *box_copy);
+/* The disk at jail_dir/name detached, the directory removed (the caller
+ * closed it). 0 or negative errno. */
 int disks_drop(struct disks *d, const char *name);
 
 #endif

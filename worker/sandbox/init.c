@@ -812,11 +812,15 @@ static int reset_drop_tmp(struct init *in)
 }
 
 /*
- * With no process left that could hold it: the next job's box, a new
- * disk's (the worker's disk keeper made it, worker/sandbox/disks.h), in
- * place of the last one's, which goes whole with its inode numbers and
- * free space. Our own working directory is the box (the driver's
- * --chdir): it moves to / first, or the old disk would stay alive.
+ * Right after RESET_DONE, before the next message is read: the next
+ * job's box, a new disk's (the worker's disk keeper made it,
+ * worker/sandbox/disks.h), in place of the last one's, which goes whole
+ * with its inode numbers and free space. After the answer, because the
+ * unmount waits for an RCU grace period, which the worker need not wait
+ * for: it writes the next job's files through its own view of the new
+ * disk, and no program starts before this is done. Our own working
+ * directory is the box (the driver's --chdir): it moves to / first, or
+ * the old disk would stay alive.
  */
 static int reset_new_box(struct init *in)
 {
@@ -912,7 +916,6 @@ static const struct reset_step {
 	{ "killing every process", reset_kill_everything },
 	{ "checking that none is left", reset_check_alone },
 	{ "unmounting /tmp", reset_drop_tmp },
-	{ "mounting the new job directory", reset_new_box },
 	{ "removing the IPC objects", ipc_clear_reaped },
 	{ "a new network namespace", reset_network },
 	{ "resetting the pid counter", reset_pid_counter },
@@ -949,12 +952,19 @@ static void do_reset(struct init *in, size_t len, const int *fds, unsigned nfds)
 			send_failed(in, 0, INITMSG_STAGE_RESET, -rc);
 		}
 	}
+	if (rc == 0)
+		send_msg(in, INITMSG_RESET_DONE, 0, NULL, 0);
+	if (rc == 0 && (rc = reset_new_box(in)) < 0) {
+		/* No program may run in the last job's box: the jail ends,
+		 * and the worker, finding it gone, starts another. */
+		fprintf(stderr, "goboxd-init: reset: mounting the new job directory: %s\n",
+			strerror(-rc));
+		exit(1);
+	}
 	if (in->next_box >= 0) { /* a step before reset_new_box failed */
 		close(in->next_box);
 		in->next_box = -1;
 	}
-	if (rc == 0)
-		send_msg(in, INITMSG_RESET_DONE, 0, NULL, 0);
 }
 
 /*

@@ -28,6 +28,9 @@
  *                               (a detached mount, worker/sandbox/disks.h)
  *                               and a path as its body: the next job's
  *                               box, mounted there in place of the last
+ *                               right after RESET_DONE, before the init
+ *                               reads another message (it exits if it
+ *                               cannot)
  *   init   -> worker  RESET_DONE all of that holds (id 0), or FAILED with id
  *                               0, stage RESET: the worker ends the jail
  *   worker -> init    CLEAR     between two programs that share the first

@@ -312,7 +312,7 @@ static int make_disk(struct launch *l, char *err, size_t errlen)
 	if (rc == 0) {
 		j->own_disk = true;
 		what = "mounting it";
-		rc = disks_fresh(j->shared->disks, disk_name(j), NULL);
+		rc = disks_fresh(j->shared->disks, disk_name(j), NULL, NULL);
 	}
 	if (rc == 0) {
 		what = "its box";
@@ -850,19 +850,33 @@ static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *wh
 
 /*
  * Before the RESET, which carries its box: a new disk for a jail with one
- * of its own. The old one is detached from the worker's sight at once,
- * and goes whole (its pages, its inode counter) once the init has taken
- * it off the box too; nothing of it is removed file by file.
+ * of its own, at a new directory. The keeper detaches the old one once it
+ * has answered (off the next job's path: an unmount waits for an RCU
+ * grace period), and it goes whole (its pages, its inode counter) once
+ * the init has taken it off the box too; nothing of it is removed file by
+ * file.
  */
 static int new_disk(struct jail *j, char *err, size_t errlen)
 {
+	struct jobdir old;
 	int rc;
 
 	if (!j->own_disk)
 		return 0;
 	jobdir_close(&j->dir);
-	rc = disks_fresh(j->shared->disks, disk_name(j), &j->next_box);
-	if (rc == 0)
+	old = j->disk;
+	rc = jobdir_create(j->shared->jail_dir, 0, 0, &j->disk);
+	if (rc < 0) {
+		j->disk = old;
+		snprintf(err, errlen, "a new disk's directory: %s", strerror(-rc));
+		return rc;
+	}
+	jobdir_close(&old);
+	rc = disks_fresh(j->shared->disks, disk_name(j), strrchr(old.path, '/') + 1,
+			 &j->next_box);
+	if (rc < 0)
+		(void)disks_drop(j->shared->disks, strrchr(old.path, '/') + 1);
+	else
 		rc = adopt_box(j);
 	if (rc < 0)
 		snprintf(err, errlen, "a new disk for the jail: %s", strerror(-rc));
@@ -1035,11 +1049,8 @@ int jail_discard_files(struct jail *j)
 		rc = r;
 	}
 	if (j->own_disk) {
+		jobdir_close(&j->disk);
 		r = disks_drop(j->shared->disks, disk_name(j));
-		if (r == 0)
-			r = jobdir_remove(&j->disk);
-		else
-			jobdir_close(&j->disk);
 		if (r < 0)
 			log_warn("removing the jail's disk %s: %s", j->disk.path, strerror(-r));
 		j->own_disk = false;
