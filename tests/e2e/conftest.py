@@ -24,6 +24,32 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 # GOBOXD_TEST_LANGUAGES points the daemon at another languages directory
 # (for trying a new language file before it joins languages/).
 LANGUAGES = os.environ.get("GOBOXD_TEST_LANGUAGES", os.path.join(TOP, "languages"))
+# How much slower than a real host this one runs: tests/v2/run-tests
+# measures it in an emulated guest; 1 elsewhere. The harness's waits
+# stretch by it (budget), never what a test checks.
+TIME_SCALE = max(1, min(1000, int(os.environ.get("GOBOXD_TEST_TIME_SCALE", "1") or 1)))
+
+
+def budget(seconds):
+    """A wait of seconds on a real host, stretched on a slow one."""
+    return seconds * TIME_SCALE
+
+
+def jails_serve_many():
+    """Whether a jail serves more than one job on this host. On cgroup v2
+    it takes a memory.peak that can be set back (Linux 6.12): before, a
+    jail's first cgroup would tell a job the peak of the one before, and
+    goboxd starts a jail for every job (docs/security.md)."""
+    if not os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+        return True
+    release = tuple(int(p) for p in re.findall(r"\d+", os.uname().release)[:2])
+    return release >= (6, 12)
+
+
+# For a test that two jobs (or two tests of a job) sharing a jail prove.
+needs_jail_reuse = pytest.mark.skipif(
+    not jails_serve_many(), reason="no jail serves a second job on this host (cgroup v2 "
+    "before Linux 6.12 cannot set memory.peak back)")
 
 
 # AddressSanitizer and LeakSanitizer errors; UBSan's "file:line:col: runtime error:"
@@ -60,6 +86,10 @@ class Daemon:
                "--workers", str(workers), "--languages-dir", languages,
                "--jail-dir", self.jail_dir, "--jail", self.jail,
                "--nsjail-path", os.environ.get("GOBOXD_NSJAIL", "/usr/local/bin/nsjail")]
+        if TIME_SCALE > 1:
+            # the server's caps on a step's times (60 s), so that a test's
+            # own budgets are not cut back to a real host's
+            cmd += ["--max-wall-time", "%ds" % budget(60), "--max-cpu-time", "%ds" % budget(60)]
         cmd = list(wrapper) + cmd + list(args)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GOBOXD_")}
         full_env.update(env or {})
@@ -73,7 +103,7 @@ class Daemon:
         return "http://127.0.0.1:%d" % self.port
 
     def wait_healthy(self, timeout=20):
-        deadline = time.time() + timeout
+        deadline = time.time() + budget(timeout)
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("goboxd exited with %s:\n%s" % (self.proc.returncode,
@@ -88,7 +118,7 @@ class Daemon:
         raise RuntimeError("goboxd did not become healthy:\n" + self.read_log())
 
     def wait_ready(self, timeout=120):
-        deadline = time.time() + timeout
+        deadline = time.time() + budget(timeout)
         body = None
         while time.time() < deadline:
             status, body = self.get("/readyz")
@@ -99,7 +129,7 @@ class Daemon:
 
     def wait_probed(self, timeout=300):
         """Until the readiness probes of the current table have finished."""
-        deadline = time.time() + timeout
+        deadline = time.time() + budget(timeout)
         while time.time() < deadline:
             status, body = self.get("/readyz")
             if status == 200 or (isinstance(body, dict) and not any(
@@ -130,7 +160,7 @@ class Daemon:
             hdrs.setdefault("Content-Type", "application/json")
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=hdrs)
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with urllib.request.urlopen(req, timeout=budget(timeout)) as r:
                 raw = r.read()
                 return r.status, decode(raw), dict(r.headers)
         except urllib.error.HTTPError as e:
@@ -157,7 +187,7 @@ class Daemon:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
-                self.proc.wait(timeout=timeout)
+                self.proc.wait(timeout=budget(timeout))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -178,7 +208,7 @@ class Daemon:
         the next one started, just after its answer is sent."""
         trees = self.cgroup_trees()
         assert trees, "no worker cgroup subtree found: the check would see nothing"
-        deadline = time.time() + timeout
+        deadline = time.time() + budget(timeout)
         while True:
             extra = []
             for t in trees:
@@ -195,7 +225,7 @@ class Daemon:
         job's jail is torn down just after its answer is sent."""
         if self.proc.poll() is None:
             self.wait_probed()
-        deadline = time.time() + timeout
+        deadline = time.time() + budget(timeout)
         while True:
             jobs = self.job_dirs()
             if self.proc.poll() is not None:

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, dump, job_dir_holds, run_ok as run
+from conftest import Daemon, budget, dump, job_dir_holds, run_ok as run
 
 DISK_MB = 32
 DISK_FILES = 400
@@ -442,7 +442,8 @@ def test_page_cache_is_not_a_memory_verdict(daemon):
     the verdict is the time limit; the resident peak shows how little the
     program itself held."""
     body = run(daemon, {"language": "c", "source": CACHE_READER,
-                        "run": {"limits": {"memory_kb": 49152, "wall_time_s": 2}},
+                        "run": {"limits": {"memory_kb": 49152, "wall_time_s": budget(2),
+                                                   "cpu_time_s": budget(3)}},
                         "tests": [{"stdin": ""}]})
     t = body["tests"][0]
     assert t["stdout"].startswith("read "), dump(body)

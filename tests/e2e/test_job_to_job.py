@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, dump, run_ok as run
+from conftest import Daemon, budget, dump, needs_jail_reuse, run_ok as run
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +97,7 @@ print(json.dumps({"jail": JAIL, "done": done}), flush=True)
 '''
 
 
+@needs_jail_reuse
 def test_no_program_changes_what_the_next_job_inherits(daemon):
     before = seen(job(daemon, INHERITED)[0])
     attack = seen(job(daemon, ON_THE_INIT)[0])
@@ -107,6 +108,7 @@ def test_no_program_changes_what_the_next_job_inherits(daemon):
     assert attack["done"] == [], attack
 
 
+@needs_jail_reuse
 def test_a_lowered_limit_of_the_init_fails_no_later_job(daemon):
     # what the init's limits would break: an allocation of 100 MiB under
     # 256 MiB, and receiving a program's pipes (a 500 for every later job)
@@ -141,6 +143,7 @@ for i in range(0, len(x), 4096): x[i] = 1
 '''
 
 
+@needs_jail_reuse
 def test_shared_memory_left_raises_no_later_jobs_limit(daemon):
     first = seen(job(daemon, LEAVE_SHM, memory_kb=262144)[0])
     t = job(daemon, ALLOC_200, memory_kb=131072)[0]
@@ -149,6 +152,7 @@ def test_shared_memory_left_raises_no_later_jobs_limit(daemon):
     assert t["status"] == "memory_exceeded", dump(t)
 
 
+@needs_jail_reuse
 def test_shared_memory_left_raises_not_the_next_tests_limit(daemon):
     # within one job: test after test, a submission cannot raise its own
     # limit with what the kernel frees late; and the init removes it
@@ -199,9 +203,11 @@ print(json.dumps({"jail": JAIL}), flush=True)
 '''
 
 
+@needs_jail_reuse
 def test_dentries_left_raise_no_later_jobs_limit(daemon):
     before = allowance(daemon)
-    seen(job(daemon, NEGATIVE_DENTRIES, memory_kb=262144)[0])
+    seen(job(daemon, NEGATIVE_DENTRIES, memory_kb=262144, cpu_time_s=budget(5),
+             wall_time_s=budget(9))[0])
     after = allowance(daemon)
     # a MiB either way: what the interpreter itself takes varies
     assert after <= before + 1, (before, after)
@@ -234,6 +240,7 @@ print(json.dumps({"jail": JAIL}), flush=True)
 '''
 
 
+@needs_jail_reuse
 def test_the_next_job_reads_nothing_of_the_inits_accounts(daemon):
     burnt = seen(job(daemon, BURN)[0])
     after = seen(job(daemon, THE_INITS_ACCOUNTS)[0])
@@ -277,6 +284,7 @@ print(json.dumps({"jail": JAIL}), flush=True)
 '''
 
 
+@needs_jail_reuse
 def test_the_next_job_counts_nothing_on_the_job_disk(daemon):
     before = seen(job(daemon, DISK)[0])
     counted = seen(job(daemon, COUNT_ON_THE_DISK)[0])
