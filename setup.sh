@@ -8,8 +8,10 @@
 #   ./setup.sh build     configure and build into ./build
 #   ./setup.sh langs     install every language toolchain named in languages/
 #   ./setup.sh install   deps + build + langs
+#   ./setup.sh v2-deps   what tests/v2/vm needs: QEMU and Debian 12's kernels
 #   ./setup.sh run       install, then start goboxd in the foreground
-#   ./setup.sh test      install, then run every test (unit, sandbox, end-to-end)
+#   ./setup.sh test      install, then run every test (unit, sandbox, end-to-end,
+#                        and tests/v2/run-tests on cgroup v2 kernels)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")" && pwd)
@@ -81,6 +83,13 @@ deps() {
 		systemd groff-base
 }
 
+# tests/v2/vm boots Debian 12's own kernels (6.1, and 6.12 from its
+# security suite) with cgroup v2, on this machine's files.
+v2_deps() {
+	apt_install qemu-system-x86 busybox-static cpio kmod xz-utils zstd \
+		linux-image-amd64 linux-image-6.12-amd64
+}
+
 build() {
 	cd "$top"
 	autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
@@ -140,19 +149,23 @@ run_tests() {
 	make -s check || { cat tests/unit/*.log 2>/dev/null | tail -50; exit 1; }
 	make -s verify-units
 	make -s verify-deploy
-	"$top/tests/run-all" "$build/goboxd"
+	local status=0
+	"$top/tests/run-all" "$build/goboxd" || status=1
+	"$top/tests/v2/run-tests" "$build" || status=1
+	return $status
 }
 
 case "${1:-}" in
 build-deps) build_deps ;;
 deps) deps ;;
+v2-deps) v2_deps ;;
 build) build ;;
 langs) langs ;;
 install) deps; build; langs ;;
 run) shift; deps; build; langs; run "$@" ;;
-test) deps; build; langs; run_tests ;;
+test) deps; v2_deps; build; langs; run_tests ;;
 *)
-	sed -n '2,13p' "$0"
+	sed -n '2,15p' "$0"
 	exit 2
 	;;
 esac
