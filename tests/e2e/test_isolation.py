@@ -430,7 +430,7 @@ int main(void)
 	}
 	printf("read %ld MiB\n", total >> 20);
 	fflush(stdout);
-	sleep(30);
+	sleep(3600);
 	return 0;
 }
 '''
