@@ -1,17 +1,18 @@
 /*
- * The jails' own disks: one tmpfs per jail that serves jobs, made new for
- * every job, so that nothing a job does to it (its files, its inode
- * numbers, its free space) reaches the next one.
+ * The jails' own disks: one tmpfs per jail that has a job directory, made
+ * new for every job, so that nothing a job does to it (its files, its
+ * inode numbers, its free space) reaches the next one.
  *
  * Mounting needs CAP_SYS_ADMIN, which the worker gives up once its
  * sandbox is open. A keeper process, forked before that and keeping that
- * capability alone, mounts for it: the worker names a directory of the
- * jail dir (its mount namespace's, private to the worker) and the keeper
- * mounts a fresh tmpfs there, over whatever was, with one empty directory
- * "box" (root's, 0700) for the job; it hands back a detached copy of the
- * box (open_tree), which the jail's init mounts at its own box for the
- * next job (worker/sandbox/init.c, reset_new_box). The requests are fixed
- * records; the keeper checks every name and acts on nothing else.
+ * capability alone, mounts for it: the worker names a new, empty
+ * directory of the jail dir (its mount namespace's, private to the
+ * worker) and the keeper mounts a fresh tmpfs there, with one empty
+ * directory "box" (root's, 0700) for the job; it hands back a detached
+ * copy of the box (open_tree), which the jail's init mounts at its own
+ * box for the next job (worker/sandbox/init.c, reset_new_box), and then
+ * detaches the disk the jail had before. The requests are fixed records;
+ * the keeper checks every name and acts on nothing else.
  */
 #ifndef GOBOXD_DISKS_H
 #define GOBOXD_DISKS_H
