@@ -442,7 +442,7 @@ def test_page_cache_is_not_a_memory_verdict(daemon):
     the verdict is the time limit; the resident peak shows how little the
     program itself held."""
     body = run(daemon, {"language": "c", "source": CACHE_READER,
-                        "run": {"limits": {"memory_kb": 49152, "wall_time_s": budget(2),
+                        "run": {"limits": {"memory_kb": 49152, "wall_time_s": budget(3),
                                                    "cpu_time_s": budget(3)}},
                         "tests": [{"stdin": ""}]})
     t = body["tests"][0]
