@@ -37,6 +37,16 @@ def job(daemon, source, stdins=("",), **limits):
     return run(daemon, req)["tests"]
 
 
+def around(daemon, probe, attack):
+    """What probe sees, an attack job's own first line, then what probe sees
+    again: three jobs, checked to have run in the same jail."""
+    before = seen(job(daemon, probe)[0])
+    during = seen(job(daemon, attack)[0])
+    after = seen(job(daemon, probe)[0])
+    assert before["jail"] == during["jail"] == after["jail"], "the jobs ran in other jails"
+    return before, during, after
+
+
 def seen(t):
     """A test's first line of output, JSON."""
     assert t["status"] == "accepted", dump(t)
@@ -99,10 +109,7 @@ print(json.dumps({"jail": JAIL, "done": done}), flush=True)
 
 @needs_jail_reuse
 def test_no_program_changes_what_the_next_job_inherits(daemon):
-    before = seen(job(daemon, INHERITED)[0])
-    attack = seen(job(daemon, ON_THE_INIT)[0])
-    after = seen(job(daemon, INHERITED)[0])
-    assert before["jail"] == attack["jail"] == after["jail"], "the jobs ran in other jails"
+    before, attack, after = around(daemon, INHERITED, ON_THE_INIT)
     assert after == before, (attack["done"], before, after)
     # the init's limits untouched, a program's own set by the RUN
     assert attack["done"] == [], attack
@@ -286,10 +293,7 @@ print(json.dumps({"jail": JAIL}), flush=True)
 
 @needs_jail_reuse
 def test_the_next_job_counts_nothing_on_the_job_disk(daemon):
-    before = seen(job(daemon, DISK)[0])
-    counted = seen(job(daemon, COUNT_ON_THE_DISK)[0])
-    after = seen(job(daemon, DISK)[0])
-    assert before["jail"] == counted["jail"] == after["jail"], "the jobs ran in other jails"
+    before, _, after = around(daemon, DISK, COUNT_ON_THE_DISK)
     # the same numbers, the same room: nothing of the 5,001 files shows
     assert after == before, (before, after)
     # and the old disks are gone, not kept mounted out of sight: the

@@ -266,12 +266,13 @@ static void __attribute__((noreturn)) launch_child(struct launch *l)
  * says why it stands where it does; setup_steps lists them in that order.
  */
 
-/* The jail's disk's name in the jail dir, for the keeper. */
-static const char *disk_name(const struct jail *j)
+/* A disk's name in the jail dir, for the keeper: its directory's last
+ * component. */
+static const char *disk_name(const struct jobdir *disk)
 {
-	const char *slash = strrchr(j->disk.path, '/');
+	const char *slash = strrchr(disk->path, '/');
 
-	return slash ? slash + 1 : j->disk.path;
+	return slash ? slash + 1 : disk->path;
 }
 
 /* The job directory: the box of the disk just mounted. */
@@ -312,7 +313,7 @@ static int make_disk(struct launch *l, char *err, size_t errlen)
 	if (rc == 0) {
 		j->own_disk = true;
 		what = "mounting it";
-		rc = disks_fresh(j->shared->disks, disk_name(j), NULL, NULL);
+		rc = disks_fresh(j->shared->disks, disk_name(&j->disk), NULL, NULL);
 	}
 	if (rc == 0) {
 		what = "its box";
@@ -872,10 +873,9 @@ static int new_disk(struct jail *j, char *err, size_t errlen)
 		return rc;
 	}
 	jobdir_close(&old);
-	rc = disks_fresh(j->shared->disks, disk_name(j), strrchr(old.path, '/') + 1,
-			 &j->next_box);
+	rc = disks_fresh(j->shared->disks, disk_name(&j->disk), disk_name(&old), &j->next_box);
 	if (rc < 0)
-		(void)disks_drop(j->shared->disks, strrchr(old.path, '/') + 1);
+		(void)disks_drop(j->shared->disks, disk_name(&old));
 	else
 		rc = adopt_box(j);
 	if (rc < 0)
@@ -1050,7 +1050,7 @@ int jail_discard_files(struct jail *j)
 	}
 	if (j->own_disk) {
 		jobdir_close(&j->disk);
-		r = disks_drop(j->shared->disks, disk_name(j));
+		r = disks_drop(j->shared->disks, disk_name(&j->disk));
 		if (r < 0)
 			log_warn("removing the jail's disk %s: %s", j->disk.path, strerror(-r));
 		j->own_disk = false;
