@@ -84,11 +84,12 @@ static int check_jail(const struct config *c, FILE *out)
 	return CHECK_OK;
 }
 
+/* The line goboxd says at start: what it found, what it needs, what it takes. */
 static int check_cgroups(const struct config *c, FILE *out)
 {
 	struct cgroup_host h;
 	struct cgroup_place p;
-	char err[1024];
+	char err[1536];
 	int rc;
 
 	if ((rc = cgroup_host_read(&h, err, sizeof(err))) == 0) {
@@ -96,18 +97,14 @@ static int check_cgroups(const struct config *c, FILE *out)
 		cgroup_host_free(&h);
 	}
 	if (rc != 0 && c->allow_degraded_cgroups) {
-		fprintf(out, "cgroups: none usable, would run degraded (every job refused): %s\n",
-			err);
+		fprintf(out, "cgroups: %s; would run degraded (every job refused)\n", err);
 		return CHECK_OK;
 	}
 	if (rc != 0) {
 		fprintf(out, "FAILED: cgroups: %s\n", err);
 		return CHECK_FAILED;
 	}
-	fprintf(out, "cgroups: v%d, %s:", (int)p.ver, cgroup_source_name(p.source));
-	for (unsigned i = 0; i < p.ndirs; i++)
-		fprintf(out, " %s", p.dirs[i]);
-	fputs("\n", out);
+	fprintf(out, "cgroups: v%d, %s\n", (int)p.ver, p.report);
 	return CHECK_OK;
 }
 

@@ -865,25 +865,25 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 static int prepare_cgroups(struct master *m, char *err, size_t errlen)
 {
 	struct cgroup_place p;
-	char why[1024];
+	char why[1536];
 	unsigned removed = 0;
 
 	m->cgroup_option = m->cfg.cgroup_root ? xstrdup(m->cfg.cgroup_root) : NULL;
 	if (cgroup_start(m->cfg.cgroup_root, &p, why, sizeof(why)) < 0) {
 		if (!m->cfg.allow_degraded_cgroups) {
 			snprintf(err, errlen,
-				 "%s; remedies: run it in a unit with Delegate=yes, in a container "
+				 "cgroups: %s; remedies: run it in a unit with Delegate=yes, in a container "
 				 "with --cgroupns=private, as root on the host, or with "
 				 "--cgroup-root=<a delegated cgroup>; --allow-degraded-cgroups "
 				 "starts it anyway, refusing every job",
 				 why);
 			return -ENOTSUP;
 		}
-		log_error("running degraded (--allow-degraded-cgroups), every job will be refused: %s",
-			  why);
+		log_error("cgroups: %s; running degraded (--allow-degraded-cgroups), every job will "
+			  "be refused", why);
 		return 0;
 	}
-	log_info("cgroups: v%d, %s, %s", (int)p.ver, cgroup_source_name(p.source), p.dirs[0]);
+	log_info("cgroups: v%d, %s", (int)p.ver, p.report);
 	if (p.root[0]) {
 		m->cgroup_root = xstrdup(p.root);
 		free(m->cfg.cgroup_root);
@@ -993,7 +993,7 @@ static int master_loop(struct master *m)
 int master_run(struct config *cfg, struct langtab *langs, int argc, char **argv, char **envp)
 {
 	struct master *m = xcalloc(1, sizeof(*m));
-	char err[1536];
+	char err[2560];
 	int rc = 1;
 
 	m->cfg = *cfg;

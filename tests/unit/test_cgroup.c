@@ -241,16 +241,22 @@ static void fake_cgroup(const char *rel, const char *controllers)
 }
 
 /* mountinfo with the fake tree as the cgroup2 mount; mount_root is the
- * hierarchy's directory that is mounted there ("/" on a host) */
-static void fake_setup_mount(const char *mount_root)
+ * hierarchy's directory that is mounted there ("/" on a host), rw "rw"
+ * or "ro" */
+static void fake_setup_mount_as(const char *mount_root, const char *rw)
 {
 	snprintf(fake_dir, sizeof(fake_dir), "/tmp/goboxd-cgfake-XXXXXX");
 	cr_assert_not_null(mkdtemp(fake_dir));
 	snprintf(fake_mi, sizeof(fake_mi),
 		 "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
-		 "30 22 0:27 %s %s rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 "
+		 "30 22 0:27 %s %s %s,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 "
 		 "rw,nsdelegate\n",
-		 mount_root, fake_dir);
+		 mount_root, fake_dir, rw);
+}
+
+static void fake_setup_mount(const char *mount_root)
+{
+	fake_setup_mount_as(mount_root, "rw");
 }
 
 static void fake_setup(void)
@@ -339,8 +345,10 @@ Test(cgroup_place, undelegated_without_root_is_refused)
 	cr_assert_eq(fake_locate("0::/user.slice/u.service\n", false, NULL, &p, err, sizeof(err)),
 		     -ENOTSUP);
 	cr_assert_eq(p.ver, 0, "the place is set only on success");
-	cr_assert(strstr(err, fake_path("/user.slice/u.service")) != NULL, "%s", err);
-	cr_assert(strstr(err, "not delegated") != NULL, "%s", err);
+	cr_assert(strstr(err, "goboxd's cgroup /user.slice/u.service offers memory but not pids, "
+			      "writable; the cgroup2 root is out of reach (not uid 0); ") != NULL,
+		  "%s", err);
+	cr_assert(strstr(err, "; none usable") != NULL, "%s", err);
 }
 
 Test(cgroup_place, a_root_without_pids_is_refused)
@@ -352,7 +360,8 @@ Test(cgroup_place, a_root_without_pids_is_refused)
 	fake_cgroup("/system.slice/goboxd.service", "memory");
 	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service\n", true, NULL, &p, err,
 				 sizeof(err)), -ENOTSUP);
-	cr_assert(strstr(err, "nor is the cgroup2 root") != NULL, "%s", err);
+	cr_assert(strstr(err, "; the cgroup2 root offers memory but not pids, writable;") != NULL,
+		  "%s", err);
 }
 
 Test(cgroup_place, own_cgroup_without_a_writable_subtree_control_is_not_used)
@@ -416,8 +425,9 @@ Test(cgroup_place, no_cgroups_at_all)
 
 	snprintf(fake_mi, sizeof(fake_mi), "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
 	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
-	cr_assert(strstr(err, "no cgroup2 mount") != NULL, "%s", err);
-	cr_assert(strstr(err, "no memory") != NULL, "%s", err);
+	cr_assert_str_eq(err, "found no cgroup2 mount; no v1 memory, pids or cpuacct; needs memory "
+			      "and pids in a writable cgroup2 cgroup, or v1's memory, pids and "
+			      "cpuacct; none usable");
 }
 
 Test(cgroup_place, prepare_enables_controllers_in_base_and_top)
@@ -479,7 +489,8 @@ Test(cgroup_place, container_sharing_the_host_tree_is_refused)
 	fake_cgroup("", "memory");
 	cr_assert_eq(fake_locate("0::/system.slice/docker-1.scope\n", true, NULL, &p, err,
 				 sizeof(err)), -ENOTSUP);
-	cr_assert(strstr(err, "out of reach") != NULL, "%s", err);
+	cr_assert(strstr(err, "; the cgroup2 root is out of reach (this mount shows only "
+			      "/system.slice/docker-1.scope);") != NULL, "%s", err);
 }
 
 Test(cgroup_place, private_namespace_container_uses_its_own_root)
@@ -491,6 +502,123 @@ Test(cgroup_place, private_namespace_container_uses_its_own_root)
 	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.source, CGROUP_SRC_OWN);
 	cr_assert_str_eq(p.root, fake_dir);
+}
+
+/* ---- the line goboxd says at start and in --check ---- */
+
+#define NEEDS "needs memory and pids in a writable cgroup2 cgroup, or v1's memory, pids and " \
+	      "cpuacct"
+
+Test(cgroup_place, the_line_says_what_was_found_needed_and_taken)
+{
+	struct cgroup_place p;
+	char err[512] = "", want[2048];
+
+	fake_cgroup("", "cpuset cpu io memory pids");
+	fake_cgroup("/system.slice/goboxd.service", "memory pids");
+	cr_assert_eq(fake_locate("0::/system.slice/goboxd.service\n", true, NULL, &p, err,
+				 sizeof(err)), 0, "%s", err);
+	snprintf(want, sizeof(want),
+		 "found cgroup2 at %s (read-write); goboxd's cgroup /system.slice/goboxd.service "
+		 "offers memory, pids (no cpu), writable; the cgroup2 root offers memory, pids "
+		 "and cpu, writable; no v1 memory, pids or cpuacct; " NEEDS "; takes "
+		 "%s/system.slice/goboxd.service/goboxd (own cgroup (delegated))",
+		 fake_dir, fake_dir);
+	cr_assert_str_eq(p.report, want);
+}
+
+Test(cgroup_place, a_root_that_delegates_nothing_is_said_and_taken)
+{
+	struct cgroup_place p;
+	char err[512] = "", want[2048];
+
+	fake_cgroup("", "cpu memory pids");
+	fake_cgroup("/init.scope", "");
+	cr_assert_eq(fake_locate("0::/init.scope\n", true, NULL, &p, err, sizeof(err)), 0, "%s",
+		     err);
+	snprintf(want, sizeof(want),
+		 "found cgroup2 at %s (read-write); goboxd's cgroup /init.scope offers neither "
+		 "memory nor pids, writable; the cgroup2 root offers memory, pids and cpu, "
+		 "writable; no v1 memory, pids or cpuacct; " NEEDS "; takes %s/goboxd (cgroup2 "
+		 "root)",
+		 fake_dir, fake_dir);
+	cr_assert_str_eq(p.report, want);
+	/* without uid 0 the same host gives nothing */
+	cr_assert_eq(fake_locate("0::/init.scope\n", false, NULL, &p, err, sizeof(err)),
+		     -ENOTSUP);
+	cr_assert(strstr(err, "; the cgroup2 root is out of reach (not uid 0); ") != NULL, "%s",
+		  err);
+}
+
+Test(cgroup_place, a_read_only_cgroupfs_is_refused_and_said)
+{
+	struct cgroup_place p = { .ver = 0 };
+	char err[1024] = "", want[2048];
+
+	fake_teardown();
+	fake_setup_mount_as("/", "ro");
+	fake_cgroup("", "cpu memory pids");
+	fake_cgroup("/system.slice/docker-1.scope", "cpu memory pids");
+	cr_assert_eq(fake_locate("0::/system.slice/docker-1.scope\n", true, NULL, &p, err,
+				 sizeof(err)), -ENOTSUP);
+	snprintf(want, sizeof(want),
+		 "found cgroup2 at %s (read-only); goboxd's cgroup /system.slice/docker-1.scope "
+		 "offers memory, pids and cpu, read-only; the cgroup2 root offers memory, pids and "
+		 "cpu, read-only; no v1 memory, pids or cpuacct; " NEEDS "; none usable",
+		 fake_dir);
+	cr_assert_str_eq(err, want);
+	cr_assert_eq(p.ver, 0);
+}
+
+Test(cgroup_place, a_namespace_root_with_memory_only_is_said_once)
+{
+	struct cgroup_place p;
+	char err[1024] = "", want[2048];
+
+	fake_cgroup("", "memory");
+	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
+	snprintf(want, sizeof(want),
+		 "found cgroup2 at %s (read-write); goboxd's cgroup / offers memory but not pids, "
+		 "writable; no v1 memory, pids or cpuacct; " NEEDS "; none usable",
+		 fake_dir);
+	cr_assert_str_eq(err, want);
+}
+
+Test(cgroup_place, an_option_is_said_as_given)
+{
+	struct cgroup_place p;
+	char err[1024] = "", want[2048];
+
+	fake_cgroup("", "memory pids");
+	fake_cgroup("/given", "memory pids cpu");
+	cr_assert_eq(fake_locate("0::/\n", true, fake_path("/given"), &p, err, sizeof(err)), 0,
+		     "%s", err);
+	snprintf(want, sizeof(want),
+		 "found --cgroup-root %s/given, a cgroup2 cgroup that offers memory, pids and cpu, "
+		 "writable; " NEEDS "; takes %s/given/goboxd (--cgroup-root)",
+		 fake_dir, fake_dir);
+	cr_assert_str_eq(p.report, want);
+	cr_assert_eq(fake_locate("0::/\n", true, fake_dir, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fake_locate("0::/\n", true, fake_path("/none"), &p, err, sizeof(err)),
+		     -ENOTSUP);
+	snprintf(want, sizeof(want),
+		 "found --cgroup-root %s/none, not a cgroup2 cgroup; no v1 memory, pids or "
+		 "cpuacct in it; " NEEDS "; none usable",
+		 fake_dir);
+	cr_assert_str_eq(err, want);
+}
+
+Test(cgroup_place, a_hybrid_host_missing_a_v1_controller_is_said)
+{
+	struct cgroup_place p;
+	char err[1024] = "";
+	size_t len = strlen(fake_mi);
+
+	fake_cgroup("", "");
+	snprintf(fake_mi + len, sizeof(fake_mi) - len,
+		 "34 22 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
+	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
+	cr_assert(strstr(err, "; v1 memory (no pids, no cpuacct); ") != NULL, "%s", err);
 }
 
 /* ---- on the real hierarchy (root only) ---- */

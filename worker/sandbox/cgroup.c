@@ -172,7 +172,7 @@ int cgroup_parse_mountinfo_line(const char *line, struct cgroup_mount *out)
 			return rc;
 	if ((rc = mi_field(&p, m.root, sizeof(m.root))) < 0 ||
 	    (rc = mi_field(&p, m.mount_point, sizeof(m.mount_point))) < 0 ||
-	    (rc = mi_field(&p, skip, sizeof(skip))) < 0)
+	    (rc = mi_field(&p, m.mount_opts, sizeof(m.mount_opts))) < 0)
 		return rc;
 	/* optional fields ("shared:1", "master:2"...) up to the lone "-" */
 	for (;;) {
@@ -684,20 +684,37 @@ static int rm_children(const char *dir, unsigned *count)
 
 /* ---- discovery ---- */
 
-struct cgroup_found {
-	bool v2;
+/* What one v2 cgroup offers goboxd: the controllers it needs, and whether
+ * goboxd may build below it. */
+struct v2_seen {
+	bool memory, pids, cpu;
+	int werr;       /* 0: writable; else why not (EROFS: a read-only mount) */
+};
+
+/*
+ * Everything discovery looks at, once: what locate chooses from, and what
+ * the line goboxd says at start and in --check reports.
+ */
+struct cgroup_survey {
+	const char *override;   /* --cgroup-root, or NULL */
+	bool v2;                /* a cgroup2 mount, or the override is a v2 cgroup */
 	struct cgroup_mount v2m;
+	bool v2_ro;
+	char own[PATH_MAX];     /* goboxd's own v2 cgroup, or the override ("": none) */
+	char own_rel[PATH_MAX]; /* the same, below the mount */
+	struct v2_seen own_seen;
+	bool root_reach;        /* uid 0, and the whole hierarchy is mounted */
+	struct v2_seen root_seen;
 	bool v1[CGROUP_NCTRL];
 	char v1_mount[CGROUP_NCTRL][PATH_MAX];
 };
 
 /* The cgroup mounts named in a mountinfo text; the first cgroup2 mount wins. */
-static int scan_mountinfo(const char *text, struct cgroup_found *f)
+static void scan_mountinfo(const char *text, struct cgroup_survey *f)
 {
 	struct cgroup_mount *m = xmalloc(sizeof(*m));
 	const char *line = text;
 
-	memset(f, 0, sizeof(*f));
 	while (line && *line) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);
@@ -712,6 +729,8 @@ static int scan_mountinfo(const char *text, struct cgroup_found *f)
 		if (strcmp(m->fstype, "cgroup2") == 0 && !f->v2) {
 			f->v2 = true;
 			f->v2m = *m;
+			f->v2_ro = cgroup_has_word(m->mount_opts, "ro") ||
+				   cgroup_has_word(m->super_opts, "ro");
 		} else if (strcmp(m->fstype, "cgroup") == 0) {
 			for (int i = 0; i < CGROUP_NCTRL; i++) {
 				if (f->v1[i] || !cgroup_has_word(m->super_opts, v1_ctrl[i]))
@@ -724,7 +743,6 @@ static int scan_mountinfo(const char *text, struct cgroup_found *f)
 		}
 	}
 	free(m);
-	return 0;
 }
 
 /* Does dir/file (cgroup.controllers or cgroup.subtree_control) list memory and pids? */
@@ -739,55 +757,86 @@ static bool v2_lists(const char *dir, const char *file, const char *ctrl)
 	return cgroup_has_word(buf, "memory") && cgroup_has_word(buf, "pids");
 }
 
-/* A v2 cgroup goboxd can build in: offered memory and pids, and writable. */
-static bool v2_usable(const char *dir)
+static void v2_look(const char *dir, bool ro, struct v2_seen *s)
 {
-	char path[PATH_MAX];
+	char buf[512], path[PATH_MAX];
 
-	return v2_lists(dir, "cgroup.controllers", NULL) &&
-	       join(path, sizeof(path), dir, "cgroup.subtree_control") == 0 &&
-	       access(path, W_OK) == 0;
+	memset(s, 0, sizeof(*s));
+	if (read_in(dir, "cgroup.controllers", buf, sizeof(buf)) == 0) {
+		s->memory = cgroup_has_word(buf, "memory");
+		s->pids = cgroup_has_word(buf, "pids");
+		s->cpu = cgroup_has_word(buf, "cpu");
+	}
+	if (ro)
+		s->werr = EROFS;
+	else if (join(path, sizeof(path), dir, "cgroup.subtree_control") < 0)
+		s->werr = ENAMETOOLONG;
+	else if (access(path, W_OK) < 0)
+		s->werr = errno;
+}
+
+/* A v2 cgroup goboxd can build in: offered memory and pids, and writable. */
+static bool v2_fit(const struct v2_seen *s)
+{
+	return s->memory && s->pids && s->werr == 0;
 }
 
 /* The process's own v2 cgroup (where goboxd/ goes when it is delegated). */
 static int own_v2_base(const struct cgroup_mount *m, const char *proc_cgroup, char *out,
-		       size_t outlen)
+		       size_t outlen, char *rel, size_t rellen)
 {
-	char path[PATH_MAX], rel[PATH_MAX];
+	char path[PATH_MAX];
 	int n, rc;
 
 	if ((rc = cgroup_parse_proc_cgroup(proc_cgroup, NULL, path, sizeof(path))) < 0)
 		return rc;
-	if ((rc = cgroup_v2_base_rel(path, m->root, rel, sizeof(rel))) < 0)
+	if ((rc = cgroup_v2_base_rel(path, m->root, rel, rellen)) < 0)
 		return rc;
 	n = snprintf(out, outlen, "%s%s", m->mount_point, strcmp(rel, "/") ? rel : "");
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
-static int locate_override(const char *root, struct cgroup_layout *lay, char *err, size_t errlen)
+/* --cgroup-root: a v2 cgroup, or a directory holding v1's memory, pids
+ * and cpuacct cgroups (nothing else is looked at). */
+static int survey_override(struct cgroup_survey *f)
 {
+	const char *root = f->override;
+
+	if (strlen(root) >= PATH_MAX)
+		return -ENAMETOOLONG;
 	if (exists_in(root, "cgroup.controllers")) {
-		if (!v2_lists(root, "cgroup.controllers", NULL))
-			return set_err(err, errlen, -ENOTSUP,
-				       "cgroup root %s: memory and pids controllers not available",
-				       root);
-		lay->ver = CGROUP_V2;
-		lay->ndirs = 1;
-		if (strlen(root) >= PATH_MAX)
-			return set_err(err, errlen, -ENAMETOOLONG, "cgroup root too long");
-		snprintf(lay->base[0], sizeof(lay->base[0]), "%s", root);
+		f->v2 = true;
+		snprintf(f->own, sizeof(f->own), "%s", root);
+		v2_look(root, false, &f->own_seen);
 		return 0;
 	}
-	lay->ver = CGROUP_V1;
-	lay->ndirs = CGROUP_NCTRL;
 	for (int i = 0; i < CGROUP_NCTRL; i++) {
-		if (join(lay->base[i], PATH_MAX, root, v1_ctrl[i]) < 0)
-			return set_err(err, errlen, -ENAMETOOLONG, "cgroup root too long");
-		if (access(lay->base[i], F_OK) < 0)
-			return set_err(err, errlen, -errno,
-				       "cgroup root %s: neither cgroup2 nor %s: %s", root,
-				       lay->base[i], strerror(errno));
+		if (join(f->v1_mount[i], PATH_MAX, root, v1_ctrl[i]) < 0)
+			return -ENAMETOOLONG;
+		f->v1[i] = access(f->v1_mount[i], F_OK) == 0;
 	}
+	return 0;
+}
+
+static int survey(const struct cgroup_host *h, const char *root_override,
+		  struct cgroup_survey *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (root_override && *root_override) {
+		f->override = root_override;
+		return survey_override(f);
+	}
+	scan_mountinfo(h->mountinfo, f);
+	if (!f->v2)
+		return 0;
+	if (own_v2_base(&f->v2m, h->proc_cgroup, f->own, sizeof(f->own), f->own_rel,
+			sizeof(f->own_rel)) == 0)
+		v2_look(f->own, f->v2_ro, &f->own_seen);
+	else
+		f->own[0] = f->own_rel[0] = '\0';
+	f->root_reach = h->root && strcmp(f->v2m.root, "/") == 0;
+	if (f->root_reach)
+		v2_look(f->v2m.mount_point, f->v2_ro, &f->root_seen);
 	return 0;
 }
 
@@ -798,59 +847,190 @@ static void set_v2(struct cgroup_layout *lay, const char *base)
 	snprintf(lay->base[0], sizeof(lay->base[0]), "%s", base);
 }
 
-/*
- * In order: the override; the own v2 cgroup when it is delegated; the
- * cgroup2 root when we are root and it is writable (a host without
- * delegation, as isolate's service does it); v1's three hierarchies.
- */
-static int locate(const struct cgroup_host *h, const char *root_override, struct cgroup_layout *lay,
-		  enum cgroup_source *src, char *err, size_t errlen)
+static void set_v1(struct cgroup_layout *lay, const struct cgroup_survey *f)
 {
-	struct cgroup_found *f;
-	char own[PATH_MAX] = "";
-	bool rootable = false;
-	int rc;
+	lay->ver = CGROUP_V1;
+	lay->ndirs = CGROUP_NCTRL;
+	for (int i = 0; i < CGROUP_NCTRL; i++)
+		snprintf(lay->base[i], sizeof(lay->base[i]), "%s", f->v1_mount[i]);
+}
+
+/*
+ * In order: the override (nothing else when it is given); the own v2
+ * cgroup when it is delegated; the cgroup2 root when we are root and it is
+ * writable (a host without delegation, as isolate's service does it); v1's
+ * three hierarchies. -ENOTSUP when none will do.
+ */
+static int choose(const struct cgroup_survey *f, struct cgroup_layout *lay,
+		  enum cgroup_source *src)
+{
+	bool v1 = f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU];
 
 	memset(lay, 0, sizeof(*lay));
-	if (root_override && *root_override) {
+	if (f->override) {
 		*src = CGROUP_SRC_OPTION;
-		return locate_override(root_override, lay, err, errlen);
+		if (f->v2 && v2_fit(&f->own_seen))
+			set_v2(lay, f->own);
+		else if (!f->v2 && v1)
+			set_v1(lay, f);
+		else
+			return -ENOTSUP;
+		return 0;
 	}
-	f = xcalloc(1, sizeof(*f));
-	if ((rc = scan_mountinfo(h->mountinfo, f)) < 0) {
-		set_err(err, errlen, rc, "mountinfo: %s", strerror(-rc));
-		goto out;
-	}
-	if (f->v2 && own_v2_base(&f->v2m, h->proc_cgroup, own, sizeof(own)) == 0 &&
-	    v2_usable(own)) {
+	if (f->v2 && f->own[0] && v2_fit(&f->own_seen)) {
 		*src = CGROUP_SRC_OWN;
-		set_v2(lay, own);
-		goto out;
-	}
-	rootable = f->v2 && h->root && strcmp(f->v2m.root, "/") == 0;
-	if (rootable && v2_usable(f->v2m.mount_point)) {
+		set_v2(lay, f->own);
+	} else if (f->root_reach && v2_fit(&f->root_seen)) {
 		*src = CGROUP_SRC_ROOT;
 		set_v2(lay, f->v2m.mount_point);
-		goto out;
-	}
-	if (f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU]) {
+	} else if (v1) {
 		*src = CGROUP_SRC_V1;
-		lay->ver = CGROUP_V1;
-		lay->ndirs = CGROUP_NCTRL;
-		for (int i = 0; i < CGROUP_NCTRL; i++)
-			snprintf(lay->base[i], sizeof(lay->base[i]), "%s", f->v1_mount[i]);
-		goto out;
+		set_v1(lay, f);
+	} else {
+		return -ENOTSUP;
 	}
-	rc = set_err(err, errlen, -ENOTSUP,
-		     "no usable cgroups: %s%s%s%s; v1 has%s%s%s mounted",
-		     f->v2 ? "cgroup2 cgroup " : "no cgroup2 mount",
-		     f->v2 ? (own[0] ? own : f->v2m.mount_point) : "",
-		     f->v2 ? " is not delegated (no writable memory+pids)" : "",
-		     !f->v2 ? "" : rootable ? ", nor is the cgroup2 root"
-					    : ", the cgroup2 root is out of reach (not root, or not mounted)",
-		     f->v1[CGROUP_MEM] ? "" : " no memory", f->v1[CGROUP_PIDS] ? "" : " no pids",
-		     f->v1[CGROUP_CPU] ? "" : " no cpuacct");
-out:
+	return 0;
+}
+
+/* ---- the line: what was found, what goboxd needs, what it takes ---- */
+
+struct line {
+	char *s;
+	size_t size, len;
+};
+
+static void say(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (l->len + 1 >= l->size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(l->s + l->len, l->size - l->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		l->len = l->len + (size_t)n < l->size ? l->len + (size_t)n : l->size - 1;
+}
+
+static void say_seen(struct line *l, const struct v2_seen *s)
+{
+	if (!s->memory && !s->pids)
+		say(l, " offers neither memory nor pids");
+	else if (!s->memory || !s->pids)
+		say(l, " offers %s but not %s", s->memory ? "memory" : "pids",
+		    s->memory ? "pids" : "memory");
+	else
+		say(l, " offers memory, pids%s", s->cpu ? " and cpu" : " (no cpu)");
+	if (s->werr == 0)
+		say(l, ", writable");
+	else if (s->werr == EROFS)
+		say(l, ", read-only");
+	else
+		say(l, ", not writable (%s)", strerror(s->werr));
+}
+
+static void say_v1(struct line *l, const struct cgroup_survey *f, const char *where)
+{
+	bool any = false;
+
+	for (int i = 0; i < CGROUP_NCTRL; i++)
+		any |= f->v1[i];
+	if (!any) {
+		say(l, "; no v1 memory, pids or cpuacct%s", where);
+		return;
+	}
+	say(l, "; v1");
+	for (int i = 0; i < CGROUP_NCTRL; i++)
+		if (f->v1[i])
+			say(l, " %s", v1_ctrl[i]);
+	for (int i = 0, first = 1; i < CGROUP_NCTRL; i++)
+		if (!f->v1[i]) {
+			say(l, first ? " (no %s" : ", no %s", v1_ctrl[i]);
+			first = 0;
+		}
+	say(l, "%s%s", f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU] ? "" : ")",
+	    where);
+}
+
+static void say_found(struct line *l, const struct cgroup_survey *f, const struct cgroup_host *h)
+{
+	if (f->override && f->v2) {
+		say(l, "found --cgroup-root %s, a cgroup2 cgroup that", f->override);
+		say_seen(l, &f->own_seen);
+		return;
+	}
+	if (f->override) {
+		say(l, "found --cgroup-root %s, not a cgroup2 cgroup", f->override);
+		say_v1(l, f, " in it");
+		return;
+	}
+	if (!f->v2)
+		say(l, "found no cgroup2 mount");
+	else
+		say(l, "found cgroup2 at %s (%s)", f->v2m.mount_point,
+		    f->v2_ro ? "read-only" : "read-write");
+	if (f->v2 && f->own[0]) {
+		say(l, "; goboxd's cgroup %s", f->own_rel);
+		say_seen(l, &f->own_seen);
+	} else if (f->v2) {
+		say(l, "; goboxd's cgroup is not below that mount");
+	}
+	/* the root, unless it is goboxd's own cgroup, said already */
+	if (f->v2 && (strcmp(f->own, f->v2m.mount_point) != 0 || strcmp(f->v2m.root, "/") != 0)) {
+		if (f->root_reach) {
+			say(l, "; the cgroup2 root");
+			say_seen(l, &f->root_seen);
+		} else if (strcmp(f->v2m.root, "/") != 0) {
+			say(l, "; the cgroup2 root is out of reach (this mount shows only %s)",
+			    f->v2m.root);
+		} else {
+			say(l, "; the cgroup2 root is out of reach (not uid 0)");
+		}
+	}
+	say_v1(l, f, "");
+}
+
+static void report(const struct cgroup_survey *f, const struct cgroup_host *h,
+		   const struct cgroup_layout *lay, enum cgroup_source src, char *out,
+		   size_t outlen)
+{
+	struct line l = { out, outlen, 0 };
+
+	if (!outlen)
+		return;
+	out[0] = '\0';
+	say_found(&l, f, h);
+	say(&l, "; needs memory and pids in a writable cgroup2 cgroup, or v1's memory, pids "
+		"and cpuacct");
+	if (!lay)
+		say(&l, "; none usable");
+	else if (lay->ver == CGROUP_V2)
+		say(&l, "; takes %s/%s (%s)", lay->base[0], CGROUP_TOP, cgroup_source_name(src));
+	else
+		say(&l, "; takes %s/ in v1's memory, pids and cpuacct (%s)", CGROUP_TOP,
+		    cgroup_source_name(src));
+}
+
+/* survey, choose, and say so in report (the reason when none will do). */
+static int locate(const struct cgroup_host *h, const char *root_override, struct cgroup_layout *lay,
+		  enum cgroup_source *src, char *report_out, size_t reportlen)
+{
+	struct cgroup_survey *f = xmalloc(sizeof(*f));
+	enum cgroup_source chosen = CGROUP_SRC_OPTION;  /* said only when one is taken */
+	int rc;
+
+	if ((rc = survey(h, root_override, f)) < 0) {
+		set_err(report_out, reportlen, rc, "cgroup root too long");
+		free(f);
+		return rc;
+	}
+	rc = choose(f, lay, &chosen);
+	if (rc == 0)
+		*src = chosen;
+	report(f, h, rc == 0 ? lay : NULL, chosen, report_out, reportlen);
 	free(f);
 	return rc;
 }
@@ -921,8 +1101,9 @@ static int discover(const char *root_override, struct cgroup_layout *lay, char *
 	int rc;
 
 	if (root_override && *root_override) {
-		memset(lay, 0, sizeof(*lay));
-		return locate_override(root_override, lay, err, errlen);
+		/* nothing of the host is looked at */
+		memset(&h, 0, sizeof(h));
+		return locate(&h, root_override, lay, &src, err, errlen);
 	}
 	if ((rc = cgroup_host_read(&h, err, errlen)) < 0)
 		return rc;
@@ -939,8 +1120,10 @@ int cgroup_locate(const struct cgroup_host *h, const char *root_override, struct
 	int rc;
 
 	memset(&p, 0, sizeof(p));
-	if ((rc = locate(h, root_override, lay, &p.source, err, errlen)) < 0)
+	if ((rc = locate(h, root_override, lay, &p.source, p.report, sizeof(p.report))) < 0) {
+		set_err(err, errlen, rc, "%s", p.report);
 		goto out;
+	}
 	p.ver = lay->ver;
 	/* v2: the base every later call is given; v1: what the operator gave, if anything */
 	if (p.ver == CGROUP_V2)
@@ -1057,6 +1240,7 @@ int cgroup_start(const char *root_override, struct cgroup_place *out, char *err,
 {
 	struct cgroup_host h;
 	struct cgroup_place p;
+	char why[512];
 	int rc;
 
 	if ((rc = cgroup_host_read(&h, err, errlen)) < 0)
@@ -1065,8 +1249,8 @@ int cgroup_start(const char *root_override, struct cgroup_place *out, char *err,
 	cgroup_host_free(&h);
 	if (rc < 0)
 		return rc;
-	if ((rc = cgroup_prepare(&p, err, errlen)) < 0)
-		return rc;
+	if ((rc = cgroup_prepare(&p, why, sizeof(why))) < 0)
+		return set_err(err, errlen, rc, "%s, but cannot: %s", p.report, why);
 	*out = p;
 	return 0;
 }

@@ -138,6 +138,7 @@ void cgroup_step_destroy(struct cgroup_step *s);
 struct cgroup_mount {
 	char root[4096];        /* the mounted subtree of the hierarchy */
 	char mount_point[4096];
+	char mount_opts[256];   /* this mount's: "ro,nosuid,..." when read-only */
 	char fstype[64];        /* "cgroup" or "cgroup2" for ours */
 	char super_opts[512];   /* v1: names the controllers, e.g. "rw,cpu,cpuacct" */
 };

@@ -44,6 +44,8 @@ struct cgroup_place {
 	char root[PATH_MAX];
 	unsigned ndirs;
 	char dirs[3][PATH_MAX];  /* the goboxd/ directories (v1: one per controller) */
+	/* one line: what discovery found, what goboxd needs, what it takes */
+	char report[1024];
 };
 
 /* What discovery looks at: the daemon reads its own, tests pass a fake. */
@@ -58,8 +60,9 @@ struct cgroup_host {
 int cgroup_host_read(struct cgroup_host *h, char *err, size_t errlen);
 void cgroup_host_free(struct cgroup_host *h);
 /*
- * Choose the place (reads cgroupfs files, writes nothing). 0 and *out, or
- * -ENOTSUP (or another negative errno) with the reason in err.
+ * Choose the place (reads cgroupfs files, writes nothing). 0 and *out, its
+ * report the line goboxd says at start and in --check; or -ENOTSUP (or
+ * another negative errno) with the same line, ending "none usable", in err.
  */
 int cgroup_locate(const struct cgroup_host *h, const char *root_override, struct cgroup_place *out,
 	      char *err, size_t errlen);
