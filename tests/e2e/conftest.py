@@ -35,6 +35,15 @@ def budget(seconds):
     return seconds * TIME_SCALE
 
 
+def time_caps():
+    """goboxd's flags for the server's caps on a step's times (60 s) when
+    the tests' budgets stretch, so that they are not cut back to a real
+    host's (a language's stretched limits stay under them)."""
+    if TIME_SCALE == 1:
+        return []
+    return ["--max-wall-time", "%ds" % budget(60), "--max-cpu-time", "%ds" % budget(60)]
+
+
 def jails_serve_many():
     """Whether a jail serves more than one job on this host. On cgroup v2
     it takes a memory.peak that can be set back (Linux 6.12): before, a
@@ -86,11 +95,7 @@ class Daemon:
                "--workers", str(workers), "--languages-dir", languages,
                "--jail-dir", self.jail_dir, "--jail", self.jail,
                "--nsjail-path", os.environ.get("GOBOXD_NSJAIL", "/usr/local/bin/nsjail")]
-        if TIME_SCALE > 1:
-            # the server's caps on a step's times (60 s), so that a test's
-            # own budgets are not cut back to a real host's
-            cmd += ["--max-wall-time", "%ds" % budget(60), "--max-cpu-time", "%ds" % budget(60)]
-        cmd = list(wrapper) + cmd + list(args)
+        cmd = list(wrapper) + cmd + time_caps() + list(args)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GOBOXD_")}
         full_env.update(env or {})
         self.log = open(self.log_path, "w")
