@@ -214,16 +214,15 @@ static void push_copies(char ***v, const char *const *list)
 		strv_push(v, xstrdup(*list));
 }
 
-static int expand_arg(char ***v, const char *arg, const struct lang_step *step,
-		      const struct expand_ctx *ctx)
+static int expand_arg(char ***v, const char *arg, const struct expand_ctx *ctx)
 {
 	char *s;
 
 	if (!strcmp(arg, "{{flags}}")) {
 		if (ctx->flags && ctx->flags[0])
 			push_copies(v, ctx->flags);
-		else
-			push_copies(v, (const char *const *)step->default_flags);
+		else if (ctx->default_flags)
+			push_copies(v, ctx->default_flags);
 		return 0;
 	}
 	if (!strcmp(arg, "{{sources}}")) {
@@ -243,20 +242,20 @@ static int expand_arg(char ***v, const char *arg, const struct lang_step *step,
 	return 0;
 }
 
-int placeholder_expand_argv(const struct lang_step *step, const struct expand_ctx *ctx,
+int placeholder_expand_argv(const char *cmd_tmpl, char *const *args, const struct expand_ctx *ctx,
 			    char ***out)
 {
 	char **v;
 	char *cmd;
 	int rc = 0;
 
-	cmd = placeholder_expand_one(step->cmd, ctx);
+	cmd = placeholder_expand_one(cmd_tmpl, ctx);
 	if (!cmd)
 		return -errno;
 	v = strv_new();
 	strv_push(&v, cmd);
-	for (size_t i = 0; rc == 0 && step->args && step->args[i]; i++)
-		rc = expand_arg(&v, step->args[i], step, ctx);
+	for (size_t i = 0; rc == 0 && args && args[i]; i++)
+		rc = expand_arg(&v, args[i], ctx);
 	if (rc < 0) {
 		strv_free(v);
 		return rc;
@@ -265,14 +264,13 @@ int placeholder_expand_argv(const struct lang_step *step, const struct expand_ct
 	return 0;
 }
 
-int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx *ctx,
-			   char ***out)
+int placeholder_expand_env(char *const *env, const struct expand_ctx *ctx, char ***out)
 {
 	/* an empty env still gives a valid, empty vector */
 	char **v = strv_new();
 
-	for (size_t i = 0; step->env && step->env[i]; i++) {
-		char *s = placeholder_expand_one(step->env[i], ctx);
+	for (size_t i = 0; env && env[i]; i++) {
+		char *s = placeholder_expand_one(env[i], ctx);
 
 		if (!s) {
 			int rc = -errno;

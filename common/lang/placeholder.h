@@ -25,8 +25,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/lang/langtab.h"
-
 struct expand_ctx {
 	const char *source;
 	const char *artifact;       /* may be NULL if the language has none */
@@ -34,6 +32,8 @@ struct expand_ctx {
 	/* The request's checked flags, NULL-terminated. NULL or empty: the
 	 * request gave none, and {{flags}} takes the step's default_flags. */
 	const char *const *flags;
+	/* What {{flags}} takes then: the step's default_flags (NULL: none). */
+	const char *const *default_flags;
 	const char *box;            /* NULL: JAILPATH_BOX */
 	const char *tmp;            /* NULL: "/tmp" */
 	unsigned long memory_mb;
@@ -53,15 +53,15 @@ int placeholder_check(const char *tmpl, enum ph_where where, char *err, size_t e
 bool placeholder_uses(const char *tmpl, const char *name);
 
 /*
- * Build argv: cmd, then each arg expanded, as a string vector
- * (common/strv.h; free with strv_free). Returns 0, or the negated errno
- * of placeholder_expand_one, or -EINVAL for {{sources}} without a source.
+ * Build argv from a step's templates (common/lang/langtab.h: cmd, then
+ * args, NULL-terminated or NULL): each expanded, as a string vector
+ * (common/strv.h; free with strv_free). Returns 0, or the negated errno of
+ * placeholder_expand_one, or -EINVAL for {{sources}} without a source.
  */
-int placeholder_expand_argv(const struct lang_step *step, const struct expand_ctx *ctx,
+int placeholder_expand_argv(const char *cmd, char *const *args, const struct expand_ctx *ctx,
 			    char ***out);
-/* Expand "KEY=VALUE" env entries the same way. */
-int placeholder_expand_env(const struct lang_step *step, const struct expand_ctx *ctx,
-			   char ***out);
+/* Expand a step's "KEY=VALUE" env entries (NULL: none) the same way. */
+int placeholder_expand_env(char *const *env, const struct expand_ctx *ctx, char ***out);
 /*
  * Expand one template that holds scalar placeholders only. malloc'd string,
  * or NULL with errno EINVAL (bad template, list placeholder,

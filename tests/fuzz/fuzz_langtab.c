@@ -74,8 +74,9 @@ static void expand(const struct job_request *r)
 
 		if (!steps[i])
 			continue;
-		if (placeholder_expand_argv(steps[i], &ctx, &argv) < 0 ||
-		    placeholder_expand_env(steps[i], &ctx, &envp) < 0)
+		ctx.default_flags = (const char *const *)steps[i]->default_flags;
+		if (placeholder_expand_argv(steps[i]->cmd, steps[i]->args, &ctx, &argv) < 0 ||
+		    placeholder_expand_env(steps[i]->env, &ctx, &envp) < 0)
 			abort();
 		strv_free(argv);
 		strv_free(envp);

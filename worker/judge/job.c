@@ -64,6 +64,7 @@ static int plan_step(const struct job_request *req, const struct lang_step *step
 		.artifact = req->artifact,
 		.sources = names,
 		.flags = (const char *const *)flags,
+		.default_flags = (const char *const *)step->default_flags,
 		.box = JAILPATH_BOX,
 		.tmp = JAILPATH_TMP,
 		.memory_mb = (unsigned long)(lim->memory_kb / 1024),
@@ -76,9 +77,9 @@ static int plan_step(const struct job_request *req, const struct lang_step *step
 		ctx.flags = none;
 	for (size_t i = 0; i < req->nfiles; i++)
 		names[i] = req->files[i].name;
-	rc = placeholder_expand_argv(step, &ctx, &p->argv);
+	rc = placeholder_expand_argv(step->cmd, step->args, &ctx, &p->argv);
 	if (rc == 0)
-		rc = placeholder_expand_env(step, &ctx, &lang_env);
+		rc = placeholder_expand_env(step->env, &ctx, &lang_env);
 	if (rc == 0)
 		p->envp = merge_env(lang_env);
 	strv_free(lang_env);
