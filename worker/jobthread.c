@@ -21,7 +21,7 @@ static struct jail *prepare_jail(const struct jobthread *t)
 	struct jail *j = NULL;
 	char err[256];
 
-	if (jail_start(t->env.sandbox, NULL, &j, err, sizeof(err)) < 0) {
+	if (jail_start(sandbox_jail_shared(t->env.sandbox), NULL, &j, err, sizeof(err)) < 0) {
 		log_error("preparing a jail: %s", err);
 		return NULL;
 	}

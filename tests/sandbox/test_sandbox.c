@@ -915,7 +915,7 @@ static struct jail *open_jail(void)
 {
 	struct jail *j = NULL;
 	char err[256];
-	int rc = jail_start(sb, box, &j, err, sizeof(err));
+	int rc = jail_start(sandbox_jail_shared(sb), box, &j, err, sizeof(err));
 
 	cr_assert_eq(rc, 0, "jail_start: %s", err);
 	return j;
@@ -1192,7 +1192,7 @@ Test(sandbox, a_reset_ends_a_jail_whose_init_a_job_changed)
 		struct step_result r;
 		struct limits l = default_limits();
 		char err[256];
-		int rc = jail_start(sb, NULL, &j, err, sizeof(err));
+		int rc = jail_start(sandbox_jail_shared(sb), NULL, &j, err, sizeof(err));
 		pid_t init;
 
 		cr_assert_eq(rc, 0, "jail_start: %s", err);
@@ -1361,7 +1361,7 @@ static struct jail *open_interactor_jail(void)
 			       .control_dir = true };
 	struct jail *j = NULL;
 	char err[256];
-	int rc = jail_start_with(sb, &o, &j, err, sizeof(err));
+	int rc = jail_start_with(sandbox_jail_shared(sb), &o, &j, err, sizeof(err));
 
 	cr_assert_eq(rc, 0, "jail_start_with: %s", err);
 	return j;

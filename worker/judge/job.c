@@ -409,7 +409,8 @@ static struct judge *judge_open(const struct job_env *env, const struct job_requ
 
 	judge->interactive = req->interactor != NULL;
 	judge->prog = judge->interactive ? req->interactor : req->checker;
-	if (jail_start_with(env->sandbox, &o, &judge->jail, err, sizeof(err)) < 0) {
+	if (jail_start_with(sandbox_jail_shared(env->sandbox), &o, &judge->jail, err,
+			    sizeof(err)) < 0) {
 		res->judge.present = true;
 		res->judge.status = BS_INTERNAL_ERROR;
 		job_fault(res, "the %s's jail: %.200s", judge_name(judge), err);

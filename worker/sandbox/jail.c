@@ -32,8 +32,7 @@
 #define JAIL_ASK_TIMEOUT_MS 2000
 
 struct jail {
-	struct sandbox *sb;
-	const struct jail_shared *shared; /* what it takes from sb */
+	const struct jail_shared *shared; /* what every jail of its sandbox takes */
 	pid_t pid;              /* the jail binary */
 	int sock;               /* our end of the init's socketpair */
 	int log_r;              /* the jail binary's stdout and stderr */
@@ -85,9 +84,9 @@ gid_t jail_gid(const struct jail *j)
 	return j->gid;
 }
 
-struct sandbox *jail_sandbox(const struct jail *j)
+const struct jail_shared *jail_shared_of(const struct jail *j)
 {
-	return j->sb;
+	return j->shared;
 }
 
 int jail_sock(const struct jail *j)
@@ -530,16 +529,15 @@ static void launch_release(struct launch *l)
 	strv_free(l->argv);
 }
 
-int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail **out,
-		    char *err, size_t errlen)
+int jail_start_with(const struct jail_shared *shared, const struct jail_opts *o,
+		    struct jail **out, char *err, size_t errlen)
 {
 	struct jail *j = xcalloc(1, sizeof(*j));
 	struct launch l = { .j = j, .o = o, .sock_child = -1, .log_w = -1, .exec_w = -1,
 			    .parent = getpid() };
 	int rc = 0;
 
-	j->sb = sb;
-	j->shared = sandbox_jail_shared(sb);
+	j->shared = shared;
 	j->pid = -1;
 	j->sock = j->log_r = j->exec_r = -1;
 	j->dir.fd = j->dir.base_fd = -1;
@@ -557,12 +555,12 @@ int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail *
 	return 0;
 }
 
-int jail_start(struct sandbox *sb, const char *box_dir, struct jail **out, char *err,
-	       size_t errlen)
+int jail_start(const struct jail_shared *shared, const char *box_dir, struct jail **out,
+	       char *err, size_t errlen)
 {
 	struct jail_opts o = { .box_dir = box_dir };
 
-	return jail_start_with(sb, &o, out, err, errlen);
+	return jail_start_with(shared, &o, out, err, errlen);
 }
 
 /* ---- ready ----------------------------------------------------------- */

@@ -7,9 +7,9 @@
  * it for the next (jail_recycle), up to --jobs-per-jail jobs; a jail whose
  * reset fails in any way is torn down and a new one started.
  *
- * The drivers (jail_bwrap.c, jail_nsjail.c) express one jail of
- * worker/sandbox/policy.h as a command line; jail.c starts it, waits for the
- * init's hello, and tears it down.
+ * The drivers (jail_bwrap.c, jail_nsjail.c, behind jail_driver.h) express
+ * one jail of worker/sandbox/policy.h as a command line; jail.c starts it,
+ * waits for the init's hello, and tears it down.
  */
 #ifndef GOBOXD_JAIL_H
 #define GOBOXD_JAIL_H
@@ -27,65 +27,10 @@
 #include "common/buf.h"
 #include "common/strv.h"
 #include "common/util.h"
+#include "worker/sandbox/jail_driver.h"
 #include "worker/sandbox/policy.h"
-#include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/seccomp.h"
 #include "worker/sandbox/initmsg.h"
-
-/* A policy mount resolved against the host at sandbox_open time. */
-enum jail_mount_kind { JAIL_MOUNT_RO_BIND, JAIL_MOUNT_DEV_BIND, JAIL_MOUNT_SYMLINK };
-
-struct jail_mount {
-	enum jail_mount_kind kind;
-	char *path;             /* inside the jail */
-	char *src;              /* the binds': host path (often == path) */
-	char *target;           /* JAIL_MOUNT_SYMLINK */
-};
-
-/* Everything a driver needs to express one jail as a command line. */
-struct jail_env {
-	const char *path;       /* jail binary */
-	const char *init_path;  /* goboxd-init on the host */
-	uid_t uid;              /* host ids the jail runs as */
-	gid_t gid;
-	const struct jail_mount *mounts;
-	size_t nmounts;
-	const char *const *ro_mounts; /* the languages' extra read-only paths */
-	const char *box_dir;    /* host directory bound read-write at the box */
-	const char *control_dir; /* NULL, or a host directory bound read-only at
-				  * JAILPATH_CONTROL (an interactor's jail) */
-};
-
-struct jail_driver {
-	const char *name;
-	/* Argument that prints a version line, or NULL if there is none. */
-	const char *version_arg;
-	/*
-	 * The jail's command line: namespaces, mounts, the init's capability,
-	 * and goboxd-init (bound at POLICY_INIT_PATH) as its command with the
-	 * init's socket at INITMSG_FD. 0, or negative errno with a reason.
-	 */
-	int (*build_argv)(const struct jail_env *e, char ***argv, char *err, size_t errlen);
-};
-
-extern const struct jail_driver jail_nsjail;
-extern const struct jail_driver jail_bwrap;
-
-/* The drivers' words for adding to a command line (a string vector). */
-static inline void jail_args_add(char ***argv, const char *s)
-{
-	strv_push(argv, xstrdup(s));
-}
-
-__attribute__((format(printf, 2, 3)))
-static inline void jail_args_addf(char ***argv, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	strv_push(argv, xvasprintf(fmt, ap));
-	va_end(ap);
-}
 
 /* ---- one jail ---------------------------------------------------------- */
 
@@ -94,8 +39,9 @@ struct jobdir;
 struct cgroup_tree;
 
 /*
- * What every jail of one sandbox takes from it (sandbox_jail_shared): the
- * sandbox made it at sandbox_open and owns it; a jail only reads it.
+ * What every jail of one sandbox takes from it, as data
+ * (sandbox_jail_shared): the sandbox made it at sandbox_open and owns it;
+ * a jail only reads it, and knows nothing of the sandbox beyond it.
  */
 struct disks;
 
@@ -120,8 +66,8 @@ struct jail_shared {
  * its cgroup and its socket, and fork the jail binary. Does not wait for
  * it: jail_ready does. 0 and *out, or negative errno with a reason.
  */
-int jail_start(struct sandbox *sb, const char *box_dir, struct jail **out, char *err,
-	       size_t errlen);
+int jail_start(const struct jail_shared *shared, const char *box_dir, struct jail **out,
+	       char *err, size_t errlen);
 
 struct jail_opts {
 	const char *box_dir;    /* as for jail_start; NULL: a job directory */
@@ -138,8 +84,8 @@ struct jail_opts {
 
 /* jail_start with options: an interactor's jail runs under a uid of its
  * own and sees a control directory. */
-int jail_start_with(struct sandbox *sb, const struct jail_opts *o, struct jail **out,
-		    char *err, size_t errlen);
+int jail_start_with(const struct jail_shared *shared, const struct jail_opts *o,
+		    struct jail **out, char *err, size_t errlen);
 /*
  * Wait (up to timeout_ms) for the init's hello and hand it the seccomp
  * filter. 0 once ready (at once when it already is), or negative errno with
@@ -189,7 +135,8 @@ struct jobdir *jail_control_dir(struct jail *j);
 /* The host uid and gid its programs run as. */
 uid_t jail_uid(const struct jail *j);
 gid_t jail_gid(const struct jail *j);
-struct sandbox *jail_sandbox(const struct jail *j);
+/* What it was started with (jail_start's shared). */
+const struct jail_shared *jail_shared_of(const struct jail *j);
 /* The socket to the init, for sandbox.c's step loop. */
 int jail_sock(const struct jail *j);
 /* A new id for a RUN message. */

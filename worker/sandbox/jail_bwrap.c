@@ -1,12 +1,14 @@
 #include "autoconf.h"
 
-#include "worker/sandbox/jail.h"
+#include "worker/sandbox/jail_driver.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/util.h"
+#include "common/lang/jailpath.h"
+#include "worker/sandbox/initmsg.h"
 #include "worker/sandbox/policy.h"
 
 static void bwrap_add_mounts(const struct jail_env *e, char ***a)

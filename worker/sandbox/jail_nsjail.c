@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/sandbox/jail.h"
+#include "worker/sandbox/jail_driver.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "common/lang/jailpath.h"
+#include "worker/sandbox/initmsg.h"
 #include "worker/sandbox/policy.h"
 
 /* nsjail splits mount arguments on ':'; such a path cannot be expressed. */

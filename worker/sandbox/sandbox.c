@@ -1021,6 +1021,13 @@ static int finish(struct run *run)
 	return 0;
 }
 
+/* The sandbox of a jail it started: what the jail was given is the first
+ * member of its sandbox. */
+static struct sandbox *sandbox_of(const struct jail *j)
+{
+	return (struct sandbox *)((char *)jail_shared_of(j) - offsetof(struct sandbox, shared));
+}
+
 /* A run of step s in jail j into r, nothing started yet. */
 static void run_init(struct run *run, struct jail *j, const struct step_spec *s,
 		     struct step_result *r)
@@ -1028,7 +1035,7 @@ static void run_init(struct run *run, struct jail *j, const struct step_spec *s,
 	uint64_t dflt = s->limits.output_kb ? s->limits.output_kb * 1024 : FALLBACK_OUTPUT_CAP;
 
 	*run = (struct run){
-		.j = j, .sandbox = jail_sandbox(j), .s = s, .r = r,
+		.j = j, .sandbox = sandbox_of(j), .s = s, .r = r,
 		.in_w = -1, .out_r = -1, .err_r = -1,
 		.in_r = -1, .out_w = -1, .err_w = -1,
 		.cgfds = { -1, -1, -1 },
@@ -1125,7 +1132,7 @@ int sandbox_run_once(struct sandbox *sandbox, const char *box_dir, const struct 
 {
 	struct jail *j = NULL;
 	char err[256];
-	int rc = jail_start(sandbox, box_dir, &j, err, sizeof(err));
+	int rc = jail_start(&sandbox->shared, box_dir, &j, err, sizeof(err));
 
 	if (rc < 0) {
 		memset(&r->outcome, 0, sizeof(r->outcome));
