@@ -403,19 +403,42 @@ Test(cgroup_place, hybrid_host_uses_v1)
 
 	/* cgroup2 mounted without controllers (they are bound to v1) */
 	fake_cgroup("", "");
+	fake_cgroup("/v1/cpu,cpuacct", "");
+	fake_cgroup("/v1/memory", "");
+	fake_cgroup("/v1/pids", "");
 	snprintf(fake_mi + len, sizeof(fake_mi) - len,
-		 "31 22 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
-		 "34 22 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
-		 "38 22 0:35 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n");
+		 "31 22 0:28 / %s/v1/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+		 "34 22 0:31 / %s/v1/memory rw - cgroup cgroup rw,memory\n"
+		 "38 22 0:35 / %s/v1/pids rw - cgroup cgroup rw,pids\n",
+		 fake_dir, fake_dir, fake_dir);
 	cr_assert_eq(fake_locate("4:memory:/x\n0::/\n", true, NULL, &p, err, sizeof(err)), 0,
 		     "%s", err);
 	cr_assert_eq(p.ver, CGROUP_V1);
 	cr_assert_eq(p.source, CGROUP_SRC_V1);
 	cr_assert_str_eq(p.root, "");
 	cr_assert_eq(p.ndirs, 3);
-	cr_assert_str_eq(p.dirs[0], "/sys/fs/cgroup/memory/goboxd");
-	cr_assert_str_eq(p.dirs[1], "/sys/fs/cgroup/pids/goboxd");
-	cr_assert_str_eq(p.dirs[2], "/sys/fs/cgroup/cpu,cpuacct/goboxd");
+	cr_assert_str_eq(p.dirs[0], fake_path("/v1/memory/goboxd"));
+	cr_assert_str_eq(p.dirs[1], fake_path("/v1/pids/goboxd"));
+	cr_assert_str_eq(p.dirs[2], fake_path("/v1/cpu,cpuacct/goboxd"));
+	cr_assert(strstr(p.report, "; v1 memory pids cpuacct; ") != NULL, "%s", p.report);
+}
+
+Test(cgroup_place, v1_hierarchies_goboxd_cannot_write_are_not_taken)
+{
+	struct cgroup_place p;
+	char err[1024] = "";
+	size_t len = strlen(fake_mi);
+
+	/* listed in mountinfo, but not there to write in */
+	fake_cgroup("", "");
+	snprintf(fake_mi + len, sizeof(fake_mi) - len,
+		 "31 22 0:28 / %s/v1/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+		 "34 22 0:31 / %s/v1/memory rw - cgroup cgroup rw,memory\n"
+		 "38 22 0:35 / %s/v1/pids rw - cgroup cgroup rw,pids\n",
+		 fake_dir, fake_dir, fake_dir);
+	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
+	cr_assert(strstr(err, "; v1 memory pids cpuacct, not writable (No such file or "
+			      "directory); ") != NULL, "%s", err);
 }
 
 Test(cgroup_place, no_cgroups_at_all)
@@ -615,8 +638,9 @@ Test(cgroup_place, a_hybrid_host_missing_a_v1_controller_is_said)
 	size_t len = strlen(fake_mi);
 
 	fake_cgroup("", "");
+	fake_cgroup("/v1/memory", "");
 	snprintf(fake_mi + len, sizeof(fake_mi) - len,
-		 "34 22 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
+		 "34 22 0:31 / %s/v1/memory rw - cgroup cgroup rw,memory\n", fake_dir);
 	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
 	cr_assert(strstr(err, "; v1 memory (no pids, no cpuacct); ") != NULL, "%s", err);
 }

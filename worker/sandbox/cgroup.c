@@ -707,6 +707,7 @@ struct cgroup_survey {
 	struct v2_seen root_seen;
 	bool v1[CGROUP_NCTRL];
 	char v1_mount[CGROUP_NCTRL][PATH_MAX];
+	int v1_werr;            /* 0: every v1 mount found is writable; else why not */
 };
 
 /* The cgroup mounts named in a mountinfo text; the first cgroup2 mount wins. */
@@ -796,6 +797,15 @@ static int own_v2_base(const struct cgroup_mount *m, const char *proc_cgroup, ch
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
+/* May goboxd build in each v1 hierarchy found? (An unprivileged user may
+ * not: v1 delegates nothing.) */
+static void v1_look(struct cgroup_survey *f)
+{
+	for (int i = 0; i < CGROUP_NCTRL && !f->v1_werr; i++)
+		if (f->v1[i] && access(f->v1_mount[i], W_OK) < 0)
+			f->v1_werr = errno;
+}
+
 /* --cgroup-root: a v2 cgroup, or a directory holding v1's memory, pids
  * and cpuacct cgroups (nothing else is looked at). */
 static int survey_override(struct cgroup_survey *f)
@@ -815,6 +825,7 @@ static int survey_override(struct cgroup_survey *f)
 			return -ENAMETOOLONG;
 		f->v1[i] = access(f->v1_mount[i], F_OK) == 0;
 	}
+	v1_look(f);
 	return 0;
 }
 
@@ -827,6 +838,7 @@ static int survey(const struct cgroup_host *h, const char *root_override,
 		return survey_override(f);
 	}
 	scan_mountinfo(h->mountinfo, f);
+	v1_look(f);
 	if (!f->v2)
 		return 0;
 	if (own_v2_base(&f->v2m, h->proc_cgroup, f->own, sizeof(f->own), f->own_rel,
@@ -864,7 +876,7 @@ static void set_v1(struct cgroup_layout *lay, const struct cgroup_survey *f)
 static int choose(const struct cgroup_survey *f, struct cgroup_layout *lay,
 		  enum cgroup_source *src)
 {
-	bool v1 = f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU];
+	bool v1 = f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU] && !f->v1_werr;
 
 	memset(lay, 0, sizeof(*lay));
 	if (f->override) {
@@ -953,6 +965,8 @@ static void say_v1(struct line *l, const struct cgroup_survey *f, const char *wh
 		}
 	say(l, "%s%s", f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU] ? "" : ")",
 	    where);
+	if (f->v1_werr)
+		say(l, ", not writable (%s)", strerror(f->v1_werr));
 }
 
 static void say_found(struct line *l, const struct cgroup_survey *f, const struct cgroup_host *h)
