@@ -78,7 +78,7 @@ build_deps() {
 deps() {
 	build_deps
 	apt_install \
-		git ca-certificates bubblewrap \
+		git ca-certificates bubblewrap uidmap \
 		cppcheck clang-tidy curl python3 python3-pytest python3-yaml procps wrk \
 		systemd groff-base
 }

@@ -108,11 +108,15 @@ static int check_cgroups(const struct config *c, FILE *out)
 	return CHECK_OK;
 }
 
-int check_run(const struct config *cfg, const struct langtab *langs, FILE *out)
+int check_run(const struct config *cfg, const struct langtab *langs,
+	      const struct rootless *rootless, FILE *out)
 {
+	char who[512];
 	int rc = CHECK_OK;
 
 	print_config(cfg, out);
+	rootless_describe(rootless, who, sizeof(who));
+	fprintf(out, "user: %s\n", who);
 	print_languages(cfg, langs, out);
 	if (check_jail(cfg, out) != CHECK_OK)
 		rc = CHECK_FAILED;

@@ -11,6 +11,7 @@
 #include "common/proctitle.h"
 #include "master/check.h"
 #include "master/master.h"
+#include "master/rootless.h"
 
 extern char **environ;
 
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
 {
 	struct config cfg;
 	struct langtab *langs = NULL;
+	struct rootless rootless = { .active = false };
 	char err[1024];
 	bool exit_now = false;
 
@@ -77,9 +79,21 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return 2;
 	}
+	if (cfg.action == ACTION_RUN || cfg.action == ACTION_CHECK) {
+		/* an unprivileged user's goboxd is root of a namespace of its own */
+		if (rootless_enter(&cfg, &rootless, err, sizeof(err)) < 0) {
+			if (cfg.action == ACTION_CHECK)
+				printf("FAILED: %s\nFAILED\n", err);
+			else
+				log_error("start-up failed: %s", err);
+			langtab_free(langs);
+			config_free(&cfg);
+			return 1;
+		}
+	}
 	switch (cfg.action) {
 	case ACTION_CHECK: {
-		int rc = check_run(&cfg, langs, stdout);
+		int rc = check_run(&cfg, langs, &rootless, stdout);
 
 		langtab_free(langs);
 		config_free(&cfg);
@@ -103,6 +117,10 @@ int main(int argc, char **argv)
 			config_free(&cfg);
 			return 2;
 		}
+	}
+	if (rootless.active) {
+		rootless_describe(&rootless, err, sizeof(err));
+		log_info("%s", err);
 	}
 	return master_run(&cfg, langs, argc, argv, environ);
 }

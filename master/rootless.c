@@ -1,0 +1,226 @@
+#include "autoconf.h"
+
+#include "master/rootless.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/stats.h"
+#include "common/util.h"
+
+#define SUBID_FILE_MAX 65536
+
+int rootless_find_range(const char *text, const char *name, uid_t uid, uint32_t need,
+			struct rootless_range *out)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%u", (unsigned)uid);
+	for (const char *line = text; line && *line;) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		size_t wl = c1 ? (size_t)(c1 - line) : 0;
+		bool who = c1 && ((name && strlen(name) == wl && memcmp(line, name, wl) == 0) ||
+				  (strlen(num) == wl && memcmp(line, num, wl) == 0));
+
+		if (who) {
+			char rest[64];
+			unsigned long long start, count;
+			char *end;
+
+			if (len - wl - 1 < sizeof(rest)) {
+				memcpy(rest, c1 + 1, len - wl - 1);
+				rest[len - wl - 1] = '\0';
+				errno = 0;
+				start = strtoull(rest, &end, 10);
+				if (!errno && end != rest && *end == ':') {
+					const char *c = end + 1;
+
+					count = strtoull(c, &end, 10);
+					if (!errno && end != c && *end == '\0' && start > 0 &&
+					    count >= need && start + count <= UINT32_MAX) {
+						out->start = (uint32_t)start;
+						out->count = (uint32_t)count;
+						return 0;
+					}
+				}
+			}
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+uint32_t rootless_ids_needed(const struct config *cfg)
+{
+	/* worker i's jails run as base + i, the prober's as base + MAX, an
+	 * interactor's or checker's as base + MAX + 1 + i (worker/worker.c) */
+	return cfg->sandbox_uid_base + 2 * STATS_MAX_WORKERS + 1;
+}
+
+/* Run prog (newuidmap or newgidmap) for pid: 0 to own, 1.. to r. */
+static int run_map(const char *prog, pid_t pid, unsigned own, const struct rootless_range *r)
+{
+	char a_pid[24], a_own[24], a_start[24], a_count[24];
+	char *argv[] = { (char *)prog, a_pid, "0", a_own, "1", "1", a_start, a_count, NULL };
+	pid_t child;
+	int status;
+
+	snprintf(a_pid, sizeof(a_pid), "%d", (int)pid);
+	snprintf(a_own, sizeof(a_own), "%u", own);
+	snprintf(a_start, sizeof(a_start), "%u", r->start);
+	snprintf(a_count, sizeof(a_count), "%u", r->count);
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		execv(prog, argv);
+		_exit(127);
+	}
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* The helper: waits until its parent is in the new namespace, maps it. */
+static void mapper(int ready, pid_t parent, const struct rootless *r)
+{
+	char c;
+	ssize_t n;
+
+	while ((n = read(ready, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(2);
+	if (run_map(ROOTLESS_NEWUIDMAP, parent, (unsigned)r->uid, &r->uids) < 0)
+		_exit(3);
+	if (run_map(ROOTLESS_NEWGIDMAP, parent, (unsigned)r->gid, &r->gids) < 0)
+		_exit(4);
+	_exit(0);
+}
+
+static int read_ranges(const struct config *cfg, struct rootless *r, char *err, size_t errlen)
+{
+	static const char *const files[2] = { "/etc/subuid", "/etc/subgid" };
+	const struct passwd *pw = getpwuid(r->uid);
+	const char *name = pw ? pw->pw_name : NULL;
+	uint32_t need = rootless_ids_needed(cfg);
+	char *text = xmalloc(SUBID_FILE_MAX);
+	int rc = 0;
+
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		struct rootless_range *out = i == 0 ? &r->uids : &r->gids;
+		ssize_t n = read_small_file(files[i], text, SUBID_FILE_MAX);
+
+		if (n < 0)
+			text[0] = '\0';
+		rc = rootless_find_range(text, name, r->uid, need, out);
+		if (rc < 0)
+			snprintf(err, errlen,
+				 "rootless: %s gives %s (uid %u) no range of %u ids or more, which "
+				 "the sandbox uids (--sandbox-uid-base %u and up) need; remedy: "
+				 "usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s",
+				 files[i], name ? name : "this user", (unsigned)r->uid, need,
+				 (unsigned)cfg->sandbox_uid_base, name ? name : "<user>");
+	}
+	free(text);
+	return rc;
+}
+
+int rootless_enter(const struct config *cfg, struct rootless *r, char *err, size_t errlen)
+{
+	int ready[2];
+	pid_t parent = getpid(), child;
+	int status, rc;
+
+	memset(r, 0, sizeof(*r));
+	if (geteuid() == 0)
+		return 0;
+	r->uid = getuid();
+	r->gid = getgid();
+	if ((rc = read_ranges(cfg, r, err, errlen)) < 0)
+		return rc;
+	if (access(ROOTLESS_NEWUIDMAP, X_OK) < 0 || access(ROOTLESS_NEWGIDMAP, X_OK) < 0) {
+		snprintf(err, errlen, "rootless: %s or %s is missing; remedy: apt-get install uidmap",
+			 ROOTLESS_NEWUIDMAP, ROOTLESS_NEWGIDMAP);
+		return -ENOENT;
+	}
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "rootless: pipe: %s", strerror(-rc));
+		return rc;
+	}
+	child = fork();
+	if (child < 0) {
+		rc = -errno;
+		close(ready[0]);
+		close(ready[1]);
+		snprintf(err, errlen, "rootless: fork: %s", strerror(-rc));
+		return rc;
+	}
+	if (child == 0) {
+		close(ready[1]);
+		mapper(ready[0], parent, r);
+	}
+	close(ready[0]);
+	rc = unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 ? -errno : 0;
+	if (rc == 0 && write(ready[1], "x", 1) != 1)
+		rc = -errno;
+	close(ready[1]);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (rc < 0) {
+		snprintf(err, errlen,
+			 "rootless: unshare(user and mount namespaces): %s; remedy: allow "
+			 "unprivileged user namespaces (sysctl user.max_user_namespaces, and "
+			 "kernel.unprivileged_userns_clone=1 where it exists)", strerror(-rc));
+		return rc;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(err, errlen,
+			 "rootless: %s %s failed (the helper's status %d); they take the ranges "
+			 "of /etc/subuid and /etc/subgid", ROOTLESS_NEWUIDMAP, ROOTLESS_NEWGIDMAP,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		return -EPERM;
+	}
+	if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "rootless: becoming root of the user namespace: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	/* nothing mounted here reaches the user's own mount namespace */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "rootless: making the mount namespace private: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	r->active = true;
+	return 0;
+}
+
+void rootless_describe(const struct rootless *r, char *out, size_t outlen)
+{
+	if (!r->active) {
+		snprintf(out, outlen, "root");
+		return;
+	}
+	snprintf(out, outlen,
+		 "rootless: uid %u and gid %u are root of goboxd's own user namespace; its "
+		 "uids 1-%u are %u-%u (/etc/subuid), its gids 1-%u are %u-%u (/etc/subgid)",
+		 (unsigned)r->uid, (unsigned)r->gid, r->uids.count, r->uids.start,
+		 r->uids.start + r->uids.count - 1, r->gids.count, r->gids.start,
+		 r->gids.start + r->gids.count - 1);
+}

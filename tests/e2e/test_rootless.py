@@ -1,0 +1,196 @@
+"""goboxd started by an unprivileged user (master/rootless.c).
+
+Given a delegated cgroup v2 subtree (what systemd's Delegate=yes gives a
+user's service), unprivileged user namespaces and a subordinate id range
+in /etc/subuid and /etc/subgid, goboxd runs jobs with every limit
+enforced, its programs under ids of that range (never the user's own),
+and shows them the same jail as goboxd run by root. Without a range it
+refuses to start and names the remedy. It adds a user and a cgroup to the
+machine, so it runs in a throwaway tests/v2/vm guest only.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import LANGUAGES, Daemon, budget, dump, time_caps
+from test_cgroup_hosts import (CG, SHAPER, assert_jobs_are_bounded, cgroups_line,
+                               check_line, make_cgroup, remove_cgroup, _root_controllers)
+
+UID, NAME = 4321, "goboxd-rootless"
+UID_NO_RANGE, NAME_NO_RANGE = 4322, "goboxd-norange"
+SUBIDS = (200000, 65536)
+SERVICE = "goboxd-rootless.slice/goboxd.service"
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("GOBOXD_TEST_V2_VM") or os.geteuid() != 0
+    or _root_controllers("cgroup.controllers") is None
+    or not os.access("/usr/bin/newuidmap", os.X_OK),
+    reason="adds a user and a delegated cgroup: runs in a tests/v2/vm guest only, with uidmap")
+
+# What a program sees of its jail: who it is, its files, its namespaces'
+# maps, its mounts (without the kernel's ids, and without a tmpfs's uid=
+# and gid=, which /proc names in the host's ids: the sandbox uid 60000
+# under root, its subordinate id rootless), its capabilities.
+VIEW = r'''
+import os
+def mounts():
+    out = []
+    for line in open("/proc/self/mountinfo"):
+        f = line.split()
+        sep = f.index("-")
+        # the kernel names a tmpfs's owner in the host's ids, whoever asks
+        opts = [o for o in f[sep + 3].split(",") if not o.startswith(("uid=", "gid="))]
+        out.append((f[4], f[5], f[sep + 1], opts))
+    return out
+st = {p: (os.stat(p).st_uid, os.stat(p).st_gid, oct(os.stat(p).st_mode))
+      for p in ("/", "/usr", "/tmp", "/sandbox", "/sandbox/solution.py", "/proc/self")}
+caps = [l for l in open("/proc/self/status") if l.startswith(("Cap", "NoNewPrivs", "Seccomp"))]
+print(repr((os.getuid(), os.getgid(), os.getgroups(), sorted(os.listdir("/")), st,
+            open("/proc/self/uid_map").read(), open("/proc/self/gid_map").read(),
+            os.uname().nodename, os.getcwd(), mounts(), caps, sorted(os.environ))))
+'''
+
+
+def add_user(uid, name, subids):
+    with open("/etc/passwd", "a") as f:
+        f.write("%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (name, uid, uid))
+    with open("/etc/group", "a") as f:
+        f.write("%s:x:%d:\n" % (name, uid))
+    if subids:
+        for path in ("/etc/subuid", "/etc/subgid"):
+            with open(path, "a") as f:
+                f.write("%s:%d:%d\n" % (name, subids[0], subids[1]))
+
+
+@pytest.fixture(scope="module")
+def users():
+    add_user(UID, NAME, SUBIDS)
+    add_user(UID_NO_RANGE, NAME_NO_RANGE, None)
+
+
+@pytest.fixture(scope="module")
+def py3_only():
+    d = tempfile.mkdtemp(prefix="goboxd-rootless-langs-")
+    os.chmod(d, 0o755)
+    shutil.copy(os.path.join(LANGUAGES, "py3.yaml"), d)
+    os.chmod(os.path.join(d, "py3.yaml"), 0o644)
+    yield d
+    shutil.rmtree(d)
+
+
+@pytest.fixture
+def delegated(users):
+    """A user service's cgroup with Delegate=yes: the user owns it, and its
+    parent hands it memory, pids and cpu."""
+    make_cgroup(os.path.dirname(SERVICE), enable=["memory", "pids", "cpu"])
+    path = make_cgroup(SERVICE)
+    for f in ("", "cgroup.procs", "cgroup.subtree_control", "cgroup.threads"):
+        os.chown(os.path.join(path, f), UID, UID)
+    yield "/" + SERVICE
+    remove_cgroup(os.path.join(CG, os.path.dirname(SERVICE)))
+
+
+def user_dir(uid):
+    d = tempfile.mkdtemp(prefix="goboxd-rootless-")
+    os.chown(d, uid, uid)
+    os.chmod(d, 0o711)
+    return d
+
+
+def as_user(uid, rel):
+    return (SHAPER, "plain", rel, "setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+            "--clear-groups")
+
+
+def run(daemon, req):
+    status, body = daemon.post("/run", req, timeout=budget(120))
+    assert status == 200, dump(body)
+    return body
+
+
+def test_rootless_runs_jobs_under_every_limit_and_ids_of_its_range(delegated, py3_only):
+    # first: once the daemon has handed controllers down, no process may
+    # join the service's cgroup any more
+    rc, checked = check_line(as_user(UID, delegated), py3_only)
+    assert rc == 0, checked
+    home = user_dir(UID)
+    daemon = Daemon(languages=py3_only, workers=1, wrapper=as_user(UID, delegated),
+                    args=["--jail-dir", os.path.join(home, "jails")])
+    try:
+        said = [l["msg"] for l in daemon.log_lines() if l.get("msg", "").startswith("rootless: ")]
+        assert said == [
+            "rootless: uid %d and gid %d are root of goboxd's own user namespace; its uids "
+            "1-65536 are 200000-265535 (/etc/subuid), its gids 1-65536 are 200000-265535 "
+            "(/etc/subgid)" % (UID, UID)], daemon.read_log()
+        line = cgroups_line(daemon)
+        assert line == checked
+        assert ("; goboxd's cgroup %s offers memory, pids and cpu, writable; the cgroup2 root "
+                "offers memory, pids and cpu, not writable (Permission denied); " % delegated
+                ) in line, line
+        assert line.endswith("; takes %s%s/goboxd (own cgroup (delegated))" % (CG, delegated))
+        with open("/proc/%d/status" % daemon.proc.pid) as f:
+            uids = [l.split()[1:] for l in f if l.startswith("Uid:")][0]
+        assert uids == [str(UID)] * 4, uids
+
+        def under_a_subordinate_uid(pid):
+            with open("/proc/%d/status" % pid) as f:
+                ids = [l.split()[1:] for l in f if l.startswith(("Uid:", "Gid:"))]
+            for real, eff, saved, fs in ids:
+                assert SUBIDS[0] < int(real) < SUBIDS[0] + SUBIDS[1], ids
+                assert real == eff == saved == fs, ids
+
+        assert_jobs_are_bounded(daemon, CG + delegated, under_a_subordinate_uid)
+        body = run(daemon, {"language": "py3", "source": "while True: pass",
+                            "run": {"limits": {"cpu_time_s": 1}}, "tests": [{"stdin": ""}]})
+        assert body["tests"][0]["status"] == "time_exceeded", dump(body)
+        body = run(daemon, {"language": "py3", "source": "print('x' * 100000)",
+                            "run": {"limits": {"output_kb": 16}}, "tests": [{"stdin": ""}]})
+        t = body["tests"][0]
+        assert t["status"] == "wrong_output" and t["stdout_truncated"], dump(body)
+        body = run(daemon, {"language": "py3", "source": "print(int(input()) * 2)",
+                            "tests": [{"stdin": "21\n", "expected_stdout": "42\n"}]})
+        assert body["tests"][0]["status"] == "accepted", dump(body)
+    finally:
+        daemon.stop()
+        shutil.rmtree(home)
+
+
+def test_rootless_shows_the_same_jail_as_root(delegated, py3_only):
+    views = []
+    home = user_dir(UID)
+    for wrapper, args in (((), []), (as_user(UID, delegated),
+                                     ["--jail-dir", os.path.join(home, "jails")])):
+        daemon = Daemon(languages=py3_only, workers=1, wrapper=wrapper, args=args)
+        try:
+            body = run(daemon, {"language": "py3", "source": VIEW, "tests": [{"stdin": ""}]})
+            assert body["tests"][0]["status"] == "accepted", dump(body)
+            views.append(body["tests"][0]["stdout"])
+        finally:
+            daemon.stop()
+    shutil.rmtree(home)
+    assert views[0] == views[1], "root:\n%s\nrootless:\n%s" % tuple(views)
+
+
+def test_rootless_without_a_range_refuses_and_names_the_remedy(delegated, py3_only):
+    home = user_dir(UID_NO_RANGE)
+    os.chown(os.path.join(CG, SERVICE.lstrip("/")), UID_NO_RANGE, UID_NO_RANGE)
+    try:
+        cmd = list(as_user(UID_NO_RANGE, delegated)) + [
+            os.environ.get("GOBOXD_BIN"), "--listen", "127.0.0.1", "--port", "0",
+            "--jail", "bwrap", "--languages-dir", py3_only,
+            "--jail-dir", os.path.join(home, "jails")] + time_caps()
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget(60))
+    finally:
+        shutil.rmtree(home)
+    assert p.returncode == 1, p.stderr
+    errors = [json.loads(l)["msg"] for l in p.stderr.splitlines() if '"error"' in l]
+    assert errors == [
+        "start-up failed: rootless: /etc/subuid gives %s (uid %d) no range of 61025 ids or "
+        "more, which the sandbox uids (--sandbox-uid-base 60000 and up) need; remedy: usermod "
+        "--add-subuids 100000-165535 --add-subgids 100000-165535 %s"
+        % (NAME_NO_RANGE, UID_NO_RANGE, NAME_NO_RANGE)], p.stderr
