@@ -823,6 +823,30 @@ static int check_searchable(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The jail dir holds every job's files: it must be goboxd's own and
+ * writable by nobody else (a directory another user made first, in a
+ * shared place such as /var/tmp, would give them the jobs).
+ */
+static int check_own(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "stat(%.300s): %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(err, errlen, "jail dir %.300s is not goboxd's own (owner uid %u, mode %o): "
+			 "another user could reach the jobs in it; remove it, or give another "
+			 "--jail-dir", path, (unsigned)st.st_uid, st.st_mode & 07777);
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int prepare_dirs(struct master *m, char *err, size_t errlen)
 {
 	char path[4096];
@@ -849,6 +873,8 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 		return -e;
 	}
 	chmod(path, 0711);
+	if ((rc = check_own(path, err, errlen)) < 0)
+		return rc;
 	/* The jails run as unprivileged uids: they must reach their directory. */
 	if ((rc = check_searchable(m->cfg.jail_dir, err, errlen)) < 0)
 		return rc;

@@ -637,6 +637,27 @@ def test_no_usable_cgroups_refuses_to_start_and_names_the_remedies():
         assert remedy in errors[0]["msg"], errors[0]
 
 
+def test_a_jail_dir_another_user_owns_is_refused():
+    """Jobs' files go there: a directory someone else made first (in a
+    shared place like /var/tmp) would hand them the jobs."""
+    top = tempfile.mkdtemp(prefix="goboxd-jaildir-")
+    os.chmod(top, 0o711)
+    theirs = os.path.join(top, "jails")
+    os.mkdir(theirs, 0o777)
+    os.chown(theirs, 65534, 65534)
+    try:
+        p = subprocess.run([os.environ.get("GOBOXD_BIN"), "--listen", "127.0.0.1", "--port", "0",
+                            "--languages-dir", LANGUAGES, "--jail-dir", theirs],
+                           capture_output=True, text=True, timeout=30)
+    finally:
+        shutil.rmtree(top)
+    assert p.returncode != 0
+    errors = [json.loads(l)["msg"] for l in p.stderr.splitlines() if '"error"' in l]
+    assert errors == ["start-up failed: jail dir %s is not goboxd's own (owner uid 65534, mode "
+                      "711): another user could reach the jobs in it; remove it, or give "
+                      "another --jail-dir" % theirs], p.stderr
+
+
 def test_degraded_cgroups_serve_health_and_refuse_jobs():
     empty = tempfile.mkdtemp(prefix="goboxd-nocg-")
     daemon = Daemon(args=["--cgroup-root", empty, "--allow-degraded-cgroups"], workers=1)
