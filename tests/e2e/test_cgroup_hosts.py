@@ -111,6 +111,17 @@ def refused(wrapper, languages):
     return errors[0]
 
 
+def assert_refused(wrapper, languages, found):
+    """goboxd refuses to start there with the line that says what it found,
+    and the remedies; --check fails with the same line."""
+    line = "cgroups: %s; %s; none usable" % (found, NEEDS)
+    said = refused(wrapper, languages)
+    assert said.startswith("start-up failed: " + line + "; remedies: "), said
+    rc, checked = check_line(wrapper, languages)
+    assert rc == 1 and checked == "FAILED: " + line, checked
+    return line
+
+
 def proc_cgroup(pid):
     with open("/proc/%d/cgroup" % pid) as f:
         return f.read().strip().split("::", 1)[1]
@@ -223,14 +234,9 @@ def test_memory_alone_is_refused_in_a_namespace_and_passed_over_by_root(py3_only
     child = make_cgroup("goboxd-hosts-memory/c")
     rel = child[len(CG):]
     try:
-        ns = (SHAPER, "ns", rel)
-        said = refused(ns, py3_only)
-        line = ("cgroups: found cgroup2 at /sys/fs/cgroup (read-write); goboxd's cgroup / "
-                "offers memory but not pids, writable; no v1 memory, pids or cpuacct; %s; "
-                "none usable" % NEEDS)
-        assert said.startswith("start-up failed: " + line + "; remedies: "), said
-        rc, checked = check_line(ns, py3_only)
-        assert rc == 1 and checked == "FAILED: " + line, checked
+        assert_refused((SHAPER, "ns", rel), py3_only,
+                       "found cgroup2 at /sys/fs/cgroup (read-write); goboxd's cgroup / offers "
+                       "memory but not pids, writable; no v1 memory, pids or cpuacct")
 
         daemon = Daemon(languages=py3_only, workers=1, wrapper=(SHAPER, "plain", rel))
         try:
@@ -253,14 +259,11 @@ def test_a_read_only_cgroupfs_without_a_namespace_is_refused(py3_only):
     rel = path[len(CG):]
     wrapper = (SHAPER, "host-ro", rel)
     try:
-        said = refused(wrapper, py3_only)
-        line = ("cgroups: found cgroup2 at /sys/fs/cgroup (read-only); goboxd's cgroup %s "
-                "offers memory, pids and cpu, read-only; the cgroup2 root offers memory, pids "
-                "and cpu, read-only; no v1 memory, pids or cpuacct; %s; none usable"
-                % (rel, NEEDS))
-        assert said.startswith("start-up failed: " + line + "; remedies: "), said
-        rc, checked = check_line(wrapper, py3_only)
-        assert rc == 1 and checked == "FAILED: " + line, checked
+        line = assert_refused(
+            wrapper, py3_only,
+            "found cgroup2 at /sys/fs/cgroup (read-only); goboxd's cgroup %s offers memory, "
+            "pids and cpu, read-only; the cgroup2 root offers memory, pids and cpu, read-only; "
+            "no v1 memory, pids or cpuacct" % rel)
 
         daemon = Daemon(languages=py3_only, workers=1, wrapper=wrapper,
                         args=["--allow-degraded-cgroups"])
@@ -280,13 +283,9 @@ def test_a_namespace_mounted_read_only_is_refused(py3_only):
     path = make_cgroup("goboxd-hosts-ns-ro")
     wrapper = (SHAPER, "ns-ro", path[len(CG):])
     try:
-        said = refused(wrapper, py3_only)
-        line = ("cgroups: found cgroup2 at /sys/fs/cgroup (read-only); goboxd's cgroup / "
-                "offers memory, pids and cpu, read-only; no v1 memory, pids or cpuacct; %s; "
-                "none usable" % NEEDS)
-        assert said.startswith("start-up failed: " + line + "; remedies: "), said
-        rc, checked = check_line(wrapper, py3_only)
-        assert rc == 1 and checked == "FAILED: " + line, checked
+        assert_refused(wrapper, py3_only,
+                       "found cgroup2 at /sys/fs/cgroup (read-only); goboxd's cgroup / offers "
+                       "memory, pids and cpu, read-only; no v1 memory, pids or cpuacct")
     finally:
         remove_cgroup(path)
 

@@ -259,6 +259,17 @@ static void fake_setup_mount(const char *mount_root)
 	fake_setup_mount_as(mount_root, "rw");
 }
 
+/* v1's three hierarchies in mountinfo, at directories of the fake tree
+ * (made or not by the caller), appended at len */
+static void fake_v1_mounts(size_t len)
+{
+	snprintf(fake_mi + len, sizeof(fake_mi) - len,
+		 "31 22 0:28 / %s/v1/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+		 "34 22 0:31 / %s/v1/memory rw - cgroup cgroup rw,memory\n"
+		 "38 22 0:35 / %s/v1/pids rw - cgroup cgroup rw,pids\n",
+		 fake_dir, fake_dir, fake_dir);
+}
+
 static void fake_setup(void)
 {
 	fake_setup_mount("/");
@@ -406,11 +417,7 @@ Test(cgroup_place, hybrid_host_uses_v1)
 	fake_cgroup("/v1/cpu,cpuacct", "");
 	fake_cgroup("/v1/memory", "");
 	fake_cgroup("/v1/pids", "");
-	snprintf(fake_mi + len, sizeof(fake_mi) - len,
-		 "31 22 0:28 / %s/v1/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
-		 "34 22 0:31 / %s/v1/memory rw - cgroup cgroup rw,memory\n"
-		 "38 22 0:35 / %s/v1/pids rw - cgroup cgroup rw,pids\n",
-		 fake_dir, fake_dir, fake_dir);
+	fake_v1_mounts(len);
 	cr_assert_eq(fake_locate("4:memory:/x\n0::/\n", true, NULL, &p, err, sizeof(err)), 0,
 		     "%s", err);
 	cr_assert_eq(p.ver, CGROUP_V1);
@@ -431,11 +438,7 @@ Test(cgroup_place, v1_hierarchies_goboxd_cannot_write_are_not_taken)
 
 	/* listed in mountinfo, but not there to write in */
 	fake_cgroup("", "");
-	snprintf(fake_mi + len, sizeof(fake_mi) - len,
-		 "31 22 0:28 / %s/v1/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
-		 "34 22 0:31 / %s/v1/memory rw - cgroup cgroup rw,memory\n"
-		 "38 22 0:35 / %s/v1/pids rw - cgroup cgroup rw,pids\n",
-		 fake_dir, fake_dir, fake_dir);
+	fake_v1_mounts(len);
 	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
 	cr_assert(strstr(err, "; v1 memory pids cpuacct, not writable (No such file or "
 			      "directory); ") != NULL, "%s", err);
