@@ -5,17 +5,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/stats.h"
 #include "common/util.h"
+#include "worker/sandbox/host.h"
 
 #define SUBID_FILE_MAX 65536
 
@@ -138,6 +141,68 @@ static int read_ranges(const struct config *cfg, struct rootless *r, char *err, 
 	return rc;
 }
 
+/* Root with CAP_SYS_ADMIN: what goboxd runs as without a namespace of
+ * its own. (Root without it: an unprivileged container's.) */
+static bool fully_root(void)
+{
+	cap_t caps;
+	cap_flag_value_t v = CAP_CLEAR;
+
+	if (geteuid() != 0)
+		return false;
+	caps = cap_get_proc();
+	if (!caps)
+		return true;
+	if (cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &v) < 0)
+		v = CAP_SET;
+	cap_free(caps);
+	return v == CAP_SET;
+}
+
+/*
+ * A read-only cgroup2 mount (an unprivileged container's): in a cgroup
+ * namespace of its own, rooted at its cgroup, the namespace's root may
+ * mount the hierarchy anew, writable; whether it may write there is the
+ * files' owners' to say, as ever. Nothing else is done.
+ */
+static int remount_cgroups(struct rootless *r, char *err, size_t errlen)
+{
+	struct cgroup_host h;
+	char where[PATH_MAX];
+	bool ro = false;
+	int rc;
+
+	if ((rc = cgroup_host_read(&h, err, errlen)) < 0)
+		return rc;
+	rc = cgroup_find_v2_mount(h.mountinfo, where, sizeof(where), &ro);
+	cgroup_host_free(&h);
+	if (rc == 0 && ro) {
+		int fs = -1, mnt = -1;
+
+		/* On top, moved there detached: the mount found came locked
+		 * from a more privileged namespace and may not be taken away,
+		 * and mount(2) refuses the same cgroup on the same place. */
+		rc = unshare(CLONE_NEWCGROUP) < 0 ||
+		     (fs = fsopen("cgroup2", FSOPEN_CLOEXEC)) < 0 ||
+		     fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+		     (mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+							 MOUNT_ATTR_NOEXEC)) < 0 ||
+		     move_mount(mnt, "", AT_FDCWD, where, MOVE_MOUNT_F_EMPTY_PATH) < 0 ? -errno : 0;
+		if (mnt >= 0)
+			close(mnt);
+		if (fs >= 0)
+			close(fs);
+		if (rc < 0) {
+			snprintf(err, errlen, "rootless: mounting cgroup2 anew at %s in a cgroup "
+				 "namespace of its own (the one found is read-only): %s", where,
+				 strerror(-rc));
+			return rc;
+		}
+		r->cgroups_remounted = true;
+	}
+	return 0;
+}
+
 int rootless_enter(const struct config *cfg, struct rootless *r, char *err, size_t errlen)
 {
 	int ready[2];
@@ -145,7 +210,7 @@ int rootless_enter(const struct config *cfg, struct rootless *r, char *err, size
 	int status, rc;
 
 	memset(r, 0, sizeof(*r));
-	if (geteuid() == 0)
+	if (fully_root())
 		return 0;
 	r->uid = getuid();
 	r->gid = getgid();
@@ -207,6 +272,8 @@ int rootless_enter(const struct config *cfg, struct rootless *r, char *err, size
 			 strerror(-rc));
 		return rc;
 	}
+	if ((rc = remount_cgroups(r, err, errlen)) < 0)
+		return rc;
 	r->active = true;
 	return 0;
 }
@@ -218,9 +285,12 @@ void rootless_describe(const struct rootless *r, char *out, size_t outlen)
 		return;
 	}
 	snprintf(out, outlen,
-		 "rootless: uid %u and gid %u are root of goboxd's own user namespace; its "
-		 "uids 1-%u are %u-%u (/etc/subuid), its gids 1-%u are %u-%u (/etc/subgid)",
-		 (unsigned)r->uid, (unsigned)r->gid, r->uids.count, r->uids.start,
+		 "rootless: uid %u%s and gid %u are root of goboxd's own user namespace; its "
+		 "uids 1-%u are %u-%u (/etc/subuid), its gids 1-%u are %u-%u (/etc/subgid)%s",
+		 (unsigned)r->uid, r->uid == 0 ? " (without CAP_SYS_ADMIN)" : "",
+		 (unsigned)r->gid, r->uids.count, r->uids.start,
 		 r->uids.start + r->uids.count - 1, r->gids.count, r->gids.start,
-		 r->gids.start + r->gids.count - 1);
+		 r->gids.start + r->gids.count - 1,
+		 r->cgroups_remounted ? "; cgroup2 mounted anew in its own cgroup namespace, "
+					"the one found being read-only" : "");
 }

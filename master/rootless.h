@@ -1,5 +1,6 @@
 /*
- * Rootless: goboxd started by an unprivileged user.
+ * Rootless: goboxd started by an unprivileged user, or by root without
+ * CAP_SYS_ADMIN (an unprivileged container's root).
  *
  * Before anything else, the master enters a user namespace of its own in
  * which it is root, and a mount namespace owned by it: uid and gid 0 map
@@ -10,7 +11,10 @@
  * the same capabilities, over that namespace only; cgroups are the ones
  * the user was delegated (a unit with Delegate=yes), which the user owns.
  * What no namespace gives (raising a hard rlimit, writing where the user
- * may not) stays out of reach.
+ * may not) stays out of reach. Where cgroup2 is mounted read-only (as an
+ * unprivileged container has it), it is mounted anew, writable, in a
+ * cgroup namespace of goboxd's own rooted at its cgroup: the cgroup's
+ * files are the container root's own there.
  */
 #ifndef GOBOXD_ROOTLESS_H
 #define GOBOXD_ROOTLESS_H
@@ -32,6 +36,7 @@ struct rootless_range {
 
 struct rootless {
 	bool active;            /* entered: the process is root of its own namespace */
+	bool cgroups_remounted; /* cgroup2 mounted anew, writable, in its own cgroupns */
 	uid_t uid;              /* the user's own ids, 0 inside */
 	gid_t gid;
 	struct rootless_range uids, gids;
@@ -46,8 +51,8 @@ int rootless_find_range(const char *text, const char *name, uid_t uid, uint32_t 
 /* The ids the sandbox takes, 0 to the last one; the range must hold them. */
 uint32_t rootless_ids_needed(const struct config *cfg);
 /*
- * As root, nothing (r->active false). Otherwise enter the namespaces as
- * above: 0 and *r, or negative errno with the reason and its remedy in
+ * As root with CAP_SYS_ADMIN, nothing (r->active false). Otherwise enter
+ * the namespaces as above: 0 and *r, or negative errno with the reason and its remedy in
  * err. The process must be single-threaded.
  */
 int rootless_enter(const struct config *cfg, struct rootless *r, char *err, size_t errlen);

@@ -24,6 +24,7 @@ from test_cgroup_hosts import (CG, SHAPER, assert_jobs_are_bounded, cgroups_line
 UID, NAME = 4321, "goboxd-rootless"
 UID_NO_RANGE, NAME_NO_RANGE = 4322, "goboxd-norange"
 SUBIDS = (200000, 65536)
+ROOT_SUBIDS = (300000, 65536)
 SERVICE = "goboxd-rootless.slice/goboxd.service"
 
 pytestmark = pytest.mark.skipif(
@@ -71,6 +72,10 @@ def add_user(uid, name, subids):
 def users():
     add_user(UID, NAME, SUBIDS)
     add_user(UID_NO_RANGE, NAME_NO_RANGE, None)
+    # root's, for an unprivileged container's root
+    for path in ("/etc/subuid", "/etc/subgid"):
+        with open(path, "a") as f:
+            f.write("root:%d:%d\n" % ROOT_SUBIDS)
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +199,39 @@ def test_rootless_without_a_range_refuses_and_names_the_remedy(delegated, py3_on
         "more, which the sandbox uids (--sandbox-uid-base 60000 and up) need; remedy: usermod "
         "--add-subuids 100000-165535 --add-subgids 100000-165535 %s"
         % (NAME_NO_RANGE, UID_NO_RANGE, NAME_NO_RANGE)], p.stderr
+
+
+def test_an_unprivileged_containers_root_runs_jobs_under_every_limit(users, py3_only):
+    """Root without CAP_SYS_ADMIN, in a cgroup namespace of its own whose
+    cgroupfs is read-only: a container that is not privileged. goboxd
+    enters its own user namespace and mounts cgroup2 anew there."""
+    path = make_cgroup("goboxd-rootless-container")
+    rel = path[len(CG):]
+    wrapper = (SHAPER, "ns-ro", rel, "setpriv", "--bounding-set=-sys_admin",
+               "--inh-caps=-sys_admin")
+    try:
+        daemon = Daemon(languages=py3_only, workers=1, wrapper=wrapper)
+        try:
+            said = [l["msg"] for l in daemon.log_lines()
+                    if l.get("msg", "").startswith("rootless: ")]
+            assert said == [
+                "rootless: uid 0 (without CAP_SYS_ADMIN) and gid 0 are root of goboxd's own "
+                "user namespace; its uids 1-65536 are 300000-365535 (/etc/subuid), its gids "
+                "1-65536 are 300000-365535 (/etc/subgid); cgroup2 mounted anew in its own "
+                "cgroup namespace, the one found being read-only"], daemon.read_log()
+            line = cgroups_line(daemon)
+            assert line.startswith("cgroups: v2, found cgroup2 at /sys/fs/cgroup (read-write); "
+                                   "goboxd's cgroup / offers memory, pids and cpu, writable"), line
+            assert line.endswith("; takes /sys/fs/cgroup/goboxd (own cgroup (delegated))"), line
+
+            def under_root_s_subordinate_ids(pid):
+                with open("/proc/%d/status" % pid) as f:
+                    ids = [l.split()[1:] for l in f if l.startswith(("Uid:", "Gid:"))]
+                for real, eff, saved, fs in ids:
+                    assert ROOT_SUBIDS[0] < int(real) < sum(ROOT_SUBIDS), ids
+
+            assert_jobs_are_bounded(daemon, path, under_root_s_subordinate_ids)
+        finally:
+            daemon.stop()
+    finally:
+        remove_cgroup(path)

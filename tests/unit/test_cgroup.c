@@ -530,6 +530,25 @@ Test(cgroup_place, private_namespace_container_uses_its_own_root)
 	cr_assert_str_eq(p.root, fake_dir);
 }
 
+Test(cgroup_place, a_cgroup2_mount_on_top_of_another_is_the_one_found)
+{
+	static const char mi[] =
+		"22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+		"30 22 0:27 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup2 rw\n"
+		"31 22 0:27 / /mnt/other rw - cgroup2 cgroup2 rw\n"
+		"40 30 0:27 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n";
+	char where[64];
+	bool ro = true;
+
+	/* what a path there reaches: the last mount at the first place */
+	cr_assert_eq(cgroup_find_v2_mount(mi, where, sizeof(where), &ro), 0);
+	cr_assert_str_eq(where, "/sys/fs/cgroup");
+	cr_assert_not(ro);
+	cr_assert_eq(cgroup_find_v2_mount(mi, where, 8, &ro), -ENAMETOOLONG);
+	cr_assert_eq(cgroup_find_v2_mount("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n", where,
+					  sizeof(where), &ro), -ENOENT);
+}
+
 /* ---- the line goboxd says at start and in --check ---- */
 
 #define NEEDS "needs memory and pids in a writable cgroup2 cgroup, or v1's memory, pids and " \

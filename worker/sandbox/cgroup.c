@@ -710,7 +710,9 @@ struct cgroup_survey {
 	int v1_werr;            /* 0: every v1 mount found is writable; else why not */
 };
 
-/* The cgroup mounts named in a mountinfo text; the first cgroup2 mount wins. */
+/* The cgroup mounts named in a mountinfo text: the first cgroup2 mount
+ * wins, unless a later one is mounted on top of it (what a path there
+ * reaches). */
 static void scan_mountinfo(const char *text, struct cgroup_survey *f)
 {
 	struct cgroup_mount *m = xmalloc(sizeof(*m));
@@ -727,7 +729,8 @@ static void scan_mountinfo(const char *text, struct cgroup_survey *f)
 			continue;
 		}
 		free(copy);
-		if (strcmp(m->fstype, "cgroup2") == 0 && !f->v2) {
+		if (strcmp(m->fstype, "cgroup2") == 0 &&
+		    (!f->v2 || strcmp(m->mount_point, f->v2m.mount_point) == 0)) {
 			f->v2 = true;
 			f->v2m = *m;
 			f->v2_ro = cgroup_has_word(m->mount_opts, "ro") ||
@@ -744,6 +747,21 @@ static void scan_mountinfo(const char *text, struct cgroup_survey *f)
 		}
 	}
 	free(m);
+}
+
+int cgroup_find_v2_mount(const char *mountinfo, char *mount_point, size_t len, bool *read_only)
+{
+	struct cgroup_survey *f = xcalloc(1, sizeof(*f));
+	int rc = -ENOENT;
+
+	scan_mountinfo(mountinfo, f);
+	if (f->v2) {
+		rc = snprintf(mount_point, len, "%s", f->v2m.mount_point) >= (int)len ? -ENAMETOOLONG
+										   : 0;
+		*read_only = f->v2_ro;
+	}
+	free(f);
+	return rc;
 }
 
 /* Does dir/file (cgroup.controllers or cgroup.subtree_control) list memory and pids? */

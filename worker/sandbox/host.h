@@ -78,6 +78,9 @@ int cgroup_prepare(const struct cgroup_place *p, char *err, size_t errlen);
  * before forking workers (and the sandbox tests' set-up). */
 int cgroup_start(const char *root_override, struct cgroup_place *out, char *err, size_t errlen);
 const char *cgroup_source_name(enum cgroup_source s);
+/* The first cgroup2 mount of a mountinfo text: 0, its mount point and
+ * whether it is read-only; -ENOENT or -ENAMETOOLONG. */
+int cgroup_find_v2_mount(const char *mountinfo, char *mount_point, size_t len, bool *read_only);
 /* Master start-up: remove step cgroups a crashed worker left in goboxd/. */
 int cgroup_sweep(const char *root_override, unsigned *removed);
 
