@@ -1,8 +1,10 @@
 /*
  * The worker's sandbox context, and one sandboxed step: run a program in a
- * jail (worker/sandbox/jail.h) in a fresh cgroup, feed stdin, capture stdout and
- * stderr up to their caps, enforce wall and CPU time, collect CPU, peak
- * memory and OOM from the cgroup, clean the cgroup up.
+ * jail (worker/sandbox/jail.h), born in the jail's first cgroup (set back
+ * for it; a cgroup of its own where that cannot be), feed stdin, capture
+ * stdout and stderr up to their caps, enforce wall and CPU time, collect
+ * CPU, peak memory and OOM from the cgroup, and kill what the program left
+ * in it.
  *
  * Blocking: the caller is the worker's job thread.
  */
@@ -123,7 +125,8 @@ void sandbox_step_result_init(struct step_result *r);
 void sandbox_step_result_free(struct step_result *r);
 
 /*
- * Run one step in jail j, from a fresh /tmp, in a cgroup of its own.
+ * Run one step in jail j, from a fresh /tmp, in the jail's first cgroup
+ * (or a cgroup of its own where that cannot be).
  * Returns 0 when the step ran (whatever the program did: see r->outcome),
  * or negative errno when the sandbox itself failed (then
  * r->outcome.internal_error is set and r->internal_msg says why).
