@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/limits.h"
+#include "common/stats.h"
 
 enum jail_kind { JAIL_KIND_AUTO, JAIL_KIND_NSJAIL, JAIL_KIND_BWRAP };
 
@@ -37,7 +38,7 @@ struct config {
 	char *init_path;        /* NULL: next to goboxd, then installed */
 	char *cgroup_root;      /* NULL: discover (v1 or v2) */
 	bool allow_degraded_cgroups; /* start without cgroups, refusing every job */
-	uint32_t sandbox_uid_base; /* worker i runs jails as uid base+i */
+	uint32_t sandbox_uid_base; /* the first sandbox uid: config_sandbox_uid */
 	uint64_t tmpfs_kb;      /* size of each program's fresh /tmp */
 	uint64_t job_disk_kb;   /* a worker's job disk (tmpfs); 0: none */
 	uint32_t job_disk_files; /* files on it, and in each /tmp; 0: no cap */
@@ -132,5 +133,28 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp,
 		 bool *exit_now, char *err, size_t errlen);
 
 const char *config_jail_name(enum jail_kind k);
+
+/*
+ * The sandbox uids (and gids: the same numbers), from sandbox_uid_base:
+ * worker i's jails run as base + i; the prober's as base +
+ * STATS_MAX_WORKERS, above every worker's; worker i's judge programs
+ * (interactors, checkers) as base + STATS_MAX_WORKERS + 1 + i. The last
+ * of them is the judge's of the last worker slot.
+ */
+enum config_sandbox_role { CONFIG_SANDBOX_WORKER, CONFIG_SANDBOX_PROBER, CONFIG_SANDBOX_JUDGE };
+
+static inline uint32_t config_sandbox_uid(const struct config *c, enum config_sandbox_role role,
+					  unsigned worker)
+{
+	switch (role) {
+	case CONFIG_SANDBOX_WORKER:
+		return c->sandbox_uid_base + worker;
+	case CONFIG_SANDBOX_PROBER:
+		return c->sandbox_uid_base + STATS_MAX_WORKERS;
+	case CONFIG_SANDBOX_JUDGE:
+		break;
+	}
+	return c->sandbox_uid_base + STATS_MAX_WORKERS + 1 + worker;
+}
 
 #endif

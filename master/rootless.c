@@ -66,9 +66,7 @@ int rootless_find_range(const char *text, const char *name, uid_t uid, uint32_t 
 
 uint32_t rootless_ids_needed(const struct config *cfg)
 {
-	/* worker i's jails run as base + i, the prober's as base + MAX, an
-	 * interactor's or checker's as base + MAX + 1 + i (worker/worker.c) */
-	return cfg->sandbox_uid_base + 2 * STATS_MAX_WORKERS + 1;
+	return config_sandbox_uid(cfg, CONFIG_SANDBOX_JUDGE, STATS_MAX_WORKERS - 1) + 1;
 }
 
 /* Run prog (newuidmap or newgidmap) for pid: 0 to own, 1.. to r. */

@@ -1179,11 +1179,10 @@ int worker_main(const struct worker_ctx *ctx)
 	memset(&w, 0, sizeof(w));
 	w.ctx = ctx;
 	w.cfg = ctx->cfg;
-	w.uid = ctx->cfg->sandbox_uid_base + ctx->index;
+	w.uid = config_sandbox_uid(ctx->cfg, CONFIG_SANDBOX_WORKER, ctx->index);
 	w.gid = w.uid;
-	/* A judge program runs under a uid of its own: above the prober's
-	 * (base + STATS_MAX_WORKERS), one per worker. */
-	w.judge_uid = ctx->cfg->sandbox_uid_base + STATS_MAX_WORKERS + 1 + ctx->index;
+	/* A judge program runs under a uid of its own, one per worker. */
+	w.judge_uid = config_sandbox_uid(ctx->cfg, CONFIG_SANDBOX_JUDGE, ctx->index);
 	w.rctx.cfg = ctx->cfg;
 	w.rctx.langs = ctx->langs;
 	w.rctx.generation = ctx->generation;

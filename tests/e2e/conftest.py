@@ -324,6 +324,18 @@ def daemon():
     d.stop()
 
 
+@pytest.fixture(scope="module")
+def py3_only():
+    """A languages dir with py3 alone, readable by any user: each daemon
+    of a test that starts many probes only it."""
+    d = tempfile.mkdtemp(prefix="goboxd-py3-only-")
+    os.chmod(d, 0o755)
+    shutil.copy(os.path.join(LANGUAGES, "py3.yaml"), d)
+    os.chmod(os.path.join(d, "py3.yaml"), 0o644)
+    yield d
+    shutil.rmtree(d)
+
+
 def judged(kind, source, judge, tests, language="py3", judge_language="py3", **extra):
     """A /run request with a judge program: kind is "interactor" or "checker"."""
     req = {"language": language, "source": source,

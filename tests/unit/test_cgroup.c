@@ -259,16 +259,21 @@ static void fake_setup_mount(const char *mount_root)
 	fake_setup_mount_as(mount_root, "rw");
 }
 
-/* v1's three hierarchies in mountinfo, at directories of the fake tree
- * (made or not by the caller), appended at len */
-static void fake_v1_mounts(size_t len)
+/* v1 hierarchies in mountinfo, each at <fake tree>/v1/<its controllers>
+ * (the directory made or not by the caller): "cpu,cpuacct", "memory",
+ * "pids"... */
+static void fake_v1_mounts(const char *const *ctrls)
 {
-	snprintf(fake_mi + len, sizeof(fake_mi) - len,
-		 "31 22 0:28 / %s/v1/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
-		 "34 22 0:31 / %s/v1/memory rw - cgroup cgroup rw,memory\n"
-		 "38 22 0:35 / %s/v1/pids rw - cgroup cgroup rw,pids\n",
-		 fake_dir, fake_dir, fake_dir);
+	for (int i = 0; ctrls[i]; i++) {
+		size_t len = strlen(fake_mi);
+
+		snprintf(fake_mi + len, sizeof(fake_mi) - len,
+			 "%d 22 0:%d / %s/v1/%s rw - cgroup cgroup rw,%s\n", 31 + i, 28 + i, fake_dir,
+			 ctrls[i], ctrls[i]);
+	}
 }
+
+static const char *const v1_all[] = { "cpu,cpuacct", "memory", "pids", NULL };
 
 static void fake_setup(void)
 {
@@ -410,14 +415,13 @@ Test(cgroup_place, hybrid_host_uses_v1)
 {
 	struct cgroup_place p;
 	char err[512] = "";
-	size_t len = strlen(fake_mi);
 
 	/* cgroup2 mounted without controllers (they are bound to v1) */
 	fake_cgroup("", "");
 	fake_cgroup("/v1/cpu,cpuacct", "");
 	fake_cgroup("/v1/memory", "");
 	fake_cgroup("/v1/pids", "");
-	fake_v1_mounts(len);
+	fake_v1_mounts(v1_all);
 	cr_assert_eq(fake_locate("4:memory:/x\n0::/\n", true, NULL, &p, err, sizeof(err)), 0,
 		     "%s", err);
 	cr_assert_eq(p.ver, CGROUP_V1);
@@ -434,11 +438,10 @@ Test(cgroup_place, v1_hierarchies_goboxd_cannot_write_are_not_taken)
 {
 	struct cgroup_place p;
 	char err[1024] = "";
-	size_t len = strlen(fake_mi);
 
 	/* listed in mountinfo, but not there to write in */
 	fake_cgroup("", "");
-	fake_v1_mounts(len);
+	fake_v1_mounts(v1_all);
 	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
 	cr_assert(strstr(err, "; v1 memory pids cpuacct, not writable (No such file or "
 			      "directory); ") != NULL, "%s", err);
@@ -657,12 +660,10 @@ Test(cgroup_place, a_hybrid_host_missing_a_v1_controller_is_said)
 {
 	struct cgroup_place p;
 	char err[1024] = "";
-	size_t len = strlen(fake_mi);
 
 	fake_cgroup("", "");
 	fake_cgroup("/v1/memory", "");
-	snprintf(fake_mi + len, sizeof(fake_mi) - len,
-		 "34 22 0:31 / %s/v1/memory rw - cgroup cgroup rw,memory\n", fake_dir);
+	fake_v1_mounts((const char *const[]){ "memory", NULL });
 	cr_assert_eq(fake_locate("0::/\n", true, NULL, &p, err, sizeof(err)), -ENOTSUP);
 	cr_assert(strstr(err, "; v1 memory (no pids, no cpuacct); ") != NULL, "%s", err);
 }

@@ -344,7 +344,7 @@ Test(config, the_build_tree_falls_back_to_the_source_tree_s_languages)
 	config_free(&c);
 	/* configured as ../configure: the source tree is named through the
 	 * build tree ("SRC/build/.."); the log and --check name it plainly */
-	char build[96], dotted[96];
+	char build[96], dotted[sizeof(build) + 3];
 	snprintf(build, sizeof(build), "%s/build", src);
 	snprintf(dotted, sizeof(dotted), "%s/..", build);
 	cr_assert_eq(mkdir(build, 0755), 0);

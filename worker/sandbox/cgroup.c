@@ -877,6 +877,12 @@ static void set_v2(struct cgroup_layout *lay, const char *base)
 	snprintf(lay->base[0], sizeof(lay->base[0]), "%s", base);
 }
 
+/* All three of v1's hierarchies found? */
+static bool v1_complete(const struct cgroup_survey *f)
+{
+	return f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU];
+}
+
 static void set_v1(struct cgroup_layout *lay, const struct cgroup_survey *f)
 {
 	lay->ver = CGROUP_V1;
@@ -894,7 +900,7 @@ static void set_v1(struct cgroup_layout *lay, const struct cgroup_survey *f)
 static int choose(const struct cgroup_survey *f, struct cgroup_layout *lay,
 		  enum cgroup_source *src)
 {
-	bool v1 = f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU] && !f->v1_werr;
+	bool v1 = v1_complete(f) && !f->v1_werr;
 
 	memset(lay, 0, sizeof(*lay));
 	if (f->override) {
@@ -981,8 +987,7 @@ static void say_v1(struct line *l, const struct cgroup_survey *f, const char *wh
 			say(l, first ? " (no %s" : ", no %s", v1_ctrl[i]);
 			first = 0;
 		}
-	say(l, "%s%s", f->v1[CGROUP_MEM] && f->v1[CGROUP_PIDS] && f->v1[CGROUP_CPU] ? "" : ")",
-	    where);
+	say(l, "%s%s", v1_complete(f) ? "" : ")", where);
 	if (f->v1_werr)
 		say(l, ", not writable (%s)", strerror(f->v1_werr));
 }

@@ -153,7 +153,7 @@ int probe_run_all(const struct config *cfg, const struct langtab *langs, uint32_
 	struct probe_snapshot *snap = xcalloc(1, sizeof(*snap));
 	struct sandbox *sandbox = NULL;
 	/* Above every worker's uid: never shared with a running job. */
-	uid_t uid = cfg->sandbox_uid_base + STATS_MAX_WORKERS;
+	uid_t uid = config_sandbox_uid(cfg, CONFIG_SANDBOX_PROBER, 0);
 	struct sandbox_opts o = {
 		.jail = cfg->jail, .nsjail_path = cfg->nsjail_path, .bwrap_path = cfg->bwrap_path,
 		.cgroup_root = cfg->cgroup_root, .uid = uid, .gid = uid,
