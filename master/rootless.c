@@ -139,6 +139,34 @@ static int read_ranges(const struct config *cfg, struct rootless *r, char *err, 
 	return rc;
 }
 
+int rootless_root_lacks(cap_t caps, char *out, size_t outlen)
+{
+	static const struct {
+		cap_value_t cap;
+		const char *name;
+	} needs[] = {
+		{ CAP_SETUID, "CAP_SETUID" },
+		{ CAP_SETGID, "CAP_SETGID" },
+		{ CAP_SETFCAP, "CAP_SETFCAP" },
+	};
+	size_t used = 0;
+	int lacking = 0;
+
+	if (outlen)
+		out[0] = '\0';
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		cap_flag_value_t v = CAP_CLEAR;
+
+		if (cap_get_flag(caps, needs[i].cap, CAP_EFFECTIVE, &v) == 0 && v == CAP_SET)
+			continue;
+		if (used < outlen)
+			used += (size_t)snprintf(out + used, outlen - used, "%s%s",
+						 lacking ? ", " : "", needs[i].name);
+		lacking++;
+	}
+	return lacking;
+}
+
 /* Root with CAP_SYS_ADMIN: what goboxd runs as without a namespace of
  * its own. (Root without it: an unprivileged container's.) */
 static bool fully_root(void)
@@ -212,6 +240,21 @@ int rootless_enter(const struct config *cfg, struct rootless *r, char *err, size
 		return 0;
 	r->uid = getuid();
 	r->gid = getgid();
+	if (r->uid == 0) {
+		cap_t caps = cap_get_proc();
+		char lacks[64];
+		int n = caps ? rootless_root_lacks(caps, lacks, sizeof(lacks)) : 0;
+
+		cap_free(caps);
+		if (n > 0) {
+			snprintf(err, errlen,
+				 "rootless: root without CAP_SYS_ADMIN maps uid 0 onto itself in "
+				 "goboxd's user namespace with newuidmap, which needs CAP_SETUID, "
+				 "CAP_SETGID and CAP_SETFCAP; it lacks %s; remedy: give the container "
+				 "%s (deploy/kubernetes-unprivileged)", lacks, n > 1 ? "them" : "it");
+			return -EPERM;
+		}
+	}
 	if ((rc = read_ranges(cfg, r, err, errlen)) < 0)
 		return rc;
 	if (access(ROOTLESS_NEWUIDMAP, X_OK) < 0 || access(ROOTLESS_NEWGIDMAP, X_OK) < 0) {

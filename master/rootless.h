@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/capability.h>
 #include <sys/types.h>
 
 #include "common/config.h"
@@ -48,6 +49,14 @@ struct rootless {
  */
 int rootless_find_range(const char *text, const char *name, uid_t uid, uint32_t need,
 			struct rootless_range *out);
+/*
+ * Root without CAP_SYS_ADMIN maps uid 0 onto itself, and newuidmap and
+ * newgidmap run with root's own capabilities (its setuid bit adds
+ * nothing): that takes CAP_SETUID, CAP_SETGID and, for uid 0 (Linux 5.12
+ * and later), CAP_SETFCAP. The ones caps lacks, comma-separated, in out;
+ * their count. (An unprivileged user's newuidmap brings its own.)
+ */
+int rootless_root_lacks(cap_t caps, char *out, size_t outlen);
 /* The ids the sandbox takes, 0 to the last one; the range must hold them. */
 uint32_t rootless_ids_needed(const struct config *cfg);
 /*

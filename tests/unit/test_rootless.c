@@ -57,3 +57,27 @@ Test(rootless, the_sandbox_ids_fit_a_default_range)
 	cr_assert_leq(rootless_ids_needed(&c), 65536);
 	cr_assert_gt(rootless_ids_needed(&c), 60000);
 }
+
+/* uid 0 mapped into a child namespace needs CAP_SETFCAP besides the
+ * other two (Linux 5.12): a pod given SETUID and SETGID alone is refused
+ * at start with the one it lacks, not by newuidmap's EPERM. */
+Test(rootless, root_needs_setuid_setgid_and_setfcap)
+{
+	cap_t caps = cap_init();
+	cap_value_t two[] = { CAP_SETUID, CAP_SETGID };
+	cap_value_t fcap[] = { CAP_SETFCAP };
+	char out[64];
+
+	cr_assert_eq(rootless_root_lacks(caps, out, sizeof(out)), 3);
+	cr_assert_str_eq(out, "CAP_SETUID, CAP_SETGID, CAP_SETFCAP");
+	cr_assert_eq(cap_set_flag(caps, CAP_EFFECTIVE, 2, two, CAP_SET), 0);
+	cr_assert_eq(rootless_root_lacks(caps, out, sizeof(out)), 1);
+	cr_assert_str_eq(out, "CAP_SETFCAP");
+	/* permitted is not enough: newuidmap acts with what is effective */
+	cr_assert_eq(cap_set_flag(caps, CAP_PERMITTED, 1, fcap, CAP_SET), 0);
+	cr_assert_eq(rootless_root_lacks(caps, out, sizeof(out)), 1);
+	cr_assert_eq(cap_set_flag(caps, CAP_EFFECTIVE, 1, fcap, CAP_SET), 0);
+	cr_assert_eq(rootless_root_lacks(caps, out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "");
+	cap_free(caps);
+}
