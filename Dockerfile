@@ -7,6 +7,7 @@
 # from NSJAIL_SRC where the submodule is not checked out), or by hand from a
 # context holding the submodule (git submodule update --init --recursive).
 # Run: docker run --privileged --cgroupns=private -p 8080:8080 goboxd
+# (or not privileged: deploy/kubernetes-unprivileged says what it needs).
 #
 # Three stages: nsjail and goboxd are built in their own stages, and the
 # final one gets their binaries, the runtime libraries and the languages'
@@ -39,13 +40,17 @@ RUN ./setup.sh build-deps \
     done
 
 FROM debian:12
-# Runtime libraries of goboxd and nsjail, bubblewrap, and curl for the
-# health check.
+# Runtime libraries of goboxd and nsjail, bubblewrap, curl for the health
+# check, and for a container that is not privileged
+# (deploy/kubernetes-unprivileged): uidmap, and root's subordinate range,
+# ids 1-65535 of the pod's own user namespace, onto which goboxd maps the
+# sandbox uids (60000 to 61024).
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libcjson1 libyaml-0-2 libcap2 libsystemd0 libseccomp2 \
-      libprotobuf32 libnl-route-3-200 bubblewrap curl \
- && rm -rf /var/lib/apt/lists/*
+      libprotobuf32 libnl-route-3-200 bubblewrap curl uidmap \
+ && rm -rf /var/lib/apt/lists/* \
+ && echo root:1:65535 | tee /etc/subuid /etc/subgid >/dev/null
 WORKDIR /opt/goboxd
 # Every language's packages, npm packages and install hooks, as on a host.
 # This layer depends on the package lists and the language files only, so

@@ -14,8 +14,9 @@ import shutil
 import tempfile
 
 import pytest
+import yaml
 
-from conftest import Daemon, budget, dump
+from conftest import TOP, Daemon, budget, dump
 from test_cgroup_hosts import (CG, SHAPER, assert_jobs_are_bounded, cgroups_line,
                                check_line, make_cgroup, refused, remove_cgroup,
                                _root_controllers)
@@ -179,14 +180,53 @@ def test_rootless_without_a_range_refuses_and_names_the_remedy(delegated, py3_on
         % (NAME_NO_RANGE, UID_NO_RANGE, NAME_NO_RANGE))
 
 
-def test_an_unprivileged_containers_root_runs_jobs_under_every_limit(users, py3_only):
+def pod_capabilities():
+    """setpriv's arguments for the container deploy/kubernetes-unprivileged
+    asks for: its capabilities, and no_new_privs where it forbids
+    privilege escalation."""
+    with open(os.path.join(TOP, "deploy", "kubernetes-unprivileged",
+                           "goboxd-unprivileged.yaml")) as f:
+        patch = yaml.safe_load(f)
+    (container,) = patch["spec"]["template"]["spec"]["containers"]
+    sc = container["securityContext"]
+    assert sc["capabilities"]["drop"] == ["ALL"], sc
+    keep = ",".join("+" + c.lower() for c in sc["capabilities"]["add"])
+    args = ["--bounding-set=-all," + keep, "--inh-caps=-all"]
+    if sc.get("allowPrivilegeEscalation") is False:
+        args.append("--no-new-privs")
+    return args
+
+
+def test_a_containers_root_without_setfcap_refuses_and_names_it(users, py3_only):
+    """Mapping uid 0 onto itself takes CAP_SETFCAP (Linux 5.12): a
+    container given CAP_SETUID and CAP_SETGID alone is refused at start
+    with what it lacks, not with newuidmap's bare EPERM."""
+    path = make_cgroup("goboxd-rootless-container")
+    try:
+        said = refused((SHAPER, "ns-ro", path[len(CG):], "setpriv",
+                        "--bounding-set=-all,+setuid,+setgid", "--inh-caps=-all"), py3_only)
+    finally:
+        remove_cgroup(path)
+    assert said == (
+        "start-up failed: rootless: root without CAP_SYS_ADMIN maps uid 0 onto itself in "
+        "goboxd's user namespace with newuidmap, which needs CAP_SETUID, CAP_SETGID and "
+        "CAP_SETFCAP; it lacks CAP_SETFCAP; remedy: give the container it "
+        "(deploy/kubernetes-unprivileged)")
+
+
+@pytest.mark.parametrize("caps", [
+    ["--bounding-set=-sys_admin", "--inh-caps=-sys_admin"],
+    pod_capabilities(),
+], ids=["without_sys_admin", "kubernetes_unprivileged_pod"])
+def test_an_unprivileged_containers_root_runs_jobs_under_every_limit(users, py3_only, caps):
     """Root without CAP_SYS_ADMIN, in a cgroup namespace of its own whose
-    cgroupfs is read-only: a container that is not privileged. goboxd
-    enters its own user namespace and mounts cgroup2 anew there."""
+    cgroupfs is read-only: a container that is not privileged, first with
+    every other capability, then with only those the Kubernetes example
+    gives its pods (and no_new_privs). goboxd enters its own user namespace
+    and mounts cgroup2 anew there."""
     path = make_cgroup("goboxd-rootless-container")
     rel = path[len(CG):]
-    wrapper = (SHAPER, "ns-ro", rel, "setpriv", "--bounding-set=-sys_admin",
-               "--inh-caps=-sys_admin")
+    wrapper = (SHAPER, "ns-ro", rel, "setpriv", *caps)
     try:
         daemon = Daemon(languages=py3_only, workers=1, wrapper=wrapper)
         try:
