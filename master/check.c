@@ -92,9 +92,9 @@ static int check_cgroups(const struct config *c, FILE *out)
 	char err[1536];
 	int rc;
 
-	if ((rc = cgroup_host_read(&h, err, sizeof(err))) == 0) {
-		rc = cgroup_locate(&h, c->cgroup_root, &p, err, sizeof(err));
-		cgroup_host_free(&h);
+	if ((rc = cgroup_place_read_host(&h, err, sizeof(err))) == 0) {
+		rc = cgroup_place_locate(&h, c->cgroup_root, &p, err, sizeof(err));
+		cgroup_place_free_host(&h);
 	}
 	if (rc != 0 && c->allow_degraded_cgroups) {
 		fprintf(out, "cgroups: %s; would run degraded (every job refused)\n", err);

@@ -895,7 +895,7 @@ static int prepare_cgroups(struct master *m, char *err, size_t errlen)
 	unsigned removed = 0;
 
 	m->cgroup_option = m->cfg.cgroup_root ? xstrdup(m->cfg.cgroup_root) : NULL;
-	if (cgroup_start(m->cfg.cgroup_root, &p, why, sizeof(why)) < 0) {
+	if (cgroup_place_start(m->cfg.cgroup_root, &p, why, sizeof(why)) < 0) {
 		if (!m->cfg.allow_degraded_cgroups) {
 			snprintf(err, errlen,
 				 "cgroups: %s; remedies: run it in a unit with Delegate=yes, in a container "

@@ -198,10 +198,10 @@ static int remount_cgroups(struct rootless *r, char *err, size_t errlen)
 	bool ro = false;
 	int rc;
 
-	if ((rc = cgroup_host_read(&h, err, errlen)) < 0)
+	if ((rc = cgroup_place_read_host(&h, err, errlen)) < 0)
 		return rc;
-	rc = cgroup_find_v2_mount(h.mountinfo, where, sizeof(where), &ro);
-	cgroup_host_free(&h);
+	rc = cgroup_place_find_v2_mount(h.mountinfo, where, sizeof(where), &ro);
+	cgroup_place_free_host(&h);
 	if (rc == 0 && ro) {
 		int fs = -1, mnt = -1;
 

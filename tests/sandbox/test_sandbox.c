@@ -78,8 +78,8 @@ static void setup(void)
 	cr_assert_not_null(mkdtemp(jails));
 	cr_assert_eq(chmod(jails, 0755), 0);
 	/* the daemon's master start-up: choose the cgroup place, prepare it */
-	rc = cgroup_start(NULL, &place, err, sizeof(err));
-	cr_assert_eq(rc, 0, "cgroup_start: %s", err);
+	rc = cgroup_place_start(NULL, &place, err, sizeof(err));
+	cr_assert_eq(rc, 0, "cgroup_place_start: %s", err);
 	o.cgroup_root = place.root[0] ? place.root : NULL;
 	snprintf(tree, sizeof(tree), "%d-sandbox-test", (int)getpid());
 	o.cgroup_name = tree;

@@ -1,6 +1,8 @@
 #include "autoconf.h"
 
 #include "worker/sandbox/cgroup.h"
+#include "worker/sandbox/cgroup_place.h"
+#include "worker/sandbox/cgroupfs.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -22,14 +24,14 @@ Test(cgroup_parse, mountinfo_v1_comounted)
 	const char *l = "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime "
 			"shared:12 - cgroup cgroup rw,cpu,cpuacct\n";
 
-	cr_assert_eq(cgroup_parse_mountinfo_line(l, &m), 0);
+	cr_assert_eq(cgroup_place_parse_mountinfo_line(l, &m), 0);
 	cr_assert_str_eq(m.root, "/");
 	cr_assert_str_eq(m.mount_point, "/sys/fs/cgroup/cpu,cpuacct");
 	cr_assert_str_eq(m.fstype, "cgroup");
 	cr_assert_str_eq(m.super_opts, "rw,cpu,cpuacct");
-	cr_assert(cgroup_has_word(m.super_opts, "cpuacct"));
-	cr_assert(cgroup_has_word(m.super_opts, "cpu"));
-	cr_assert_not(cgroup_has_word(m.super_opts, "memory"));
+	cr_assert(cgroup_place_has_word(m.super_opts, "cpuacct"));
+	cr_assert(cgroup_place_has_word(m.super_opts, "cpu"));
+	cr_assert_not(cgroup_place_has_word(m.super_opts, "memory"));
 }
 
 Test(cgroup_parse, mountinfo_v2_no_optional_fields)
@@ -37,7 +39,7 @@ Test(cgroup_parse, mountinfo_v2_no_optional_fields)
 	struct cgroup_mount m;
 	const char *l = "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw";
 
-	cr_assert_eq(cgroup_parse_mountinfo_line(l, &m), 0);
+	cr_assert_eq(cgroup_place_parse_mountinfo_line(l, &m), 0);
 	cr_assert_str_eq(m.mount_point, "/sys/fs/cgroup/unified");
 	cr_assert_str_eq(m.fstype, "cgroup2");
 	cr_assert_str_eq(m.super_opts, "rw");
@@ -49,30 +51,30 @@ Test(cgroup_parse, mountinfo_escapes_and_several_optional_fields)
 	const char *l = "7 6 0:5 /docker/ab\\040c /mnt/my\\040cg rw shared:3 master:1 - cgroup2 "
 			"none rw,nsdelegate,memory_recursiveprot\n";
 
-	cr_assert_eq(cgroup_parse_mountinfo_line(l, &m), 0);
+	cr_assert_eq(cgroup_place_parse_mountinfo_line(l, &m), 0);
 	cr_assert_str_eq(m.root, "/docker/ab c");
 	cr_assert_str_eq(m.mount_point, "/mnt/my cg");
 	cr_assert_str_eq(m.fstype, "cgroup2");
-	cr_assert(cgroup_has_word(m.super_opts, "nsdelegate"));
+	cr_assert(cgroup_place_has_word(m.super_opts, "nsdelegate"));
 }
 
 Test(cgroup_parse, mountinfo_malformed)
 {
 	struct cgroup_mount m;
 
-	cr_assert_eq(cgroup_parse_mountinfo_line("", &m), -EINVAL);
-	cr_assert_eq(cgroup_parse_mountinfo_line("1 2 0:3 / /x rw shared:1", &m), -EINVAL);
-	cr_assert_eq(cgroup_parse_mountinfo_line("1 2 0:3 / /x rw - cgroup2", &m), -EINVAL);
+	cr_assert_eq(cgroup_place_parse_mountinfo_line("", &m), -EINVAL);
+	cr_assert_eq(cgroup_place_parse_mountinfo_line("1 2 0:3 / /x rw shared:1", &m), -EINVAL);
+	cr_assert_eq(cgroup_place_parse_mountinfo_line("1 2 0:3 / /x rw - cgroup2", &m), -EINVAL);
 }
 
 Test(cgroup_parse, has_word_is_exact)
 {
-	cr_assert(cgroup_has_word("cpuset cpu io memory pids\n", "pids"));
-	cr_assert(cgroup_has_word("cpuset cpu io memory pids\n", "cpu"));
-	cr_assert_not(cgroup_has_word("cpuset io memory", "cpu"));
-	cr_assert_not(cgroup_has_word("rw,name=systemd", "systemd"));
-	cr_assert_not(cgroup_has_word("", "memory"));
-	cr_assert_not(cgroup_has_word("memory", ""));
+	cr_assert(cgroup_place_has_word("cpuset cpu io memory pids\n", "pids"));
+	cr_assert(cgroup_place_has_word("cpuset cpu io memory pids\n", "cpu"));
+	cr_assert_not(cgroup_place_has_word("cpuset io memory", "cpu"));
+	cr_assert_not(cgroup_place_has_word("rw,name=systemd", "systemd"));
+	cr_assert_not(cgroup_place_has_word("", "memory"));
+	cr_assert_not(cgroup_place_has_word("memory", ""));
 }
 
 static const char proc_cgroup_hybrid[] = "9:name=systemd:/user.slice\n"
@@ -85,22 +87,22 @@ Test(cgroup_parse, proc_cgroup_v1_and_v2_lines)
 {
 	char p[256];
 
-	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, sizeof(p)), 0);
+	cr_assert_eq(cgroup_place_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, sizeof(p)), 0);
 	cr_assert_str_eq(p, "/process_api/5bba");
-	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, "cpuacct", p, sizeof(p)), 0);
+	cr_assert_eq(cgroup_place_parse_proc_cgroup(proc_cgroup_hybrid, "cpuacct", p, sizeof(p)), 0);
 	cr_assert_str_eq(p, "/a:b");
-	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, NULL, p, sizeof(p)), 0);
+	cr_assert_eq(cgroup_place_parse_proc_cgroup(proc_cgroup_hybrid, NULL, p, sizeof(p)), 0);
 	cr_assert_str_eq(p, "/user.slice/x.scope");
-	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, "freezer", p, sizeof(p)), -ENOENT);
-	cr_assert_eq(cgroup_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, 5), -ENAMETOOLONG);
+	cr_assert_eq(cgroup_place_parse_proc_cgroup(proc_cgroup_hybrid, "freezer", p, sizeof(p)), -ENOENT);
+	cr_assert_eq(cgroup_place_parse_proc_cgroup(proc_cgroup_hybrid, "memory", p, 5), -ENAMETOOLONG);
 }
 
 Test(cgroup_parse, proc_cgroup_v1_only_has_no_v2_line)
 {
 	char p[64];
 
-	cr_assert_eq(cgroup_parse_proc_cgroup("4:memory:/\n3:pids:/\n", NULL, p, sizeof(p)), -ENOENT);
-	cr_assert_eq(cgroup_parse_proc_cgroup("0::/\n", NULL, p, sizeof(p)), 0);
+	cr_assert_eq(cgroup_place_parse_proc_cgroup("4:memory:/\n3:pids:/\n", NULL, p, sizeof(p)), -ENOENT);
+	cr_assert_eq(cgroup_place_parse_proc_cgroup("0::/\n", NULL, p, sizeof(p)), 0);
 	cr_assert_str_eq(p, "/");
 }
 
@@ -108,17 +110,17 @@ Test(cgroup_parse, v2_base_rel)
 {
 	char o[256];
 
-	cr_assert_eq(cgroup_v2_base_rel("/", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_place_v2_base_rel("/", "/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/");
-	cr_assert_eq(cgroup_v2_base_rel("/system.slice/goboxd.service", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_place_v2_base_rel("/system.slice/goboxd.service", "/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/system.slice/goboxd.service");
-	/* after cgroup_v2_prepare moved the daemon, its workers find the same base */
-	cr_assert_eq(cgroup_v2_base_rel("/system.slice/goboxd.service/goboxd-daemon", "/", o,
+	/* after cgroup_place_prepare moved the daemon, its workers find the same base */
+	cr_assert_eq(cgroup_place_v2_base_rel("/system.slice/goboxd.service/goboxd-daemon", "/", o,
 				    sizeof(o)), 0);
 	cr_assert_str_eq(o, "/system.slice/goboxd.service");
-	cr_assert_eq(cgroup_v2_base_rel("/goboxd-daemon", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_place_v2_base_rel("/goboxd-daemon", "/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/");
-	cr_assert_eq(cgroup_v2_base_rel("/a/my-goboxd-daemon", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_place_v2_base_rel("/a/my-goboxd-daemon", "/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/a/my-goboxd-daemon");
 }
 
@@ -126,23 +128,23 @@ Test(cgroup_parse, v2_base_rel_mount_root)
 {
 	char o[256];
 
-	cr_assert_eq(cgroup_v2_base_rel("/docker/abc/sub", "/docker/abc", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_place_v2_base_rel("/docker/abc/sub", "/docker/abc", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/sub");
-	cr_assert_eq(cgroup_v2_base_rel("/docker/abc", "/docker/abc/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_place_v2_base_rel("/docker/abc", "/docker/abc/", o, sizeof(o)), 0);
 	cr_assert_str_eq(o, "/");
-	cr_assert_eq(cgroup_v2_base_rel("/docker/abcd", "/docker/abc", o, sizeof(o)), -ENOENT);
-	cr_assert_eq(cgroup_v2_base_rel("/other", "/docker/abc", o, sizeof(o)), -ENOENT);
+	cr_assert_eq(cgroup_place_v2_base_rel("/docker/abcd", "/docker/abc", o, sizeof(o)), -ENOENT);
+	cr_assert_eq(cgroup_place_v2_base_rel("/other", "/docker/abc", o, sizeof(o)), -ENOENT);
 }
 
 Test(cgroup_parse, v2_base_rel_rejects)
 {
 	char o[8];
 
-	cr_assert_eq(cgroup_v2_base_rel("/../..", "/", o, sizeof(o)), -EINVAL);
-	cr_assert_eq(cgroup_v2_base_rel("/a/../b", "/", o, sizeof(o)), -EINVAL);
-	cr_assert_eq(cgroup_v2_base_rel("relative", "/", o, sizeof(o)), -EINVAL);
-	cr_assert_eq(cgroup_v2_base_rel("/a..b", "/", o, sizeof(o)), 0);
-	cr_assert_eq(cgroup_v2_base_rel("/abcdefghij", "/", o, sizeof(o)), -ENAMETOOLONG);
+	cr_assert_eq(cgroup_place_v2_base_rel("/../..", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cgroup_place_v2_base_rel("/a/../b", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cgroup_place_v2_base_rel("relative", "/", o, sizeof(o)), -EINVAL);
+	cr_assert_eq(cgroup_place_v2_base_rel("/a..b", "/", o, sizeof(o)), 0);
+	cr_assert_eq(cgroup_place_v2_base_rel("/abcdefghij", "/", o, sizeof(o)), -ENAMETOOLONG);
 }
 
 Test(cgroup_parse, kv_files)
@@ -152,39 +154,39 @@ Test(cgroup_parse, kv_files)
 	const char *cpustat = "usage_usec 123456\nuser_usec 100000\nsystem_usec 23456";
 	uint64_t v;
 
-	cr_assert_eq(cgroup_parse_kv(events, "max", &v), 0);
+	cr_assert_eq(cgroupfs_parse_kv(events, "max", &v), 0);
 	cr_assert_eq(v, 17);
-	cr_assert_eq(cgroup_parse_kv(events, "oom", &v), 0);
+	cr_assert_eq(cgroupfs_parse_kv(events, "oom", &v), 0);
 	cr_assert_eq(v, 2);
-	cr_assert_eq(cgroup_parse_kv(events, "oom_kill", &v), 0);
+	cr_assert_eq(cgroupfs_parse_kv(events, "oom_kill", &v), 0);
 	cr_assert_eq(v, 1);
-	cr_assert_eq(cgroup_parse_kv(oomctl, "oom_kill", &v), 0);
+	cr_assert_eq(cgroupfs_parse_kv(oomctl, "oom_kill", &v), 0);
 	cr_assert_eq(v, 3);
-	cr_assert_eq(cgroup_parse_kv(cpustat, "system_usec", &v), 0);
+	cr_assert_eq(cgroupfs_parse_kv(cpustat, "system_usec", &v), 0);
 	cr_assert_eq(v, 23456);
-	cr_assert_eq(cgroup_parse_kv(cpustat, "usage", &v), -ENOENT);
-	cr_assert_eq(cgroup_parse_kv("oom_kill_disable 0\nunder_oom 0\n", "oom_kill", &v), -ENOENT);
-	cr_assert_eq(cgroup_parse_kv("max x\n", "max", &v), -EINVAL);
-	cr_assert_eq(cgroup_parse_kv("max \n", "max", &v), -EINVAL);
-	cr_assert_eq(cgroup_parse_kv("", "max", &v), -ENOENT);
+	cr_assert_eq(cgroupfs_parse_kv(cpustat, "usage", &v), -ENOENT);
+	cr_assert_eq(cgroupfs_parse_kv("oom_kill_disable 0\nunder_oom 0\n", "oom_kill", &v), -ENOENT);
+	cr_assert_eq(cgroupfs_parse_kv("max x\n", "max", &v), -EINVAL);
+	cr_assert_eq(cgroupfs_parse_kv("max \n", "max", &v), -EINVAL);
+	cr_assert_eq(cgroupfs_parse_kv("", "max", &v), -ENOENT);
 }
 
 Test(cgroup_parse, pids)
 {
 	pid_t p[2];
 
-	cr_assert_eq(cgroup_parse_pids("", p, 2), 0);
-	cr_assert_eq(cgroup_parse_pids("12\n345\n", p, 2), 2);
+	cr_assert_eq(cgroupfs_parse_pids("", p, 2), 0);
+	cr_assert_eq(cgroupfs_parse_pids("12\n345\n", p, 2), 2);
 	cr_assert_eq(p[0], 12);
 	cr_assert_eq(p[1], 345);
 	p[1] = 0;
-	cr_assert_eq(cgroup_parse_pids("7\n8\n9\n", p, 1), 3);
+	cr_assert_eq(cgroupfs_parse_pids("7\n8\n9\n", p, 1), 3);
 	cr_assert_eq(p[0], 7);
 	cr_assert_eq(p[1], 0);
-	cr_assert_eq(cgroup_parse_pids("1\n2\n", NULL, 0), 2);
-	cr_assert_eq(cgroup_parse_pids("1\nx\n", p, 2), -EINVAL);
-	cr_assert_eq(cgroup_parse_pids("-1\n", p, 2), -EINVAL);
-	cr_assert_eq(cgroup_parse_pids("0\n", p, 2), -EINVAL);
+	cr_assert_eq(cgroupfs_parse_pids("1\n2\n", NULL, 0), 2);
+	cr_assert_eq(cgroupfs_parse_pids("1\nx\n", p, 2), -EINVAL);
+	cr_assert_eq(cgroupfs_parse_pids("-1\n", p, 2), -EINVAL);
+	cr_assert_eq(cgroupfs_parse_pids("0\n", p, 2), -EINVAL);
 }
 
 /* ---- choosing a place, on a fake cgroup2 tree in a temp dir ---- */
@@ -293,7 +295,7 @@ static int fake_locate(const char *proc_cgroup, bool root, const char *override,
 {
 	struct cgroup_host h = { .mountinfo = fake_mi, .proc_cgroup = proc_cgroup, .root = root };
 
-	return cgroup_locate(&h, override, p, err, errlen);
+	return cgroup_place_locate(&h, override, p, err, errlen);
 }
 
 static char *fake_path(const char *rel)
@@ -469,7 +471,7 @@ Test(cgroup_place, prepare_enables_controllers_in_base_and_top)
 	/* on cgroupfs mkdir makes the interface files; here they are made first */
 	fake_cgroup("/svc/goboxd", "memory pids");
 	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cgroup_prepare(&p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_place_prepare(&p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(fake_read("/svc/cgroup.subtree_control"), "+memory +pids");
 	cr_assert_str_eq(fake_read("/svc/goboxd/cgroup.subtree_control"), "+memory +pids");
 	/* the cgroup2 root and anything not ours are left alone */
@@ -487,7 +489,7 @@ Test(cgroup_place, prepare_at_the_root_leaves_enabled_controllers_alone)
 	fake_cgroup("/svc", "memory");
 	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.source, CGROUP_SRC_ROOT);
-	cr_assert_eq(cgroup_prepare(&p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_place_prepare(&p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(fake_read("/cgroup.subtree_control"), "memory pids\n");
 	cr_assert_str_eq(fake_read("/goboxd/cgroup.subtree_control"), "+memory +pids");
 	cr_assert_str_eq(fake_read("/svc/cgroup.subtree_control"), "");
@@ -502,7 +504,7 @@ Test(cgroup_place, prepare_reports_what_it_could_not_write)
 	fake_cgroup("/svc", "memory pids");
 	/* goboxd/ without interface files: the write to it fails */
 	cr_assert_eq(fake_locate("0::/svc\n", true, NULL, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cgroup_prepare(&p, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(cgroup_place_prepare(&p, err, sizeof(err)), -ENOENT);
 	cr_assert(strstr(err, fake_path("/svc/goboxd/cgroup.subtree_control")) != NULL, "%s",
 		  err);
 }
@@ -544,11 +546,11 @@ Test(cgroup_place, a_cgroup2_mount_on_top_of_another_is_the_one_found)
 	bool ro = true;
 
 	/* what a path there reaches: the last mount at the first place */
-	cr_assert_eq(cgroup_find_v2_mount(mi, where, sizeof(where), &ro), 0);
+	cr_assert_eq(cgroup_place_find_v2_mount(mi, where, sizeof(where), &ro), 0);
 	cr_assert_str_eq(where, "/sys/fs/cgroup");
 	cr_assert_not(ro);
-	cr_assert_eq(cgroup_find_v2_mount(mi, where, 8, &ro), -ENAMETOOLONG);
-	cr_assert_eq(cgroup_find_v2_mount("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n", where,
+	cr_assert_eq(cgroup_place_find_v2_mount(mi, where, 8, &ro), -ENAMETOOLONG);
+	cr_assert_eq(cgroup_place_find_v2_mount("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n", where,
 					  sizeof(where), &ro), -ENOENT);
 }
 
@@ -683,7 +685,7 @@ static struct cgroup_tree *open_test_tree(char *name, size_t len)
 	if (rc == -ENOTSUP || rc == -EROFS || rc == -EACCES || rc == -EPERM)
 		cr_skip_test("no writable cgroup hierarchy: %s", err);
 	/* v2 with our own cgroup holding processes: only the daemon's master
-	 * may evacuate it (cgroup_v2_prepare), not a test run from a shell */
+	 * may evacuate it (cgroup_place_prepare), not a test run from a shell */
 	if (rc == -EBUSY)
 		cr_skip_test("%s", err);
 	cr_assert_eq(rc, 0, "cgroup_tree_open: %s", err);
@@ -1025,7 +1027,7 @@ Test(cgroup_real, start_is_a_no_op_on_v1)
 		cgroup_tree_close(t);
 		cr_skip_test("v1 host only");
 	}
-	cr_assert_eq(cgroup_start(NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_place_start(NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.ver, CGROUP_V1);
 	cr_assert_eq(p.source, CGROUP_SRC_V1);
 	cr_assert_str_eq(p.root, "");

@@ -1,6 +1,10 @@
 /*
  * goboxd's own cgroup subtree and one cgroup per sandboxed step.
- * Works on v2 (unified) and v1 (memory, pids, cpuacct mounted apart).
+ * Works on v2 (unified) and v1 (memory, pids, cpuacct mounted apart):
+ * cgroup.c holds what is the same on both, cgroup_v1.c and cgroup_v2.c
+ * the rest behind one table of operations (cgroup_ops.h); where the
+ * subtree lives is cgroup_place.c's to choose, the file handling
+ * cgroupfs.c's.
  * Never touches the cgroup the daemon was started in: everything lives in
  * "<base>/goboxd/<tree name>/..." (v1: under each controller's mount).
  */
@@ -131,45 +135,5 @@ int cgroup_step_rebase(struct cgroup_step *s, bool light);
 int cgroup_step_note_own(struct cgroup_step *s);
 /* Kill what is left, remove the cgroup directories, free. */
 void cgroup_step_destroy(struct cgroup_step *s);
-
-/* Parsing helpers, exposed for tests (pure, no I/O). */
-
-/* One line of /proc/self/mountinfo; octal escapes (\040) decoded. */
-struct cgroup_mount {
-	char root[4096];        /* the mounted subtree of the hierarchy */
-	char mount_point[4096];
-	char mount_opts[256];   /* this mount's: "ro,nosuid,..." when read-only */
-	char fstype[64];        /* "cgroup" or "cgroup2" for ours */
-	char super_opts[512];   /* v1: names the controllers, e.g. "rw,cpu,cpuacct" */
-};
-/* 0, or -EINVAL on a malformed line, -ENAMETOOLONG if a field overflows. */
-int cgroup_parse_mountinfo_line(const char *line, struct cgroup_mount *out);
-/* Is word one of the tokens of list (separated by commas or blanks)? */
-bool cgroup_has_word(const char *list, const char *word);
-/*
- * The path of a /proc/<pid>/cgroup text for a v1 controller, or for the v2
- * hierarchy when controller is NULL ("0::/path"). 0, -ENOENT, -ENAMETOOLONG.
- */
-int cgroup_parse_proc_cgroup(const char *text, const char *controller, char *out,
-			 size_t outlen);
-/*
- * goboxd's v2 base, relative to a cgroup2 mount whose root is mount_root,
- * given the process's cgroup path: the mount root is stripped and a final
- * "goboxd-daemon" component (where cgroup_v2_prepare put the daemon) dropped.
- * Always starts with '/'. 0, -ENOENT (not below the mount), -EINVAL
- * ("..", relative), -ENAMETOOLONG.
- */
-int cgroup_v2_base_rel(const char *cgroup_path, const char *mount_root, char *out,
-		   size_t outlen);
-/*
- * The value of key in a flat keyed file ("key value" lines: memory.stat,
- * cpu.stat, memory.events, memory.oom_control). 0, -ENOENT, -EINVAL.
- */
-int cgroup_parse_kv(const char *text, const char *key, uint64_t *out);
-/*
- * A cgroup.procs text: stores up to max pids and returns how many the text
- * holds in all (may exceed max), or -EINVAL.
- */
-int cgroup_parse_pids(const char *text, pid_t *pids, size_t max);
 
 #endif

@@ -21,7 +21,7 @@
 #include "common/lang/langtab.h"
 #include "common/stats.h"
 
-/* ---- Cgroups: the place (worker/sandbox/cgroup.c) ---- */
+/* ---- Cgroups: the place (worker/sandbox/cgroup_place.c) ---- */
 
 enum cgroup_version { CGROUP_V1 = 1, CGROUP_V2 = 2 };
 
@@ -53,19 +53,19 @@ struct cgroup_host {
 	const char *mountinfo;     /* a /proc/self/mountinfo text */
 	const char *proc_cgroup;   /* a /proc/self/cgroup text */
 	bool root;                 /* effective uid 0 */
-	char *mountinfo_buf, *proc_cgroup_buf;  /* owned by cgroup_host_read */
+	char *mountinfo_buf, *proc_cgroup_buf;  /* owned by cgroup_place_read_host */
 };
 
 /* This process's view. 0, or negative errno with err. */
-int cgroup_host_read(struct cgroup_host *h, char *err, size_t errlen);
-void cgroup_host_free(struct cgroup_host *h);
+int cgroup_place_read_host(struct cgroup_host *h, char *err, size_t errlen);
+void cgroup_place_free_host(struct cgroup_host *h);
 /*
  * Choose the place (reads cgroupfs files, writes nothing). 0 and *out, its
  * report the line goboxd says at start and in --check; or -ENOTSUP (or
  * another negative errno) with the same line, ending "none usable", in err.
  */
-int cgroup_locate(const struct cgroup_host *h, const char *root_override, struct cgroup_place *out,
-	      char *err, size_t errlen);
+int cgroup_place_locate(const struct cgroup_host *h, const char *root_override,
+			struct cgroup_place *out, char *err, size_t errlen);
 /*
  * Make the place usable. v2: a cgroup with member processes cannot hand
  * controllers to its children, so when the base refuses, every process of
@@ -73,15 +73,19 @@ int cgroup_locate(const struct cgroup_host *h, const char *root_override, struct
  * (and cpu when available) are enabled in the base and in "<base>/goboxd".
  * v1: nothing to do. 0 or negative errno with err.
  */
-int cgroup_prepare(const struct cgroup_place *p, char *err, size_t errlen);
-/* cgroup_host_read + cgroup_locate + cgroup_prepare: the master's start-up, once,
- * before forking workers (and the sandbox tests' set-up). */
-int cgroup_start(const char *root_override, struct cgroup_place *out, char *err, size_t errlen);
-const char *cgroup_source_name(enum cgroup_source s);
+int cgroup_place_prepare(const struct cgroup_place *p, char *err, size_t errlen);
+/* cgroup_place_read_host + cgroup_place_locate + cgroup_place_prepare: the
+ * master's start-up, once, before forking workers (and the sandbox tests'
+ * set-up). */
+int cgroup_place_start(const char *root_override, struct cgroup_place *out, char *err,
+		       size_t errlen);
+const char *cgroup_place_source_name(enum cgroup_source s);
 /* The first cgroup2 mount of a mountinfo text: 0, its mount point and
  * whether it is read-only; -ENOENT or -ENAMETOOLONG. */
-int cgroup_find_v2_mount(const char *mountinfo, char *mount_point, size_t len, bool *read_only);
-/* Master start-up: remove step cgroups a crashed worker left in goboxd/. */
+int cgroup_place_find_v2_mount(const char *mountinfo, char *mount_point, size_t len,
+			       bool *read_only);
+/* Master start-up: remove step cgroups a crashed worker left in goboxd/
+ * (worker/sandbox/cgroup.c). */
 int cgroup_sweep(const char *root_override, unsigned *removed);
 
 /* ---- Readiness probes (worker/sandbox/probe.c) ----
