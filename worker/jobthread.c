@@ -91,7 +91,7 @@ static void stream_step(void *arg, const struct job_request *req, struct job_res
 {
 	struct jobthread *j = arg;
 
-	stream_line(j, api_run_event(req, res, ev, index));
+	stream_line(j, api_run_answer_event(req, res, ev, index));
 	if (ev == JOB_EV_TEST) {
 		sandbox_step_result_free(&res->tests[index].r);
 		sandbox_step_result_free(&res->tests[index].judge);
@@ -141,7 +141,7 @@ static void stream_tail(struct jobthread *j)
 		cJSON_AddStringToObject(err, "message", j->res.internal_msg[0] ?
 					j->res.internal_msg : "the sandbox failed");
 	} else {
-		line = api_run_summary(j->req, &j->res);
+		line = api_run_answer_summary(j->req, &j->res);
 	}
 	text = line ? cJSON_PrintUnformatted(line) : NULL;
 	cJSON_Delete(line);
@@ -177,7 +177,7 @@ static void build_answer(struct jobthread *j)
 		return;
 	}
 	tree = j->req->format == REQ_CODIZE ? api_codize_json(j->req, &j->res) :
-					      api_run_json(j->req, &j->res);
+					      api_run_answer_json(j->req, &j->res);
 	job_result_free(&j->res);
 	body = tree ? cJSON_PrintUnformatted(tree) : NULL;
 	cJSON_Delete(tree);

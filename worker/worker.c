@@ -555,7 +555,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 				   w->cfg, &job, &errs[0]);
 	if (rc < 0) {
 		char *body = kind == ROUTE_JOB_CODIZE ? api_codize_error(errs, nerr ? nerr : 1) :
-							 api_run_error(&errs[0]);
+							 api_run_answer_error(&errs[0]);
 		int status = errs[0].http_status ? errs[0].http_status : 400;
 		char hdr[128];
 		cJSON *extra = cJSON_CreateObject();

@@ -1,6 +1,7 @@
 /*
- * The two wire formats: goboxd's own API (POST /run, api_run.c) and
- * Codize's (POST /v1/run, api_codize.c). Each parses its request into the
+ * The two wire formats: goboxd's own API (POST /run: the request in
+ * api_run.c, the answer in api_run_answer.c) and Codize's (POST /v1/run,
+ * api_codize.c). Each parses its request into the
  * one job model (worker/judge/request.h) and renders the job's result as
  * its answer.
  */
@@ -42,20 +43,20 @@ int api_codize_parse(const char *body, size_t len, const struct langtab *t,
  * prints the tree (the job thread does, to hold a big answer fewer times).
  */
 /* Native /run. */
-cJSON *api_run_json(const struct job_request *req, const struct job_result *res);
+cJSON *api_run_answer_json(const struct job_request *req, const struct job_result *res);
 /*
  * Native /run, streamed (application/x-ndjson): one line per event of
  * the job (worker/judge/job.h), {"type": "build" | "checker_build" |
  * "interactor_build" | "test" | "group", "index" (tests and groups), and
  * the step's object under the type's name}; then the summary line,
  * {"type": "result"} with the answer's own fields (status, language,
- * points). Together they hold exactly what api_run_json holds.
+ * points). Together they hold exactly what api_run_answer_json holds.
  */
-cJSON *api_run_event(const struct job_request *req, const struct job_result *res,
+cJSON *api_run_answer_event(const struct job_request *req, const struct job_result *res,
 		     enum job_event ev, size_t index);
-cJSON *api_run_summary(const struct job_request *req, const struct job_result *res);
+cJSON *api_run_answer_summary(const struct job_request *req, const struct job_result *res);
 /* Native /run: 400/413 error body {"error":{"code","message","path"}}. */
-char *api_run_error(const struct req_error *e);
+char *api_run_answer_error(const struct req_error *e);
 
 /* Codize /v1/run: {"compile":..,"run":..}. */
 cJSON *api_codize_json(const struct job_request *req, const struct job_result *res);
