@@ -536,6 +536,44 @@ static bool wants_ndjson(const struct http_request *r)
 	return false;
 }
 
+/*
+ * An answer given before any job runs, already in c->out: logged (with
+ * extra, which access_log takes), the request's job freed, the master
+ * told that this connection holds no job, and on to the next request.
+ */
+static void answer_before_job(struct worker *w, struct conn *c, struct job_request *job,
+			      int status, cJSON *extra, bool ka)
+{
+	const struct http_request *r = &c->hp.req;
+
+	access_log(c, r->method, r->path, status, c->req_start_ms, extra);
+	request_free(job);
+	conn_drop_token(w, c);
+	conn_next_request(c, ka);
+}
+
+/* A bad request: the API's own error body (400 or 413). */
+static void refuse_job(struct worker *w, struct conn *c, enum route_kind kind,
+		       const struct req_error *errs, size_t nerr, bool ka)
+{
+	char *body = kind == ROUTE_JOB_CODIZE ? api_codize_error(errs, nerr ? nerr : 1) :
+						 api_run_answer_error(&errs[0]);
+	int status = errs[0].http_status ? errs[0].http_status : 400;
+	char hdr[128];
+	cJSON *extra = cJSON_CreateObject();
+
+	extra_headers(c, hdr, sizeof(hdr), NULL);
+	if (body)
+		http_format_response(&c->out, status, "application/json", body, strlen(body), ka,
+				     hdr);
+	else
+		http_format_error(&c->out, 500, "out_of_memory", "no memory", ka, hdr);
+	free(body);
+	if (extra)
+		cJSON_AddStringToObject(extra, "error_code", errs[0].code);
+	answer_before_job(w, c, NULL, status, extra, ka);
+}
+
 /* A job request: validate now (bad ones never queue), then run or move. */
 static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 {
@@ -544,6 +582,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	struct req_error errs[16];
 	size_t nerr = 0;
 	bool ka = conn_keep_alive(w, c);
+	char hdr[160];
 	int rc;
 
 	memset(errs, 0, sizeof(errs));
@@ -554,24 +593,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		rc = api_run_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
 				   w->cfg, &job, &errs[0]);
 	if (rc < 0) {
-		char *body = kind == ROUTE_JOB_CODIZE ? api_codize_error(errs, nerr ? nerr : 1) :
-							 api_run_answer_error(&errs[0]);
-		int status = errs[0].http_status ? errs[0].http_status : 400;
-		char hdr[128];
-		cJSON *extra = cJSON_CreateObject();
-
-		extra_headers(c, hdr, sizeof(hdr), NULL);
-		if (body)
-			http_format_response(&c->out, status, "application/json", body,
-					     strlen(body), ka, hdr);
-		else
-			http_format_error(&c->out, 500, "out_of_memory", "no memory", ka, hdr);
-		free(body);
-		if (extra)
-			cJSON_AddStringToObject(extra, "error_code", errs[0].code);
-		access_log(c, r->method, r->path, status, c->req_start_ms, extra);
-		conn_drop_token(w, c);
-		conn_next_request(c, ka);
+		refuse_job(w, c, kind, errs, nerr, ka);
 		return;
 	}
 	if (!c->job_token) {
@@ -580,17 +602,11 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		return;
 	}
 	if (!w->sandbox) {
-		char hdr[160];
-
 		extra_headers(c, hdr, sizeof(hdr), "Retry-After: 5\r\n");
 		http_format_error(&c->out, 503, "sandbox_unavailable", w->sandbox_error, ka, hdr);
-		access_log(c, r->method, r->path, 503, c->req_start_ms, NULL);
-		request_free(job);
-		conn_drop_token(w, c);
-		conn_next_request(c, ka);
+		answer_before_job(w, c, job, 503, NULL, ka);
 		return;
 	}
-	c->job_token = false; /* spent: the job's end reports CHANNEL_DONE */
 	/* The job has its own copy of everything: while it runs, the worker
 	 * need not hold the request's bytes twice more. */
 	buf_free(&c->hp.req.body);
@@ -599,11 +615,10 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	rc = start_job(w, c, job, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
 	if (rc < 0) {
 		respond_error(w, c, 500, "internal_error", "could not start the job thread", ka);
-		access_log(c, r->method, r->path, 500, c->req_start_ms, NULL);
-		request_free(job);
-		tell_master(w, CHANNEL_DONE, NULL, 0);
-		conn_next_request(c, ka);
+		answer_before_job(w, c, job, 500, NULL, ka);
+		return;
 	}
+	c->job_token = false; /* spent: the job's end reports CHANNEL_DONE */
 }
 
 static void handle_request(struct worker *w, struct conn *c)

@@ -616,56 +616,47 @@ static int write_input(struct jobdir *d, const char *name, const struct req_test
 }
 
 /*
- * One test, from the state the build left: the job directory restored from
- * its snapshot (the first test finds it untouched), a fresh /tmp, and
- * nothing of an earlier test alive. The run command is the same for all.
+ * Before a test: the job directory restored from its snapshot (the first
+ * test finds it untouched), and the test's input file. 0, or negative
+ * errno with the reason in tr->r.
  */
-static void run_test(const struct job_env *env, const struct job_request *req,
-		     const struct step_plan *p, struct judge *judge, size_t i,
-		     struct job_result *res)
+static int test_prepare(const struct job_env *env, const struct req_test *t, size_t i,
+			struct test_result *tr)
+{
+	struct jobdir *d = jail_jobdir(env->jail);
+	const char *what = "restoring the job directory";
+	int rc = i > 0 ? jobdir_restore(d, env->uid, env->gid) : 0;
+
+	if (rc == 0 && t->input_file) {
+		what = "writing the input file";
+		rc = write_input(d, t->input_file, t);
+	}
+	if (rc < 0) {
+		tr->r.outcome.internal_error = true;
+		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg), "%s: %s", what,
+			 strerror(-rc));
+	}
+	return rc;
+}
+
+/*
+ * The solution's run, its answer judged: the output file read when the
+ * test names one, then the checker's verdict, or the comparison with the
+ * expected answer, or the run's own outcome.
+ */
+static void test_judge(const struct job_env *env, const struct job_request *req,
+		       struct judge *judge, size_t i, struct job_result *res)
 {
 	const struct req_test *t = &req->tests[i];
 	struct test_result *tr = &res->tests[i];
-	struct jobdir *d = jail_jobdir(env->jail);
 	const struct buf *judged = &tr->r.out;
-	struct step_spec s;
 	struct verdict_answer answer = { .expected = t->expected != NULL, .cmp = CMP_EQUAL };
-	int rc = 0;
 
-	spec_fill(&s, req, p, &req->run_limits, env);
-	s.open_files = req->lang->run.open_files;
-	s.budget = &res->budget;
-	if (!t->input_file) {
-		s.stdin_data = t->stdin_data;
-		s.stdin_len = t->stdin_len;
-	}
-	if (i > 0)
-		rc = jobdir_restore(d, env->uid, env->gid);
-	if (rc < 0) {
-		tr->r.outcome.internal_error = true;
-		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
-			 "restoring the job directory: %s", strerror(-rc));
-	} else if (t->input_file && (rc = write_input(d, t->input_file, t)) < 0) {
-		tr->r.outcome.internal_error = true;
-		snprintf(tr->r.internal_msg, sizeof(tr->r.internal_msg),
-			 "writing the input file: %s", strerror(-rc));
-	} else if (judge && judge->interactive) {
-		run_interactive_test(judge, env, req, &s, i, res);
-		judge_done(res, tr);
-		return;
-	} else {
-		rc = sandbox_run(env->jail, &s, &tr->r);
-	}
-	tr->ran = true;
-	account(res, &tr->r, false);
-	if (rc < 0 || tr->r.outcome.internal_error) {
-		test_internal(res, tr, i, tr->r.internal_msg);
-		return;
-	}
 	if (t->output_file) {
 		/* Every process of the test is gone: the file can no longer change. */
-		rc = jobdir_read(d, t->output_file, (size_t)req->run_limits.output_kb * 1024,
-				 &tr->file_out);
+		int rc = jobdir_read(jail_jobdir(env->jail), t->output_file,
+				     (size_t)req->run_limits.output_kb * 1024, &tr->file_out);
+
 		if (rc == -ENOENT || rc == -EINVAL) {
 			tr->file_missing = true;
 		} else if (rc < 0) {
@@ -694,6 +685,44 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 	tr->status = verdict_for_answer(&tr->r.outcome, &answer);
 }
 
+/*
+ * One test, from the state the build left, with a fresh /tmp and nothing
+ * of an earlier test alive: prepared, run, judged. The run command is the
+ * same for all. An interactive test is run and judged at once, with its
+ * interactor.
+ */
+static void run_test(const struct job_env *env, const struct job_request *req,
+		     const struct step_plan *p, struct judge *judge, size_t i,
+		     struct job_result *res)
+{
+	const struct req_test *t = &req->tests[i];
+	struct test_result *tr = &res->tests[i];
+	struct step_spec s;
+	int rc;
+
+	spec_fill(&s, req, p, &req->run_limits, env);
+	s.open_files = req->lang->run.open_files;
+	s.budget = &res->budget;
+	if (!t->input_file) {
+		s.stdin_data = t->stdin_data;
+		s.stdin_len = t->stdin_len;
+	}
+	rc = test_prepare(env, t, i, tr);
+	if (rc == 0 && judge && judge->interactive) {
+		run_interactive_test(judge, env, req, &s, i, res);
+		judge_done(res, tr);
+		return;
+	}
+	if (rc == 0)
+		rc = sandbox_run(env->jail, &s, &tr->r);
+	tr->ran = true;
+	account(res, &tr->r, false);
+	if (rc < 0 || tr->r.outcome.internal_error)
+		test_internal(res, tr, i, tr->r.internal_msg);
+	else
+		test_judge(env, req, judge, i, res);
+}
+
 /* ---- what the job has reported: early stop, groups, events ------------- */
 
 /* What has been reported so far, and the statuses groups are judged on. */
@@ -703,13 +732,6 @@ struct progress {
 	enum test_status *sts;
 };
 
-static void report(const struct job_env *env, const struct job_request *req,
-		   struct job_result *res, enum job_event ev, size_t index)
-{
-	if (env->on_event && !res->cancelled)
-		env->on_event(env->event_arg, req, res, ev, index);
-}
-
 /* The client went away: stop here (a step that saw it was killed). */
 static bool job_cancelled(const struct job_env *env, struct job_result *res)
 {
@@ -718,6 +740,15 @@ static bool job_cancelled(const struct job_env *env, struct job_result *res)
 	if (!res->cancelled && env->cancel_fd > 0 && poll(&pf, 1, 0) > 0)
 		res->cancelled = true;
 	return res->cancelled;
+}
+
+/* An event, to a client that is still there (a step killed for the
+ * cancel reports nothing of its own). */
+static void report(const struct job_env *env, const struct job_request *req,
+		   struct job_result *res, enum job_event ev, size_t index)
+{
+	if (env->on_event && !job_cancelled(env, res))
+		env->on_event(env->event_arg, req, res, ev, index);
 }
 
 /* Test i is final: report it, then every group it decides. */
@@ -790,13 +821,94 @@ static void all_tests(struct job_result *res, enum test_status st)
 		res->tests[i].status = st;
 }
 
-int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
-{
-	struct jobdir *d = jail_jobdir(env->jail);
-	struct judge *judge = NULL;
-	struct progress pg = { 0 };
-	int rc = 0;
+/* ---- the job, step by step ------------------------------------------------ */
 
+struct job_state {
+	const struct job_env *env;
+	const struct job_request *req;
+	struct job_result *res;
+	struct jobdir *d;
+	struct judge *judge;    /* the interactor or checker, while usable */
+	struct progress pg;
+	int fault;              /* a job fault: every test is internal_error */
+};
+
+/*
+ * Asked before every step: no fault, a solution that built, the judge's
+ * program usable where the job has one, and the client still there (a
+ * step killed for the cancel failed for no fault of its own: from then
+ * res->cancelled stops the job, and says it has no verdict).
+ */
+static bool may_go_on(struct job_state *js)
+{
+	const struct job_result *res = js->res;
+
+	/* the client first: a build it cancelled failed for no fault */
+	return !job_cancelled(js->env, js->res) && js->fault == 0 && res->build_status == BS_OK &&
+	       (!res->judge.present || js->judge);
+}
+
+static void step_files(struct job_state *js)
+{
+	js->fault = js->d ? write_files(js->d, js->req) : -EINVAL;
+	if (js->fault < 0)
+		set_internal(js->res, "writing a source file", -js->fault);
+}
+
+/* Its jail starts now and sets itself up while the solution builds. */
+static void step_judge_open(struct job_state *js)
+{
+	if (!js->req->interactor && !js->req->checker)
+		return;
+	js->judge = judge_open(js->env, js->req, js->res);
+	if (!js->judge)
+		js->fault = -EIO;  /* recorded by judge_open */
+}
+
+static void step_build(struct job_state *js)
+{
+	if (js->req->lang->has_build)
+		run_build(js->env, js->req, js->res);
+	js->pg.build = true;
+	report(js->env, js->req, js->res, JOB_EV_BUILD, 0);
+}
+
+/* What the tests start from. With one test there is nothing to restore:
+ * no snapshot either. */
+static void step_snapshot(struct job_state *js)
+{
+	if (js->req->ntests <= 1)
+		return;
+	js->fault = jobdir_snapshot(js->d);
+	if (js->fault < 0)
+		set_internal(js->res, "keeping the built job directory", -js->fault);
+}
+
+/* The judge's program, only for a solution that built. */
+static void step_judge_build(struct job_state *js)
+{
+	if (!js->judge)
+		return;
+	if (!judge_prepare(js->judge, js->env, js->req, js->res)) {
+		judge_destroy(js->judge);
+		js->judge = NULL;
+	}
+	js->pg.judge = true;
+	report(js->env, js->req, js->res, JOB_EV_JUDGE_BUILD, 0);
+}
+
+static void step_tests(struct job_state *js)
+{
+	run_tests(js->env, js->req, js->judge, js->res, &js->pg);
+}
+
+static void (*const job_steps[])(struct job_state *) = {
+	step_files, step_judge_open, step_build, step_snapshot, step_judge_build, step_tests,
+};
+
+static void job_result_init(struct job_result *res, const struct job_request *req,
+			    const struct config *cfg)
+{
 	memset(res, 0, sizeof(*res));
 	sandbox_step_result_init(&res->build);
 	sandbox_step_result_init(&res->judge.r);
@@ -813,52 +925,23 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	res->groups = req->ngroups ? xcalloc(req->ngroups, sizeof(*res->groups)) : NULL;
 	for (size_t g = 0; g < req->ngroups; g++)
 		res->max_points += req->groups[g].points;
-	pg.sts = xcalloc(req->ntests, sizeof(*pg.sts));
 	outtext_budget_init(&res->budget,
 			    req->format == REQ_CODIZE ? OUTTEXT_BASE64_TWICE : OUTTEXT_JSON,
-			    env->cfg->max_job_output_bytes);
+			    cfg->max_job_output_bytes);
+}
 
-	rc = d ? write_files(d, req) : -EINVAL;
-	if (rc < 0)
-		set_internal(res, "writing a source file", -rc);
-	if (rc == 0 && (req->interactor || req->checker)) {
-		judge = judge_open(env, req, res);
-		if (!judge)
-			rc = -EIO;  /* a job fault, already recorded */
-	}
-	if (rc == 0 && req->lang->has_build)
-		run_build(env, req, res);
-	/* A build killed for the cancel failed for no fault of its own: from
-	 * here res->cancelled stops the job, and says it has no verdict. */
-	job_cancelled(env, res);
-	if (rc == 0) {
-		pg.build = true;
-		report(env, req, res, JOB_EV_BUILD, 0);
-	}
-	/* With one test there is nothing to restore: no snapshot either. */
-	if (rc == 0 && res->build_status == BS_OK && req->ntests > 1 && !res->cancelled) {
-		rc = jobdir_snapshot(d);
-		if (rc < 0)
-			set_internal(res, "keeping the built job directory", -rc);
-	}
-	/* The judge's program only for a solution that built. */
-	if (rc == 0 && res->build_status == BS_OK && judge && !job_cancelled(env, res)) {
-		if (!judge_prepare(judge, env, req, res)) {
-			judge_destroy(judge);
-			judge = NULL;
-		}
-		/* nor did a judge build killed for it */
-		job_cancelled(env, res);
-		pg.judge = true;
-		report(env, req, res, JOB_EV_JUDGE_BUILD, 0);
-	}
-	if (rc == 0 && res->build_status == BS_OK && (!res->judge.present || judge) &&
-	    !res->cancelled)
-		run_tests(env, req, judge, res, &pg);
-	else if (rc < 0)
+int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
+{
+	struct job_state js = { .env = env, .req = req, .res = res, .d = jail_jobdir(env->jail) };
+
+	job_result_init(res, req, env->cfg);
+	js.pg.sts = xcalloc(req->ntests, sizeof(*js.pg.sts));
+	for (size_t i = 0; i < ARRAY_SIZE(job_steps) && may_go_on(&js); i++)
+		job_steps[i](&js);
+	if (js.fault < 0)
 		all_tests(res, TS_INTERNAL_ERROR);
-	judge_destroy(judge);
-	report_rest(env, req, res, &pg);
+	judge_destroy(js.judge);
+	report_rest(env, req, res, &js.pg);
 
 	/* A build killed for a cancel (the solution's or the judge's) did
 	 * not fail: the verdict module says not_executed first. */
@@ -866,10 +949,10 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 		.build = res->build_status,
 		.judge_build = res->judge.present ? res->judge.status : BS_OK,
 		.cancelled = res->cancelled,
-		.tests = pg.sts,
+		.tests = js.pg.sts,
 		.ntests = req->ntests,
 	});
-	free(pg.sts);
+	free(js.pg.sts);
 	return 0;
 }
 
