@@ -137,7 +137,7 @@ uid_t jail_uid(const struct jail *j);
 gid_t jail_gid(const struct jail *j);
 /* What it was started with (jail_start's shared). */
 const struct jail_shared *jail_shared_of(const struct jail *j);
-/* The socket to the init, for sandbox.c's step loop. */
+/* The socket to the init, for a run's loop (sandbox_run.c). */
 int jail_sock(const struct jail *j);
 /* A new id for a RUN message. */
 uint32_t jail_next_id(struct jail *j);
