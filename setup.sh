@@ -145,6 +145,7 @@ run_tests() {
 	cd "$build"
 	make -s check-layers
 	make -s check-names
+	make -s check-doc
 	make -s tests/sandbox/sandbox_tests
 	make -s check || { cat tests/unit/*.log 2>/dev/null | tail -50; exit 1; }
 	make -s verify-units
