@@ -20,186 +20,8 @@
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/jail.h"
-
-/* Base env with the language's entries replacing same-named ones. */
-static char **merge_env(char **lang_env)
-{
-	size_t nb = ARRAY_SIZE(sandbox_base_env) - 1, nl = strv_len(lang_env), k = 0;
-	char **out;
-
-	out = xcalloc(nb + nl + 1, sizeof(*out));
-	for (size_t i = 0; i < nb; i++) {
-		size_t klen = strcspn(sandbox_base_env[i], "=") + 1;
-		bool overridden = false;
-
-		for (size_t j = 0; j < nl; j++)
-			overridden |= strncmp(lang_env[j], sandbox_base_env[i], klen) == 0;
-		if (!overridden)
-			out[k++] = xstrdup(sandbox_base_env[i]);
-	}
-	for (size_t j = 0; j < nl; j++)
-		out[k++] = xstrdup(lang_env[j]);
-	out[k] = NULL;
-	return out;
-}
-
-struct step_plan {
-	char **argv;
-	char **envp;
-};
-
-static void plan_free(struct step_plan *p)
-{
-	strv_free(p->argv);
-	strv_free(p->envp);
-	p->argv = p->envp = NULL;
-}
-
-static int plan_step(const struct job_request *req, const struct lang_step *step,
-		     char **flags, const struct limits *lim, struct step_plan *p)
-{
-	const char **names = xcalloc(req->nfiles + 1, sizeof(*names));
-	struct expand_ctx ctx = {
-		.source = req->files[0].name,
-		.artifact = req->artifact,
-		.sources = names,
-		.flags = (const char *const *)flags,
-		.default_flags = (const char *const *)step->default_flags,
-		.box = JAILPATH_BOX,
-		.tmp = JAILPATH_TMP,
-		.memory_mb = (unsigned long)(lim->memory_kb / 1024),
-	};
-	static const char *const none[] = { NULL };
-	char **lang_env = NULL;
-	int rc;
-
-	if (!flags)
-		ctx.flags = none;
-	for (size_t i = 0; i < req->nfiles; i++)
-		names[i] = req->files[i].name;
-	rc = placeholder_expand_argv(step->cmd, step->args, &ctx, &p->argv);
-	if (rc == 0)
-		rc = placeholder_expand_env(step->env, &ctx, &lang_env);
-	if (rc == 0)
-		p->envp = merge_env(lang_env);
-	strv_free(lang_env);
-	free(names);
-	if (rc < 0)
-		plan_free(p);
-	return rc;
-}
-
-static void spec_fill(struct step_spec *s, const struct job_request *req,
-		      const struct step_plan *p, const struct limits *lim, const struct job_env *env)
-{
-	const struct config *cfg = env->cfg;
-
-	memset(s, 0, sizeof(*s));
-	s->cancel_fd = env->cancel_fd;
-	s->argv = (const char *const *)p->argv;
-	s->envp = (const char *const *)p->envp;
-	s->limits = *lim;
-	s->tmp_exec = req->lang->tmp_exec;
-	if (req->format == REQ_CODIZE) {
-		s->combined_cap = cfg->output_limit_bytes;
-		s->stdout_cap = cfg->output_limit_bytes;
-		s->stderr_cap = cfg->output_limit_bytes;
-		s->want_interleaved = true;
-		/* As Codize's jail (nsjail's max_cpus: 1): nproc is 1 and a
-		 * program's threads share one CPU, in its build too. */
-		s->pin_cpu = cfg->codize_pin_cpus;
-	}
-}
-
-/* The job's sandbox fault (a 5xx), logged; the first one's words are kept. */
-static void job_fault(struct job_result *res, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void job_fault(struct job_result *res, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (res->internal_error)
-		return;
-	res->internal_error = true;
-	va_start(ap, fmt);
-	vsnprintf(res->internal_msg, sizeof(res->internal_msg), fmt, ap);
-	va_end(ap);
-	log_error("%s", res->internal_msg);
-}
-
-static void set_internal(struct job_result *res, const char *what, int err)
-{
-	job_fault(res, "%.180s: %s", what, strerror(err));
-}
-
-/*
- * Output read after a step (a test's output file) or shown but not judged
- * by goboxd (a judge program's message), cut to what the answer may still
- * take of the job's budget. The judge is not blamed for it: its message is
- * only shown. True when all of it fit.
- */
-static bool fit_budget(struct job_result *res, struct buf *b, bool marker)
-{
-	struct outtext_stream st = { 0 };
-	size_t n = outtext_take(&res->budget, &st, b->data ? b->data : "", b->len);
-
-	if (n == b->len)
-		return true;
-	buf_truncate(b, n);
-	b->truncated = true;
-	if (marker)
-		buf_puts(b, TRUNCATION_MARKER);
-	return false;
-}
-
-/* After its verdict, a judge program's part of a test keeps only what the
- * answer shows: its message, within the budget. */
-static void judge_done(struct job_result *res, struct test_result *tr)
-{
-	buf_free(&tr->judge.out);
-	buf_free(&tr->judge.interleaved);
-	fit_budget(res, &tr->judge.err, true);
-}
-
-static void account(struct job_result *res, const struct step_result *r, bool build)
-{
-	if (build)
-		res->build_ms += r->wall_ms;
-	else
-		res->run_ms += r->wall_ms;
-	res->cpu_ms += r->cpu_ms;
-	if (r->memory_peak_kb > res->memory_peak_kb)
-		res->memory_peak_kb = r->memory_peak_kb;
-}
-
-/* Build req (the solution's or the judge's program) in jail into r. */
-static enum build_status build_program(const struct job_env *env, struct jail *jail,
-				       const struct job_request *req, struct step_result *r,
-				       struct job_result *res, const char *who)
-{
-	const struct run_outcome *o = &r->outcome;
-	struct step_plan p = { 0 };
-	struct step_spec s;
-	int rc;
-
-	rc = plan_step(req, &req->lang->build, req->build_flags, &req->build_limits, &p);
-	if (rc < 0) {
-		set_internal(res, "expanding the build command", -rc);
-		return BS_INTERNAL_ERROR;
-	}
-	spec_fill(&s, req, &p, &req->build_limits, env);
-	s.open_files = req->lang->build.open_files;
-	s.budget = &res->budget;
-	rc = sandbox_run(jail, &s, r);
-	account(res, r, true);
-	plan_free(&p);
-	if (rc < 0 || o->internal_error) {
-		job_fault(res, "%s sandbox: %.200s", who, r->internal_msg);
-		return BS_INTERNAL_ERROR;
-	}
-	return verdict_for_build(o);
-}
+#include "worker/judge/jobstep.h"
+#include "worker/judge/judge.h"
 
 /* The request's files, as the build finds them in a new job directory. */
 static int write_files(struct jobdir *d, const struct job_request *req)
@@ -276,8 +98,8 @@ static int build_key(const struct job_env *env, const struct job_request *req,
 	struct buildcache_file *files = xcalloc(req->nfiles, sizeof(*files));
 	char store[BUILD_MAX_TOOLS][512];
 	const char *tools[BUILD_MAX_TOOLS + 1];
-	struct step_plan p = { 0 };
-	int rc = plan_step(req, &req->lang->build, req->build_flags, &req->build_limits, &p);
+	struct jobstep_plan p = { 0 };
+	int rc = jobstep_plan_make(req, &req->lang->build, req->build_flags, &req->build_limits, &p);
 
 	if (rc == 0) {
 		struct buildcache_input in = {
@@ -303,7 +125,7 @@ static int build_key(const struct job_env *env, const struct job_request *req,
 		build_tools(p.argv, tools, store);
 		buildcache_key(&in, key);
 	}
-	plan_free(&p);
+	jobstep_plan_free(&p);
 	free(files);
 	return rc;
 }
@@ -338,267 +160,17 @@ static void run_build(const struct job_env *env, const struct job_request *req,
 		if (rc != -ENOENT &&
 		    ((rc = jobdir_clear(d, env->uid, env->gid)) < 0 || (rc = write_files(d, req)) < 0)) {
 			res->build_status = BS_INTERNAL_ERROR;
-			set_internal(res, "writing the source files again after the build cache", -rc);
+			jobstep_internal(res, "writing the source files again after the build cache", -rc);
 			return;
 		}
 	}
-	res->build_status = build_program(env, env->jail, req, &res->build, res, "build");
+	res->build_status = jobstep_build(env, env->jail, req, &res->build, res, "build");
 	if (keyed && res->build_status == BS_OK) {
 		rc = buildcache_store(env->cache, key, d, &res->build, left - res->budget.left);
 		if (rc < 0 && rc != -EFBIG)
 			log_warn("keeping a %s build in the build cache: %s", req->lang->id,
 				 strerror(-rc));
 	}
-}
-
-
-/* ---- the judge's program: an interactor or a checker -------------------- */
-
-/*
- * What a judge program is handed in its control directory (the jail's
- * /judge, read-only to it), rewritten before each test, and the
- * arguments it gets: testlib's order. An interactor's second argument is
- * a scratch file of its own (testlib's interactor writes one); goboxd
- * does not read it.
- */
-#define JUDGE_INPUT "input"
-#define JUDGE_OUTPUT "output"
-#define JUDGE_ANSWER "answer"
-#define INTERACTOR_SCRATCH JAILPATH_TMP "/interactor-output"
-
-/* An interactor that ends first with one of these lets the solution run on
- * to its own end, to be judged for its own failures too: accepted and
- * partial. Any other end stops the solution at once. */
-#define SOLUTION_CONTINUES ((1u << 0) | (1u << 7))
-
-struct judge {
-	const struct job_request *prog;  /* req->interactor or req->checker */
-	bool interactive;
-	struct jail *jail;
-	struct step_plan plan;           /* its run command, testlib's arguments added */
-	struct step_spec spec;           /* ...and the step it runs as, the same each test */
-	bool snapshot;
-};
-
-static const char *judge_name(const struct judge *judge)
-{
-	return judge->interactive ? "interactor" : "checker";
-}
-
-static void judge_destroy(struct judge *judge)
-{
-	if (!judge)
-		return;
-	plan_free(&judge->plan);
-	jail_destroy(judge->jail);
-	free(judge);
-}
-
-/*
- * Its jail (a uid of its own, a control directory), started before the
- * solution's build: jail_start_with does not wait for the jail, which
- * sets itself up while the build runs. NULL when it cannot start: res
- * says why.
- */
-static struct judge *judge_open(const struct job_env *env, const struct job_request *req,
-				struct job_result *res)
-{
-	struct jail_opts o = { .uid = env->judge_uid, .gid = env->judge_gid, .control_dir = true };
-	struct judge *judge = xcalloc(1, sizeof(*judge));
-	char err[256];
-
-	judge->interactive = req->interactor != NULL;
-	judge->prog = judge->interactive ? req->interactor : req->checker;
-	if (jail_start_with(sandbox_jail_shared(env->sandbox), &o, &judge->jail, err,
-			    sizeof(err)) < 0) {
-		res->judge.present = true;
-		res->judge.status = BS_INTERNAL_ERROR;
-		job_fault(res, "the %s's jail: %.200s", judge_name(judge), err);
-		judge_destroy(judge);
-		return NULL;
-	}
-	return judge;
-}
-
-/*
- * In its jail, once the solution has built: its files, its build (into
- * res->judge) and its run command. False when it cannot be used: res
- * says why (a failed build, or the sandbox's internal error).
- */
-static bool judge_prepare(struct judge *judge, const struct job_env *env,
-			  const struct job_request *req, struct job_result *res)
-{
-	static const char *const itr_args[] = { JAILPATH_CONTROL "/" JUDGE_INPUT, INTERACTOR_SCRATCH,
-						JAILPATH_CONTROL "/" JUDGE_ANSWER, NULL };
-	static const char *const chk_args[] = { JAILPATH_CONTROL "/" JUDGE_INPUT,
-						JAILPATH_CONTROL "/" JUDGE_OUTPUT,
-						JAILPATH_CONTROL "/" JUDGE_ANSWER, NULL };
-	struct jobdir *d = jail_jobdir(judge->jail);
-	int rc = 0;
-
-	res->judge.present = true;
-	res->judge.status = BS_OK;
-	for (size_t i = 0; i < judge->prog->nfiles && rc == 0; i++)
-		rc = jobdir_write(d, judge->prog->files[i].name, judge->prog->files[i].data,
-				  judge->prog->files[i].len, 0644);
-	if (rc < 0) {
-		res->judge.status = BS_INTERNAL_ERROR;
-		set_internal(res, "writing the judge program's files", -rc);
-	} else if (judge->prog->lang->has_build) {
-		res->judge.has_build = true;
-		res->judge.status = build_program(env, judge->jail, judge->prog, &res->judge.r, res,
-						  judge->interactive ? "interactor build" :
-								    "checker build");
-	}
-	if (res->judge.status == BS_OK) {
-		rc = plan_step(judge->prog, &judge->prog->lang->run, judge->prog->run_flags,
-			       &judge->prog->run_limits, &judge->plan);
-		if (rc < 0) {
-			res->judge.status = BS_INTERNAL_ERROR;
-			set_internal(res, "expanding the judge program's run command", -rc);
-		} else {
-			for (const char *const *a = judge->interactive ? itr_args : chk_args; *a; a++)
-				strv_push(&judge->plan.argv, xstrdup(*a));
-			spec_fill(&judge->spec, judge->prog, &judge->plan, &judge->prog->run_limits,
-				  env);
-			judge->spec.open_files = judge->prog->lang->run.open_files;
-		}
-	}
-	if (res->judge.status == BS_OK && req->ntests > 1) {
-		rc = jobdir_snapshot(d);
-		if (rc < 0) {
-			res->judge.status = BS_INTERNAL_ERROR;
-			set_internal(res, "keeping the judge program's built directory", -rc);
-		}
-		judge->snapshot = rc == 0;
-	}
-	return res->judge.status == BS_OK;
-}
-
-/* One file of the control directory, replaced. */
-static int control_write(struct jobdir *ctl, const char *name, const char *data, size_t len)
-{
-	if (unlinkat(ctl->fd, name, 0) < 0 && errno != ENOENT)
-		return -errno;
-	/* root's, readable by the judge's group only */
-	return jobdir_write(ctl, name, data ? data : "", data ? len : 0, 0640);
-}
-
-/* Before a test: the judge's directory as its build left it, and the
- * test's files in the control directory. */
-static int judge_test_files(struct judge *judge, const struct job_env *env,
-			    const struct req_test *t, const struct buf *output, size_t i,
-			    char *err, size_t errlen)
-{
-	struct jobdir *ctl = jail_control_dir(judge->jail);
-	int rc = 0;
-
-	if (i > 0 && judge->snapshot)
-		rc = jobdir_restore(jail_jobdir(judge->jail), env->judge_uid, env->judge_gid);
-	if (rc < 0) {
-		snprintf(err, errlen, "restoring the %s's directory: %s", judge_name(judge),
-			 strerror(-rc));
-		return rc;
-	}
-	rc = control_write(ctl, JUDGE_INPUT, t->stdin_data, t->stdin_len);
-	if (rc == 0)
-		rc = control_write(ctl, JUDGE_ANSWER, t->expected, t->expected_len);
-	if (rc == 0 && output)
-		rc = control_write(ctl, JUDGE_OUTPUT, output->data, output->len);
-	if (rc < 0)
-		snprintf(err, errlen, "writing the %s's files: %s", judge_name(judge),
-			 strerror(-rc));
-	return rc;
-}
-
-/* A sandbox failure of a test: a server fault. */
-static void test_internal(struct job_result *res, struct test_result *tr, size_t i,
-			  const char *msg)
-{
-	tr->status = TS_INTERNAL_ERROR;
-	job_fault(res, "test %zu sandbox: %.200s", i + 1, msg);
-}
-
-static void run_interactive_test(struct judge *judge, const struct job_env *env,
-				 const struct job_request *req, const struct step_spec *sol,
-				 size_t i, struct job_result *res)
-{
-	struct test_result *tr = &res->tests[i];
-	struct interact_result ir;
-	struct verdict_dialogue dialogue;
-	struct interact_spec spec = {
-		.solution = sol,
-		.interactor = &judge->spec,
-		.wall_ms = req->run_limits.wall_ms,
-		.solution_continues = SOLUTION_CONTINUES,
-		.protocol = true,
-	};
-	char err[256];
-	int rc;
-
-	sandbox_interact_result_init(&ir);
-	rc = judge_test_files(judge, env, &req->tests[i], NULL, i, err, sizeof(err));
-	if (rc < 0) {
-		tr->ran = true;
-		test_internal(res, tr, i, err);
-		sandbox_interact_result_free(&ir);
-		return;
-	}
-	rc = sandbox_interact(env->jail, judge->jail, &spec, &ir);
-	/* the results move to the test */
-	sandbox_step_result_free(&tr->r);
-	sandbox_step_result_free(&tr->judge);
-	tr->r = ir.solution;
-	tr->judge = ir.interactor;
-	tr->ran = tr->judged = true;
-	tr->idle = ir.idle;
-	tr->terminated = ir.terminated;
-	tr->protocol_errors = ir.protocol_errors;
-	snprintf(tr->protocol_error, sizeof(tr->protocol_error), "%s", ir.protocol_error);
-	account(res, &tr->r, false);
-	res->cpu_ms += tr->judge.cpu_ms;
-	if (rc < 0 || tr->r.outcome.internal_error || tr->judge.outcome.internal_error) {
-		test_internal(res, tr, i, tr->r.outcome.internal_error ? tr->r.internal_msg :
-									tr->judge.internal_msg);
-		return;
-	}
-	dialogue = (struct verdict_dialogue){
-		.solution = &tr->r.outcome,
-		.interactor = &tr->judge.outcome,
-		.message = tr->judge.err.data,
-		.message_len = tr->judge.err.len,
-		.wall_limit = ir.wall_limit,
-		.solution_ended_for_interactor = ir.terminated || ir.stopped,
-	};
-	tr->status = verdict_interactive(&dialogue, &tr->points, tr->judge_error,
-					 sizeof(tr->judge_error));
-}
-
-/* After a clean run with an answer (stdout or the output file): the
- * checker's verdict. */
-static void run_checker(struct judge *judge, const struct job_env *env,
-			const struct job_request *req, const struct buf *output, size_t i,
-			struct job_result *res)
-{
-	struct test_result *tr = &res->tests[i];
-	char err[256];
-	int rc;
-
-	rc = judge_test_files(judge, env, &req->tests[i], output, i, err, sizeof(err));
-	if (rc < 0) {
-		test_internal(res, tr, i, err);
-		return;
-	}
-	rc = sandbox_run(judge->jail, &judge->spec, &tr->judge);
-	tr->judged = true;
-	res->cpu_ms += tr->judge.cpu_ms;
-	if (rc < 0 || tr->judge.outcome.internal_error) {
-		test_internal(res, tr, i, tr->judge.internal_msg);
-		return;
-	}
-	tr->status = verdict_from_judge(&tr->judge.outcome, judge_name(judge), tr->judge.err.data,
-					tr->judge.err.len, &tr->points, tr->judge_error,
-					sizeof(tr->judge_error));
 }
 
 /*
@@ -661,11 +233,11 @@ static void test_judge(const struct job_env *env, const struct job_request *req,
 			tr->file_missing = true;
 		} else if (rc < 0) {
 			tr->status = TS_INTERNAL_ERROR;
-			set_internal(res, "reading the output file", -rc);
+			jobstep_internal(res, "reading the output file", -rc);
 			return;
 		}
 		/* Past the job's budget it is cut, as past its own cap. */
-		fit_budget(res, &tr->file_out, false);
+		jobstep_fit_budget(res, &tr->file_out, false);
 		judged = &tr->file_out;
 	}
 	answer.file_missing = tr->file_missing;
@@ -675,7 +247,7 @@ static void test_judge(const struct job_env *env, const struct job_request *req,
 		 * whole answer, has none. */
 		tr->status = verdict_before_checker(&tr->r.outcome, &answer);
 		if (tr->status == TS_ACCEPTED)
-			run_checker(judge, env, req, judged, i, res);
+			judge_run_checker(judge, env, req, judged, i, res);
 		judge_done(res, tr);
 		return;
 	}
@@ -692,7 +264,7 @@ static void test_judge(const struct job_env *env, const struct job_request *req,
  * interactor.
  */
 static void run_test(const struct job_env *env, const struct job_request *req,
-		     const struct step_plan *p, struct judge *judge, size_t i,
+		     const struct jobstep_plan *p, struct judge *judge, size_t i,
 		     struct job_result *res)
 {
 	const struct req_test *t = &req->tests[i];
@@ -700,7 +272,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 	struct step_spec s;
 	int rc;
 
-	spec_fill(&s, req, p, &req->run_limits, env);
+	jobstep_spec(&s, req, p, &req->run_limits, env);
 	s.open_files = req->lang->run.open_files;
 	s.budget = &res->budget;
 	if (!t->input_file) {
@@ -708,17 +280,17 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		s.stdin_len = t->stdin_len;
 	}
 	rc = test_prepare(env, t, i, tr);
-	if (rc == 0 && judge && judge->interactive) {
-		run_interactive_test(judge, env, req, &s, i, res);
+	if (rc == 0 && judge && judge_interactive(judge)) {
+		judge_run_interactive(judge, env, req, &s, i, res);
 		judge_done(res, tr);
 		return;
 	}
 	if (rc == 0)
 		rc = sandbox_run(env->jail, &s, &tr->r);
 	tr->ran = true;
-	account(res, &tr->r, false);
+	jobstep_account(res, &tr->r, false);
 	if (rc < 0 || tr->r.outcome.internal_error)
-		test_internal(res, tr, i, tr->r.internal_msg);
+		jobstep_test_internal(res, tr, i, tr->r.internal_msg);
 	else
 		test_judge(env, req, judge, i, res);
 }
@@ -792,13 +364,13 @@ static void report_rest(const struct job_env *env, const struct job_request *req
 static void run_tests(const struct job_env *env, const struct job_request *req,
 		      struct judge *judge, struct job_result *res, struct progress *pg)
 {
-	struct step_plan p = { 0 };
-	int rc = plan_step(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
+	struct jobstep_plan p = { 0 };
+	int rc = jobstep_plan_make(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
 
 	if (rc < 0) {
 		for (size_t i = 0; i < req->ntests; i++)
 			res->tests[i].status = TS_INTERNAL_ERROR;
-		set_internal(res, "expanding the run command", -rc);
+		jobstep_internal(res, "expanding the run command", -rc);
 		return;
 	}
 	for (size_t i = 0; i < req->ntests && !job_cancelled(env, res); i++) {
@@ -812,7 +384,7 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 			res->tests[i].status = TS_NOT_EXECUTED;
 		report_test(env, req, res, pg, i);
 	}
-	plan_free(&p);
+	jobstep_plan_free(&p);
 }
 
 static void all_tests(struct job_result *res, enum test_status st)
@@ -852,7 +424,7 @@ static void step_files(struct job_state *js)
 {
 	js->fault = js->d ? write_files(js->d, js->req) : -EINVAL;
 	if (js->fault < 0)
-		set_internal(js->res, "writing a source file", -js->fault);
+		jobstep_internal(js->res, "writing a source file", -js->fault);
 }
 
 /* Its jail starts now and sets itself up while the solution builds. */
@@ -881,7 +453,7 @@ static void step_snapshot(struct job_state *js)
 		return;
 	js->fault = jobdir_snapshot(js->d);
 	if (js->fault < 0)
-		set_internal(js->res, "keeping the built job directory", -js->fault);
+		jobstep_internal(js->res, "keeping the built job directory", -js->fault);
 }
 
 /* The judge's program, only for a solution that built. */
