@@ -44,7 +44,8 @@ FROM debian:12
 # check, and for a container that is not privileged
 # (deploy/kubernetes-unprivileged): uidmap, and root's subordinate range,
 # ids 1-65535 of the pod's own user namespace, onto which goboxd maps the
-# sandbox uids (60000 to 61024).
+# sandbox uids (goboxd --check names them; make verify-deploy checks
+# that they fit).
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libcjson1 libyaml-0-2 libcap2 libsystemd0 libseccomp2 \

@@ -16,6 +16,10 @@ static void print_config(const struct config *c, FILE *out)
 	fprintf(out, "  listen %s:%u, %u workers, %u jobs at once, queue %u\n", c->listen,
 		(unsigned)c->port, c->workers, c->max_concurrent_jobs, c->max_queue);
 	fprintf(out, "  jail dir %s, log %s\n", c->jail_dir, c->log_file ? c->log_file : "stderr");
+	/* what a subordinate range (rootless) or a firewall rule must cover */
+	fprintf(out, "  sandbox uids and gids %u-%u\n",
+		(unsigned)config_sandbox_uid(c, CONFIG_SANDBOX_WORKER, 0),
+		(unsigned)config_sandbox_uid(c, CONFIG_SANDBOX_JUDGE, STATS_MAX_WORKERS - 1));
 }
 
 static void print_languages(const struct config *c, const struct langtab *langs, FILE *out)

@@ -154,7 +154,7 @@ int rootless_root_lacks(cap_t caps, char *out, size_t outlen)
 
 	if (outlen)
 		out[0] = '\0';
-	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(needs); i++) {
 		cap_flag_value_t v = CAP_CLEAR;
 
 		if (cap_get_flag(caps, needs[i].cap, CAP_EFFECTIVE, &v) == 0 && v == CAP_SET)
@@ -167,22 +167,37 @@ int rootless_root_lacks(cap_t caps, char *out, size_t outlen)
 	return lacking;
 }
 
-/* Root with CAP_SYS_ADMIN: what goboxd runs as without a namespace of
- * its own. (Root without it: an unprivileged container's.) */
-static bool fully_root(void)
+/*
+ * Root's way, read from its capabilities once: 1 with CAP_SYS_ADMIN (what
+ * goboxd runs as without a namespace of its own; also where they cannot
+ * be read), 0 without it (an unprivileged container's root, which takes
+ * the rootless way), or -EPERM with the reason in err when it also lacks
+ * what newuidmap needs.
+ */
+static int root_with_sys_admin(char *err, size_t errlen)
 {
-	cap_t caps;
-	cap_flag_value_t v = CAP_CLEAR;
+	cap_t caps = cap_get_proc();
+	cap_flag_value_t v = CAP_SET;
+	char lacks[64];
+	int n;
 
-	if (geteuid() != 0)
-		return false;
-	caps = cap_get_proc();
 	if (!caps)
-		return true;
+		return 1;
 	if (cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &v) < 0)
 		v = CAP_SET;
+	n = v == CAP_SET ? 0 : rootless_root_lacks(caps, lacks, sizeof(lacks));
 	cap_free(caps);
-	return v == CAP_SET;
+	if (v == CAP_SET)
+		return 1;
+	if (n > 0) {
+		snprintf(err, errlen,
+			 "rootless: root without CAP_SYS_ADMIN maps uid 0 onto itself in "
+			 "goboxd's user namespace with newuidmap, which needs CAP_SETUID, "
+			 "CAP_SETGID and CAP_SETFCAP; it lacks %s; remedy: give the container "
+			 "%s (deploy/kubernetes-unprivileged)", lacks, n > 1 ? "them" : "it");
+		return -EPERM;
+	}
+	return 0;
 }
 
 /*
@@ -236,25 +251,10 @@ int rootless_enter(const struct config *cfg, struct rootless *r, char *err, size
 	int status, rc;
 
 	memset(r, 0, sizeof(*r));
-	if (fully_root())
-		return 0;
+	if (geteuid() == 0 && (rc = root_with_sys_admin(err, errlen)) != 0)
+		return rc < 0 ? rc : 0;
 	r->uid = getuid();
 	r->gid = getgid();
-	if (r->uid == 0) {
-		cap_t caps = cap_get_proc();
-		char lacks[64];
-		int n = caps ? rootless_root_lacks(caps, lacks, sizeof(lacks)) : 0;
-
-		cap_free(caps);
-		if (n > 0) {
-			snprintf(err, errlen,
-				 "rootless: root without CAP_SYS_ADMIN maps uid 0 onto itself in "
-				 "goboxd's user namespace with newuidmap, which needs CAP_SETUID, "
-				 "CAP_SETGID and CAP_SETFCAP; it lacks %s; remedy: give the container "
-				 "%s (deploy/kubernetes-unprivileged)", lacks, n > 1 ? "them" : "it");
-			return -EPERM;
-		}
-	}
 	if ((rc = read_ranges(cfg, r, err, errlen)) < 0)
 		return rc;
 	if (access(ROOTLESS_NEWUIDMAP, X_OK) < 0 || access(ROOTLESS_NEWGIDMAP, X_OK) < 0) {

@@ -324,14 +324,26 @@ def daemon():
     d.stop()
 
 
-@pytest.fixture(scope="module")
-def py3_only():
-    """A languages dir with py3 alone, readable by any user: each daemon
-    of a test that starts many probes only it."""
-    d = tempfile.mkdtemp(prefix="goboxd-py3-only-")
+def lang_dir(*extra):
+    """py3 plus the given (file name, text) languages, in a directory of
+    their own that any user may read (a rootless daemon's too). The caller
+    removes it."""
+    d = tempfile.mkdtemp(prefix="goboxd-langs-")
     os.chmod(d, 0o755)
     shutil.copy(os.path.join(LANGUAGES, "py3.yaml"), d)
-    os.chmod(os.path.join(d, "py3.yaml"), 0o644)
+    for name, text in extra:
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    for name in os.listdir(d):
+        os.chmod(os.path.join(d, name), 0o644)
+    return d
+
+
+@pytest.fixture(scope="module")
+def py3_only():
+    """A languages dir with py3 alone: each daemon of a test that starts
+    many probes only it."""
+    d = lang_dir()
     yield d
     shutil.rmtree(d)
 

@@ -10,7 +10,7 @@ import tempfile
 import threading
 import time
 
-from conftest import LANGUAGES, Daemon
+from conftest import LANGUAGES, Daemon, lang_dir
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -141,17 +141,6 @@ def server_socket_inode(daemon_port, client):
             if fields[1] == local and fields[2] == remote:
                 return int(fields[9])
     return None
-
-
-def lang_dir(*extra):
-    """py3 plus the given (file name, text) languages, in a directory of
-    their own."""
-    d = tempfile.mkdtemp(prefix="goboxd-langs-")
-    shutil.copy(os.path.join(LANGUAGES, "py3.yaml"), d)
-    for name, text in extra:
-        with open(os.path.join(d, name), "w") as f:
-            f.write(text)
-    return d
 
 
 def test_a_build_200_directories_deep_is_kept_restored_and_removed():

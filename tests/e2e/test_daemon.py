@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import LANGUAGES, TOP, Daemon, free_port
+from conftest import LANGUAGES, TOP, Daemon, free_port, lang_dir
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -307,12 +307,6 @@ def test_readyz_is_503_with_the_failing_language():
 
 
 # ---- daemons of their own ---------------------------------------------
-
-
-def lang_dir():
-    d = tempfile.mkdtemp(prefix="goboxd-langs-")
-    shutil.copy(os.path.join(LANGUAGES, "py3.yaml"), d)
-    return d
 
 
 def test_sighup_adds_language_and_refuses_broken_table():
@@ -760,7 +754,10 @@ def test_check_prints_what_it_validated():
     assert lines[lines.index(langs) + 1].split() == names
     assert "jail: bwrap /usr/bin/bwrap (jail: bwrap)" in lines
     assert any(l.startswith("cgroups: v") for l in lines), p.stdout
+    assert "  sandbox uids and gids 60000-61024" in lines, p.stdout
     assert lines[-1] == "OK"
+    p = run_check("--jail", "bwrap", "--sandbox-uid-base", "70000")
+    assert "  sandbox uids and gids 70000-71024" in p.stdout.splitlines(), p.stdout
 
 
 def test_a_first_run_from_the_checkout_just_works():

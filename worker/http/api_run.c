@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,7 +10,6 @@
 #include <string.h>
 
 #include "common/lang/validate.h"
-#include "common/outtext.h"
 #include "common/strv.h"
 #include "common/utf8.h"
 #include "common/util.h"

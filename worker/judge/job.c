@@ -3,10 +3,8 @@
 #include "worker/judge/job.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +14,6 @@
 #include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/lang/placeholder.h"
-#include "common/strv.h"
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/jail.h"

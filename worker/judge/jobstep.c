@@ -2,18 +2,11 @@
 
 #include "worker/judge/jobstep.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "worker/judge/groups.h"
-#include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/lang/placeholder.h"
 #include "common/strv.h"

@@ -3,19 +3,12 @@
 #include "worker/judge/judge.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "worker/judge/groups.h"
 #include "worker/sandbox/jobdir.h"
-#include "common/log.h"
-#include "common/lang/placeholder.h"
 #include "common/strv.h"
 #include "common/util.h"
 #include "worker/sandbox/policy.h"

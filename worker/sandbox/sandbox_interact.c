@@ -8,36 +8,21 @@
 #include "worker/sandbox/sandbox.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/mount.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "common/caps.h"
 #include "worker/sandbox/jobdir.h"
 #include "common/limits.h"
-#include "common/strv.h"
 #include "common/util.h"
-#include "worker/sandbox/policy.h"
 #include "worker/sandbox/cgroup.h"
-#include "worker/sandbox/disks.h"
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/procctl.h"
 #include "worker/sandbox/sandbox_run.h"
-#include "worker/sandbox/seccomp.h"
 
 /* ---- an interactive test ------------------------------------------------ */
 
