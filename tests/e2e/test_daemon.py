@@ -1,4 +1,5 @@
 """The daemon's life: endpoints, HTTP handling, workers, reload, queue, stop."""
+import fcntl
 import json
 import re
 import os
@@ -853,23 +854,66 @@ def test_pin_cpus_puts_each_worker_on_a_cpu_of_its_own(daemon):
         pinned.stop()
 
 
+def pid_1_daemon():
+    """A goboxd that is pid 1 of a pid namespace of its own, as in a
+    container (--mount-proc: a /proc of that namespace, as a container
+    has)."""
+    return Daemon(wrapper=["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM"])
+
+
+def stop_pid_1_daemon(d):
+    """SIGTERM to goboxd itself (unshare's child), so that it stops
+    gracefully and cleans up; unshare exits with it."""
+    with open("/proc/%d/task/%d/children" % (d.proc.pid, d.proc.pid)) as f:
+        kids = [int(p) for p in f.read().split()]
+    for pid in kids:
+        os.kill(pid, signal.SIGTERM)
+    d.proc.wait(timeout=40)
+    d.log.close()
+
+
 def test_master_as_pid_1_keeps_its_workers():
     """In a container goboxd is pid 1 of its pid namespace: its workers must
     not take their parent's pid 1 for a dead master and exit."""
     if not shutil.which("unshare"):
         pytest.skip("unshare (util-linux) not installed")
-    # --mount-proc: a /proc of that pid namespace, as a container has
-    d = Daemon(wrapper=["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM"])
+    d = pid_1_daemon()
     try:
         st, body = d.post("/run", HELLO)
         assert st == 200 and body["status"] == "accepted", body
         assert len(d.worker_pids()) == 2
     finally:
-        # SIGTERM to goboxd itself (unshare's child), so that it stops
-        # gracefully and cleans up; unshare exits with it.
-        with open("/proc/%d/task/%d/children" % (d.proc.pid, d.proc.pid)) as f:
-            kids = [int(p) for p in f.read().split()]
-        for pid in kids:
-            os.kill(pid, signal.SIGTERM)
-        d.proc.wait(timeout=40)
-        d.log.close()
+        stop_pid_1_daemon(d)
+
+
+def test_a_master_in_its_own_pid_namespace_leaves_cgroups_in_use_alone(daemon):
+    """Its start-up sweep sees no pid of a goboxd outside its namespace
+    that shares its cgroups (here the module's daemon): a subtree that goboxd
+    holds (open, with a shared flock, as cgroup_tree_open leaves it) must
+    stay, or that goboxd's next step cgroup has nowhere to go. One named
+    for the module's daemon, held by the test, with nothing in it (as a
+    prober's tree is between two probes)."""
+    if not shutil.which("unshare"):
+        pytest.skip("unshare (util-linux) not installed")
+    tops = sorted({os.path.dirname(t) for t in daemon.cgroup_trees()})
+    assert tops, "the module's daemon has no cgroup tree: the check would see nothing"
+    held = [os.path.join(t, "%d-held" % daemon.proc.pid) for t in tops]
+    fds = []
+    try:
+        for h in held:
+            os.mkdir(h)
+            fds.append(os.open(h, os.O_RDONLY | os.O_DIRECTORY))
+            fcntl.flock(fds[-1], fcntl.LOCK_SH)
+        d = pid_1_daemon()
+        try:
+            assert d.get("/healthz")[0] == 200
+            swept = [l["msg"] for l in d.log_lines() if "-held" in l.get("msg", "")]
+            assert [h for h in held if not os.path.isdir(h)] == [], swept
+        finally:
+            stop_pid_1_daemon(d)
+    finally:
+        for fd in fds:
+            os.close(fd)
+        for h in held:
+            if os.path.isdir(h):
+                os.rmdir(h)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -717,12 +718,16 @@ static struct cgroup_step *make_step(struct cgroup_tree *t, uint64_t mem, uint32
 	return s;
 }
 
+/* A program in step s: like a jail's, which has exec'd, it keeps none of
+ * its parent's descriptors (a tree's locks among them). */
 static pid_t spawn_in(struct cgroup_step *s, void (*body)(void))
 {
 	pid_t pid = fork();
 
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
+		if (close_range(3, ~0U, 0) < 0)
+			_exit(99);
 		if (cgroup_step_enter(s) < 0)
 			_exit(100);
 		body();
@@ -962,14 +967,52 @@ static void sweep_root_remove(struct sweep_root *r)
 	rmdir(r->dir);
 }
 
+/*
+ * A worker that crashes (exits without closing anything) in a child: its
+ * tree w1 with two steps, a program idling in the first. The program's
+ * pid is returned; the test is its reaper once the worker is gone.
+ */
+static pid_t crashed_worker(const struct sweep_root *r)
+{
+	int fds[2];
+	pid_t worker, pid = 0;
+	int status;
+
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	cr_assert_eq(pipe(fds), 0);
+	worker = fork();
+	cr_assert_geq(worker, 0);
+	if (worker == 0) {
+		struct cgroup_limits l = { .memory_bytes = 32u << 20, .pids = 4 };
+		struct cgroup_tree *w = NULL;
+		struct cgroup_step *s1 = NULL, *s2 = NULL;
+		char err[256];
+
+		if (cgroup_tree_open(r->dir, "w1", &w, err, sizeof(err)) < 0 ||
+		    cgroup_tree_version(w) != CGROUP_V1 ||
+		    cgroup_step_create(w, &l, &s1, err, sizeof(err)) < 0 ||
+		    cgroup_step_create(w, &l, &s2, err, sizeof(err)) < 0)
+			_exit(1);
+		pid = spawn_in(s1, idle);
+		while (cgroup_step_nprocs(s1) < 1)
+			usleep(1000);
+		if (write(fds[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &pid, sizeof(pid)), (ssize_t)sizeof(pid));
+	close(fds[0]);
+	cr_assert_eq(waitpid(worker, &status, 0), worker);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return pid;
+}
+
 Test(cgroup_real, sweep_removes_a_crashed_workers_leftovers)
 {
-	char name[64], err[256] = "", path[PATH_MAX + 64];
+	char name[64], path[PATH_MAX + 64];
 	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
-	struct cgroup_limits l = { .memory_bytes = 32u << 20, .pids = 4 };
 	struct sweep_root r;
-	struct cgroup_tree *w = NULL;
-	struct cgroup_step *s1 = NULL, *s2 = NULL;
 	unsigned removed = 0;
 	int status;
 	pid_t pid;
@@ -978,13 +1021,7 @@ Test(cgroup_real, sweep_removes_a_crashed_workers_leftovers)
 		cr_skip_test("private sweep root is built for v1");
 	cgroup_tree_close(t);
 	sweep_root_make(&r);
-	cr_assert_eq(cgroup_tree_open(r.dir, "w1", &w, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cgroup_tree_version(w), CGROUP_V1);
-	cr_assert_eq(cgroup_step_create(w, &l, &s1, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cgroup_step_create(w, &l, &s2, err, sizeof(err)), 0, "%s", err);
-	pid = spawn_in(s1, idle);
-	while (cgroup_step_nprocs(s1) < 1)
-		usleep(1000);
+	pid = crashed_worker(&r);
 
 	cr_assert_eq(cgroup_sweep(r.dir, &removed), 0);
 	/* w1 and its two steps, in each of the three hierarchies */
@@ -995,10 +1032,41 @@ Test(cgroup_real, sweep_removes_a_crashed_workers_leftovers)
 	cr_assert_neq(access(path, F_OK), 0);
 	cr_assert_eq(cgroup_sweep(r.dir, &removed), 0);
 	cr_assert_eq(removed, 0);
-	/* destroying what was swept away is harmless */
-	cgroup_step_destroy(s1);
-	cgroup_step_destroy(s2);
+	sweep_root_remove(&r);
+}
+
+/*
+ * A tree in use is left alone though its name's pid is no live process
+ * here: its owner may be a goboxd in another pid namespace (a container's
+ * pid 1), which its open tree tells.
+ */
+Test(cgroup_real, sweep_leaves_a_tree_in_use_whatever_its_pid)
+{
+	char name[64], err[256] = "", path[PATH_MAX + 64];
+	struct cgroup_tree *t = open_test_tree(name, sizeof(name));
+	struct cgroup_limits l = { .memory_bytes = 32u << 20, .pids = 4 };
+	struct sweep_root r;
+	struct cgroup_tree *w = NULL;
+	struct cgroup_step *s = NULL;
+	unsigned removed = 1;
+
+	if (cgroup_tree_version(t) != CGROUP_V1)
+		cr_skip_test("private sweep root is built for v1");
+	cgroup_tree_close(t);
+	sweep_root_make(&r);
+	/* above any pid_max: no process here has that pid */
+	cr_assert_eq(cgroup_tree_open(r.dir, "4194305-w0", &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_step_create(w, &l, &s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cgroup_sweep(r.dir, &removed), 0);
+	cr_assert_eq(removed, 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/goboxd/4194305-w0", r.cg[i]);
+		cr_assert_eq(access(path, F_OK), 0, "%s was swept", path);
+	}
+	cgroup_step_destroy(s);
 	cgroup_tree_close(w);
+	snprintf(path, sizeof(path), "%s/goboxd/4194305-w0", r.cg[0]);
+	cr_assert_neq(access(path, F_OK), 0);
 	sweep_root_remove(&r);
 }
 

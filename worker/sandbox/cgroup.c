@@ -15,10 +15,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- the worker's tree ---- */
+
+/*
+ * A tree's directories are held open with a shared flock while it lives
+ * (the lock goes with its last holder: a crashed worker's tree is free),
+ * so that cgroup_sweep tells a tree in use from a leftover without
+ * trusting a pid that another pid namespace may not show.
+ */
+static int tree_lock(struct cgroup_tree *t, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < t->ndirs; i++) {
+		int fd;
+
+		if (cgroupfs_dup_dir(t->dir, i))
+			continue;
+		fd = open(t->dir[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return cgroupfs_err(err, errlen, -errno, "open(%s): %s", t->dir[i],
+					    strerror(errno));
+		t->lock_fd[i] = fd;
+		if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+			return cgroupfs_err(err, errlen, -errno,
+					    "%s is being removed by another goboxd's sweep: %s",
+					    t->dir[i], strerror(errno));
+	}
+	return 0;
+}
 
 int cgroup_tree_open(const char *root_override, const char *name, struct cgroup_tree **out,
 		     char *err, size_t errlen)
@@ -31,10 +58,13 @@ int cgroup_tree_open(const char *root_override, const char *name, struct cgroup_
 		return cgroupfs_err(err, errlen, -EINVAL, "bad cgroup tree name");
 	lay = xmalloc(sizeof(*lay));
 	t = xcalloc(1, sizeof(*t));
+	for (unsigned i = 0; i < CGROUP_NCTRL; i++)
+		t->lock_fd[i] = -1;
 	if ((rc = cgroup_place_layout(root_override, lay, err, errlen)) < 0)
 		goto out;
 	t->ops = lay->ver == CGROUP_V2 ? &cgroup_v2 : &cgroup_v1;
-	if ((rc = t->ops->tree_open(t, lay, name, err, errlen)) < 0)
+	if ((rc = t->ops->tree_open(t, lay, name, err, errlen)) < 0 ||
+	    (rc = tree_lock(t, err, errlen)) < 0)
 		goto out;
 	*out = t;
 	t = NULL;
@@ -50,6 +80,9 @@ void cgroup_tree_close(struct cgroup_tree *t)
 	if (!t)
 		return;
 	cgroupfs_remove_dirs(t->dir, t->ndirs);
+	for (unsigned i = 0; i < CGROUP_NCTRL; i++)
+		if (t->lock_fd[i] >= 0)
+			close(t->lock_fd[i]);
 	free(t);
 }
 
@@ -59,14 +92,35 @@ enum cgroup_version cgroup_tree_version(const struct cgroup_tree *t)
 }
 
 /*
- * Subtrees are named "<master pid>-<role>": one whose master is still
- * alive belongs to another goboxd on this host and is left alone.
+ * Whether a live process holds the tree at path (tree_lock). A master in
+ * a pid namespace of its own (pid 1 in a container) sees no pid of
+ * another goboxd that shares its cgroups: only the lock tells it that
+ * the tree is in use.
  */
-static bool owned_by_live_process(const char *name)
+static bool held(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool busy;
+
+	if (fd < 0)
+		return false;
+	busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
+}
+
+/*
+ * Subtrees are named "<master pid>-<role>": one that a live process
+ * holds, or whose master is still alive, belongs to another goboxd on
+ * this host and is left alone.
+ */
+static bool in_use(const char *path, const char *name)
 {
 	char *end;
 	long pid = strtol(name, &end, 10);
 
+	if (held(path))
+		return true;
 	if (end == name || *end != '-' || pid <= 0 || pid == (long)getpid())
 		return false;
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
@@ -91,7 +145,7 @@ int cgroup_sweep(const char *root_override, unsigned *removed)
 			continue;
 		if ((rc = cgroupfs_join(top, sizeof(top), lay->base[i], CGROUP_TOP)) < 0)
 			goto out;
-		if ((r = cgroupfs_rm_children_unless(top, &count, owned_by_live_process)) < 0)
+		if ((r = cgroupfs_rm_children_unless(top, &count, in_use)) < 0)
 			rc = r;
 	}
 out:

@@ -43,6 +43,9 @@ struct cgroup_tree {
 	const struct cgroup_ops *ops;
 	unsigned ndirs;
 	char dir[CGROUP_NCTRL][PATH_MAX];
+	/* each distinct dir, open with a shared flock for the tree's life: it
+	 * is in use (cgroup_sweep) whatever pid namespace its owner is in */
+	int lock_fd[CGROUP_NCTRL];
 	unsigned long counter;
 };
 

@@ -351,7 +351,8 @@ void cgroupfs_remove_dirs(char (*dirs)[PATH_MAX], unsigned n)
  * Remove every child cgroup of dir (not dir itself) for which skip, when
  * given, says no; the last error.
  */
-int cgroupfs_rm_children_unless(const char *dir, unsigned *count, bool (*skip)(const char *name))
+int cgroupfs_rm_children_unless(const char *dir, unsigned *count,
+				bool (*skip)(const char *path, const char *name))
 {
 	struct dirent *de;
 	int rc = 0;
@@ -364,7 +365,7 @@ int cgroupfs_rm_children_unless(const char *dir, unsigned *count, bool (*skip)(c
 		char sub[PATH_MAX];
 		int r;
 
-		if (!is_subdir(dir, de, sub, sizeof(sub)) || (skip && skip(de->d_name)))
+		if (!is_subdir(dir, de, sub, sizeof(sub)) || (skip && skip(sub, de->d_name)))
 			continue;
 		r = rm_cgroup(sub, count);
 		if (r < 0) {

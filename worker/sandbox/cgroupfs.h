@@ -73,11 +73,11 @@ int cgroupfs_kill_until_empty(char (*dirs)[PATH_MAX], unsigned n, pid_t spare);
 void cgroupfs_remove_dirs(char (*dirs)[PATH_MAX], unsigned n);
 /*
  * Remove every child cgroup of dir (not dir itself) for which skip, when
- * given, says no; counts them in *count (NULL: not counted). 0 or the
- * last error.
+ * given, says no (it is given the child's path and name); counts them in
+ * *count (NULL: not counted). 0 or the last error.
  */
 int cgroupfs_rm_children_unless(const char *dir, unsigned *count,
-				bool (*skip)(const char *name));
+				bool (*skip)(const char *path, const char *name));
 int cgroupfs_rm_children(const char *dir, unsigned *count);
 
 /* Parsing helpers (pure, no I/O; unit-tested). */
