@@ -79,7 +79,7 @@ deps() {
 	build_deps
 	apt_install \
 		git ca-certificates bubblewrap uidmap \
-		cppcheck clang-tidy curl python3 python3-pytest python3-yaml procps wrk \
+		cppcheck clang-tidy curl python3 python3-pytest python3-pytest-xdist python3-yaml procps wrk \
 		systemd groff-base
 }
 

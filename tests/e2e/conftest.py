@@ -3,6 +3,14 @@
 GOBOXD_BIN names the binary, GOBOXD_TEST_JAIL the jail driver (bwrap or
 nsjail). Each test module gets its own daemon on a free port with its own
 jail directory, so tests cannot see each other's leftovers.
+
+The files run in parallel under pytest-xdist (`-n N`, as tests/run-all
+does): each worker process starts its own daemons, whose sandbox uids
+are a range of that worker's own (sandbox_uid_base), so that two
+daemons' jails never share a uid (RLIMIT_NPROC, kill and /proc count
+per uid). A test that needs the machine to itself (it measures time
+against a fixed budget, or fills a host-wide resource) is marked
+`alone`: run-all runs those after the others, one at a time.
 """
 import atexit
 import glob
@@ -33,6 +41,21 @@ TIME_SCALE = max(1, min(1000, int(os.environ.get("GOBOXD_TEST_TIME_SCALE", "1") 
 def budget(seconds):
     """A wait of seconds on a real host, stretched on a slow one."""
     return seconds * TIME_SCALE
+
+
+def wait_until(cond, what, timeout=10, step=0.05):
+    """Poll cond until it returns something true, and return that; fail
+    the test, saying what did not happen, after budget(timeout). For
+    what a test must see happen before its next step: a fixed sleep
+    guesses how long that takes, and guesses short on a loaded machine."""
+    deadline = time.time() + budget(timeout)
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.time() >= deadline:
+            raise AssertionError("not seen within %g s: %s" % (budget(timeout), what))
+        time.sleep(step)
 
 
 def time_caps():
@@ -70,6 +93,36 @@ def sanitizer_reports(log):
     return [line for line in log.splitlines() if SANITIZER_REPORT.search(line)]
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "alone: needs the machine to itself (run-all runs it after the "
+        "others, one test at a time)")
+    config.addinivalue_line(
+        "markers", "slow: takes 2 s or more on a 2-CPU machine (-m 'not slow' for a "
+        "quick run)")
+
+
+def xdist_worker():
+    """This process's index among pytest-xdist's workers; 0 without xdist."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(name[2:]) if name.startswith("gw") and name[2:].isdigit() else 0
+
+
+# What one daemon's sandbox uids span at most: its workers', its judges'
+# (goboxd --check prints the range: 1025 ids with the defaults).
+UID_SPAN = 2000
+
+
+def sandbox_uid_base(args=()):
+    """goboxd's flags for this xdist worker's own range of sandbox uids
+    (none for the first, which keeps the default); none when the test
+    names a base itself."""
+    k = xdist_worker()
+    if k == 0 or "--sandbox-uid-base" in args:
+        return []
+    return ["--sandbox-uid-base", str(60000 + UID_SPAN * k)]
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -95,7 +148,7 @@ class Daemon:
                "--workers", str(workers), "--languages-dir", languages,
                "--jail-dir", self.jail_dir, "--jail", self.jail,
                "--nsjail-path", os.environ.get("GOBOXD_NSJAIL", "/usr/local/bin/nsjail")]
-        cmd = list(wrapper) + cmd + time_caps() + list(args)
+        cmd = list(wrapper) + cmd + time_caps() + sandbox_uid_base(args) + list(args)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GOBOXD_")}
         full_env.update(env or {})
         self.log = open(self.log_path, "w")
@@ -179,6 +232,27 @@ class Daemon:
     def post(self, path, body, timeout=120):
         status, body, _ = self.request("POST", path, body, timeout=timeout)
         return status, body
+
+    def stats(self):
+        """/info's counters (in_flight_jobs, queued_jobs, jobs_total...)."""
+        status, info = self.get("/info")
+        assert status == 200, info
+        return info["stats"]
+
+    def wait_jobs(self, running=None, queued=None, timeout=10):
+        """Until as many jobs run (in_flight_jobs) and wait in the
+        master's queue (queued_jobs) as given."""
+        def there():
+            s = self.stats()
+            return ((running is None or s["in_flight_jobs"] == running) and
+                    (queued is None or s["queued_jobs"] == queued))
+        wait_until(there, "%s jobs running, %s queued" % (running, queued), timeout)
+
+    def wait_log(self, pred, what, timeout=10):
+        """Until a line of the log (parsed) satisfies pred; that line."""
+        def found():
+            return next((l for l in reversed(self.log_lines()) if pred(l)), None)
+        return wait_until(found, what, timeout)
 
     def worker_pids(self):
         status, info = self.get("/info")
@@ -315,6 +389,37 @@ def decode(raw):
         return json.loads(raw)
     except ValueError:
         return raw.decode(errors="replace")
+
+
+# What most tests' daemons need: a daemon probes every language it has at
+# its start (java's or dotnet's probe alone takes a CPU-second), which a
+# test that runs py3 or C need not pay for; tests/v2/run-tests gives its
+# guests the same four.
+SMALL = ("bash", "c", "cpp", "py3")
+_language_dirs = {}
+
+
+def languages_of(*ids):
+    """A languages dir with these languages of LANGUAGES alone (one not
+    there is left out, as the full table would lack it), any user may
+    read it; one per set and process, removed at exit."""
+    key = tuple(sorted(set(ids)))
+    if key not in _language_dirs:
+        d = tempfile.mkdtemp(prefix="goboxd-langs-")
+        atexit.register(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        for i in key:
+            src = os.path.join(LANGUAGES, i + ".yaml")
+            if os.path.exists(src):
+                shutil.copy(src, d)
+                os.chmod(os.path.join(d, i + ".yaml"), 0o644)
+        _language_dirs[key] = d
+    return _language_dirs[key]
+
+
+def small(*more):
+    """The languages of SMALL, and more."""
+    return languages_of(*SMALL, *more)
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,12 @@ import tempfile
 
 import pytest
 
-from conftest import Daemon, dump, run_ok as run
+from conftest import Daemon, dump, run_ok as run, small
 
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon()
+    d = Daemon(languages=small("nim"))
     yield d
     d.stop()
 

@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from conftest import Daemon, dump
+from conftest import Daemon, dump, small
 
 HELLO_C = """#include <stdio.h>
 /* %(token)s */
@@ -73,7 +73,7 @@ def leftovers(daemon):
 
 @pytest.fixture
 def daemon():
-    d = Daemon(args=["--metrics"])
+    d = Daemon(languages=small("rust"), args=["--metrics"])
     yield d
     d.stop()
 
@@ -172,7 +172,7 @@ def test_an_extra_files_name_is_part_of_the_key(daemon):
 
 
 def test_cache_off_with_zero():
-    d = Daemon(args=["--metrics", "--build-cache-mb", "0"])
+    d = Daemon(languages=small("rust"), args=["--metrics", "--build-cache-mb", "0"])
     try:
         src = c_source()
         for _ in range(2):
@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
 
 def test_least_recently_used_is_evicted():
     # each entry is about 420 kB: two fit in 1 MiB, three do not
-    d = Daemon(args=["--metrics", "--build-cache-mb", "1"])
+    d = Daemon(languages=small("rust"), args=["--metrics", "--build-cache-mb", "1"])
     try:
         a, b, c = (c_request(BIG_C % uuid.uuid4().hex) for _ in range(3))
         run(d, a)
@@ -220,7 +220,7 @@ def test_least_recently_used_is_evicted():
 
 
 def test_an_entry_bigger_than_the_cache_is_not_kept():
-    d = Daemon(args=["--metrics", "--build-cache-mb", "1"])
+    d = Daemon(languages=small("rust"), args=["--metrics", "--build-cache-mb", "1"])
     try:
         src = BIG_C.replace("400000", "1100000").replace("399999", "1099999") % uuid.uuid4().hex
         for _ in range(2):
@@ -231,7 +231,7 @@ def test_an_entry_bigger_than_the_cache_is_not_kept():
 
 
 def test_corrupt_entries_and_crash_leftovers_are_ignored_and_swept():
-    d = Daemon(args=["--metrics"])
+    d = Daemon(languages=small("rust"), args=["--metrics"])
     try:
         src = c_source("fine")
         run(d, c_request(src))
@@ -270,7 +270,7 @@ def test_corrupt_entries_and_crash_leftovers_are_ignored_and_swept():
 
 
 def test_concurrent_identical_submissions():
-    d = Daemon(args=["--metrics"], workers=2)
+    d = Daemon(languages=small("rust"), args=["--metrics"], workers=2)
     try:
         src = c_source("same")
         results = []
@@ -296,7 +296,7 @@ def test_concurrent_identical_submissions():
 
 
 def test_survives_reload_and_restart():
-    d = Daemon(args=["--metrics"], workers=1)
+    d = Daemon(languages=small("rust"), args=["--metrics"], workers=1)
     src = c_source("kept")
     try:
         run(d, c_request(src))
@@ -309,7 +309,7 @@ def test_survives_reload_and_restart():
         assert run(d, c_request(src))["build"]["cached"] is True
     finally:
         d.stop()
-    e = Daemon(args=["--metrics", "--jail-dir", d.jail_dir], workers=1)
+    e = Daemon(languages=small("rust"), args=["--metrics", "--jail-dir", d.jail_dir], workers=1)
     try:
         assert metrics(e)["bytes"] > 0  # counted at start
         body = run(e, c_request(src))
@@ -353,7 +353,7 @@ int main(void)
 
 @pytest.mark.parametrize("disk", ["0", "64M"])
 def test_a_program_cannot_change_a_cached_file(disk):
-    d = Daemon(args=["--metrics", "--job-disk-size", disk])
+    d = Daemon(languages=small("rust"), args=["--metrics", "--job-disk-size", disk])
     try:
         req = c_request(TAMPER_C % uuid.uuid4().hex)
         first = run(d, req)
@@ -382,7 +382,7 @@ def test_a_program_cannot_change_a_cached_file(disk):
 
 
 def test_codize_compile_step_is_cached():
-    d = Daemon(args=["--metrics"])
+    d = Daemon(languages=small("rust"), args=["--metrics"])
     try:
         src = 'fn main() { println!("rs %s"); }\n' % uuid.uuid4().hex[:8]
         req = {"runtime": "rust", "files": [{"name": "main.rs", "content": src}]}

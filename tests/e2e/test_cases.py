@@ -127,7 +127,19 @@ def check_v1(body, exp):
         check_text(where, dec, want)
 
 
-@pytest.mark.parametrize("path", CASES, ids=[case_id(p) for p in CASES])
+# Cases that take 2 s or more here: a time limit run out, or a compiler
+# that starts a JVM or type-checks a project (`-m "not slow"` leaves them
+# out of a quick run).
+SLOW_DIRS = {"clojure", "kotlin", "nim", "scala", "ts"}
+
+
+def case_param(path):
+    slow = (os.path.basename(os.path.dirname(path)) in SLOW_DIRS or
+            "timeout" in os.path.basename(path))
+    return pytest.param(path, id=case_id(path), marks=[pytest.mark.slow] if slow else [])
+
+
+@pytest.mark.parametrize("path", [case_param(p) for p in CASES])
 def test_case(daemon, path):
     case = load_case(path)
     api = case.get("api", "run")

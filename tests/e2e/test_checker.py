@@ -7,7 +7,7 @@ so no fixed expected string can judge it).
 """
 import pytest
 
-from conftest import Daemon, dump, judged, run_ok as run
+from conftest import Daemon, dump, judged, run_ok as run, small
 
 DIVISOR_CHECKER = r'''
 import sys
@@ -32,7 +32,7 @@ LARGEST = "n = int(input())\nprint(next(d for d in range(n - 1, 1, -1) if n % d 
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(workers=2)
+    d = Daemon(languages=small(), workers=2)
     yield d
     d.stop()
 

@@ -3,6 +3,7 @@ any depth, fds and capabilities of the master's children, dispatches that
 fail, and removals that never hold up a request."""
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -10,7 +11,9 @@ import tempfile
 import threading
 import time
 
-from conftest import LANGUAGES, Daemon, lang_dir
+import pytest
+
+from conftest import LANGUAGES, Daemon, lang_dir, small
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -93,13 +96,24 @@ def wait_for(pred, timeout=20, what="the condition"):
     raise AssertionError("timed out waiting for " + what)
 
 
+def in_a_probe_step(pid):
+    """Whether pid is in one of the prober's step cgroups: a probe's jail,
+    not the jail binary's `--version` that the prober runs, before it
+    drops its capabilities, to report which jail it has."""
+    try:
+        with open("/proc/%d/cgroup" % pid) as f:
+            return re.search(r"-probe/s\d+", f.read()) is not None
+    except OSError:
+        return False
+
+
 def prober_at_work(daemon, not_pid=None):
     """The prober's pid once it runs a probe (its jail is its child)."""
     def find():
         for pid in children(daemon.proc.pid):
             if pid != not_pid and title(pid) == "goboxd: prober":
                 try:
-                    if children(pid):
+                    if any(in_a_probe_step(k) for k in children(pid)):
                         return pid
                 except OSError:
                     pass
@@ -164,6 +178,7 @@ def test_a_build_200_directories_deep_is_kept_restored_and_removed():
 JAIL_CAPS = (1 << 0) | (1 << 1) | (1 << 3) | (1 << 5) | (1 << 6) | (1 << 7)
 
 
+@pytest.mark.slow
 def test_the_prober_keeps_only_what_launching_a_jail_takes():
     """The prober ran with every capability (CapEff 1fffeffffff)."""
     d = lang_dir(("zzslow.yaml", SLOW_PROBE))
@@ -201,11 +216,12 @@ def comm(pid):
         return f.read().strip()
 
 
+@pytest.mark.slow
 def test_a_workers_disk_keeper_keeps_only_the_capability_to_mount():
     """Each worker's disk keeper (worker/sandbox/disks.c) mounts the jails'
     own disks: CAP_SYS_ADMIN, in the worker's mount namespace, and nothing
     else; it goes with its worker."""
-    daemon = Daemon(workers=1)
+    daemon = Daemon(languages=small(), workers=1)
     try:
         daemon.wait_probed()
         worker = daemon.worker_pids()[0]
@@ -232,6 +248,7 @@ def test_a_workers_disk_keeper_keeps_only_the_capability_to_mount():
         daemon.stop()
 
 
+@pytest.mark.slow
 def test_queued_clients_never_reach_a_new_generation_or_the_prober():
     """A reload forked its workers and the prober with the queued clients'
     sockets and memfds still open in them."""
@@ -306,6 +323,7 @@ def read_reply(sock):
     return reply
 
 
+@pytest.mark.slow
 def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
     """A worker that died after saying it was idle, not reaped yet: the
     master closed the client it could not hand over, without a word."""
@@ -395,6 +413,7 @@ def timed(fn):
 SWEEPER_CAPS = (1 << 1) | (1 << 3)
 
 
+@pytest.mark.slow
 def test_a_big_removal_never_holds_up_a_request():
     """The master removed swept directories in its own loop: a hello-world
     /run waited for the whole removal (8.3 s for 500,000 files)."""

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import LANGUAGES, TOP, Daemon, free_port, lang_dir
+from conftest import LANGUAGES, TOP, Daemon, free_port, lang_dir, sandbox_uid_base, small
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -68,6 +68,7 @@ def test_healthz(daemon):
     assert daemon.get("/healthz") == (200, {"status": "ok"})
 
 
+@pytest.mark.slow
 def test_readyz_lists_every_language(daemon):
     body = daemon.wait_ready()
     assert body["status"] == "ok"
@@ -105,8 +106,8 @@ def test_run_is_counted_and_logged(daemon):
     after = daemon.get("/info")[1]["stats"]
     assert after["jobs_total"] == before + 1
     assert after["latency_ms"]["samples"] >= 1
-    time.sleep(0.2)
-    line = [l for l in daemon.log_lines() if l.get("request_id") == "abc-123"][-1]
+    line = daemon.wait_log(lambda l: l.get("request_id") == "abc-123",
+                           "the access-log line of request abc-123")
     for key in ("method", "path", "status", "duration_ms", "language", "queue_ms",
                 "build_ms", "run_ms", "cpu_ms", "job_status"):
         assert key in line, line
@@ -214,7 +215,7 @@ def test_health_answers_while_jobs_run(daemon):
                for _ in range(2)]
     for t in threads:
         t.start()
-    time.sleep(0.5)
+    daemon.wait_jobs(running=2)
     start = time.time()
     assert daemon.get("/healthz")[0] == 200
     assert daemon.get("/info")[0] == 200
@@ -242,6 +243,7 @@ def test_killed_worker_is_replaced(daemon):
         assert status == 200 and body["status"] == "accepted"
 
 
+@pytest.mark.slow
 def test_sighup_reload_drops_no_request(daemon):
     failures = []
     done = threading.Event()
@@ -277,8 +279,8 @@ def test_sighup_reload_drops_no_request(daemon):
     assert daemon.proc.poll() is None
 
 
+@pytest.mark.slow
 def test_nothing_left_behind(daemon):
-    time.sleep(0.5)
     assert daemon.leftovers() == []
     assert daemon.step_cgroups() == []
 
@@ -340,9 +342,9 @@ def test_sighup_adds_language_and_refuses_broken_table():
             f.write("id: zz\nname: Broken\nsource_filename: a.txt\nprobe: [/usr/bin/true]\n"
                     "run:\n  cmd: /usr/bin/true\n  bogus: 1\n")
         daemon.proc.send_signal(signal.SIGHUP)
-        time.sleep(1.5)
-        refused = [l for l in daemon.log_lines() if "reload refused" in l.get("msg", "")]
-        assert refused and "zz.yaml:7" in refused[-1]["msg"], refused
+        refused = daemon.wait_log(lambda l: "reload refused" in l.get("msg", ""),
+                                  "the reload refused")
+        assert "zz.yaml:7" in refused["msg"], refused
         status, body = daemon.post("/run", dict(HELLO, language="py3b"))
         assert status == 200 and body["status"] == "accepted"
         assert "zz" not in [l["id"] for l in daemon.get("/info")[1]["languages"]]
@@ -364,11 +366,11 @@ def test_broken_table_at_startup_fails_loudly():
 
 
 def test_graceful_stop_finishes_running_job():
-    daemon = Daemon(workers=1)
+    daemon = Daemon(languages=small(), workers=1)
     result = []
     t = threading.Thread(target=lambda: result.append(daemon.post("/run", slow(1.5))))
     t.start()
-    time.sleep(0.6)
+    daemon.wait_jobs(running=1)
     rc = daemon.stop(signal.SIGTERM)
     t.join()
     assert rc == 0
@@ -377,7 +379,7 @@ def test_graceful_stop_finishes_running_job():
 
 
 def test_graceful_stop_runs_queued_jobs_and_refuses_new_ones():
-    daemon = Daemon(workers=1, args=["--max-concurrency", "1"])
+    daemon = Daemon(languages=small(), workers=1, args=["--max-concurrency", "1"])
     results = []
     lock = threading.Lock()
 
@@ -387,11 +389,12 @@ def test_graceful_stop_runs_queued_jobs_and_refuses_new_ones():
             results.append(r)
 
     threads = [threading.Thread(target=go) for _ in range(2)]
-    for t in threads:
-        t.start()
-        time.sleep(0.2)
+    threads[0].start()
+    daemon.wait_jobs(running=1)
+    threads[1].start()
+    daemon.wait_jobs(queued=1)
     daemon.proc.send_signal(signal.SIGTERM)
-    time.sleep(0.3)
+    daemon.wait_log(lambda l: l.get("msg") == "graceful stop requested", "the stop begun")
     late = daemon.request("POST", "/run", slow(0))
     for t in threads:
         t.join()
@@ -402,9 +405,11 @@ def test_graceful_stop_runs_queued_jobs_and_refuses_new_ones():
     assert "Retry-After" in late[2]
 
 
+@pytest.mark.slow
 def test_queue_full_and_queue_timeout_are_503():
-    daemon = Daemon(workers=1, args=["--max-concurrency", "1", "--max-queue-size", "1",
-                                     "--queue-timeout", "30s"])
+    daemon = Daemon(languages=small(), workers=1,
+                    args=["--max-concurrency", "1", "--max-queue-size", "1",
+                          "--queue-timeout", "30s"])
     try:
         results = []
         lock = threading.Lock()
@@ -430,7 +435,8 @@ def test_queue_full_and_queue_timeout_are_503():
     finally:
         daemon.stop()
 
-    daemon = Daemon(workers=1, args=["--max-concurrency", "1", "--queue-timeout", "500ms"])
+    daemon = Daemon(languages=small(), workers=1,
+                    args=["--max-concurrency", "1", "--queue-timeout", "500ms"])
     try:
         results = []
         threads = [threading.Thread(target=lambda: results.append(
@@ -449,7 +455,7 @@ def test_queue_full_and_queue_timeout_are_503():
 
 
 def test_max_concurrency_one_never_overlaps_jobs():
-    daemon = Daemon(workers=2, args=["--max-concurrency", "1"])
+    daemon = Daemon(languages=small(), workers=2, args=["--max-concurrency", "1"])
     src = "import time\nprint(time.time())\ntime.sleep(0.3)\nprint(time.time())\n"
     try:
         results = []
@@ -478,7 +484,8 @@ def test_systemd_socket_activation():
     p = subprocess.Popen(["systemd-socket-activate", "-l", "127.0.0.1:%d" % port,
                           os.environ["GOBOXD_BIN"], "--languages-dir", LANGUAGES,
                           "--jail-dir", os.path.join(tmp, "jails"), "--workers", "1",
-                          "--jail", os.environ.get("GOBOXD_TEST_JAIL", "bwrap")],
+                          "--jail", os.environ.get("GOBOXD_TEST_JAIL", "bwrap")] +
+                         sandbox_uid_base(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.time() + 10
@@ -524,6 +531,7 @@ def test_concurrent_jobs_never_share_a_directory(daemon):
         assert body["tests"][0]["stdout"] == "%s ['solution.py', 'token']\n" % tok
 
 
+@pytest.mark.slow
 def test_stale_job_dirs_are_swept():
     """Hole 7: what a crash left behind goes at start-up and periodically."""
     tmp = tempfile.mkdtemp(prefix="goboxd-sweep-")
@@ -538,7 +546,7 @@ def test_stale_job_dirs_are_swept():
     # Without a job disk, job directories are on the jail directory's own
     # disk, where a crash leaves them for the sweeper (with one, they
     # vanish with the worker: test_isolation.py).
-    daemon = Daemon(workers=1, args=["--jail-dir", jails, "--sweep-age", "2s",
+    daemon = Daemon(languages=small(), workers=1, args=["--jail-dir", jails, "--sweep-age", "2s",
                                      "--sweep-interval", "1s", "--job-disk-size", "0"])
     try:
         # the start-up sweep runs beside the first requests, not before them
@@ -591,7 +599,7 @@ def proc_cpu_seconds(pid):
 
 
 def test_half_closed_client_does_not_spin_the_worker():
-    daemon = Daemon(workers=1)
+    daemon = Daemon(languages=small(), workers=1)
     try:
         pid = daemon.worker_pids()[0]
         job = json.dumps(slow(1.5)).encode()
@@ -655,7 +663,8 @@ def test_a_jail_dir_another_user_owns_is_refused():
 
 def test_degraded_cgroups_serve_health_and_refuse_jobs():
     empty = tempfile.mkdtemp(prefix="goboxd-nocg-")
-    daemon = Daemon(args=["--cgroup-root", empty, "--allow-degraded-cgroups"], workers=1)
+    daemon = Daemon(languages=small(), workers=1,
+                    args=["--cgroup-root", empty, "--allow-degraded-cgroups"])
     try:
         assert daemon.get("/healthz") == (200, {"status": "ok"})
         status, body = daemon.post("/run", HELLO)
@@ -717,7 +726,7 @@ def wait_for_line(path, pred, timeout=10):
 def test_sigusr1_reopens_the_log_file():
     tmp = tempfile.mkdtemp(prefix="goboxd-log-")
     path = os.path.join(tmp, "goboxd.log")
-    daemon = Daemon(args=["--log-file", path], workers=1)
+    daemon = Daemon(languages=small(), args=["--log-file", path], workers=1)
     try:
         workers = daemon.worker_pids()
         status, _, _ = daemon.request("POST", "/run", HELLO, headers={"X-Request-Id": "before"})
@@ -808,7 +817,7 @@ def test_log_file_change_waits_for_a_restart():
     conf = os.path.join(tmp, "goboxd.yaml")
     with open(conf, "w") as f:
         f.write("log_file: %s\n" % path)
-    daemon = Daemon(args=["--config", conf], workers=1)
+    daemon = Daemon(languages=small(), args=["--config", conf], workers=1)
     try:
         with open(conf, "w") as f:
             f.write("log_file: %s\n" % other)
@@ -836,7 +845,7 @@ def test_pin_cpus_puts_each_worker_on_a_cpu_of_its_own(daemon):
     assert st == 200 and res["status"] == "accepted", res
     assert json.loads(res["tests"][0]["stdout"]) == usable
 
-    pinned = Daemon(workers=2, args=["--pin-cpus"])
+    pinned = Daemon(languages=small(), workers=2, args=["--pin-cpus"])
     try:
         results = []
         threads = [threading.Thread(target=lambda: results.append(pinned.post("/run", body)))
@@ -858,7 +867,8 @@ def pid_1_daemon():
     """A goboxd that is pid 1 of a pid namespace of its own, as in a
     container (--mount-proc: a /proc of that namespace, as a container
     has)."""
-    return Daemon(wrapper=["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM"])
+    return Daemon(languages=small(), wrapper=["unshare", "--pid", "--fork", "--mount-proc",
+                                              "--kill-child=SIGTERM"])
 
 
 def stop_pid_1_daemon(d):

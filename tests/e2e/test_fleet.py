@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, free_port
+from conftest import Daemon, free_port, small
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CFG = os.path.join(TOP, "deploy", "haproxy", "haproxy.cfg")
@@ -49,8 +49,9 @@ def wait_port(port, proc, timeout=10):
 
 @pytest.mark.skipif(not shutil.which("haproxy"), reason="haproxy not installed")
 def test_haproxy_retries_a_full_instance_on_another(tmp_path):
-    full = Daemon(workers=1, args=["--max-concurrency", "1", "--max-queue-size", "0"])
-    spare = Daemon(workers=2)
+    full = Daemon(languages=small(), workers=1,
+                  args=["--max-concurrency", "1", "--max-queue-size", "0"])
+    spare = Daemon(languages=small(), workers=2)
     proxy = None
     try:
         full.wait_ready()

@@ -9,7 +9,7 @@ back.
 """
 import pytest
 
-from conftest import Daemon, dump, run_ok as run
+from conftest import Daemon, dump, run_ok as run, small
 
 PROGRAM = ("s = input().strip()\n"
            "if s == 'crash':\n"
@@ -23,7 +23,7 @@ STATUS = {"A": "accepted", "W": "wrong_output", "R": "runtime_error", "S": "skip
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(workers=2)
+    d = Daemon(languages=small(), workers=2)
     yield d
     d.stop()
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, dump, judged
+from conftest import Daemon, dump, judged, small
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -82,7 +82,7 @@ def reset_peak(pid):
 def daemon():
     # a read timeout far above what any refusal here may take, so that a
     # 408 can never pass for the answer a test waits for
-    d = Daemon(args=["--read-timeout", "30s"])
+    d = Daemon(languages=small(), args=["--read-timeout", "30s"])
     yield d
     d.stop()
 
@@ -196,7 +196,8 @@ def test_pipelined_bytes_after_a_job_are_all_answered():
     # small body caps, so that what a client pipelines behind a job can be
     # more than a request: before the fix the worker that ran the job kept
     # at most one body and two headers' worth and closed without a word
-    d = Daemon(args=["--max-run-body-size", "64k", "--max-body-size", "64k"], workers=1)
+    d = Daemon(languages=small(), workers=1,
+               args=["--max-run-body-size", "64k", "--max-body-size", "64k"])
     try:
         job = json.dumps(HELLO).encode()
         probe = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -216,13 +217,14 @@ def test_pipelined_bytes_after_a_job_are_all_answered():
         d.stop()
 
 
+@pytest.mark.slow
 def test_handed_over_request_that_no_longer_fits_gets_413(tmp_path):
     # a job queued under the old caps reaches a worker of a generation
     # whose caps a reload lowered: before, that worker dropped the
     # connection without a word
     cfg = tmp_path / "goboxd.yaml"
     cfg.write_text("max_concurrency: 1\n")
-    d = Daemon(args=["--config", str(cfg)], workers=1)
+    d = Daemon(languages=small(), args=["--config", str(cfg)], workers=1)
     try:
         slow = {"language": "py3", "source": "import time\ntime.sleep(3)\n",
                 "tests": [{"stdin": ""}]}
@@ -238,11 +240,11 @@ def test_handed_over_request_that_no_longer_fits_gets_413(tmp_path):
 
         first = threading.Thread(target=lambda: got.update(slow=d.post("/run", slow)))
         first.start()
-        time.sleep(1)
+        d.wait_jobs(running=1)
         # the one job slot is taken: this one waits in the master's queue
         second = threading.Thread(target=send_big)
         second.start()
-        time.sleep(0.5)
+        d.wait_jobs(queued=1)
         cfg.write_text("max_concurrency: 1\nmax_run_body_size: 64k\nmax_body_size: 64k\n")
         d.proc.send_signal(signal.SIGHUP)
         first.join()
@@ -263,7 +265,7 @@ def without_quarantine():
 
 
 def test_client_that_never_reads_does_not_grow_the_worker():
-    d = Daemon(workers=1, env=without_quarantine())
+    d = Daemon(languages=small(), workers=1, env=without_quarantine())
     try:
         pid = d.worker_pids()[0]
         reset_peak(pid)
@@ -300,12 +302,13 @@ def proc_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.slow
 def test_client_gone_with_answers_unsent_is_let_go():
     # its answers fill the socket, then it closes with them unread (a
     # reset): the worker's send fails, and the connection must be freed,
     # not reported by epoll again and again (it spun, and held up a stop
     # for the whole shutdown timeout)
-    d = Daemon(workers=1)
+    d = Daemon(languages=small(), workers=1)
     try:
         pid = d.worker_pids()[0]
         s = socket.create_connection(("127.0.0.1", d.port))
@@ -348,7 +351,7 @@ def big_output(kib, tests):
 @pytest.fixture(scope="module")
 def capped():
     """A daemon whose jobs may answer with 1 MiB of output."""
-    d = Daemon(args=["--max-job-output-size", "1M"])
+    d = Daemon(languages=small(), args=["--max-job-output-size", "1M"])
     yield d
     d.stop()
 
@@ -426,13 +429,14 @@ def test_job_output_cap_cuts_a_checkers_message_without_blaming_it(capped):
     assert len(second["checker_message"]) - len(MARKER) == (324 << 10) - 2 * 3
 
 
+@pytest.mark.slow
 def test_health_answers_while_a_big_answer_is_built():
     # a budget that lets 2 x 16 MiB of 0x01 through: about 200 MB of JSON,
     # which kept the loop from answering for seconds while it built it.
     # The probes run until the answer's head arrives (the build is over
     # then); the answer is read and decoded after them, as decoding it
     # holds this process's interpreter lock for about a second.
-    d = Daemon(args=["--max-job-output-size", "1G"], workers=1)
+    d = Daemon(languages=small(), args=["--max-job-output-size", "1G"], workers=1)
     try:
         req = json.dumps(big_output(16 << 10, 2)).encode()
         head, got = threading.Event(), []

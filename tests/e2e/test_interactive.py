@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import Daemon, budget, dump, judged, run_ok as run
+from conftest import Daemon, budget, dump, judged, run_ok as run, small
 
 GUESS_INTERACTOR = r'''
 import sys
@@ -65,7 +65,7 @@ int main() {
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(workers=2)
+    d = Daemon(languages=small(), workers=2)
     yield d
     d.stop()
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, budget, dump, job_dir_holds, run_ok as run
+from conftest import Daemon, budget, dump, job_dir_holds, run_ok as run, small
 
 DISK_MB = 32
 DISK_FILES = 400
@@ -21,7 +21,7 @@ DISK_FILES = 400
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(args=["--job-disk-size", "%dM" % DISK_MB,
+    d = Daemon(languages=small(), args=["--job-disk-size", "%dM" % DISK_MB,
                      "--job-disk-files", str(DISK_FILES)])
     yield d
     d.stop()
@@ -342,7 +342,7 @@ def test_the_job_disk_stays_out_of_the_host_mount_table():
     try:
         subprocess.run(["mount", "--make-shared", top], check=True)
         jails = os.path.join(top, "jails")
-        d = Daemon(workers=1, args=["--jail-dir", jails])
+        d = Daemon(languages=small(), workers=1, args=["--jail-dir", jails])
         try:
             pid = d.worker_pids()[0]
             with open("/proc/%d/mountinfo" % pid) as f:
@@ -436,6 +436,7 @@ int main(void)
 '''
 
 
+@pytest.mark.slow
 def test_page_cache_is_not_a_memory_verdict(daemon):
     """Killed for wall time after reading far more than its memory limit
     through the page cache: the kernel reclaimed, it killed nothing, so
@@ -456,7 +457,7 @@ def test_the_next_job_gets_the_whole_disk():
     """One worker, jobs back to back: the files a job left must not stay
     on the job disk while the next job runs (its jail's teardown may wait,
     its files may not)."""
-    d = Daemon(workers=1, args=["--job-disk-size", "%dM" % DISK_MB,
+    d = Daemon(languages=small(), workers=1, args=["--job-disk-size", "%dM" % DISK_MB,
                                 "--job-disk-files", str(DISK_FILES)])
     try:
         leave = FILL_BYTES.replace('printf("write: %s after %ld MiB\\n", n < 0 ? strerror(errno) : "short",\n\t\t\t\t       total);\n\t\t\t\treturn 1;',

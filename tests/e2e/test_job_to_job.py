@@ -19,12 +19,12 @@ import time
 
 import pytest
 
-from conftest import Daemon, budget, dump, needs_jail_reuse, run_ok as run
+from conftest import Daemon, budget, dump, needs_jail_reuse, run_ok as run, small
 
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(workers=1)
+    d = Daemon(languages=small(), workers=1)
     yield d
     d.stop()
 
@@ -211,6 +211,7 @@ print(json.dumps({"jail": JAIL}), flush=True)
 
 
 @needs_jail_reuse
+@pytest.mark.slow
 def test_dentries_left_raise_no_later_jobs_limit(daemon):
     before = allowance(daemon)
     seen(job(daemon, NEGATIVE_DENTRIES, memory_kb=262144, cpu_time_s=budget(5),
@@ -259,7 +260,7 @@ def test_the_next_job_reads_nothing_of_the_inits_accounts(daemon):
 
 
 def test_the_init_is_out_of_every_programs_sight_from_the_start():
-    d = Daemon(workers=1, args=["--jobs-per-jail", "1"])
+    d = Daemon(languages=small(), workers=1, args=["--jobs-per-jail", "1"])
     try:
         fresh = seen(job(d, THE_INITS_ACCOUNTS)[0])
     finally:

@@ -7,7 +7,7 @@ programs' alike.
 """
 import pytest
 
-from conftest import Daemon
+from conftest import Daemon, small
 
 PY = {"language": "py3", "source": "print(input())\n"}
 TESTS = [{"stdin": "x\n", "expected_stdout": "x\n"}]
@@ -15,7 +15,7 @@ TESTS = [{"stdin": "x\n", "expected_stdout": "x\n"}]
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(workers=1)
+    d = Daemon(languages=small(), workers=1)
     yield d
     d.stop()
 
@@ -53,5 +53,6 @@ def test_limit_left_out_takes_the_default(daemon):
     assert answer["status"] == "accepted", answer
 
 
+@pytest.mark.slow
 def test_nothing_left_behind(daemon):
     assert daemon.leftovers() == []

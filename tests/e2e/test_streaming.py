@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, dump
+from conftest import Daemon, dump, small
 
 NDJSON = "application/x-ndjson"
 # the fields that differ from one run to the next
@@ -126,7 +126,7 @@ def untimed(o):
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(workers=1, args=["--max-job-output-size", "65536", "--metrics"])
+    d = Daemon(languages=small(), workers=1, args=["--max-job-output-size", "65536", "--metrics"])
     yield d
     d.stop()
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import Daemon, dump, run_ok as run
+from conftest import Daemon, dump, run_ok as run, small
 
 
 # stdin: "socket FAMILY TYPE" (FAMILY may carry high bits, as a 64-bit
@@ -227,7 +227,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def results():
     """Every case's test result, from one job."""
-    d = Daemon()
+    d = Daemon(languages=small())
     try:
         tests = [{"stdin": stdin.format(port=d.port) + "\n"} for _, stdin, _ in CASES]
         body = run(d, {"language": "c", "source": PROBE, "tests": tests})
@@ -274,7 +274,7 @@ def test_a_program_never_shares_the_daemon_s_network_namespace(where):
     jobs."""
     wrapper = () if where == "host" else (
         "python3", "-c", SOCKET_HANDOVER, "unshare", "--net", "--")
-    d = Daemon(wrapper=wrapper, workers=1)
+    d = Daemon(languages=small(), wrapper=wrapper, workers=1)
     try:
         daemon_ns = os.readlink("/proc/%d/ns/net" % d.proc.pid)
         body = run(d, {"language": "py3",
