@@ -528,8 +528,7 @@ static void make_built_tree(struct jobdir *d)
 	cr_assert_eq(symlink("solution", p), 0);
 }
 
-Test(jobdir, snapshot_freezes_files_and_restore_undoes_a_test, .init = setup,
-     .fini = teardown)
+Test(jobdir, snapshot_freezes_files_and_restore_undoes_a_test)
 {
 	struct jobdir d;
 	struct stat st;
@@ -639,7 +638,7 @@ static bool deep_file_is(const char *path, int depth, const char *text)
 
 /* A build may leave a tree of any depth: far deeper than the 64 levels
  * the snapshot once stopped at (with ELOOP, a 500 for the job). */
-Test(jobdir, snapshot_and_restore_a_tree_300_levels_deep, .init = setup, .fini = teardown)
+Test(jobdir, snapshot_and_restore_a_tree_300_levels_deep)
 {
 	struct jobdir d;
 	struct stat st;
@@ -763,8 +762,7 @@ static size_t count_lines(const struct buf *b)
 
 /* Every level of a tree that branches, every entry of each, comes back:
  * the restore, like the snapshot, resumes each level after each subtree. */
-Test(jobdir, restore_brings_back_every_entry_of_a_branching_tree, .init = setup,
-     .fini = teardown)
+Test(jobdir, restore_brings_back_every_entry_of_a_branching_tree)
 {
 	struct jobdir d;
 	struct buf built, restored;
@@ -789,7 +787,7 @@ Test(jobdir, restore_brings_back_every_entry_of_a_branching_tree, .init = setup,
 	cr_assert_eq(jobdir_remove(&d), 0);
 }
 
-Test(jobdir, remove_takes_the_snapshot_too, .init = setup, .fini = teardown)
+Test(jobdir, remove_takes_the_snapshot_too)
 {
 	struct jobdir d;
 	char base[4200];
@@ -803,7 +801,7 @@ Test(jobdir, remove_takes_the_snapshot_too, .init = setup, .fini = teardown)
 	cr_assert_neq(access(d.path, F_OK), 0);
 }
 
-Test(jobdir, the_snapshot_is_locked_against_the_sweeper, .init = setup, .fini = teardown)
+Test(jobdir, the_snapshot_is_locked_against_the_sweeper)
 {
 	struct jobdir d;
 	unsigned removed = 99;
@@ -820,7 +818,7 @@ Test(jobdir, the_snapshot_is_locked_against_the_sweeper, .init = setup, .fini = 
 
 /* A process that exited without cleaning up: its parent removes its
  * directories at once, whatever their age, and nobody else's. */
-Test(jobdir, sweep_owner_takes_only_the_dead_process_s, .init = setup, .fini = teardown)
+Test(jobdir, sweep_owner_takes_only_the_dead_process_s)
 {
 	struct jobdir mine, *shared;
 	unsigned removed = 99;
@@ -855,7 +853,7 @@ Test(jobdir, sweep_owner_takes_only_the_dead_process_s, .init = setup, .fini = t
 
 /* A build may leave links to host files: root's snapshot and restore touch
  * the links, never what they point to. */
-Test(jobdir, snapshot_and_restore_never_follow_links, .init = setup, .fini = teardown)
+Test(jobdir, snapshot_and_restore_never_follow_links)
 {
 	struct jobdir d;
 	struct stat st;
