@@ -132,7 +132,6 @@ struct conn *conn_new(struct conn_set *s, int fd)
 void conn_free(struct conn_set *s, struct conn *c)
 {
 	s->hooks.closing(s->hooks.arg, c);
-	s->hooks.no_job(s->hooks.arg, c);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	if (c->prev)

@@ -53,10 +53,11 @@ struct conn_hooks {
 	void (*request)(void *arg, struct conn *c);
 	/* A C_HANDOFF connection has sent all its answers: move it now. */
 	void (*handoff)(void *arg, struct conn *c);
-	/* It will run no job (its request was refused, or it closes): give
-	 * back a token the master dispatched it with. */
+	/* Its request was refused: it will run no job, so a token the
+	 * master dispatched it with goes back. */
 	void (*no_job)(void *arg, struct conn *c);
-	/* It is about to be closed: forget it (a job that runs for it). */
+	/* It is about to be closed: forget it (a job that runs for it), and
+	 * give its token back as no_job does. */
 	void (*closing)(void *arg, struct conn *c);
 };
 

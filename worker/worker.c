@@ -87,6 +87,7 @@ static void forget_conn(void *arg, struct conn *c)
 
 	if (w->job.req && w->job_conn == c)
 		w->job_conn = NULL;
+	drop_token(w, c);
 }
 
 /* ---- jobs ---------------------------------------------------------- */

@@ -43,19 +43,26 @@ def budget(seconds):
     return seconds * TIME_SCALE
 
 
-def wait_until(cond, what, timeout=10, step=0.05):
-    """Poll cond until it returns something true, and return that; fail
-    the test, saying what did not happen, after budget(timeout). For
-    what a test must see happen before its next step: a fixed sleep
-    guesses how long that takes, and guesses short on a loaded machine."""
+def poll(cond, timeout=20, step=0.05):
+    """Call cond until it returns something true, for budget(timeout) at
+    most; what it returned last."""
     deadline = time.time() + budget(timeout)
     while True:
         got = cond()
-        if got:
+        if got or time.time() >= deadline:
             return got
-        if time.time() >= deadline:
-            raise AssertionError("not seen within %g s: %s" % (budget(timeout), what))
         time.sleep(step)
+
+
+def wait_until(cond, what, timeout=20):
+    """poll, and fail the test, saying what did not happen, when cond
+    never held; what cond returned. For what a test must see happen
+    before its next step: a fixed sleep guesses how long that takes, and
+    guesses short on a loaded machine."""
+    got = poll(cond, timeout)
+    if not got:
+        raise AssertionError("not seen within %g s: %s" % (budget(timeout), what))
+    return got
 
 
 def time_caps():
@@ -255,9 +262,7 @@ class Daemon:
         return wait_until(found, what, timeout)
 
     def worker_pids(self):
-        status, info = self.get("/info")
-        assert status == 200
-        return [w["pid"] for w in info["stats"]["workers"]]
+        return [w["pid"] for w in self.stats()["workers"]]
 
     def stop(self, sig=signal.SIGTERM, timeout=30):
         """Stop the daemon; its exit status. A sanitizer's report in its
@@ -399,21 +404,32 @@ SMALL = ("bash", "c", "cpp", "py3")
 _language_dirs = {}
 
 
+def new_languages_dir(ids, extra=()):
+    """A languages dir of its own that any user may read (a rootless
+    daemon's too): the languages ids of LANGUAGES (one not there is left
+    out, as the full table would lack it), then the (file name, text)
+    files of extra. The caller removes it."""
+    d = tempfile.mkdtemp(prefix="goboxd-langs-")
+    os.chmod(d, 0o755)
+    for i in ids:
+        src = os.path.join(LANGUAGES, i + ".yaml")
+        if os.path.exists(src):
+            shutil.copy(src, d)
+    for name, text in extra:
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    for name in os.listdir(d):
+        os.chmod(os.path.join(d, name), 0o644)
+    return d
+
+
 def languages_of(*ids):
-    """A languages dir with these languages of LANGUAGES alone (one not
-    there is left out, as the full table would lack it), any user may
-    read it; one per set and process, removed at exit."""
+    """new_languages_dir of these languages, one per set and process,
+    removed at exit."""
     key = tuple(sorted(set(ids)))
     if key not in _language_dirs:
-        d = tempfile.mkdtemp(prefix="goboxd-langs-")
-        atexit.register(shutil.rmtree, d, True)
-        os.chmod(d, 0o755)
-        for i in key:
-            src = os.path.join(LANGUAGES, i + ".yaml")
-            if os.path.exists(src):
-                shutil.copy(src, d)
-                os.chmod(os.path.join(d, i + ".yaml"), 0o644)
-        _language_dirs[key] = d
+        _language_dirs[key] = new_languages_dir(key)
+        atexit.register(shutil.rmtree, _language_dirs[key], True)
     return _language_dirs[key]
 
 
@@ -430,18 +446,9 @@ def daemon():
 
 
 def lang_dir(*extra):
-    """py3 plus the given (file name, text) languages, in a directory of
-    their own that any user may read (a rootless daemon's too). The caller
-    removes it."""
-    d = tempfile.mkdtemp(prefix="goboxd-langs-")
-    os.chmod(d, 0o755)
-    shutil.copy(os.path.join(LANGUAGES, "py3.yaml"), d)
-    for name, text in extra:
-        with open(os.path.join(d, name), "w") as f:
-            f.write(text)
-    for name in os.listdir(d):
-        os.chmod(os.path.join(d, name), 0o644)
-    return d
+    """py3 plus the given (file name, text) languages (new_languages_dir).
+    The caller removes it."""
+    return new_languages_dir(("py3",), extra)
 
 
 @pytest.fixture(scope="module")

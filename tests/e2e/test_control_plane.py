@@ -7,13 +7,12 @@ import re
 import shutil
 import signal
 import socket
-import tempfile
 import threading
 import time
 
 import pytest
 
-from conftest import LANGUAGES, Daemon, lang_dir, small
+from conftest import Daemon, lang_dir, small, wait_until
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -86,16 +85,6 @@ def title(pid):
         return ""
 
 
-def wait_for(pred, timeout=20, what="the condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
-
-
 def in_a_probe_step(pid):
     """Whether pid is in one of the prober's step cgroups: a probe's jail,
     not the jail binary's `--version` that the prober runs, before it
@@ -118,7 +107,7 @@ def prober_at_work(daemon, not_pid=None):
                 except OSError:
                     pass
         return None
-    return wait_for(find, what="a prober running a probe")
+    return wait_until(find, what="a prober running a probe")
 
 
 def status_fields(pid):
@@ -242,7 +231,7 @@ def test_a_workers_disk_keeper_keeps_only_the_capability_to_mount():
         assert len(beyond) == 2 and beyond[0] == daemon.jail_dir, fds
         assert beyond[1].startswith("socket:"), fds
         os.kill(worker, signal.SIGKILL)
-        wait_for(lambda: not os.path.exists("/proc/%d" % keeper) or
+        wait_until(lambda: not os.path.exists("/proc/%d" % keeper) or
                  status_fields(keeper)["State"].startswith("Z"), what="the keeper's end")
     finally:
         daemon.stop()
@@ -259,13 +248,13 @@ def test_queued_clients_never_reach_a_new_generation_or_the_prober():
         daemon.wait_probed()
         busy = threading.Thread(target=lambda: results.append(daemon.post("/run", slow(4))))
         busy.start()
-        wait_for(lambda: daemon.get("/info")[1]["stats"]["in_flight_jobs"] >= 1, what="the slow job")
+        wait_until(lambda: daemon.get("/info")[1]["stats"]["in_flight_jobs"] >= 1, what="the slow job")
         # one job waits in the master's queue behind it
         job = json.dumps(HELLO).encode()
         client = socket.create_connection(("127.0.0.1", daemon.port), timeout=30)
         client.sendall(b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
                        % (len(job), job))
-        wait_for(lambda: daemon.get("/info")[1]["stats"]["queued_jobs"] == 1, what="a queued job")
+        wait_until(lambda: daemon.get("/info")[1]["stats"]["queued_jobs"] == 1, what="a queued job")
         inode = server_socket_inode(daemon.port, client)
         conn = "socket:[%d]" % inode
         master = fd_links(daemon.proc.pid)
@@ -275,7 +264,7 @@ def test_queued_clients_never_reach_a_new_generation_or_the_prober():
         old = set(daemon.worker_pids())
         old_prober = [p for p in children(daemon.proc.pid) if title(p) == "goboxd: prober"]
         daemon.proc.send_signal(signal.SIGHUP)
-        new = wait_for(lambda: set(daemon.worker_pids()) - old, what="a new worker")
+        new = wait_until(lambda: set(daemon.worker_pids()) - old, what="a new worker")
         prober = prober_at_work(daemon, not_pid=old_prober[0] if old_prober else None)
         assert daemon.get("/info")[1]["stats"]["queued_jobs"] == 1, "the job left the queue early"
         for pid in children(daemon.proc.pid):
@@ -338,7 +327,7 @@ def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
 
         def states():
             return {w["pid"]: w["state"] for w in daemon.get("/info")[1]["stats"]["workers"]}
-        wait_for(lambda: "busy" in states().values(), what="the slow job")
+        wait_until(lambda: "busy" in states().values(), what="the slow job")
         idle = [pid for pid, st in states().items() if st == "idle"]
         assert len(idle) == 1, states()
         # The master sleeps while the job reaches its channel and the only
@@ -346,7 +335,7 @@ def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
         # SIGCHLD, and sends it to a worker that is no more.
         os.kill(daemon.proc.pid, signal.SIGSTOP)
         stopped = True
-        wait_for(lambda: proc_state(daemon.proc.pid) == "T", what="the master to stop")
+        wait_until(lambda: proc_state(daemon.proc.pid) == "T", what="the master to stop")
         job = json.dumps(HELLO).encode()
         client = socket.create_connection(("127.0.0.1", daemon.port), timeout=30)
         client.sendall(b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
@@ -358,10 +347,10 @@ def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
                 return False  # not accepted yet
             conn = "socket:[%d]" % inode
             return all(conn not in fd_links(pid) for pid in children(daemon.proc.pid))
-        wait_for(handed_over, what="the worker to hand the job to the master")
+        wait_until(handed_over, what="the worker to hand the job to the master")
         os.kill(idle[0], signal.SIGKILL)
         # all of it: its job thread holds the channel until it has exited too
-        wait_for(lambda: proc_state(idle[0]) == "Z"
+        wait_until(lambda: proc_state(idle[0]) == "Z"
                  and os.listdir("/proc/%d/task" % idle[0]) == [str(idle[0])],
                  what="the idle worker to die")
         os.kill(daemon.proc.pid, signal.SIGCONT)
@@ -374,7 +363,7 @@ def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
         busy.join()
         assert results and results[0][0] == 200, results
         # nothing is counted as running any more, and jobs still go through
-        wait_for(lambda: daemon.get("/info")[1]["stats"]["in_flight_jobs"] == 0,
+        wait_until(lambda: daemon.get("/info")[1]["stats"]["in_flight_jobs"] == 0,
                  what="no job in flight")
         for _ in range(3):
             status, body = daemon.post("/run", HELLO)
@@ -431,7 +420,7 @@ def test_a_big_removal_never_holds_up_a_request():
         old = time.time() - 3600
         os.utime(stale, (old, old))
         # removing starts (each unlink moves the directory's mtime)
-        wait_for(lambda: os.stat(stale).st_mtime > old + 60, timeout=30,
+        wait_until(lambda: os.stat(stale).st_mtime > old + 60, timeout=30,
                  what="the sweep to start")
         sweepers = [p for p in children(daemon.proc.pid) if title(p) == "goboxd: sweeper"]
         (health, _), health_s = timed(lambda: daemon.get("/healthz"))
@@ -449,8 +438,8 @@ def test_a_big_removal_never_holds_up_a_request():
         assert st["NoNewPrivs"] == "1"
         assert not [l for l in fd_links(sweepers[0]) if l.startswith("socket:")], \
             fd_links(sweepers[0])
-        wait_for(lambda: not os.path.exists(stale), timeout=120, what="the removal")
-        wait_for(lambda: not [p for p in children(daemon.proc.pid)
+        wait_until(lambda: not os.path.exists(stale), timeout=120, what="the removal")
+        wait_until(lambda: not [p for p in children(daemon.proc.pid)
                               if title(p) == "goboxd: sweeper"], what="the sweeper to exit")
         assert any(l.get("role") == "sweeper" and "removed 1 job directory" in l.get("msg", "")
                    for l in daemon.log_lines())

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from conftest import LANGUAGES, TOP, Daemon, free_port, lang_dir, sandbox_uid_base, small
+from conftest import (LANGUAGES, TOP, Daemon, free_port, lang_dir, sandbox_uid_base, small,
+                      wait_until)
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -715,12 +716,8 @@ def json_lines(path):
 
 
 def wait_for_line(path, pred, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if os.path.exists(path) and any(pred(l) for l in json_lines(path)):
-            return
-        time.sleep(0.05)
-    raise AssertionError("no such line in %s" % path)
+    wait_until(lambda: os.path.exists(path) and any(pred(l) for l in json_lines(path)),
+               "such a line in %s" % path, timeout)
 
 
 def test_sigusr1_reopens_the_log_file():

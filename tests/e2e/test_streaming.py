@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, dump, small
+from conftest import Daemon, dump, poll, small
 
 NDJSON = "application/x-ndjson"
 # the fields that differ from one run to the next
@@ -265,15 +265,6 @@ def assert_next_job_served(daemon):
     assert status == 200 and body["status"] == "accepted", dump(body)
 
 
-def wait_for(pred, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
-
-
 def test_each_line_comes_while_later_tests_run(daemon):
     marker = "61.%d" % os.getpid()
     req = {"language": "py3", "source": SLEEPER % marker, "tests": expecting_ok("ok", "sleep"),
@@ -288,10 +279,10 @@ def test_each_line_comes_while_later_tests_run(daemon):
         # the first test's verdict is here, and the second still runs
         assert first["type"] == "test" and first["index"] == 0, first
         assert first["test"]["status"] == "accepted", first
-        assert wait_for(lambda: sleeping(marker), 20), "the second test never ran"
+        assert poll(lambda: sleeping(marker), 20), "the second test never ran"
     finally:
         c.close()
-    assert wait_for(lambda: not sleeping(marker), 20), "the job outlived its client"
+    assert poll(lambda: not sleeping(marker), 20), "the job outlived its client"
 
 
 def metrics(daemon):
@@ -330,7 +321,7 @@ def test_a_client_that_goes_away_frees_the_worker(daemon, when):
     if when == "after the first line":
         assert c.head()[0] == 200
         assert next(c.lines())["type"] == "build"
-    assert wait_for(lambda: sleeping(marker), 20), "the test never ran"
+    assert poll(lambda: sleeping(marker), 20), "the test never ran"
     c.close()
     # the one worker takes the next job while the first would still sleep
     assert_next_job_served(daemon)
@@ -355,10 +346,10 @@ def test_a_client_that_goes_away_stops_both_sides_of_an_interactive_test(daemon)
         assert c.head()[0] == 200
         lines = c.lines()
         assert [next(lines)["type"], next(lines)["type"]] == ["build", "interactor_build"]
-        assert wait_for(lambda: sleeping(sol) and sleeping(itr), 20), "the test never ran"
+        assert poll(lambda: sleeping(sol) and sleeping(itr), 20), "the test never ran"
     finally:
         c.close()
-    assert wait_for(lambda: not sleeping(sol) and not sleeping(itr), 10), \
+    assert poll(lambda: not sleeping(sol) and not sleeping(itr), 10), \
         "a side of the test outlived its client"
 
 
@@ -421,7 +412,7 @@ def test_a_build_whose_client_goes_away_has_no_verdict(daemon, make, first):
         assert c.head()[0] == 200
         lines = c.lines()
         assert [next(lines)["type"] for _ in first] == first
-    assert wait_for(lambda: compiling(marker), 20), "the build never ran"
+    assert poll(lambda: compiling(marker), 20), "the build never ran"
     c.close()
     # the one worker takes the next job while the build would still run
     # (its socket's timeout is half the build's limit)
