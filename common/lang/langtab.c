@@ -89,6 +89,11 @@ static void lang_clear(struct lang *l)
 	free(l->entry_suffix);
 	free(l->codize_runtime);
 	strv_free(l->codize_refused);
+	free(l->judge0_name);
+	free(l->judge0_older);
+	free(l->piston_runtime);
+	free(l->piston_version);
+	strv_free(l->piston_aliases);
 	strv_free(l->debian_packages);
 	strv_free(l->npm_packages);
 	free(l->file);
@@ -997,13 +1002,109 @@ static int parse_codize(struct lctx *c, const struct yamlutil_node *root, struct
 	return 0;
 }
 
+/* The highest Judge0 id a file may give: Judge0's own are below 200,
+ * goboxd's own for languages Judge0 lacks start at 1001. */
+#define JUDGE0_ID_MAX 65535
+
+/* judge0: { id: N, name: "Lang (x.y.z)", older_ids: [N...] } */
+static int parse_judge0(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
+{
+	static const char *const keys[] = { "id", "name", "older_ids", NULL };
+	const struct yamlutil_node *v = yamlutil_get(root, "judge0"), *p;
+	uint64_t id;
+
+	if (!v)
+		return 0;
+	if (want_map(c, v, "judge0") < 0 || check_keys(c, v, keys, "judge0") < 0)
+		return -EINVAL;
+	p = yamlutil_get(v, "id");
+	if (!p)
+		return lfail(c, v->line, "judge0: missing required key 'id'");
+	if (yamlutil_u64(p, c->file, "judge0.id", 1, JUDGE0_ID_MAX, &id, c->err, c->errlen) < 0)
+		return -EINVAL;
+	l->judge0_id = (unsigned)id;
+	if (required_str(c, v, "judge0", "name", &l->judge0_name, &p) < 0)
+		return -EINVAL;
+	p = yamlutil_get(v, "older_ids");
+	l->judge0_older = xcalloc(p && p->type == YAMLUTIL_SEQ ? p->n + 1 : 1, sizeof(unsigned));
+	if (p && !is_empty_value(p)) {
+		if (p->type != YAMLUTIL_SEQ)
+			return lfail(c, p->line, "judge0.older_ids: must be a list of ids");
+		for (size_t i = 0; i < p->n; i++) {
+			if (yamlutil_u64(p->items[i], c->file, "judge0.older_ids", 1, JUDGE0_ID_MAX,
+					 &id, c->err, c->errlen) < 0)
+				return -EINVAL;
+			l->judge0_older[i] = (unsigned)id;
+		}
+	}
+	return 0;
+}
+
+/* x.y.z, each part digits: Piston's clients match versions as semver. */
+static bool semver_plain(const char *s)
+{
+	for (int part = 0; part < 3; part++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+		if (part < 2 && *s++ != '.')
+			return false;
+	}
+	return *s == '\0';
+}
+
+/* A Piston name: an id, or one with '#' ("c#", Piston's own). */
+static bool piston_name(const char *s)
+{
+	char *t = xstrdup(s);
+	bool ok;
+
+	for (char *p = t; *p; p++)
+		if (*p == '#')
+			*p = '_';
+	ok = valid_id(t);
+	free(t);
+	return ok;
+}
+
+/* piston: { runtime: NAME, version: "x.y.z", aliases: [...] } */
+static int parse_piston(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
+{
+	static const char *const keys[] = { "runtime", "version", "aliases", NULL };
+	const struct yamlutil_node *v = yamlutil_get(root, "piston"), *p;
+
+	if (!v)
+		return 0;
+	if (want_map(c, v, "piston") < 0 || check_keys(c, v, keys, "piston") < 0)
+		return -EINVAL;
+	if (required_str(c, v, "piston", "runtime", &l->piston_runtime, &p) < 0)
+		return -EINVAL;
+	if (!piston_name(l->piston_runtime))
+		return lfail(c, p->line, "piston.runtime: '%s' is not a valid name",
+			     l->piston_runtime);
+	if (required_str(c, v, "piston", "version", &l->piston_version, &p) < 0)
+		return -EINVAL;
+	if (!semver_plain(l->piston_version))
+		return lfail(c, p->line, "piston.version: '%s' is not x.y.z", l->piston_version);
+	if ((p = yamlutil_get(v, "aliases"))) {
+		if (get_strv(c, p, "piston.aliases", &l->piston_aliases) < 0)
+			return -EINVAL;
+		for (size_t i = 0; l->piston_aliases[i]; i++)
+			if (!piston_name(l->piston_aliases[i]))
+				return lfail(c, item_line(p, i), "piston.aliases: '%s' is not a valid name",
+					     l->piston_aliases[i]);
+	}
+	return 0;
+}
+
 static int parse_lang(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
 					    "source_filename", "source_filename_default", "artifact",
 					    "mounts", "tmp_exec",
 					    "install", "build", "run", "probe", "codize", "entry",
-					    NULL };
+					    "judge0", "piston", NULL };
 
 	if (root->type != YAMLUTIL_MAP)
 		return lfail(c, root->line, "the top level must be a mapping (one language)");
@@ -1014,6 +1115,7 @@ static int parse_lang(struct lctx *c, const struct yamlutil_node *root, struct l
 	l->line = root->line;
 	if (parse_name_fields(c, root, l) < 0 || parse_file_fields(c, root, l) < 0 ||
 	    parse_host_fields(c, root, l) < 0 || parse_codize(c, root, l) < 0 ||
+	    parse_judge0(c, root, l) < 0 || parse_piston(c, root, l) < 0 ||
 	    parse_entry(c, root, l) < 0)
 		return -EINVAL;
 	if (yamlutil_get(root, "build")) {
@@ -1036,6 +1138,7 @@ static int parse_lang(struct lctx *c, const struct yamlutil_node *root, struct l
 	fill_empty(&l->aliases);
 	fill_empty(&l->ro_mounts);
 	fill_empty(&l->codize_refused);
+	fill_empty(&l->piston_aliases);
 	fill_empty(&l->entry_patterns);
 	fill_empty(&l->debian_packages);
 	fill_empty(&l->npm_packages);
@@ -1056,6 +1159,43 @@ static const struct lang *name_owner(const struct langtab *t, const char *name)
 			return o;
 	}
 	return NULL;
+}
+
+/*
+ * Judge0 ids (a language's own and its older ones) and Piston names
+ * (runtimes and aliases) are two more name spaces, each one language's.
+ */
+static int check_unique_api_names(struct lctx *c, const struct langtab *t, const struct lang *l,
+				  const struct yamlutil_node *root)
+{
+	const struct yamlutil_node *j = yamlutil_get(root, "judge0");
+	const struct yamlutil_node *p = yamlutil_get(root, "piston");
+	const struct lang *o;
+
+	for (size_t i = 0; l->judge0_id && (i == 0 || l->judge0_older[i - 1]); i++) {
+		unsigned id = i == 0 ? l->judge0_id : l->judge0_older[i - 1];
+
+		o = langtab_find_judge0(t, id);
+		if (o)
+			return lfail(c, j->line, "judge0 id %u is already used by language '%s' (%s:%d)",
+				     id, o->id, o->file, o->line);
+		for (size_t k = 0; l->judge0_older[k]; k++)
+			if (l->judge0_older[k] == id && k + 1 != i)
+				return lfail(c, j->line, "judge0 id %u is listed twice", id);
+	}
+	for (size_t i = 0; l->piston_runtime && (i == 0 || l->piston_aliases[i - 1]); i++) {
+		const char *name = i == 0 ? l->piston_runtime : l->piston_aliases[i - 1];
+
+		o = langtab_find_piston(t, name);
+		if (o)
+			return lfail(c, p->line,
+				     "piston name '%s' is already used by language '%s' (%s:%d)", name,
+				     o->id, o->file, o->line);
+		for (size_t k = 0; l->piston_aliases[k]; k++)
+			if (!strcmp(l->piston_aliases[k], name) && k + 1 != i)
+				return lfail(c, p->line, "piston name '%s' is listed twice", name);
+	}
+	return 0;
 }
 
 /* Ids and aliases share one name space: a request's "language" may be any. */
@@ -1089,7 +1229,7 @@ static int check_unique(struct lctx *c, const struct langtab *t, const struct la
 		return lfail(c, yamlutil_get(yamlutil_get(root, "codize"), "runtime")->line,
 			     "codize runtime '%s' is already served by language '%s' (%s:%d)",
 			     l->codize_runtime, o->id, o->file, o->line);
-	return 0;
+	return check_unique_api_names(c, t, l, root);
 }
 
 static int load_one(struct langtab *t, const char *path, const struct limits *max, char *err,
@@ -1282,4 +1422,33 @@ size_t langtab_runtime_list(const struct langtab *t, char *buf, size_t n)
 	}
 	free(names);
 	return len;
+}
+
+const struct lang *langtab_find_judge0(const struct langtab *t, unsigned id)
+{
+	if (!t || !id)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct lang *l = &t->langs[i];
+
+		if (l->judge0_id == id)
+			return l;
+		for (size_t k = 0; l->judge0_older && l->judge0_older[k]; k++)
+			if (l->judge0_older[k] == id)
+				return l;
+	}
+	return NULL;
+}
+
+const struct lang *langtab_find_piston(const struct langtab *t, const char *name)
+{
+	if (!t || !name)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->langs[i].piston_runtime && !strcmp(t->langs[i].piston_runtime, name))
+			return &t->langs[i];
+	for (size_t i = 0; i < t->n; i++)
+		if (strv_contains(t->langs[i].piston_aliases, name))
+			return &t->langs[i];
+	return NULL;
 }

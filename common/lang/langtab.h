@@ -58,6 +58,18 @@ struct lang {
 	char *entry_suffix;      /* source file name = entry + suffix; "" if none */
 	char *codize_runtime;    /* name served on /v1/run, NULL: not served there */
 	char **codize_refused;   /* /v1/run file names refused for this runtime */
+	/*
+	 * Judge0's API: the language's id there (0: not served), the name
+	 * GET /languages shows, and the ids of its older versions, which
+	 * clients hard-code too (0-terminated).
+	 */
+	unsigned judge0_id;
+	char *judge0_name;
+	unsigned *judge0_older;
+	/* Piston's API: the runtime's name, its version (x.y.z), its aliases. */
+	char *piston_runtime;
+	char *piston_version;
+	char **piston_aliases;
 	char **debian_packages;  /* install step (setup script) */
 	char **npm_packages;     /* install step (setup script) */
 	char *file;              /* origin, for messages */
@@ -120,5 +132,10 @@ const struct lang *langtab_find_runtime(const struct langtab *t, const char *run
  * Returns the length written (truncated to fit n).
  */
 size_t langtab_runtime_list(const struct langtab *t, char *buf, size_t n);
+
+/* By Judge0 language id, its own or an older one's. NULL when unknown. */
+const struct lang *langtab_find_judge0(const struct langtab *t, unsigned id);
+/* By Piston runtime name or alias. NULL when unknown. */
+const struct lang *langtab_find_piston(const struct langtab *t, const char *name);
 
 #endif

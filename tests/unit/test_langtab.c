@@ -287,6 +287,62 @@ Test(langtab, codize_runtime_unique)
 	cr_assert(strstr(err, where) == err, "%s", err);
 }
 
+Test(langtab, judge0_and_piston_names)
+{
+	struct langtab *t = NULL;
+	const struct lang *l;
+
+	put("cpp.yaml", cpp_with(20, "probe: [/usr/bin/g++, --version]\n"
+				     "judge0: { id: 54, name: \"C++ (GCC 12.2.0)\", older_ids: [52, 53] }\n"
+				     "piston: { runtime: c++, version: 12.2.0, aliases: [cpp, g++] }"));
+	put("py3.yaml", py_yaml);
+	cr_assert_eq(load(&t), 0, "%s", err);
+	l = langtab_find_judge0(t, 54);
+	cr_assert_not_null(l);
+	cr_assert_str_eq(l->id, "cpp");
+	cr_assert_str_eq(l->judge0_name, "C++ (GCC 12.2.0)");
+	cr_assert_eq(langtab_find_judge0(t, 53), l, "an older id finds the language too");
+	cr_assert_null(langtab_find_judge0(t, 71));
+	cr_assert_null(langtab_find_judge0(t, 0));
+	cr_assert_eq(langtab_find_piston(t, "c++"), l);
+	cr_assert_eq(langtab_find_piston(t, "g++"), l);
+	cr_assert_str_eq(l->piston_version, "12.2.0");
+	cr_assert_null(langtab_find_piston(t, "python"), "py3 declares no Piston name");
+	cr_assert_eq(langtab_find(t, "py3")->judge0_id, 0u);
+	langtab_free(t);
+}
+
+Test(langtab, judge0_and_piston_errors)
+{
+	struct langtab *t = NULL;
+
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { name: \"C++\" }"), 21,
+		    "judge0: missing required key 'id'");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { id: 54 }"), 21,
+		    "judge0: missing required key 'name'");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { id: 54, name: C, older_ids: [54] }"),
+		    21, "judge0 id 54 is listed twice");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\npiston: { runtime: c++, version: \"12.2\" }"),
+		    21, "piston.version: '12.2' is not x.y.z");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\npiston: { runtime: \"C Plus\", version: 1.0.0 }"),
+		    21, "piston.runtime: 'C Plus' is not a valid name");
+	unlink(strcat(strcpy((char[128]){ 0 }, tdir), "/bad.yaml"));
+	put("a.yaml", "id: a\nname: A\nsource_filename: a.x\njudge0: { id: 7, name: A }\n"
+		      "piston: { runtime: a, version: 1.0.0, aliases: [shared] }\n"
+		      "run: { cmd: /bin/a }\nprobe: [/bin/a]\n");
+	put("b.yaml", "id: b\nname: B\nsource_filename: b.x\njudge0: { id: 8, name: B, older_ids: [7] }\n"
+		      "run: { cmd: /bin/b }\nprobe: [/bin/b]\n");
+	cr_assert_eq(load(&t), -EINVAL);
+	cr_assert_not_null(strstr(err, "b.yaml:4: judge0 id 7 is already used by language 'a'"), "%s",
+			   err);
+	put("b.yaml", "id: b\nname: B\nsource_filename: b.x\n"
+		      "piston: { runtime: b, version: 1.0.0, aliases: [shared] }\n"
+		      "run: { cmd: /bin/b }\nprobe: [/bin/b]\n");
+	cr_assert_eq(load(&t), -EINVAL);
+	cr_assert_not_null(strstr(err, "b.yaml:4: piston name 'shared' is already used by language 'a'"),
+			   "%s", err);
+}
+
 static const char jv_yaml[] =
 	"id: jv\nname: J\nsource_filename: from_request\nartifact: from_request\n"
 	"entry:\n"
