@@ -72,7 +72,7 @@ build_deps() {
 	apt_install \
 		build-essential autoconf automake libtool pkg-config \
 		libcjson-dev libyaml-dev libcap-dev libsystemd-dev libseccomp-dev \
-		libcriterion-dev node-llhttp
+		libcriterion-dev node-llhttp libsqlite3-dev libzip-dev libcurl4-openssl-dev
 }
 
 deps() {

@@ -1,0 +1,475 @@
+/*
+ * The SQLite store backend: one database file, written by the workers
+ * (each process and thread with its own connection) and read by the
+ * master at start. WAL lets readers go on while one writes; every commit
+ * is synced (synchronous=FULL), because a 201 promises the submission
+ * outlives whatever dies next.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/store_backend.h"
+#include "common/util.h"
+
+/* The schema this goboxd writes (PRAGMA user_version). */
+#define SCHEMA_VERSION 1
+
+static const char schema[] =
+	"CREATE TABLE submissions ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" token TEXT NOT NULL UNIQUE,"
+	" api TEXT NOT NULL,"
+	" state INTEGER NOT NULL,"
+	" request TEXT NOT NULL,"
+	" result TEXT,"
+	" callback_url TEXT,"
+	" created_ms INTEGER NOT NULL,"
+	" started_ms INTEGER NOT NULL DEFAULT 0,"
+	" finished_ms INTEGER NOT NULL DEFAULT 0,"
+	" attempts INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX submissions_pending ON submissions (state, id) WHERE state < 2;"
+	"CREATE INDEX submissions_finished ON submissions (finished_ms) WHERE state = 2;"
+	"PRAGMA user_version = 1;";
+
+enum stmt {
+	ST_ADD, ST_GET_ID, ST_GET_TOKEN, ST_START, ST_FINISH, ST_DELETE, ST_STATE,
+	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_COUNTS, ST_N
+};
+
+static const char *const stmt_sql[ST_N] = {
+	[ST_ADD] = "INSERT INTO submissions (token, api, state, request, result, callback_url,"
+		   " created_ms, started_ms, finished_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_GET_ID] = "SELECT id, token, api, state, request, result, callback_url, created_ms,"
+		      " started_ms, finished_ms, attempts FROM submissions WHERE id = ?",
+	[ST_GET_TOKEN] = "SELECT id, token, api, state, request, result, callback_url, created_ms,"
+			 " started_ms, finished_ms, attempts FROM submissions WHERE token = ?",
+	[ST_START] = "UPDATE submissions SET state = 1, started_ms = ?, attempts = attempts + 1"
+		     " WHERE id = ? AND state < 2 RETURNING attempts",
+	[ST_FINISH] = "UPDATE submissions SET state = 2, result = ?, finished_ms = ?"
+		      " WHERE id = ? AND state < 2",
+	[ST_DELETE] = "DELETE FROM submissions WHERE token = ? AND state = 2",
+	[ST_STATE] = "SELECT state FROM submissions WHERE token = ?",
+	[ST_PENDING] = "SELECT id FROM submissions WHERE state < 2 ORDER BY id",
+	[ST_REQUEUE] = "UPDATE submissions SET state = 0 WHERE state = 1",
+	[ST_EXPIRE] = "DELETE FROM submissions WHERE id IN (SELECT id FROM submissions"
+		      " WHERE state = 2 AND finished_ms < ? LIMIT ?)",
+	[ST_COUNTS] = "SELECT state, count(*) FROM submissions GROUP BY state",
+};
+
+struct store_sqlite {
+	struct store base;
+	char *path;
+	int claim_fd;          /* -1: not claimed */
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_N];
+};
+
+static struct store_sqlite *of(struct store *s)
+{
+	return (struct store_sqlite *)s;
+}
+
+static int errno_of(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EAGAIN;
+	case SQLITE_NOMEM:
+		abort(); /* as every allocation in goboxd (util.h) */
+	default:
+		return -EIO;
+	}
+}
+
+/* A statement ready for new bindings. */
+static sqlite3_stmt *stmt(struct store_sqlite *q, enum stmt i)
+{
+	sqlite3_stmt *st = q->st[i];
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return st;
+}
+
+static void text_or_null(sqlite3_stmt *st, int col, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+static char *column_dup(sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static void sq_close(struct store *s)
+{
+	struct store_sqlite *q = of(s);
+
+	for (size_t i = 0; i < ST_N; i++)
+		sqlite3_finalize(q->st[i]);
+	sqlite3_close(q->db);
+	if (q->claim_fd >= 0)
+		close(q->claim_fd);
+	free(q->path);
+	free(q);
+}
+
+/* flock, which SQLite's own (POSIX record) locks never meet */
+static int sq_claim(struct store *s, char *err, size_t errlen)
+{
+	struct store_sqlite *q = of(s);
+	int fd;
+
+	if (q->claim_fd >= 0)
+		return 0;
+	fd = open(q->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", q->path, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		close(fd);
+		snprintf(err, errlen, "%s: %s", q->path, e == EWOULDBLOCK ?
+			 "another goboxd serves this store (a SQLite store is one daemon's)" :
+			 strerror(e));
+		return e == EWOULDBLOCK ? -EBUSY : -e;
+	}
+	q->claim_fd = fd;
+	return 0;
+}
+
+static int sq_add(struct store *s, const char *api, const char *request, const char *result,
+		  const char *callback_url, const char *token, uint64_t started_ms, int64_t *id,
+		  char *err, size_t errlen)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_ADD);
+	uint64_t now = wall_ms();
+	int rc;
+
+	sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, api, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, result ? STORE_DONE : STORE_QUEUED);
+	sqlite3_bind_text(st, 4, request, -1, SQLITE_STATIC);
+	text_or_null(st, 5, result);
+	text_or_null(st, 6, callback_url);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)(result && started_ms ? started_ms : now));
+	sqlite3_bind_int64(st, 8, (sqlite3_int64)(result ? started_ms : 0));
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)(result ? now : 0));
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE) {
+		rc = errno_of(sqlite3_extended_errcode(q->db));
+		snprintf(err, errlen, "%s", rc == -ENOSPC ? "the submission store is full" :
+						    sqlite3_errmsg(q->db));
+		sqlite3_reset(st);
+		return rc;
+	}
+	*id = sqlite3_last_insert_rowid(q->db);
+	sqlite3_reset(st);
+	return 0;
+}
+
+static int sq_get(struct store *s, int64_t id, const char *token, struct store_sub *out)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, token ? ST_GET_TOKEN : ST_GET_ID);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (token)
+		sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(st);
+		return -ENOENT;
+	}
+	if (rc != SQLITE_ROW) {
+		rc = errno_of(sqlite3_extended_errcode(q->db));
+		sqlite3_reset(st);
+		return rc;
+	}
+	out->id = sqlite3_column_int64(st, 0);
+	snprintf(out->token, sizeof(out->token), "%s", (const char *)sqlite3_column_text(st, 1));
+	snprintf(out->api, sizeof(out->api), "%s", (const char *)sqlite3_column_text(st, 2));
+	out->state = (enum store_state)sqlite3_column_int(st, 3);
+	out->request = column_dup(st, 4);
+	out->result = column_dup(st, 5);
+	out->callback_url = column_dup(st, 6);
+	out->created_ms = (uint64_t)sqlite3_column_int64(st, 7);
+	out->started_ms = (uint64_t)sqlite3_column_int64(st, 8);
+	out->finished_ms = (uint64_t)sqlite3_column_int64(st, 9);
+	out->attempts = (unsigned)sqlite3_column_int(st, 10);
+	if (!out->request)
+		out->request = xstrdup("");
+	sqlite3_reset(st);
+	return 0;
+}
+
+static int sq_start(struct store *s, int64_t id, unsigned *attempts)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_START);
+	int rc;
+
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)wall_ms());
+	sqlite3_bind_int64(st, 2, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*attempts = (unsigned)sqlite3_column_int(st, 0);
+		rc = sqlite3_step(st);
+	} else if (rc == SQLITE_DONE) {
+		sqlite3_reset(st);
+		return -ENOENT;
+	}
+	rc = rc == SQLITE_DONE ? 0 : errno_of(sqlite3_extended_errcode(q->db));
+	sqlite3_reset(st);
+	return rc;
+}
+
+static int step_changes(struct store_sqlite *q, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_DONE) {
+		rc = errno_of(sqlite3_extended_errcode(q->db));
+		sqlite3_reset(st);
+		return rc;
+	}
+	sqlite3_reset(st);
+	return sqlite3_changes(q->db);
+}
+
+static int sq_finish(struct store *s, int64_t id, const char *result)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_FINISH);
+	int rc;
+
+	sqlite3_bind_text(st, 1, result, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)wall_ms());
+	sqlite3_bind_int64(st, 3, id);
+	rc = step_changes(q, st);
+	return rc < 0 ? rc : rc ? 0 : -ENOENT;
+}
+
+static int sq_remove(struct store *s, const char *token)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_DELETE);
+	int rc;
+
+	sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
+	rc = step_changes(q, st);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	/* nothing removed: gone, or not done yet */
+	st = stmt(q, ST_STATE);
+	sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? -EBUSY : -ENOENT;
+}
+
+static int sq_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *n)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if (requeue_running) {
+		rc = step_changes(q, stmt(q, ST_REQUEUE));
+		if (rc < 0)
+			return rc;
+	}
+	st = stmt(q, ST_PENDING);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			*ids = xreallocarray(*ids, cap, sizeof(**ids));
+		}
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE) {
+		rc = errno_of(sqlite3_extended_errcode(q->db));
+		sqlite3_reset(st);
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return rc;
+	}
+	sqlite3_reset(st);
+	return 0;
+}
+
+static int sq_expire(struct store *s, uint64_t before_ms, size_t max, size_t *removed)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_EXPIRE);
+	int rc;
+
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)before_ms);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)(max > INT64_MAX ? INT64_MAX : max));
+	rc = step_changes(q, st);
+	*removed = rc > 0 ? (size_t)rc : 0;
+	return rc < 0 ? rc : 0;
+}
+
+static int sq_counts(struct store *s, uint64_t counts[3])
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_COUNTS);
+	int rc;
+
+	counts[0] = counts[1] = counts[2] = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int state = sqlite3_column_int(st, 0);
+
+		if (state >= 0 && state < 3)
+			counts[state] = (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	rc = rc == SQLITE_DONE ? 0 : errno_of(sqlite3_extended_errcode(q->db));
+	sqlite3_reset(st);
+	return rc;
+}
+
+static const struct store_ops sqlite_ops = {
+	.close = sq_close, .claim = sq_claim, .add = sq_add, .get = sq_get, .start = sq_start,
+	.finish = sq_finish, .remove = sq_remove, .pending = sq_pending,
+	.expire = sq_expire, .counts = sq_counts,
+};
+
+static int exec(sqlite3 *db, const char *sql, const char *path, char *err, size_t errlen)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		return errno_of(rc);
+	}
+	return 0;
+}
+
+/* The schema, made on a new file; a newer one than ours is refused. */
+static int ensure_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int version, rc;
+
+	rc = exec(db, "BEGIN IMMEDIATE", path, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		exec(db, "ROLLBACK", path, err, 0);
+		return -EIO;
+	}
+	version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version > SCHEMA_VERSION) {
+		snprintf(err, errlen,
+			 "%s: its schema is version %d, newer than this goboxd's (%d): run a newer "
+			 "goboxd, or name another store", path, version, SCHEMA_VERSION);
+		exec(db, "ROLLBACK", path, err, 0);
+		return -EPROTO;
+	}
+	if (version == 0) {
+		rc = exec(db, schema, path, err, errlen);
+		if (rc < 0) {
+			exec(db, "ROLLBACK", path, err, 0);
+			return rc;
+		}
+	}
+	return exec(db, "COMMIT", path, err, errlen);
+}
+
+int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, char *err,
+		      size_t errlen)
+{
+	struct store_sqlite *q = xcalloc(1, sizeof(*q));
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	char sql[96];
+	int rc;
+
+	/* its directory's last level, private: the store holds clients' code */
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+			free(dir);
+			free(q);
+			return -errno;
+		}
+	}
+	free(dir);
+	q->base.ops = &sqlite_ops;
+	q->path = xstrdup(path);
+	q->claim_fd = -1;
+	rc = sqlite3_open_v2(path, &q->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path,
+			 q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_busy_timeout(q->db, 5000);
+	rc = exec(q->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;", path, err,
+		  errlen);
+	if (rc < 0)
+		goto fail;
+	rc = ensure_schema(q->db, path, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (max_bytes) {
+		/* pages of 4 KiB, the default: the cap, rounded down, at least 64 */
+		uint64_t pages = max_bytes / 4096 < 64 ? 64 : max_bytes / 4096;
+
+		snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %llu",
+			 (unsigned long long)(pages > INT_MAX ? INT_MAX : pages));
+		rc = exec(q->db, sql, path, err, errlen);
+		if (rc < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < ST_N; i++) {
+		if (sqlite3_prepare_v3(q->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &q->st[i],
+				       NULL) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(q->db));
+			rc = -EIO;
+			goto fail;
+		}
+	}
+	*out = &q->base;
+	return 0;
+fail:
+	sq_close(&q->base);
+	return rc < 0 ? rc : -EIO;
+}

@@ -1,0 +1,172 @@
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/store.h"
+#include "common/util.h"
+
+static char dir[] = "/tmp/goboxd-store-XXXXXX";
+static char path[64];
+
+static void setup(void)
+{
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/db/submissions.db", dir);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+static struct store *open_store(uint64_t max_bytes)
+{
+	struct store *s = NULL;
+	char err[256] = "";
+
+	cr_assert_eq(store_open(path, max_bytes, &s, err, sizeof(err)), 0, "%s", err);
+	return s;
+}
+
+TestSuite(store, .init = setup, .fini = teardown);
+
+Test(store, a_submission_goes_from_queued_to_done)
+{
+	struct store *s = open_store(0);
+	struct store_sub sub;
+	char token[STORE_TOKEN_LEN + 1], err[128];
+	unsigned attempts = 0;
+	int64_t id;
+
+	cr_assert_eq(store_add(s, "judge0", "{\"a\":1}", "http://x/cb", token, &id, err,
+			       sizeof(err)), 0, "%s", err);
+	cr_expect_eq(strlen(token), STORE_TOKEN_LEN);
+	cr_expect_eq(token[14], '4', "a version 4 UUID: %s", token);
+	cr_assert_eq(store_find(s, token, &sub), 0);
+	cr_expect_eq(sub.id, id);
+	cr_expect_eq(sub.state, STORE_QUEUED);
+	cr_expect_str_eq(sub.request, "{\"a\":1}");
+	cr_expect_str_eq(sub.api, "judge0");
+	cr_expect_str_eq(sub.callback_url, "http://x/cb");
+	cr_expect_null(sub.result);
+	cr_expect_neq(sub.created_ms, 0);
+	store_sub_free(&sub);
+
+	cr_assert_eq(store_start(s, id, &attempts), 0);
+	cr_expect_eq(attempts, 1);
+	cr_expect_eq(store_delete(s, token), -EBUSY, "a running one stays");
+	cr_assert_eq(store_finish(s, id, "{\"r\":2}"), 0);
+	cr_expect_eq(store_finish(s, id, "{\"r\":3}"), -ENOENT, "finished once");
+	cr_expect_eq(store_start(s, id, &attempts), -ENOENT, "a done one never runs again");
+	cr_assert_eq(store_get(s, id, &sub), 0);
+	cr_expect_eq(sub.state, STORE_DONE);
+	cr_expect_str_eq(sub.result, "{\"r\":2}");
+	cr_expect_neq(sub.finished_ms, 0);
+	store_sub_free(&sub);
+
+	cr_expect_eq(store_delete(s, token), 0);
+	cr_expect_eq(store_find(s, token, &sub), -ENOENT);
+	cr_expect_eq(store_delete(s, token), -ENOENT);
+	store_close(s);
+}
+
+Test(store, pending_ones_outlive_the_handle_and_running_ones_are_queued_again)
+{
+	struct store *s = open_store(0);
+	char token[STORE_TOKEN_LEN + 1], err[128];
+	int64_t ids[3], *pending = NULL;
+	unsigned attempts;
+	struct store_sub sub;
+	size_t n = 0;
+
+	for (size_t i = 0; i < 3; i++)
+		cr_assert_eq(store_add(s, "judge0", "{}", NULL, token, &ids[i], err, sizeof(err)),
+			     0);
+	cr_assert_eq(store_start(s, ids[0], &attempts), 0);
+	cr_assert_eq(store_start(s, ids[1], &attempts), 0);
+	cr_assert_eq(store_finish(s, ids[1], "{}"), 0);
+	store_close(s);
+
+	s = open_store(0);
+	cr_assert_eq(store_pending(s, true, &pending, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_expect_eq(pending[0], ids[0], "oldest first");
+	cr_expect_eq(pending[1], ids[2]);
+	free(pending);
+	cr_assert_eq(store_get(s, ids[0], &sub), 0);
+	cr_expect_eq(sub.state, STORE_QUEUED, "the running one is queued again");
+	cr_expect_eq(sub.attempts, 1, "and its attempt counted");
+	store_sub_free(&sub);
+	store_close(s);
+}
+
+Test(store, a_full_store_refuses_and_keeps_what_it_has)
+{
+	struct store *s = open_store(256 * 1024);
+	char token[STORE_TOKEN_LEN + 1], err[128] = "";
+	char *big = xmalloc(16 * 1024 + 1);
+	uint64_t counts[3];
+	int64_t id;
+	int rc = 0;
+	size_t added = 0;
+
+	memset(big, 'x', 16 * 1024);
+	big[16 * 1024] = '\0';
+	for (size_t i = 0; i < 100 && rc == 0; i++) {
+		rc = store_add(s, "judge0", big, NULL, token, &id, err, sizeof(err));
+		added += rc == 0;
+	}
+	cr_expect_eq(rc, -ENOSPC, "%s", err);
+	cr_expect_str_eq(err, "the submission store is full");
+	cr_expect_gt(added, 4);
+	cr_assert_eq(store_counts(s, counts), 0);
+	cr_expect_eq(counts[STORE_QUEUED], added, "nothing lost when full");
+	free(big);
+	store_close(s);
+}
+
+Test(store, expire_removes_only_old_done_ones)
+{
+	struct store *s = open_store(0);
+	char token[STORE_TOKEN_LEN + 1], old[STORE_TOKEN_LEN + 1], err[128];
+	struct store_sub sub;
+	size_t removed = 9;
+	int64_t id;
+
+	cr_assert_eq(store_add_done(s, "judge0", "{}", "{}", wall_ms(), old, err, sizeof(err)),
+		     0);
+	cr_assert_eq(store_add(s, "judge0", "{}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_expire(s, wall_ms() - 60000, 10, &removed), 0);
+	cr_expect_eq(removed, 0, "a new one stays");
+	cr_assert_eq(store_expire(s, wall_ms() + 60000, 10, &removed), 0);
+	cr_expect_eq(removed, 1);
+	cr_expect_eq(store_find(s, old, &sub), -ENOENT);
+	cr_expect_eq(store_find(s, token, &sub), 0, "a queued one is never expired");
+	store_sub_free(&sub);
+	store_close(s);
+}
+
+Test(store, a_newer_schema_and_an_unknown_url_are_refused)
+{
+	struct store *s = open_store(0);
+	char err[256] = "";
+	char cmd[512];
+
+	store_close(s);
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s 'PRAGMA user_version = 7' 2>/dev/null || "
+		 "python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+		 "c.execute(\"PRAGMA user_version = 7\"); c.commit()' %s", path, path);
+	cr_assert_eq(system(cmd), 0);
+	cr_expect_eq(store_open(path, 0, &s, err, sizeof(err)), -EPROTO);
+	cr_expect_not_null(strstr(err, "newer than this goboxd"), "%s", err);
+	cr_expect_eq(store_open("postgresql://h/db", 0, &s, err, sizeof(err)), -EINVAL);
+	cr_expect_not_null(strstr(err, "no store backend"), "%s", err);
+}

@@ -1,0 +1,57 @@
+/*
+ * An HTTP callback: a finished submission PUT to the URL its client gave
+ * (Judge0's callback_url), with libcurl. The URL is a client's, so the
+ * request is bounded and goes nowhere it should not: http or https only,
+ * no redirect followed, no proxy, a time limit on the whole exchange, and
+ * no connection to a loopback, link-local, unspecified, multicast or
+ * broadcast address (checked on the address actually connected to, after
+ * resolution, so a name that resolves there is refused too) unless the
+ * operator allows it.
+ */
+#ifndef GOBOXD_CALLBACK_H
+#define GOBOXD_CALLBACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sockaddr;
+
+struct callback_opts {
+	unsigned timeout_ms;   /* the whole exchange, connecting included; > 0 */
+	bool allow_local;      /* loopback and link-local addresses allowed */
+};
+
+/* curl_global_init: call once, before any thread starts (it is not
+ * thread-safe). 0 or -EIO. */
+int callback_global_init(void);
+/* Its counterpart, at exit, after every thread that used callback_put. */
+void callback_global_cleanup(void);
+
+/* Whether url is one a callback may name: http:// or https://, a host, no
+ * user name or password, no whitespace or control byte, at most 2048
+ * bytes. 0, or -EINVAL with the reason in err (-EIO: libcurl could not
+ * allocate). */
+int callback_url_check(const char *url, char *err, size_t errlen);
+
+/*
+ * Whether a callback may not connect to sa (salen bytes): anything but
+ * AF_INET and AF_INET6 always; unless allow_local, IPv4 0/8, 127/8,
+ * 169.254/16, 224/4 and 255.255.255.255, IPv6 ::, ::1, fe80::/10 and
+ * ff00::/8, and the IPv4 ones written as ::ffff:a.b.c.d. When refused,
+ * *why says which rule ("loopback", "link-local"...). Pure.
+ */
+bool callback_addr_refused(const struct sockaddr *sa, size_t salen, bool allow_local,
+			   const char **why);
+
+/*
+ * PUT body (len bytes, Content-Type: application/json) to url, once.
+ * 0 when the server answered 2xx; -EINVAL when callback_url_check refuses
+ * url or timeout_ms is 0; -EACCES when the address is refused; -ETIMEDOUT;
+ * -EPROTO for another status (a redirect included), with the status in
+ * err; -EIO for another failure. The reason is in err. Safe to call from
+ * several threads at once once callback_global_init has run.
+ */
+int callback_put(const char *url, const char *body, size_t len, const struct callback_opts *o,
+		 char *err, size_t errlen);
+
+#endif

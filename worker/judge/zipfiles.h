@@ -1,0 +1,37 @@
+/*
+ * A zip archive a client sends with its job (Judge0's additional_files),
+ * unpacked in memory with libzip into the job's files, within bounds: a
+ * bomb, a path that leaves the job directory, a link, a device or an
+ * archive that lies about its sizes is refused, never partly taken.
+ */
+#ifndef GOBOXD_ZIPFILES_H
+#define GOBOXD_ZIPFILES_H
+
+#include <stddef.h>
+
+#include "worker/judge/request.h"
+
+struct zipfiles_bounds {
+	size_t max_files;   /* entries (each must be a regular file) */
+	size_t max_file;    /* bytes of one file, uncompressed */
+	size_t max_total;   /* bytes of every file together, uncompressed */
+};
+
+/*
+ * Unpack the len bytes of a zip archive into *files (*nfiles of them, in
+ * archive order; each name and data malloc'd, data NUL-terminated beyond
+ * len; free each with free() and the array too; an empty archive gives
+ * NULL and 0). Every entry must be a regular file, not encrypted, whose
+ * name is one path component that validate_filename accepts, and no two
+ * alike; a directory entry is refused too (the job's files are flat).
+ * Every entry is checked before any is inflated, and none is inflated
+ * past its declared size plus one byte. Returns 0, or -EINVAL (not a
+ * zip, an entry refused, a bound passed, sizes or CRC that do not match
+ * what was read) with the reason in err (it names the entry); *files and
+ * *nfiles are then untouched. libzip's allocation failures abort, as
+ * xmalloc's do.
+ */
+int zipfiles_unpack(const void *data, size_t len, const struct zipfiles_bounds *b,
+		    struct req_file **files, size_t *nfiles, char *err, size_t errlen);
+
+#endif
