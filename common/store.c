@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "common/store_backend.h"
 #include "common/util.h"
 
 int store_open(const char *url, uint64_t max_bytes, struct store **out, char *err,

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/store_backend.h"
+#include "common/store.h"
 #include "common/util.h"
 
 /* The schema this goboxd writes (PRAGMA user_version). */
@@ -42,11 +42,15 @@ static const char schema[] =
 	"PRAGMA user_version = 1;";
 
 enum stmt {
-	ST_ADD, ST_GET_ID, ST_GET_TOKEN, ST_START, ST_FINISH, ST_DELETE, ST_STATE,
+	ST_USED, ST_ADD, ST_GET_ID, ST_GET_TOKEN, ST_START, ST_FINISH, ST_DELETE, ST_STATE,
 	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_COUNTS, ST_N
 };
 
 static const char *const stmt_sql[ST_N] = {
+	/* bytes in use: the file's pages less the free ones */
+	[ST_USED] = "SELECT (SELECT page_count FROM pragma_page_count()) -"
+		    " (SELECT freelist_count FROM pragma_freelist_count()),"
+		    " (SELECT page_size FROM pragma_page_size())",
 	[ST_ADD] = "INSERT INTO submissions (token, api, state, request, result, callback_url,"
 		   " created_ms, started_ms, finished_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_GET_ID] = "SELECT id, token, api, state, request, result, callback_url, created_ms,"
@@ -69,6 +73,7 @@ static const char *const stmt_sql[ST_N] = {
 struct store_sqlite {
 	struct store base;
 	char *path;
+	uint64_t max_bytes;    /* new submissions only: 0, none */
 	int claim_fd;          /* -1: not claimed */
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_N];
@@ -163,10 +168,27 @@ static int sq_add(struct store *s, const char *api, const char *request, const c
 		  char *err, size_t errlen)
 {
 	struct store_sqlite *q = of(s);
-	sqlite3_stmt *st = stmt(q, ST_ADD);
+	sqlite3_stmt *st;
 	uint64_t now = wall_ms();
 	int rc;
 
+	/*
+	 * The cap holds new submissions back, never a result: what the store
+	 * took must finish even when it is full.
+	 */
+	if (q->max_bytes && !result) {
+		st = stmt(q, ST_USED);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW &&
+		    (uint64_t)sqlite3_column_int64(st, 0) * (uint64_t)sqlite3_column_int64(st, 1) +
+				    strlen(request) > q->max_bytes) {
+			sqlite3_reset(st);
+			snprintf(err, errlen, "the submission store is full");
+			return -ENOSPC;
+		}
+		sqlite3_reset(st);
+	}
+	st = stmt(q, ST_ADD);
 	sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, api, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 3, result ? STORE_DONE : STORE_QUEUED);
@@ -417,7 +439,6 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 	struct store_sqlite *q = xcalloc(1, sizeof(*q));
 	char *dir = xstrdup(path);
 	char *slash = strrchr(dir, '/');
-	char sql[96];
 	int rc;
 
 	/* its directory's last level, private: the store holds clients' code */
@@ -449,16 +470,7 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 	rc = ensure_schema(q->db, path, err, errlen);
 	if (rc < 0)
 		goto fail;
-	if (max_bytes) {
-		/* pages of 4 KiB, the default: the cap, rounded down, at least 64 */
-		uint64_t pages = max_bytes / 4096 < 64 ? 64 : max_bytes / 4096;
-
-		snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %llu",
-			 (unsigned long long)(pages > INT_MAX ? INT_MAX : pages));
-		rc = exec(q->db, sql, path, err, errlen);
-		if (rc < 0)
-			goto fail;
-	}
+	q->max_bytes = max_bytes;
 	for (size_t i = 0; i < ST_N; i++) {
 		if (sqlite3_prepare_v3(q->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &q->st[i],
 				       NULL) != SQLITE_OK) {

@@ -129,6 +129,15 @@ Test(store, a_full_store_refuses_and_keeps_what_it_has)
 	cr_expect_gt(added, 4);
 	cr_assert_eq(store_counts(s, counts), 0);
 	cr_expect_eq(counts[STORE_QUEUED], added, "nothing lost when full");
+	/* what it took still finishes, with results as big as the requests */
+	for (int64_t k = id - (int64_t)added + 1; k <= id; k++) {
+		unsigned attempts;
+
+		cr_assert_eq(store_start(s, k, &attempts), 0);
+		cr_assert_eq(store_finish(s, k, big), 0, "submission %lld", (long long)k);
+	}
+	cr_assert_eq(store_counts(s, counts), 0);
+	cr_expect_eq(counts[STORE_DONE], added);
 	free(big);
 	store_close(s);
 }
