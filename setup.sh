@@ -137,6 +137,15 @@ langs() {
 	done
 }
 
+# Piston's own client, for tests/e2e/test_piston.py: a client nobody here
+# wrote, from npm, into tests/e2e/.npm (ignored by git).
+test_deps() {
+	command -v npm >/dev/null || apt_install npm
+	quiet "installing piston-client" \
+		npm install --prefix "$top/tests/e2e/.npm" --no-save --no-fund --no-audit \
+		piston-client@1.0.2
+}
+
 run() {
 	exec "$build/goboxd" --languages-dir "$top/languages" "$@"
 }
@@ -164,7 +173,7 @@ build) build ;;
 langs) langs ;;
 install) deps; build; langs ;;
 run) shift; deps; build; langs; run "$@" ;;
-test) deps; v2_deps; build; langs; run_tests ;;
+test) deps; v2_deps; build; langs; test_deps; run_tests ;;
 *)
 	sed -n '2,15p' "$0"
 	exit 2

@@ -35,9 +35,12 @@ static const struct channel_rule {
 	{ CHANNEL_DISPATCH, CHANNEL_TO_WORKER, 2, { S_IFSOCK, S_IFREG }, sizeof(uint64_t),
 	  "DISPATCH" },
 	{ CHANNEL_QUIT, CHANNEL_TO_WORKER, 0, { 0 }, 0, "QUIT" },
+	{ CHANNEL_SUBMITTED, CHANNEL_TO_MASTER, 0, { 0 }, sizeof(int64_t), "SUBMITTED" },
+	{ CHANNEL_RUN, CHANNEL_TO_WORKER, 0, { 0 }, sizeof(struct channel_run), "RUN" },
 };
 
 _Static_assert(sizeof(uint64_t) <= CHANNEL_MAX_PAYLOAD, "DISPATCH's payload fits a channel_msg");
+_Static_assert(sizeof(struct channel_run) <= CHANNEL_MAX_PAYLOAD, "RUN's payload fits too");
 
 /* More than any message carries, so that too many is seen as such. */
 #define RECV_MAX_FDS (CHANNEL_MAX_FDS + 2)

@@ -17,16 +17,24 @@
 #define CHANNEL_MAGIC 0x67626f78u /* "gbox" */
 /* The most any type carries (the table's largest). */
 #define CHANNEL_MAX_FDS 2
-#define CHANNEL_MAX_PAYLOAD 8
+#define CHANNEL_MAX_PAYLOAD 16
 
 enum channel_type {
 	/* worker -> master */
 	CHANNEL_ENQUEUE = 1, /* a validated job request to queue */
 	CHANNEL_IDLE,        /* no job running: may receive CHANNEL_DISPATCH */
 	CHANNEL_DONE,        /* the dispatched job finished (implies idle) */
+	CHANNEL_SUBMITTED,   /* a submission is in the store; payload: its id (int64) */
 	/* master -> worker */
 	CHANNEL_DISPATCH,    /* run this job now; payload: ms it waited in the queue */
 	CHANNEL_QUIT,        /* finish what you have and exit (reload, stop) */
+	CHANNEL_RUN,         /* run this stored submission now; payload: struct channel_run */
+};
+
+/* CHANNEL_RUN's payload. */
+struct channel_run {
+	int64_t id;          /* the submission's, in the store */
+	uint64_t queued_ms;  /* how long it waited in the master's queue */
 };
 
 /* Which end receives a message type: the other one sends it. */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/auth.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "common/yamlutil.h"
@@ -109,6 +110,18 @@ static const struct opt opts[] = {
 	  "/v1/run: compile step wall time" },
 	{ "output-limit", OT_BYTES64, F(output_limit_bytes), 1024, GiB,
 	  "/v1/run: stdout+stderr cap" },
+	{ "store", OT_STR, F(store), 0, 0,
+	  "where async submissions are kept: sqlite:PATH or a path (SQLite)" },
+	{ "store-max-size", OT_BYTES64, F(store_max_bytes), 0, 1024 * GiB,
+	  "the submission store's cap; when full, new submissions get 503 (0: none)" },
+	{ "submission-ttl", OT_SEC, F(submission_ttl_s), 1000, 365 * 24 * HOUR_MS,
+	  "how long a finished submission is kept" },
+	{ "callback-allow-local", OT_BOOL, F(callback_allow_local), 0, 1,
+	  "let callbacks go to loopback and link-local addresses" },
+	{ "auth-tokens", OT_STR, F(auth_tokens_file), 0, 0,
+	  "file of API tokens, one per line: every request then needs one (default: none)" },
+	{ "auth-probes", OT_BOOL, F(auth_probes), 0, 1,
+	  "with --auth-tokens, /healthz, /readyz and /metrics need a token too" },
 	{ "sweep-age", OT_SEC, F(sweep_age_s), 1000, 7 * 24 * HOUR_MS,
 	  "job directories older than this are orphans" },
 	{ "sweep-interval", OT_SEC, F(sweep_interval_s), 1000, 24 * HOUR_MS, "sweep period" },
@@ -147,6 +160,9 @@ void config_defaults(struct config *c)
 	c->jobs_per_jail = 1000;
 	/* thousands of C, C++ or Java builds, a hundred Rust ones (docs/goboxd.8) */
 	c->build_cache_mb = 1024;
+	c->store = xstrdup("sqlite:/var/lib/goboxd/submissions.db");
+	c->store_max_bytes = 1024ull * 1024 * 1024;
+	c->submission_ttl_s = 24 * 3600;
 	c->max_concurrent_jobs = (unsigned)ncpu;
 	c->max_queue = 256;
 	c->queue_timeout_ms = 60 * 1000;
@@ -200,6 +216,8 @@ void config_free(struct config *c)
 	}
 	free(c->config_file);
 	c->config_file = NULL;
+	auth_free(c->auth);
+	c->auth = NULL;
 }
 
 const char *config_jail_name(enum jail_kind k)
@@ -724,6 +742,7 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 		 char *err, size_t errlen)
 {
 	const char *file = argv_config(argc, argv);
+	int rc;
 
 	config_defaults(c);
 	*exit_now = false;
@@ -743,5 +762,14 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 	if (resolve_here(c, err, errlen) < 0)
 		return -EINVAL;
 	config_derive(c);
-	return config_validate(c, err, errlen);
+	rc = config_validate(c, err, errlen);
+	if (rc == 0 && c->auth_tokens_file && c->auth_tokens_file[0] &&
+	    (rc = auth_load(c->auth_tokens_file, &c->auth, err, errlen)) < 0) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "--auth-tokens: %s", err);
+		snprintf(err, errlen, "%s", why);
+		return -EINVAL;
+	}
+	return rc;
 }

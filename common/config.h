@@ -73,6 +73,17 @@ struct config {
 	uint32_t compile_timeout_ms;
 	uint64_t output_limit_bytes;
 
+	/* submissions kept for their clients (Judge0's API; common/store.h) */
+	char *store;                /* the store's URL: sqlite:PATH or a path */
+	uint64_t store_max_bytes;   /* the database's cap; 0: none */
+	uint32_t submission_ttl_s;  /* a finished submission is kept this long */
+	bool callback_allow_local;  /* callbacks may go to loopback and link-local */
+
+	/* who may use the APIs (common/auth.h) */
+	char *auth_tokens_file;     /* NULL or "": everyone */
+	struct auth *auth;          /* its tokens, read by config_build */
+	bool auth_probes;           /* /healthz, /readyz and /metrics need a token too */
+
 	/* housekeeping */
 	uint32_t sweep_age_s;       /* job dirs older than this are orphans */
 	uint32_t sweep_interval_s;

@@ -160,6 +160,17 @@ void close_fds_from(int lowfd)
 		close(fd);
 }
 
+int hex_digit_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 void random_hex(char *out, size_t nbytes)
 {
 	static const char hex[] = "0123456789abcdef";

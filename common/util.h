@@ -47,6 +47,9 @@ ssize_t send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, siz
 /* Close every fd >= lowfd (pre-exec, async-signal-safe). */
 void close_fds_from(int lowfd);
 
+/* The value of a hex digit (either case), -1 for any other byte. */
+int hex_digit_value(char c);
+
 /* Random hex id of 2*nbytes characters (getrandom). */
 void random_hex(char *out, size_t nbytes);
 

@@ -20,8 +20,10 @@ void queue_free(struct queue *q)
 	struct queue_entry e;
 
 	while (queue_pop(q, &e) == 0) {
-		close(e.fd);
-		close(e.memfd);
+		if (e.fd >= 0)
+			close(e.fd);
+		if (e.memfd >= 0)
+			close(e.memfd);
 	}
 	free(q->v);
 	memset(q, 0, sizeof(*q));
@@ -41,7 +43,8 @@ void queue_resize(struct queue *q, size_t cap)
 		return;
 	}
 	v = xcalloc(slots, sizeof(*v));
-	for (size_t i = 0; i < q->len; i++)
+	/* (entries imply slots: len > 0 only with cap > 0) */
+	for (size_t i = 0; i < q->len && q->cap; i++)
 		v[i] = q->v[(q->head + i) % q->cap];
 	free(q->v);
 	q->v = v;
@@ -82,4 +85,11 @@ int queue_unpop(struct queue *q, const struct queue_entry *e)
 uint64_t queue_oldest_ms(const struct queue *q)
 {
 	return q->len ? q->v[q->head].enq_ms : 0;
+}
+
+void queue_push_unbounded(struct queue *q, const struct queue_entry *e)
+{
+	if (q->len >= q->cap)
+		queue_resize(q, q->cap ? q->cap * 2 : 64);
+	queue_push(q, e);
 }

@@ -9,9 +9,10 @@
 #include <stdint.h>
 
 struct queue_entry {
-	int fd;          /* client socket */
-	int memfd;       /* bytes already read from it */
+	int fd;          /* client socket; -1 for a stored submission */
+	int memfd;       /* bytes already read from it; -1 for a stored submission */
 	uint64_t enq_ms; /* CLOCK_MONOTONIC */
+	int64_t sub;     /* a stored submission's id (common/store.h), 0 for a client */
 };
 
 struct queue {
@@ -34,5 +35,8 @@ int queue_unpop(struct queue *q, const struct queue_entry *e);
 uint64_t queue_oldest_ms(const struct queue *q);
 /* Change the bound (reload); entries beyond a smaller bound stay queued. */
 void queue_resize(struct queue *q, size_t cap);
+/* Push with no bound, growing as needed (stored submissions: they wait
+ * in the store anyway, and no client holds a connection for them). */
+void queue_push_unbounded(struct queue *q, const struct queue_entry *e);
 
 #endif

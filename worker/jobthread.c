@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "worker/http/api.h"
 #include "worker/http/http.h"
 #include "worker/sandbox/jail.h"
@@ -152,6 +153,130 @@ static void stream_tail(struct jobthread *j)
 	buf_puts(&j->answer, HTTP_LAST_CHUNK);
 }
 
+/* A finished job's 200 body, in its API's words. */
+static cJSON *answer_json(const struct job_request *req, const struct job_result *res)
+{
+	switch (req->format) {
+	case REQ_CODIZE:
+		return api_codize_json(req, res);
+	case REQ_PISTON:
+		return api_piston_json(req, res);
+	case REQ_JUDGE0:
+	case REQ_NATIVE:
+		break;
+	}
+	return api_run_answer_json(req, res);
+}
+
+/* The thread's store, opened at its first need. */
+static struct store *thread_store(struct jobthread *j)
+{
+	if (!j->store && store_open(j->env.cfg->store, j->env.cfg->store_max_bytes, &j->store,
+				    j->store_error, sizeof(j->store_error)) < 0) {
+		log_error("the submission store: %s", j->store_error);
+		j->store = NULL;
+	}
+	return j->store;
+}
+
+/* Busy (another process writes): a few more tries before giving up. */
+static int store_retry(int rc)
+{
+	return rc == -EAGAIN;
+}
+
+/* A finished submission's callback: Judge0 sends its default fields,
+ * base64-encoded. */
+static void call_back(struct jobthread *j, const struct store_sub *sub, const char *url)
+{
+	struct judge0_view v;
+	cJSON *shown;
+	char *body;
+
+	if (!j->callbacks || !url)
+		return;
+	api_judge0_view(NULL, &v, NULL, 0);
+	v.base64 = true;
+	shown = api_judge0_show(sub, &v, j->langs);
+	body = shown ? cJSON_PrintUnformatted(shown) : NULL;
+	cJSON_Delete(shown);
+	if (body)
+		callbacks_add(j->callbacks, url, body);
+	free(body);
+}
+
+/* A stored submission's end: its result into the store, then its callback. */
+static void finish_stored(struct jobthread *j, const char *result)
+{
+	struct store_sub sub;
+	struct store *st = thread_store(j);
+	int rc = st ? 0 : -EIO;
+
+	for (int i = 0; st && i < 5 && (rc = store_finish(st, j->sub, result)) < 0 &&
+			store_retry(rc);
+	     i++)
+		;
+	if (rc < 0) {
+		log_error("submission %lld: its result could not be stored: %s", (long long)j->sub,
+			  st ? strerror(-rc) : j->store_error);
+		return;
+	}
+	if (!j->callbacks || store_get(st, j->sub, &sub) < 0)
+		return;
+	call_back(j, &sub, sub.callback_url);
+	store_sub_free(&sub);
+}
+
+/*
+ * A Judge0 job's end: a stored one's result goes to the store; a waiting
+ * client's submission is stored finished (so that its token answers
+ * later too) and answered 201 as GET would show it.
+ */
+static void judge0_answer(struct jobthread *j)
+{
+	char *result = api_judge0_result(j->req, &j->res, j->rc);
+	struct store_sub sub = { .state = STORE_DONE };
+	struct store *st;
+	cJSON *shown;
+	char *body = NULL, err[256];
+	int status = 201;
+
+	job_result_free(&j->res);
+	if (j->sub) {
+		finish_stored(j, result);
+		free(result);
+		return;
+	}
+	sub.request = (char *)api_judge0_stored(j->req);
+	sub.result = result;
+	sub.created_ms = sub.started_ms = j->started_wall_ms;
+	sub.finished_ms = wall_ms();
+	st = thread_store(j);
+	if (!st || store_add_done(st, "judge0", sub.request, result, sub.started_ms, sub.token,
+				  err, sizeof(err)) < 0) {
+		log_error("a waited-for submission was not stored: %s", st ? err : j->store_error);
+		sub.token[0] = '\0';
+	}
+	/* as Judge0, a waited-for submission calls back too */
+	call_back(j, &sub, api_judge0_callback(j->req));
+	shown = api_judge0_show(&sub, &j->view, j->langs);
+	if (!shown) {
+		shown = cJSON_CreateObject();
+		cJSON_AddStringToObject(shown, "error", API_JUDGE0_NOT_UTF8);
+		cJSON_AddStringToObject(shown, "token", sub.token);
+	}
+	body = cJSON_PrintUnformatted(shown);
+	cJSON_Delete(shown);
+	free(result);
+	j->status = status;
+	if (!body || http_response_around(&j->answer, status, "application/json", body,
+					  strlen(body), j->ka, j->hdr) < 0) {
+		j->status = 500;
+		http_format_error(&j->answer, 500, "out_of_memory", "could not build the response",
+				  j->ka, j->hdr);
+	}
+}
+
 /*
  * The answer, in the job thread: the JSON tree holds copies of the output,
  * so the captured output is freed before the tree is printed, and the head
@@ -165,6 +290,10 @@ static void build_answer(struct jobthread *j)
 
 	buf_init(&j->answer, 0);
 	j->status = 200;
+	if (j->req->format == REQ_JUDGE0) {
+		judge0_answer(j);
+		return;
+	}
 	if (j->head_sent) {
 		stream_tail(j);
 		return;
@@ -176,8 +305,7 @@ static void build_answer(struct jobthread *j)
 				  j->ka, j->hdr);
 		return;
 	}
-	tree = j->req->format == REQ_CODIZE ? api_codize_json(j->req, &j->res) :
-					      api_run_answer_json(j->req, &j->res);
+	tree = answer_json(j->req, &j->res);
 	job_result_free(&j->res);
 	body = tree ? cJSON_PrintUnformatted(tree) : NULL;
 	cJSON_Delete(tree);
@@ -290,15 +418,19 @@ void jobthread_stop(struct jobthread *t)
 	t->running = false;
 	close(t->cancel_fd);
 	t->cancel_fd = -1;
+	store_close(t->store);
+	t->store = NULL;
 }
 
-int jobthread_submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
-		     const char *hdr)
+static int submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
+		  const char *hdr, int64_t sub)
 {
 	if (!t->running)
 		return -ESRCH;
 	memset(&t->res, 0, sizeof(t->res));
 	t->req = req;
+	t->sub = sub;
+	t->started_wall_ms = wall_ms();
 	t->stream = stream;
 	t->head_sent = false;
 	t->done = false;
@@ -309,6 +441,17 @@ int jobthread_submit(struct jobthread *t, struct job_request *req, bool stream, 
 	pthread_cond_signal(&t->cv);
 	pthread_mutex_unlock(&t->mu);
 	return 0;
+}
+
+int jobthread_submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
+		     const char *hdr)
+{
+	return submit(t, req, stream, keep_alive, hdr, 0);
+}
+
+int jobthread_submit_stored(struct jobthread *t, struct job_request *req, int64_t id)
+{
+	return submit(t, req, false, false, "", id);
 }
 
 void jobthread_take(struct jobthread *t, struct buf *chunks, bool *done)

@@ -21,6 +21,9 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "common/store.h"
+#include "worker/callbacks.h"
+#include "worker/http/api_judge0.h"
 #include "worker/judge/job.h"
 
 struct jobthread {
@@ -63,6 +66,20 @@ struct jobthread {
 	bool head_sent;
 	struct buf chunks;
 	bool done;              /* the job and its answer are finished (under mu) */
+	/*
+	 * Judge0's submissions: the one the job runs (0: its client waits),
+	 * how a waiting client sees its answer, and the thread's own
+	 * connection to the store, opened at its first need (NULL then, and
+	 * store_error says why). Set by the loop before the first job:
+	 * langs, callbacks.
+	 */
+	int64_t sub;
+	uint64_t started_wall_ms;
+	struct judge0_view view;
+	struct store *store;
+	char store_error[256];
+	const struct langtab *langs;
+	struct callbacks *callbacks;
 };
 
 /* Start the thread (with every signal blocked): 0 or a negative errno. */
@@ -76,6 +93,9 @@ void jobthread_stop(struct jobthread *t);
  */
 int jobthread_submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
 		     const char *hdr);
+/* Give the thread a stored submission's job (no client waits: its result
+ * goes to the store, and to its callback). */
+int jobthread_submit_stored(struct jobthread *t, struct job_request *req, int64_t id);
 /* What the thread has for the loop: the chunks of a streamed answer made
  * since the last call (the caller's to free), and whether the job is over. */
 void jobthread_take(struct jobthread *t, struct buf *chunks, bool *done);

@@ -29,7 +29,11 @@
 #include "worker/http/http.h"
 #include "worker/judge/job.h"
 #include "worker/http/routes.h"
+#include "common/auth.h"
+#include "worker/callbacks.h"
+#include "worker/http/callback.h"
 #include "worker/jobthread.h"
+#include "worker/submissions.h"
 #include "worker/sandbox/sandbox.h"
 
 #define MAX_EVENTS 64
@@ -56,6 +60,10 @@ struct worker {
 	uid_t uid;
 	gid_t gid;
 	uid_t judge_uid;        /* its jobs' judge programs (gid the same) */
+	struct submissions subs;  /* Judge0's, kept in the store */
+	struct callbacks callbacks;
+	int64_t job_sub;        /* the stored submission the job runs, 0: none */
+	uint64_t job_queued_ms;
 };
 
 /* Tags for epoll data: pointers to these identify the fd. */
@@ -90,6 +98,18 @@ static void forget_conn(void *arg, struct conn *c)
 	drop_token(w, c);
 }
 
+/* A submission went into the store: the master queues it. */
+static void tell_submitted(void *arg, int64_t id)
+{
+	struct worker *w = arg;
+	int rc = channel_send(w->ctx->channel_fd, CHANNEL_SUBMITTED, &id, sizeof(id), NULL, 0);
+
+	/* The store keeps it; the master's next start queues it. */
+	if (rc < 0)
+		log_error("telling the master of submission %lld: %s", (long long)id,
+			  strerror(-rc));
+}
+
 /* ---- jobs ---------------------------------------------------------- */
 
 static int start_job(struct worker *w, struct conn *c, struct job_request *req, bool stream)
@@ -122,8 +142,8 @@ static void record_job(struct worker *w, const struct jobthread *j, const struct
 	rec.end_wall_ms = wall_ms();
 	snprintf(rec.lang, sizeof(rec.lang), "%s", j->req->lang->id);
 	rec.status = (uint8_t)res->top;
-	rec.api = j->req->format == REQ_CODIZE;
-	rec.queue_ms = c ? (uint32_t)c->queued_ms : 0;
+	rec.api = (uint8_t)j->req->format;
+	rec.queue_ms = c ? (uint32_t)c->queued_ms : (uint32_t)w->job_queued_ms;
 	rec.build_ms = (uint32_t)res->build_ms;
 	rec.run_ms = (uint32_t)res->run_ms;
 	rec.cpu_ms = (uint32_t)res->cpu_ms;
@@ -240,6 +260,18 @@ static void finish_job(struct worker *w)
 		cJSON_AddNumberToObject(extra, "cpu_ms", (double)j->res.cpu_ms);
 		cJSON_AddNumberToObject(extra, "memory_peak_kb", (double)j->res.memory_peak_kb);
 	}
+	if (w->job_sub) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "%lld", (long long)w->job_sub);
+		if (extra) {
+			cJSON_AddStringToObject(extra, "msg", "submission");
+			cJSON_AddStringToObject(extra, "submission", id);
+			log_json(LOG_INFO, extra);
+		}
+		extra = NULL;
+		w->job_sub = 0;
+	}
 	if (c) {
 		bool ka = conn_keep_alive(&w->conns, c);
 
@@ -320,6 +352,7 @@ static void refuse_job(struct worker *w, struct conn *c, enum route_kind kind,
 		       const struct req_error *errs, size_t nerr, bool ka)
 {
 	char *body = kind == ROUTE_JOB_CODIZE ? api_codize_error(errs, nerr ? nerr : 1) :
+		     kind == ROUTE_JOB_PISTON ? api_piston_error(&errs[0]) :
 						 api_run_answer_error(&errs[0]);
 	int status = errs[0].http_status ? errs[0].http_status : 400;
 	char hdr[128];
@@ -343,15 +376,32 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	const struct http_request *r = &c->hp.req;
 	struct job_request *job = NULL;
 	struct req_error errs[16];
+	struct judge0_view view = { 0 };
 	size_t nerr = 0;
 	bool ka = conn_keep_alive(&w->conns, c);
 	char hdr[160];
 	int rc;
 
 	memset(errs, 0, sizeof(errs));
-	if (kind == ROUTE_JOB_CODIZE)
+	if (kind == ROUTE_JOB_JUDGE0) {
+		int status;
+		char *body = NULL;
+
+		rc = submissions_parse_waited(&w->subs, r, &job, &view, &status, &body);
+		if (rc < 0) {
+			conn_headers(c, hdr, sizeof(hdr), NULL);
+			http_format_response(&c->out, status, "application/json", body, strlen(body),
+					     ka, hdr);
+			free(body);
+			answer_before_job(w, c, NULL, status, NULL, ka);
+			return;
+		}
+	} else if (kind == ROUTE_JOB_CODIZE)
 		rc = api_codize_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
 				      w->cfg, &job, errs, ARRAY_SIZE(errs), &nerr);
+	else if (kind == ROUTE_JOB_PISTON)
+		rc = api_piston_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
+				      w->cfg, &job, &errs[0]);
 	else
 		rc = api_run_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
 				   w->cfg, &job, &errs[0]);
@@ -375,6 +425,8 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	buf_free(&c->hp.req.body);
 	buf_free(&c->raw);
 	conn_compact_input(c);
+	/* the job thread is idle: what it reads of the job may change now */
+	w->job.view = view;
 	rc = start_job(w, c, job, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
 	if (rc < 0) {
 		conn_respond_error(c, 500, "internal_error", "could not start the job thread", ka);
@@ -382,6 +434,73 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 		return;
 	}
 	c->job_token = false; /* spent: the job's end reports CHANNEL_DONE */
+}
+
+/* The token a request carries: X-Auth-Token or X-Auth-User (Judge0's
+ * names), or Authorization: Bearer. NULL when none. */
+static const char *request_token(const struct http_request *r)
+{
+	const char *t = http_header_get(r, "x-auth-token");
+	const char *a;
+
+	if (!t)
+		t = http_header_get(r, "x-auth-user");
+	if (t)
+		return t;
+	a = http_header_get(r, "authorization");
+	if (a && !strncasecmp(a, "Bearer ", 7))
+		return a + 7 + strspn(a + 7, " ");
+	return NULL;
+}
+
+/*
+ * With --auth-tokens, every request but the probes' (unless
+ * --auth-probes) needs a token of the file: without one, 401 in the
+ * words of the API its path belongs to. True when it may go on.
+ */
+static bool authorized(struct worker *w, struct conn *c, bool ka)
+{
+	const struct http_request *r = &c->hp.req;
+	const char *token;
+	char hdr[192], *body = NULL;
+	static const char why[] = "a valid token is required (X-Auth-Token, or Authorization: Bearer)";
+
+	if (!w->cfg->auth || (routes_is_probe(r->path) && !w->cfg->auth_probes))
+		return true;
+	token = request_token(r);
+	if (token && auth_check(w->cfg->auth, token, strlen(token)))
+		return true;
+	conn_headers(c, hdr, sizeof(hdr), "WWW-Authenticate: Bearer\r\n");
+	switch (routes_api(r->path)) {
+	case API_JUDGE0:
+		body = api_judge0_error(why);
+		break;
+	case API_PISTON: {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "message", why);
+		body = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+		break;
+	}
+	case API_CODIZE: {
+		struct req_error e = { .http_status = 401 };
+
+		snprintf(e.code, sizeof(e.code), API_CODIZE_UNAUTHORIZED);
+		snprintf(e.message, sizeof(e.message), "%s", why);
+		body = api_codize_error(&e, 1);
+		break;
+	}
+	case API_NATIVE:
+		break;
+	}
+	if (body)
+		http_format_response(&c->out, 401, "application/json", body, strlen(body), ka, hdr);
+	else
+		http_format_error(&c->out, 401, "unauthorized", why, ka, hdr);
+	free(body);
+	answer_before_job(w, c, NULL, 401, NULL, ka);
+	return false;
 }
 
 /* A whole request, from the connection's parser. */
@@ -396,6 +515,24 @@ static void handle_request(void *arg, struct conn *c)
 
 	conn_request_id(c, r);
 	atomic_fetch_add(&w->ctx->stats->requests_total, 1);
+	if (!authorized(w, c, ka))
+		return;
+	/* Judge0's token checks: the token was good */
+	if (!strcmp(r->method, "POST") &&
+	    (!strcmp(r->path, "/authenticate") || !strcmp(r->path, "/authorize"))) {
+		conn_headers(c, hdr, sizeof(hdr), NULL);
+		http_format_response(&c->out, 200, "application/json", "{}", 2, ka, hdr);
+		conn_log(c, r->method, r->path, 200, c->req_start_ms, NULL);
+		conn_next_request(c, ka);
+		return;
+	}
+	if (kind == ROUTE_SUBMISSIONS) {
+		conn_headers(c, hdr, sizeof(hdr), NULL);
+		status = submissions_handle(&w->subs, r, ka, hdr, &c->out);
+		conn_log(c, r->method, r->path, status, c->req_start_ms, NULL);
+		conn_next_request(c, ka);
+		return;
+	}
 	if (kind != ROUTE_SIMPLE) {
 		handle_job(w, c, kind);
 		return;
@@ -500,6 +637,45 @@ static void adopt_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 	conn_process(&w->conns, c);
 }
 
+/*
+ * A stored submission the master dispatched: its job runs with no client
+ * (its result goes to the store). Whatever happens, the master hears
+ * DONE: it counts the submission as running until then.
+ */
+static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
+{
+	struct job_request *job = NULL;
+	int rc;
+
+	if (!w->sandbox) {
+		/* as a client's job gets 503: this server runs nothing */
+		submissions_fail(&w->subs, id, w->sandbox_error);
+		tell_master(w, CHANNEL_DONE, NULL, 0);
+		return;
+	}
+	rc = submissions_take(&w->subs, id, &job);
+	if (rc < 0) {
+		tell_master(w, CHANNEL_DONE, NULL, 0);
+		return;
+	}
+	rc = jobthread_submit_stored(&w->job, job, id);
+	if (rc < 0) {
+		log_error("submission %lld: the job thread is not running", (long long)id);
+		request_free(job);
+		tell_master(w, CHANNEL_DONE, NULL, 0);
+		return;
+	}
+	w->job_conn = NULL;
+	w->job_sub = id;
+	w->job_queued_ms = queued_ms;
+	w->job_started_ms = now_ms();
+	snprintf(w->job_method, sizeof(w->job_method), "RUN");
+	snprintf(w->job_path, sizeof(w->job_path), "/submissions");
+	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
+	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
+	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
+}
+
 /* A message from the master, checked against the channel's table: only
  * the types the master sends come here, each with its fds. */
 static void on_master_message(void *arg, struct channel_msg *m)
@@ -515,9 +691,17 @@ static void on_master_message(void *arg, struct channel_msg *m)
 		memcpy(&queued_ms, m->payload, sizeof(queued_ms));
 		adopt_dispatched(w, m->fds, queued_ms);
 		break;
+	case CHANNEL_RUN: {
+		struct channel_run run;
+
+		memcpy(&run, m->payload, sizeof(run));
+		run_stored(w, run.id, run.queued_ms);
+		break;
+	}
 	case CHANNEL_ENQUEUE:
 	case CHANNEL_IDLE:
 	case CHANNEL_DONE:
+	case CHANNEL_SUBMITTED:
 		break; /* a worker's own: channel_recv refused them */
 	}
 }
@@ -682,7 +866,11 @@ static int start_job_thread(struct worker *w)
 			       .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
 			       .cache = w->cache };
 
-	return jobthread_start(&w->job, &env, w->evfd);
+	int rc = jobthread_start(&w->job, &env, w->evfd);
+
+	w->job.langs = w->ctx->langs;
+	w->job.callbacks = &w->callbacks;
+	return rc;
 }
 
 static void worker_loop(struct worker *w)
@@ -738,6 +926,7 @@ static void worker_loop(struct worker *w)
 			start_draining(w);
 		if (now_ms() - last_sweep >= TICK_MS || w->conns.draining) {
 			conn_set_sweep(&w->conns);
+			submissions_tick(&w->subs);
 			last_sweep = now_ms();
 		}
 		if (w->conns.draining && !w->job.req && w->conns.n == 0)
@@ -783,10 +972,19 @@ int worker_main(const struct worker_ctx *ctx)
 		return 1;
 	}
 	conn_set_init(&w.conns, w.epfd, w.cfg, &hooks);
+	/* one worker removes the expired submissions; every one takes new ones */
+	submissions_open(&w.subs, ctx->cfg, ctx->langs, ctx->index == 0);
+	w.subs.submitted = tell_submitted;
+	w.subs.arg = &w;
 	setup_sandbox(&w);
 	if (geteuid() == 0 && (rc = sandbox_keep_caps()) < 0) {
 		log_error("dropping capabilities failed: %s", strerror(-rc));
 		return WORKER_EXIT_CONFIG;
+	}
+	/* libcurl's set-up, before any thread */
+	if (callback_global_init() < 0 || callbacks_start(&w.callbacks, w.cfg->callback_allow_local) < 0) {
+		log_error("starting the callback sender failed");
+		return 1;
 	}
 	/* After the drop: a thread keeps the capabilities it was born with. */
 	if (w.sandbox && start_job_thread(&w) < 0) {
@@ -810,6 +1008,8 @@ int worker_main(const struct worker_ctx *ctx)
 	}
 	conn_set_close(&w.conns);
 	jobthread_stop(&w.job);
+	callbacks_stop(&w.callbacks);
+	submissions_close(&w.subs);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
 	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
 	sandbox_close(w.sandbox);

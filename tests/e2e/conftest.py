@@ -155,6 +155,9 @@ class Daemon:
                "--workers", str(workers), "--languages-dir", languages,
                "--jail-dir", self.jail_dir, "--jail", self.jail,
                "--nsjail-path", os.environ.get("GOBOXD_NSJAIL", "/usr/local/bin/nsjail")]
+        if "--store" not in args:
+            # each daemon its own submission store (a SQLite file is one daemon's)
+            cmd += ["--store", os.path.join(self.tmp, "submissions.db")]
         cmd = list(wrapper) + cmd + time_caps() + sandbox_uid_base(args) + list(args)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GOBOXD_")}
         full_env.update(env or {})
@@ -175,7 +178,7 @@ class Daemon:
                                                                    self.read_log()))
             try:
                 status, _ = self.get("/healthz", timeout=1)
-                if status == 200:
+                if status in (200, 401):  # 401: up, its probes need a token
                     return
             except OSError:
                 pass

@@ -932,3 +932,31 @@ Test(http, parser_error_roundtrip_through_format)
 	buf_free(&out);
 	feeder_free(&c);
 }
+
+Test(http, query_parameters_are_found_and_decoded)
+{
+	struct http_request r = { .query = "fields=stdout,status&wait=true&x&tokens=a%2Cb+c&"
+					   "bad=%zz&nul=a%00b&wait=false" };
+	char *v;
+
+	v = http_query_param(&r, "wait");
+	cr_assert_str_eq(v, "true", "the first occurrence counts");
+	free(v);
+	v = http_query_param(&r, "fields");
+	cr_assert_str_eq(v, "stdout,status");
+	free(v);
+	v = http_query_param(&r, "tokens");
+	cr_assert_str_eq(v, "a,b c", "%%XX and '+' decoded");
+	free(v);
+	v = http_query_param(&r, "x");
+	cr_assert_str_eq(v, "", "a name without '='");
+	free(v);
+	v = http_query_param(&r, "bad");
+	cr_assert_str_eq(v, "%zz", "a '%%' without two hex digits stays");
+	free(v);
+	cr_assert_null(http_query_param(&r, "nul"), "a NUL is never a C string's middle");
+	cr_assert_null(http_query_param(&r, "wai"), "a prefix is not the name");
+	cr_assert_null(http_query_param(&r, "base64_encoded"));
+	r.query = NULL;
+	cr_assert_null(http_query_param(&r, "wait"));
+}

@@ -93,3 +93,23 @@ Test(queue, resize_keeps_entries_in_order)
 	cr_assert_eq(queue_push(&q, &e), 0);
 	free(q.v);
 }
+
+Test(queue, unbounded_pushes_grow_and_keep_their_order)
+{
+	struct queue q;
+	struct queue_entry e;
+
+	queue_init(&q, 0);
+	for (int64_t i = 1; i <= 1000; i++) {
+		struct queue_entry in = { .fd = -1, .memfd = -1, .enq_ms = (uint64_t)i, .sub = i };
+
+		queue_push_unbounded(&q, &in);
+	}
+	cr_assert_eq(q.len, 1000);
+	for (int64_t i = 1; i <= 1000; i++) {
+		cr_assert_eq(queue_pop(&q, &e), 0);
+		cr_assert_eq(e.sub, i);
+	}
+	cr_assert_eq(queue_pop(&q, &e), -ENOENT);
+	queue_free(&q);
+}

@@ -1,13 +1,16 @@
 /*
- * The two wire formats: goboxd's own API (POST /run: the request in
- * api_run.c, the answer in api_run_answer.c) and Codize's (POST /v1/run,
- * api_codize.c). Each parses its request into the
- * one job model (worker/judge/request.h) and renders the job's result as
- * its answer.
+ * The wire formats whose client waits for its answer: goboxd's own API
+ * (POST /run: the request in api_run.c, the answer in api_run_answer.c),
+ * Codize's (POST /v1/run, api_codize.c) and Piston's (POST
+ * /api/v2/execute, api_piston.c). Each parses its request into the one
+ * job model (worker/judge/request.h) and renders the job's result as its
+ * answer. Judge0's, whose submissions may outlive their request, has a
+ * header of its own (api_judge0.h).
  */
 #ifndef GOBOXD_API_H
 #define GOBOXD_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -25,6 +28,8 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 #define API_CODIZE_VALIDATION_ERROR "VALIDATION_ERROR"
 #define API_CODIZE_INVALID_BODY "INVALID_REQUEST_BODY"
 #define API_CODIZE_BODY_TOO_LARGE "REQUEST_BODY_TOO_LARGE"
+/* goboxd's own, with --auth-tokens (Codize's server has no tokens) */
+#define API_CODIZE_UNAUTHORIZED "UNAUTHORIZED"
 
 /*
  * Codize POST /v1/run. Same contract; a VALIDATION_ERROR lists every
@@ -65,5 +70,30 @@ cJSON *api_codize_json(const struct job_request *req, const struct job_result *r
  * (errors only for VALIDATION_ERROR), the same object also under "error".
  */
 char *api_codize_error(const struct req_error *errs, size_t n);
+
+/*
+ * Piston POST /api/v2/execute: {language, version, files, stdin, args,
+ * compile_timeout, run_timeout, compile_memory_limit, run_memory_limit}.
+ * 0 and *out, or -EINVAL (400) / -E2BIG (413) with *e filled; Piston
+ * words its errors as {"message"}.
+ */
+int api_piston_parse(const char *body, size_t len, const struct langtab *t,
+		     const struct config *cfg, struct job_request **out, struct req_error *e);
+/* Its 200 body: {language, version, run: {stdout, stderr, output, code,
+ * signal, ...}, compile: {...} when the language builds}. */
+cJSON *api_piston_json(const struct job_request *req, const struct job_result *res);
+/* Its error body: {"message": "..."}. */
+char *api_piston_error(const struct req_error *e);
+/* GET /api/v2/runtimes: [{language, version, aliases, runtime?}], one per
+ * language with a Piston name. */
+cJSON *api_piston_runtimes(const struct langtab *t);
+/*
+ * Whether the release version (x.y.z) satisfies range as node-semver's
+ * satisfies() would, Piston's test of a request's "version": "*", "3",
+ * "3.11", "3.x", "3.11.x", "3.11.2", the operators ^ ~ ~> >= <= > < =, a
+ * hyphen range "3.10 - 3.12", space-separated ANDs and "||" ORs. A range
+ * node-semver cannot parse matches nothing.
+ */
+bool api_piston_version_matches(const char *range, const char *version);
 
 #endif

@@ -461,6 +461,8 @@ static const char *codize_message(const char *code)
 		return "request validation failed";
 	if (!strcmp(code, API_CODIZE_BODY_TOO_LARGE))
 		return "request body too large";
+	if (!strcmp(code, API_CODIZE_UNAUTHORIZED))
+		return "a valid token is required (Authorization: Bearer)";
 	return "invalid request body";
 }
 

@@ -526,22 +526,13 @@ static int resolve_names(struct native_ctx *c, const cJSON *root)
 			       strrchr(lang->source_default, '.'), src);
 			goto out;
 		}
-		if (!src && lang->source_default)
-			src = xstrdup(lang->source_default);
-		if (!src && !lang->entry_res) {
+		/* not named: the default, or the entry class the source declares */
+		if (!src)
+			src = request_default_source(lang, r->files[0].data);
+		if (!src) {
 			refuse(c->e, "missing_field", "source_filename",
 			       "language %s needs source_filename", lang->id);
 			goto out;
-		}
-		/* not named: the entry class inferred from the source names the file */
-		if (!src) {
-			char *entry = langtab_infer_entry(lang, r->files[0].data, NULL);
-			const char *e = entry ? entry : lang->entry_default;
-			size_t n = strlen(e) + strlen(lang->entry_suffix) + 1;
-
-			src = xcalloc(1, n);
-			snprintf(src, n, "%s%s", e, lang->entry_suffix);
-			free(entry);
 		}
 		r->files[0].name = src;
 		src = NULL;

@@ -691,3 +691,45 @@ out:
 	cJSON_Delete(root);
 	return rc;
 }
+
+char *http_query_param(const struct http_request *r, const char *name)
+{
+	size_t nlen = strlen(name);
+	const char *p = r->query;
+
+	while (p && *p) {
+		size_t n = strcspn(p, "&");
+		size_t k = strcspn(p, "=&");
+
+		if (k == nlen && strncmp(p, name, nlen) == 0) {
+			const char *v = p + k + (p[k] == '=');
+			size_t vlen = n - (size_t)(v - p);
+			char *out = xmalloc(vlen + 1), *o = out;
+
+			for (size_t i = 0; i < vlen; i++) {
+				int hi, lo;
+
+				if (v[i] == '+') {
+					*o++ = ' ';
+				} else if (v[i] == '%' && i + 2 < vlen &&
+					   (hi = hex_digit_value(v[i + 1])) >= 0 &&
+					   (lo = hex_digit_value(v[i + 2])) >= 0) {
+					if (hi == 0 && lo == 0) {
+						free(out);
+						return NULL;
+					}
+					*o++ = (char)(hi << 4 | lo);
+					i += 2;
+				} else {
+					*o++ = v[i];
+				}
+			}
+			*o = '\0';
+			return out;
+		}
+		p += n;
+		if (*p == '&')
+			p++;
+	}
+	return NULL;
+}

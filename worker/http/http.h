@@ -100,6 +100,12 @@ void http_parser_next(struct http_parser *p);
 bool http_parser_in_request(const struct http_parser *p);
 
 const char *http_header_get(const struct http_request *r, const char *lname);
+/*
+ * The value of a query parameter (its first occurrence; '+' and %XX
+ * decoded), malloc'd; "" for a name without '='; NULL when absent or
+ * when its decoding holds a NUL.
+ */
+char *http_query_param(const struct http_request *r, const char *name);
 
 const char *http_status_text(int status);
 /*

@@ -9,17 +9,6 @@
 #include "common/base64.h"
 #include "common/util.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static long hex4(const char *p, const char *end)
 {
 	long v = 0;
@@ -27,7 +16,7 @@ static long hex4(const char *p, const char *end)
 	if (end - p < 4)
 		return -1;
 	for (int i = 0; i < 4; i++) {
-		int h = hexval(p[i]);
+		int h = hex_digit_value(p[i]);
 
 		if (h < 0)
 			return -1;

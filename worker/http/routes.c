@@ -7,22 +7,71 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "common/util.h"
 #include "common/verdict.h"
+#include "worker/http/api.h"
+#include "worker/http/api_judge0.h"
 #include "worker/sandbox/host.h"
 
 #define RECENT_MAX 1024
 
+/* Judge0's submissions: /submissions, /submissions/batch, /submissions/TOKEN. */
+static bool is_submissions(const char *path)
+{
+	static const char base[] = "/submissions";
+
+	return strncmp(path, base, sizeof(base) - 1) == 0 &&
+	       (path[sizeof(base) - 1] == '\0' ||
+		(path[sizeof(base) - 1] == '/' && path[sizeof(base)] != '\0'));
+}
+
+enum route_api routes_api(const char *path)
+{
+	static const char *const judge0[] = { "/languages", "/statuses", "/about", "/config_info",
+					      "/system_info", "/workers", "/authenticate",
+					      "/authorize" };
+
+	if (is_submissions(path) || !strncmp(path, "/languages/", 11))
+		return API_JUDGE0;
+	for (size_t i = 0; i < ARRAY_SIZE(judge0); i++)
+		if (!strcmp(path, judge0[i]))
+			return API_JUDGE0;
+	if (!strncmp(path, "/api/v2/", 8))
+		return API_PISTON;
+	if (!strncmp(path, "/v1/", 4))
+		return API_CODIZE;
+	return API_NATIVE;
+}
+
+bool routes_is_probe(const char *path)
+{
+	return !strcmp(path, "/healthz") || !strcmp(path, "/readyz") || !strcmp(path, "/metrics");
+}
+
 enum route_kind routes_classify(const struct http_request *r)
 {
-	if (strcmp(r->method, "POST") != 0)
+	bool post = strcmp(r->method, "POST") == 0;
+
+	if (is_submissions(r->path)) {
+		char *wait = post && !strcmp(r->path, "/submissions") ?
+				     http_query_param(r, "wait") : NULL;
+		bool sync = wait && !strcmp(wait, "true");
+
+		free(wait);
+		return sync ? ROUTE_JOB_JUDGE0 : ROUTE_SUBMISSIONS;
+	}
+	if (!post)
 		return ROUTE_SIMPLE;
 	if (strcmp(r->path, "/run") == 0)
 		return ROUTE_JOB_NATIVE;
 	if (strcmp(r->path, "/v1/run") == 0)
 		return ROUTE_JOB_CODIZE;
+	if (strcmp(r->path, "/api/v2/execute") == 0)
+		return ROUTE_JOB_PISTON;
 	return ROUTE_SIMPLE;
 }
 
@@ -36,6 +85,61 @@ static int send_json(struct buf *out, int status, cJSON *o, bool ka, const char 
 	http_format_response(out, status, "application/json", body, strlen(body), ka, hdr);
 	free(body);
 	return status;
+}
+
+/*
+ * Judge0's GET /workers: one queue (goboxd has one), its length, and the
+ * workers by state.
+ */
+static cJSON *judge0_workers(const struct route_ctx *rc)
+{
+	cJSON *a = cJSON_CreateArray(), *o = cJSON_CreateObject();
+	unsigned available = 0, idle = 0, working = 0;
+
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
+		int st = atomic_load(&rc->stats->workers[i].state);
+
+		if (st == WS_EMPTY)
+			continue;
+		available++;
+		idle += st == WS_IDLE;
+		working += st == WS_BUSY;
+	}
+	cJSON_AddStringToObject(o, "queue", "goboxd");
+	cJSON_AddNumberToObject(o, "size", (double)atomic_load(&rc->stats->queued));
+	cJSON_AddNumberToObject(o, "available", available);
+	cJSON_AddNumberToObject(o, "idle", idle);
+	cJSON_AddNumberToObject(o, "working", working);
+	cJSON_AddNumberToObject(o, "paused", 0);
+	cJSON_AddNumberToObject(o, "failed", 0);
+	cJSON_AddItemToArray(a, o);
+	return a;
+}
+
+/* Judge0's GET /system_info: what lscpu and free would say, briefly. */
+static cJSON *judge0_system_info(void)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct utsname u;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	if (uname(&u) == 0) {
+		cJSON_AddStringToObject(o, "Architecture", u.machine);
+		cJSON_AddStringToObject(o, "Kernel", u.release);
+	}
+	cJSON_AddNumberToObject(o, "CPU(s)", (double)sysconf(_SC_NPROCESSORS_ONLN));
+	if (pages > 0 && page > 0)
+		cJSON_AddNumberToObject(o, "Mem", (double)pages * (double)page);
+	return o;
+}
+
+/* Piston's error body. */
+static cJSON *piston_message(const char *msg)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "message", msg);
+	return o;
 }
 
 static void iso_time(uint64_t ms, char *out, size_t n)
@@ -323,24 +427,40 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 		  const char *hdr, struct buf *out)
 {
 	static const char *const known[] = { "/healthz", "/readyz", "/info", "/metrics",
-					     "/run", "/v1/run" };
+					     "/run", "/v1/run", "/api/v2/execute",
+					     "/api/v2/runtimes" };
 	bool is_get = !strcmp(r->method, "GET");
 	bool is_known = false;
+	cJSON *body = NULL;
+	int status;
+
+	/* Judge0's lists and information */
+	if (is_get && (status = api_judge0_info(r->path, rc->langs, rc->cfg, &body)) != 0)
+		return send_json(out, status, body, ka, hdr);
+	if (is_get && !strcmp(r->path, "/workers"))
+		return send_json(out, 200, judge0_workers(rc), ka, hdr);
+	if (is_get && !strcmp(r->path, "/system_info"))
+		return send_json(out, 200, judge0_system_info(), ka, hdr);
 
 	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
 		is_known |= !strcmp(r->path, known[i]);
 	if (!strcmp(r->path, "/metrics") && !rc->cfg->metrics)
 		is_known = false;
+	if (!is_known && !strncmp(r->path, "/api/v2/", 8))
+		return send_json(out, 404, piston_message("Not Found"), ka, hdr);
 	if (!is_known) {
 		http_format_error(out, 404, "not_found", "no such endpoint", ka, hdr);
 		return 404;
 	}
-	if (!strcmp(r->path, "/run") || !strcmp(r->path, "/v1/run")) {
+	if (!strcmp(r->path, "/run") || !strcmp(r->path, "/v1/run") ||
+	    !strcmp(r->path, "/api/v2/execute")) {
 		char allow[160];
 
 		snprintf(allow, sizeof(allow), "%sAllow: POST\r\n", hdr);
-		/* /v1/run in Codize's words */
-		if (r->path[1] == 'v')
+		/* /v1/run in Codize's words, /api/v2/execute in Piston's */
+		if (r->path[1] == 'a')
+			send_json(out, 405, piston_message("Method not allowed"), ka, allow);
+		else if (r->path[1] == 'v')
 			http_format_error(out, 405, "METHOD_NOT_ALLOWED",
 					  "the request method is not allowed for this resource", ka,
 					  allow);
@@ -348,6 +468,8 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 			http_format_error(out, 405, "method_not_allowed", "use POST", ka, allow);
 		return 405;
 	}
+	if (!is_get && !strcmp(r->path, "/api/v2/runtimes"))
+		return send_json(out, 404, piston_message("Not Found"), ka, hdr);
 	if (!is_get) {
 		char allow[160];
 
@@ -365,5 +487,7 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 		return do_readyz(rc, ka, hdr, out);
 	if (!strcmp(r->path, "/info"))
 		return do_info(rc, ka, hdr, out);
+	if (!strcmp(r->path, "/api/v2/runtimes"))
+		return send_json(out, 200, api_piston_runtimes(rc->langs), ka, hdr);
 	return do_metrics(rc, ka, hdr, out);
 }

@@ -26,8 +26,25 @@ struct route_ctx {
 	const char *sandbox_error; /* non-NULL when the sandbox failed to open */
 };
 
-/* Kinds of request the event loop must treat differently. */
-enum route_kind { ROUTE_SIMPLE, ROUTE_JOB_NATIVE, ROUTE_JOB_CODIZE };
+/*
+ * Kinds of request the event loop must treat differently: answered at
+ * once, a job whose client waits (by its API), or Judge0's submissions
+ * kept in the store (worker/submissions.c).
+ */
+enum route_kind {
+	ROUTE_SIMPLE,
+	ROUTE_JOB_NATIVE,
+	ROUTE_JOB_CODIZE,
+	ROUTE_JOB_PISTON,
+	ROUTE_JOB_JUDGE0,    /* POST /submissions?wait=true */
+	ROUTE_SUBMISSIONS,   /* the rest of /submissions */
+};
+
+/* Whose words a path speaks (for answers every API gives: 401). */
+enum route_api { API_NATIVE, API_CODIZE, API_JUDGE0, API_PISTON };
+enum route_api routes_api(const char *path);
+/* The health endpoints: open without a token unless --auth-probes. */
+bool routes_is_probe(const char *path);
 
 /* Which kind this request is (by method and path). */
 enum route_kind routes_classify(const struct http_request *r);

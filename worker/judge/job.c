@@ -14,6 +14,7 @@
 #include "worker/sandbox/jobdir.h"
 #include "common/log.h"
 #include "common/lang/placeholder.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/jail.h"
@@ -364,6 +365,8 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 	struct jobstep_plan p = { 0 };
 	int rc = jobstep_plan_make(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
 
+	for (size_t i = 0; rc == 0 && req->run_args && req->run_args[i]; i++)
+		strv_push(&p.argv, xstrdup(req->run_args[i]));
 	if (rc < 0) {
 		for (size_t i = 0; i < req->ntests; i++)
 			res->tests[i].status = TS_INTERNAL_ERROR;
@@ -494,9 +497,16 @@ static void job_result_init(struct job_result *res, const struct job_request *re
 	res->groups = req->ngroups ? xcalloc(req->ngroups, sizeof(*res->groups)) : NULL;
 	for (size_t g = 0; g < req->ngroups; g++)
 		res->max_points += req->groups[g].points;
+	/*
+	 * As the answer carries the output: Codize's twice in base64 (the
+	 * streams, then "output"), Judge0's in base64 (counted twice too: its
+	 * steps also capture the streams interleaved), Piston's twice in JSON.
+	 */
 	outtext_budget_init(&res->budget,
-			    req->format == REQ_CODIZE ? OUTTEXT_BASE64_TWICE : OUTTEXT_JSON,
-			    cfg->max_job_output_bytes);
+			    req->format == REQ_CODIZE || req->format == REQ_JUDGE0 ?
+				    OUTTEXT_BASE64_TWICE : OUTTEXT_JSON,
+			    req->format == REQ_PISTON ? cfg->max_job_output_bytes / 2 :
+							cfg->max_job_output_bytes);
 }
 
 int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)

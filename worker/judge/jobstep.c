@@ -89,6 +89,7 @@ void jobstep_spec(struct step_spec *s, const struct job_request *req,
 	s->envp = (const char *const *)p->envp;
 	s->limits = *lim;
 	s->tmp_exec = req->lang->tmp_exec;
+	s->want_interleaved = req->interleave;
 	if (req->format == REQ_CODIZE) {
 		s->combined_cap = cfg->output_limit_bytes;
 		s->stdout_cap = cfg->output_limit_bytes;

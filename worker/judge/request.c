@@ -26,6 +26,20 @@ char *request_default_artifact(const struct lang *lang, const struct req_file *s
 	return entry ? entry : name_stem(src->name);
 }
 
+char *request_default_source(const struct lang *lang, const char *source)
+{
+	char *entry, *name;
+
+	if (lang->source_default)
+		return xstrdup(lang->source_default);
+	if (!lang->entry_res)
+		return NULL;
+	entry = langtab_infer_entry(lang, source, NULL);
+	name = xasprintf("%s%s", entry ? entry : lang->entry_default, lang->entry_suffix);
+	free(entry);
+	return name;
+}
+
 void request_free(struct job_request *r)
 {
 	if (!r)
@@ -36,8 +50,11 @@ void request_free(struct job_request *r)
 	}
 	free(r->files);
 	free(r->artifact);
+	if (r->api_free)
+		r->api_free(r->api);
 	strv_free(r->build_flags);
 	strv_free(r->run_flags);
+	strv_free(r->run_args);
 	for (size_t i = 0; i < r->ntests; i++) {
 		free(r->tests[i].stdin_data);
 		free(r->tests[i].expected);

@@ -29,7 +29,9 @@ struct req_test {
 	char *output_file;   /* file I/O: this file is judged, NULL: stdout */
 };
 
-enum req_format { REQ_NATIVE, REQ_CODIZE };
+/* Which API the job came by: goboxd's /run, Codize's /v1/run, Judge0's
+ * /submissions, Piston's /api/v2/execute. */
+enum req_format { REQ_NATIVE, REQ_CODIZE, REQ_JUDGE0, REQ_PISTON };
 
 /*
  * A group of tests (an IOI subtask): it earns its points only when every
@@ -54,6 +56,10 @@ struct job_request {
 	char *artifact;            /* resolved artifact name, NULL if none */
 	char **build_flags;        /* a string vector (common/strv.h), checked */
 	char **run_flags;          /* a string vector, checked */
+	/* The program's own arguments, after everything the language's run
+	 * command gives (Judge0's command_line_arguments, Piston's args):
+	 * a string vector, NULL when none. */
+	char **run_args;
 	struct limits build_limits; /* merged and clamped */
 	struct limits run_limits;
 	struct req_test *tests;
@@ -77,6 +83,13 @@ struct job_request {
 	 */
 	struct job_request *interactor;
 	struct job_request *checker;
+	/* Capture stdout and stderr as one stream too, as they interleaved
+	 * (Piston's "output", Judge0's redirect_stderr_to_stdout). */
+	bool interleave;
+	/* What the API that parsed the job keeps for its answer, freed with
+	 * the request by api_free (NULL: nothing). */
+	void *api;
+	void (*api_free)(void *api);
 };
 
 /* A client error, as both parsers report it: HTTP status, stable code,
@@ -96,5 +109,13 @@ void request_free(struct job_request *r);
  * the file's stem. malloc'd.
  */
 char *request_default_artifact(const struct lang *lang, const struct req_file *src);
+/*
+ * The source file's name for a language with source_filename:
+ * from_request when the request names none: its source_default, else the
+ * entry class inferred from the source (or the entry's default) with the
+ * entry's suffix. NULL when the language can infer nothing (then the
+ * request must name it). malloc'd.
+ */
+char *request_default_source(const struct lang *lang, const char *source);
 
 #endif

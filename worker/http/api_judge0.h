@@ -1,0 +1,116 @@
+/*
+ * Judge0 CE's wire format (api_judge0.c): a submission parsed into the one
+ * job model and into the form the store keeps, a finished job's result in
+ * Judge0's fields, a stored submission shown as GET /submissions/TOKEN
+ * shows it, and the lists (languages, statuses) and information
+ * endpoints. worker/submissions.c serves the endpoints that reach the
+ * store; docs/api.md says where goboxd differs from Judge0 and why.
+ *
+ * Texts (source_code, stdin, expected_output, stdout, stderr,
+ * compile_output) are kept base64-encoded in the store, as Judge0 keeps
+ * them: what a program wrote need not be UTF-8.
+ */
+#ifndef GOBOXD_API_JUDGE0_H
+#define GOBOXD_API_JUDGE0_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/config.h"
+#include "common/lang/langtab.h"
+#include "common/store.h"
+#include "worker/http/http.h"
+#include "worker/http/json_body.h"
+#include "worker/judge/job.h"
+#include "worker/judge/request.h"
+
+/* Judge0's MAX_SUBMISSION_BATCH_SIZE default. */
+#define JUDGE0_MAX_BATCH 20
+
+/* Statuses, as Judge0 numbers them. */
+enum judge0_status {
+	J0_IN_QUEUE = 1,
+	J0_PROCESSING,
+	J0_ACCEPTED,
+	J0_WRONG_ANSWER,
+	J0_TIME_LIMIT,
+	J0_COMPILATION_ERROR,
+	J0_SIGSEGV,
+	J0_SIGXFSZ,
+	J0_SIGFPE,
+	J0_SIGABRT,
+	J0_NZEC,
+	J0_RUNTIME_OTHER,
+	J0_INTERNAL_ERROR,
+	J0_EXEC_FORMAT_ERROR,
+};
+
+/* Judge0's description of a status ("Wrong Answer"), NULL past 14. */
+const char *api_judge0_status_name(int id);
+
+/* How a submission is shown: ?base64_encoded= and ?fields=. */
+struct judge0_view {
+	bool base64;
+	unsigned long long fields; /* one bit per field of judge0_fields (api_judge0.c) */
+};
+
+/*
+ * Read ?base64_encoded (default false) and ?fields (default: token,
+ * time, memory, stdout, stderr, compile_output, message, status; "*":
+ * all). 0, or -EINVAL with Judge0's message in err ("invalid fields:
+ * [foo]").
+ */
+int api_judge0_view(const struct http_request *r, struct judge0_view *v, char *err,
+		    size_t errlen);
+
+/*
+ * One submission object (its texts base64-encoded when base64) into a
+ * job (*job) and the form the store keeps (*stored, JSON text; its
+ * callback_url in *callback, NULL when none). 0, or -EINVAL with
+ * Judge0's 422 body in *errors: {"field": ["message", ...], ...}.
+ * A stored form parses again the same way, with base64 true.
+ */
+int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool base64,
+		     const struct langtab *t, const struct config *cfg, struct job_request **job,
+		     char **stored, char **callback, cJSON **errors);
+
+/* The stored form of a job api_judge0_parse made, and its callback_url
+ * (NULL: none). */
+const char *api_judge0_stored(const struct job_request *req);
+const char *api_judge0_callback(const struct job_request *req);
+
+/*
+ * A finished job's result as the store keeps it (JSON text): status,
+ * stdout, stderr, compile_output (base64), message, exit_code,
+ * exit_signal, time, wall_time, memory. rc is job_run's.
+ */
+char *api_judge0_result(const struct job_request *req, const struct job_result *res, int rc);
+/* The result of a submission that could not run (Internal Error). */
+char *api_judge0_result_failed(const char *message);
+
+/*
+ * A stored submission as Judge0 shows it, with the fields v asks for;
+ * NULL when a text is not UTF-8 and v does not ask for base64 (Judge0
+ * then answers 400: api_judge0_not_utf8).
+ */
+cJSON *api_judge0_show(const struct store_sub *sub, const struct judge0_view *v,
+		       const struct langtab *t);
+/* Judge0's words for a text that is not UTF-8. */
+#define API_JUDGE0_NOT_UTF8 \
+	"some attributes for this submission cannot be converted to UTF-8, use " \
+	"base64_encoded=true query parameter"
+
+/* {"error": message}: Judge0's 400, 401, 404 and 503 bodies. */
+char *api_judge0_error(const char *message);
+
+/*
+ * The GET endpoints answered from memory: /languages, /languages/ID,
+ * /statuses, /about, /config_info. Returns the status and *body (a tree),
+ * or 0 when path is none of them.
+ */
+int api_judge0_info(const char *path, const struct langtab *t, const struct config *cfg,
+		    cJSON **body);
+
+#endif

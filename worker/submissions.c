@@ -1,0 +1,469 @@
+#include "autoconf.h"
+
+#include "worker/submissions.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "worker/http/json_body.h"
+
+/* How often the expired ones are looked for, and how many go at once:
+ * a batch is a few milliseconds of the loop. */
+#define EXPIRE_EVERY_MS 10000
+#define EXPIRE_BATCH 500
+
+void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
+		      bool expires)
+{
+	s->cfg = cfg;
+	s->langs = t;
+	s->expires = expires;
+	s->next_expire_ms = now_ms() + EXPIRE_EVERY_MS;
+	if (store_open(cfg->store, cfg->store_max_bytes, &s->store, s->error, sizeof(s->error)) <
+	    0) {
+		log_error("the submission store: %s", s->error);
+		s->store = NULL;
+	}
+}
+
+void submissions_close(struct submissions *s)
+{
+	store_close(s->store);
+	s->store = NULL;
+}
+
+/* ---- answers -------------------------------------------------------- */
+
+static int answer_json(struct buf *out, int status, cJSON *o, bool ka, const char *hdr)
+{
+	char *body = o ? cJSON_PrintUnformatted(o) : NULL;
+
+	cJSON_Delete(o);
+	if (!body) {
+		http_format_error(out, 500, "out_of_memory", "no memory", ka, hdr);
+		return 500;
+	}
+	http_format_response(out, status, "application/json", body, strlen(body), ka, hdr);
+	free(body);
+	return status;
+}
+
+/* Judge0's {"error": ...} */
+static int answer_error(struct buf *out, int status, const char *msg, bool ka, const char *hdr)
+{
+	char *body = api_judge0_error(msg);
+
+	http_format_response(out, status, "application/json", body, strlen(body), ka, hdr);
+	free(body);
+	return status;
+}
+
+static int no_store(struct submissions *s, struct buf *out, bool ka, const char *hdr)
+{
+	char msg[320];
+
+	snprintf(msg, sizeof(msg), "the submission store is unavailable: %s", s->error);
+	return answer_error(out, 503, msg, ka, hdr);
+}
+
+/* ---- taking submissions --------------------------------------------- */
+
+/*
+ * One submission into the store: its token object for the answer, or
+ * Judge0's 422 errors object, or (NULL, *status) when the store failed.
+ */
+static cJSON *take_one(struct submissions *s, const cJSON *sub, const struct json_body_marker *m,
+		       bool base64, int *status, char *err, size_t errlen)
+{
+	struct job_request *job = NULL;
+	char *stored = NULL, *callback = NULL;
+	char token[STORE_TOKEN_LEN + 1];
+	cJSON *errors = NULL, *o;
+	int64_t id;
+	int rc;
+
+	if (api_judge0_parse(sub, m, base64, s->langs, s->cfg, &job, &stored, &callback,
+			     &errors) < 0) {
+		*status = 422;
+		return errors;
+	}
+	request_free(job);
+	rc = store_add(s->store, "judge0", stored, callback, token, &id, err, errlen);
+	free(stored);
+	free(callback);
+	if (rc < 0) {
+		*status = 503;
+		return NULL;
+	}
+	if (s->submitted)
+		s->submitted(s->arg, id);
+	*status = 201;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "token", token);
+	return o;
+}
+
+static cJSON *parse_body(const struct http_request *r, struct json_body_marker *m)
+{
+	return json_body_parse(r->body.data ? r->body.data : "", r->body.len, m);
+}
+
+static int post_one(struct submissions *s, const struct http_request *r,
+		    const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+{
+	struct json_body_marker m;
+	cJSON *root = parse_body(r, &m), *answer;
+	char err[256] = "";
+	int status = 0;
+
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return answer_error(out, 400, "the body must be one JSON object (a submission)", ka,
+				    hdr);
+	}
+	answer = take_one(s, root, &m, v->base64, &status, err, sizeof(err));
+	cJSON_Delete(root);
+	if (!answer)
+		return answer_error(out, status, err, ka, hdr);
+	return answer_json(out, status, answer, ka, hdr);
+}
+
+static int post_batch(struct submissions *s, const struct http_request *r,
+		      const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+{
+	struct json_body_marker m;
+	cJSON *root = parse_body(r, &m);
+	const cJSON *subs = cJSON_GetObjectItemCaseSensitive(root, "submissions"), *sub;
+	cJSON *answers;
+	bool any = false;
+	int n = cJSON_IsArray(subs) ? cJSON_GetArraySize(subs) : 0;
+	char msg[128], store_err[256] = "";
+
+	if (n > JUDGE0_MAX_BATCH) {
+		cJSON_Delete(root);
+		snprintf(msg, sizeof(msg),
+			 "number of submissions in a batch should be less than or equal to %d",
+			 JUDGE0_MAX_BATCH);
+		return answer_error(out, 400, msg, ka, hdr);
+	}
+	if (n == 0) {
+		cJSON_Delete(root);
+		return answer_error(out, 400, "there should be at least one submission in a batch",
+				    ka, hdr);
+	}
+	answers = cJSON_CreateArray();
+	cJSON_ArrayForEach(sub, subs) {
+		char err[256] = "";
+		int status = 0;
+		cJSON *a = take_one(s, sub, &m, v->base64, &status, err, sizeof(err));
+
+		if (!a) {
+			/* the store failed: those taken stay taken, and say so */
+			a = cJSON_CreateObject();
+			cJSON_AddStringToObject(a, "error", err);
+			snprintf(store_err, sizeof(store_err), "%s", err);
+		}
+		any |= status == 201;
+		cJSON_AddItemToArray(answers, a);
+	}
+	cJSON_Delete(root);
+	if (!any && store_err[0]) {
+		/* nothing taken, and not for the submissions' faults */
+		cJSON_Delete(answers);
+		return answer_error(out, 503, store_err, ka, hdr);
+	}
+	return answer_json(out, any ? 201 : 422, answers, ka, hdr);
+}
+
+/* ---- answering by token --------------------------------------------- */
+
+static int get_one(struct submissions *s, const char *token, const struct judge0_view *v,
+		   bool ka, const char *hdr, struct buf *out)
+{
+	struct store_sub sub;
+	cJSON *shown;
+	int rc = store_find(s->store, token, &sub);
+
+	if (rc == -ENOENT)
+		return answer_error(out, 404, "record not found", ka, hdr);
+	if (rc < 0)
+		return answer_error(out, 503, "the submission store failed; retry later", ka, hdr);
+	shown = api_judge0_show(&sub, v, s->langs);
+	store_sub_free(&sub);
+	if (!shown)
+		return answer_error(out, 400, API_JUDGE0_NOT_UTF8, ka, hdr);
+	return answer_json(out, 200, shown, ka, hdr);
+}
+
+static int get_batch(struct submissions *s, const struct http_request *r,
+		     const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+{
+	const char *given = http_header_get(r, "tokens");
+	char *tokens = given ? xstrdup(given) : http_query_param(r, "tokens");
+	char *p, *end;
+	cJSON *list, *o;
+	size_t n = 0;
+	char msg[128];
+	bool utf8 = true;
+
+	/*
+	 * As Judge0 reads them (Ruby's strip.split(",")): blanks around the
+	 * list go, an empty token between commas stays (and finds nothing),
+	 * empty ones at the end go.
+	 */
+	p = tokens ? tokens + strspn(tokens, " \t\r\n\v\f") : NULL;
+	end = p ? p + strlen(p) : NULL;
+	while (p && end > p && (strchr(" \t\r\n\v\f,", end[-1])))
+		*--end = '\0';
+	for (char *q = p; q && *q; q++)
+		n += *q == ',';
+	n += p && *p;
+	if (n > JUDGE0_MAX_BATCH) {
+		free(tokens);
+		snprintf(msg, sizeof(msg),
+			 "number of submissions in a batch should be less than or equal to %d",
+			 JUDGE0_MAX_BATCH);
+		return answer_error(out, 400, msg, ka, hdr);
+	}
+	if (n == 0) {
+		free(tokens);
+		return answer_error(out, 400, "there should be at least one submission in a batch",
+				    ka, hdr);
+	}
+	o = cJSON_CreateObject();
+	list = cJSON_AddArrayToObject(o, "submissions");
+	for (char *t = p, *next; t && utf8; t = next) {
+		struct store_sub sub;
+		cJSON *shown = NULL;
+		int rc;
+
+		next = strchr(t, ',');
+		if (next)
+			*next++ = '\0';
+		rc = *t ? store_find(s->store, t, &sub) : -ENOENT;
+		if (rc < 0 && rc != -ENOENT) {
+			free(tokens);
+			cJSON_Delete(o);
+			return answer_error(out, 503, "the submission store failed; retry later", ka,
+					    hdr);
+		}
+		if (rc == 0) {
+			shown = api_judge0_show(&sub, v, s->langs);
+			utf8 = shown != NULL;
+			store_sub_free(&sub);
+		}
+		cJSON_AddItemToArray(list, rc == 0 ? shown : cJSON_CreateNull());
+	}
+	free(tokens);
+	if (!utf8) {
+		cJSON_Delete(o);
+		return answer_error(out, 400,
+				    "some attributes for one or more submissions cannot be converted "
+				    "to UTF-8, use base64_encoded=true query parameter", ka, hdr);
+	}
+	return answer_json(out, 200, o, ka, hdr);
+}
+
+/* DELETE answers what went, base64-encoded as Judge0 does (whatever was
+ * asked: what it shows can never be asked for again). */
+static int delete_one(struct submissions *s, const char *token, const struct judge0_view *v,
+		      bool ka, const char *hdr, struct buf *out)
+{
+	struct judge0_view shown_as = *v;
+	struct store_sub sub;
+	cJSON *shown;
+	char msg[160];
+	int rc = store_find(s->store, token, &sub);
+
+	if (rc == -ENOENT)
+		return answer_error(out, 404, "record not found", ka, hdr);
+	if (rc < 0)
+		return answer_error(out, 503, "the submission store failed; retry later", ka, hdr);
+	if (sub.state != STORE_DONE) {
+		int id = sub.state == STORE_QUEUED ? J0_IN_QUEUE : J0_PROCESSING;
+
+		store_sub_free(&sub);
+		snprintf(msg, sizeof(msg),
+			 "submission cannot be deleted because its status is %d (%s)", id,
+			 api_judge0_status_name(id));
+		return answer_error(out, 400, msg, ka, hdr);
+	}
+	shown_as.base64 = true;
+	shown = api_judge0_show(&sub, &shown_as, s->langs);
+	store_sub_free(&sub);
+	rc = store_delete(s->store, token);
+	if (rc < 0 && rc != -ENOENT) {
+		cJSON_Delete(shown);
+		return answer_error(out, 503, "the submission store failed; retry later", ka, hdr);
+	}
+	return answer_json(out, 200, shown, ka, hdr);
+}
+
+int submissions_handle(struct submissions *s, const struct http_request *r, bool ka,
+		       const char *hdr, struct buf *out)
+{
+	static const char base[] = "/submissions";
+	const char *rest = r->path + sizeof(base) - 1; /* "", "/batch" or "/TOKEN" */
+	bool is_get = !strcmp(r->method, "GET"), is_post = !strcmp(r->method, "POST");
+	bool is_delete = !strcmp(r->method, "DELETE");
+	struct judge0_view v;
+	char err[256], allow[192];
+
+	if (api_judge0_view(r, &v, err, sizeof(err)) < 0 && !(is_post && !strcmp(rest, "/batch")))
+		return answer_error(out, 400, err, ka, hdr);
+	if ((!*rest && !is_post) || (!strcmp(rest, "/batch") && !is_get && !is_post) ||
+	    (*rest && strcmp(rest, "/batch") && !is_get && !is_delete)) {
+		snprintf(allow, sizeof(allow), "%sAllow: %s\r\n", hdr,
+			 !*rest ? "POST" : !strcmp(rest, "/batch") ? "GET, POST" : "GET, DELETE");
+		return answer_error(out, 405, "method not allowed", ka, allow);
+	}
+	if (is_post && json_body_over_cap(r->body.len, s->cfg->run_max_body_bytes))
+		return answer_error(out, 413, "request body too large", ka, hdr);
+	if (!s->store)
+		return no_store(s, out, ka, hdr);
+	if (!*rest)
+		return post_one(s, r, &v, ka, hdr, out);
+	if (!strcmp(rest, "/batch"))
+		return is_post ? post_batch(s, r, &v, ka, hdr, out) :
+				 get_batch(s, r, &v, ka, hdr, out);
+	if (is_delete)
+		return delete_one(s, rest + 1, &v, ka, hdr, out);
+	return get_one(s, rest + 1, &v, ka, hdr, out);
+}
+
+int submissions_parse_waited(struct submissions *s, const struct http_request *r,
+			     struct job_request **job, struct judge0_view *v, int *status,
+			     char **body)
+{
+	struct json_body_marker m;
+	cJSON *root, *errors = NULL;
+	char *stored = NULL, *callback = NULL, err[256];
+	int rc;
+
+	*job = NULL;
+	*body = NULL;
+	if (api_judge0_view(r, v, err, sizeof(err)) < 0) {
+		*status = 400;
+		*body = api_judge0_error(err);
+		return -EINVAL;
+	}
+	if (json_body_over_cap(r->body.len, s->cfg->run_max_body_bytes)) {
+		*status = 413;
+		*body = api_judge0_error("request body too large");
+		return -E2BIG;
+	}
+	root = parse_body(r, &m);
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		*status = 400;
+		*body = api_judge0_error("the body must be one JSON object (a submission)");
+		return -EINVAL;
+	}
+	rc = api_judge0_parse(root, &m, v->base64, s->langs, s->cfg, job, &stored, &callback,
+			      &errors);
+	cJSON_Delete(root);
+	free(stored);
+	free(callback);
+	if (rc < 0) {
+		*status = 422;
+		*body = cJSON_PrintUnformatted(errors);
+		cJSON_Delete(errors);
+	}
+	return rc;
+}
+
+/* ---- running -------------------------------------------------------- */
+
+static void fail_stored(struct submissions *s, int64_t id, const char *why);
+
+void submissions_fail(struct submissions *s, int64_t id, const char *why)
+{
+	if (s->store)
+		fail_stored(s, id, why);
+}
+
+/* A stored submission that will not run: its failure is its result. */
+static void fail_stored(struct submissions *s, int64_t id, const char *why)
+{
+	char *result = api_judge0_result_failed(why);
+	int rc = store_finish(s->store, id, result);
+
+	if (rc < 0 && rc != -ENOENT)
+		log_error("submission %lld: its failure could not be stored: %s", (long long)id,
+			  strerror(-rc));
+	free(result);
+}
+
+int submissions_take(struct submissions *s, int64_t id, struct job_request **job)
+{
+	struct json_body_marker m;
+	struct store_sub sub;
+	char *stored = NULL, *callback = NULL;
+	cJSON *root, *errors = NULL;
+	unsigned attempts = 0;
+	int rc;
+
+	*job = NULL;
+	if (!s->store)
+		return -EIO;
+	rc = store_start(s->store, id, &attempts);
+	if (rc < 0) {
+		if (rc != -ENOENT)
+			log_error("submission %lld could not start: %s", (long long)id,
+				  strerror(-rc));
+		return rc;
+	}
+	if (attempts > SUBMISSION_MAX_ATTEMPTS) {
+		log_warn("submission %lld: its worker died in each of %d attempts; not run again",
+			 (long long)id, SUBMISSION_MAX_ATTEMPTS);
+		fail_stored(s, id, "the sandbox failed: its worker died in every attempt");
+		return -ECANCELED;
+	}
+	rc = store_get(s->store, id, &sub);
+	if (rc < 0)
+		return rc;
+	root = json_body_parse(sub.request, strlen(sub.request), &m);
+	rc = root ? api_judge0_parse(root, &m, true, s->langs, s->cfg, job, &stored, &callback,
+				     &errors) : -EINVAL;
+	cJSON_Delete(root);
+	free(stored);
+	free(callback);
+	store_sub_free(&sub);
+	if (rc < 0) {
+		char *why = errors ? cJSON_PrintUnformatted(errors) : NULL;
+		char msg[512];
+
+		/* the server changed under it (a language gone, lower caps) */
+		snprintf(msg, sizeof(msg), "no longer valid on this server: %s",
+			 why ? why : "unreadable");
+		fail_stored(s, id, msg);
+		free(why);
+		cJSON_Delete(errors);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void submissions_tick(struct submissions *s)
+{
+	uint64_t now = now_ms();
+	size_t removed = 0;
+	int rc;
+
+	if (!s->expires || !s->store || now < s->next_expire_ms)
+		return;
+	s->next_expire_ms = now + EXPIRE_EVERY_MS;
+	rc = store_expire(s->store, wall_ms() - (uint64_t)s->cfg->submission_ttl_s * 1000,
+			  EXPIRE_BATCH, &removed);
+	if (rc < 0)
+		log_warn("removing expired submissions: %s", strerror(-rc));
+	else if (removed)
+		log_info("%zu expired submissions removed", removed);
+	/* more than a batch: the next one soon */
+	if (removed == EXPIRE_BATCH)
+		s->next_expire_ms = now + 100;
+}

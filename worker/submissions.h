@@ -1,0 +1,76 @@
+/*
+ * A worker's side of Judge0's submissions (worker/http/api_judge0.h has
+ * the wire format, common/store.h the store): taking them into the store
+ * and telling the master (which queues them), answering for them by
+ * token, running one the master dispatches, and removing the finished
+ * ones past --submission-ttl. The loop's own store connection lives here;
+ * the job thread has its own.
+ */
+#ifndef GOBOXD_SUBMISSIONS_H
+#define GOBOXD_SUBMISSIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/config.h"
+#include "common/lang/langtab.h"
+#include "common/store.h"
+#include "worker/http/api_judge0.h"
+#include "worker/http/http.h"
+#include "worker/judge/request.h"
+
+struct submissions {
+	const struct config *cfg;
+	const struct langtab *langs;
+	struct store *store;       /* NULL: none, and error says why */
+	char error[256];
+	bool expires;              /* this worker removes the expired ones */
+	uint64_t next_expire_ms;
+	/* A submission taken into the store: the master must hear of it. */
+	void (*submitted)(void *arg, int64_t id);
+	void *arg;
+};
+
+/* Open the loop's store connection; a failure is logged and kept in
+ * s->error (every request that needs the store then gets 503). */
+void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
+		      bool expires);
+void submissions_close(struct submissions *s);
+
+/*
+ * A /submissions request other than a waited-for POST: POST (one, or a
+ * batch), GET by token or by tokens, DELETE by token. The whole answer
+ * goes into out; returns its status.
+ */
+int submissions_handle(struct submissions *s, const struct http_request *r, bool ka,
+		       const char *hdr, struct buf *out);
+
+/*
+ * POST /submissions?wait=true: the job, and how its answer shows it.
+ * 0, or a negative errno with the answer's status and JSON body (malloc'd)
+ * in *status and *body.
+ */
+int submissions_parse_waited(struct submissions *s, const struct http_request *r,
+			     struct job_request **job, struct judge0_view *v, int *status,
+			     char **body);
+
+/*
+ * The master dispatched stored submission id: 0 and its job, marked
+ * running; or a negative errno when there is nothing to run (gone, done,
+ * tried too often, or no longer valid: the store then holds its failure).
+ */
+int submissions_take(struct submissions *s, int64_t id, struct job_request **job);
+
+/* A dispatched submission this server cannot run: finished as Judge0's
+ * Internal Error, with why as its message. */
+void submissions_fail(struct submissions *s, int64_t id, const char *why);
+
+/* The most attempts a submission gets: a job that kills its worker every
+ * time must not take every worker in turn forever. */
+#define SUBMISSION_MAX_ATTEMPTS 3
+
+/* The loop's tick: the expired ones go, a batch at a time. */
+void submissions_tick(struct submissions *s);
+
+#endif
