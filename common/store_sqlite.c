@@ -438,6 +438,7 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 {
 	struct store_sqlite *q = xcalloc(1, sizeof(*q));
 	char *dir = xstrdup(path);
+	int fd;
 	char *slash = strrchr(dir, '/');
 	int rc;
 
@@ -455,6 +456,15 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 	q->base.ops = &sqlite_ops;
 	q->path = xstrdup(path);
 	q->claim_fd = -1;
+	/* the store holds clients' code: its owner's alone (SQLite gives
+	 * its -wal and -shm files the database's mode) */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rc = -errno;
+		goto fail;
+	}
+	close(fd);
 	rc = sqlite3_open_v2(path, &q->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {

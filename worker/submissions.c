@@ -11,10 +11,18 @@
 #include "common/util.h"
 #include "worker/http/json_body.h"
 
-/* How often the expired ones are looked for, and how many go at once:
- * a batch is a few milliseconds of the loop. */
+/* How often the expired ones are looked for (at most: a shorter TTL
+ * looks as often as it lasts), and how many go at once: a batch is a few
+ * milliseconds of the loop. */
 #define EXPIRE_EVERY_MS 10000
 #define EXPIRE_BATCH 500
+
+static uint64_t expire_every_ms(const struct config *cfg)
+{
+	uint64_t ttl_ms = (uint64_t)cfg->submission_ttl_s * 1000;
+
+	return ttl_ms < EXPIRE_EVERY_MS ? ttl_ms : EXPIRE_EVERY_MS;
+}
 
 void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
 		      bool expires)
@@ -22,7 +30,7 @@ void submissions_open(struct submissions *s, const struct config *cfg, const str
 	s->cfg = cfg;
 	s->langs = t;
 	s->expires = expires;
-	s->next_expire_ms = now_ms() + EXPIRE_EVERY_MS;
+	s->next_expire_ms = now_ms() + expire_every_ms(cfg);
 	if (store_open(cfg->store, cfg->store_max_bytes, &s->store, s->error, sizeof(s->error)) <
 	    0) {
 		log_error("the submission store: %s", s->error);
@@ -456,7 +464,7 @@ void submissions_tick(struct submissions *s)
 
 	if (!s->expires || !s->store || now < s->next_expire_ms)
 		return;
-	s->next_expire_ms = now + EXPIRE_EVERY_MS;
+	s->next_expire_ms = now + expire_every_ms(s->cfg);
 	rc = store_expire(s->store, wall_ms() - (uint64_t)s->cfg->submission_ttl_s * 1000,
 			  EXPIRE_BATCH, &removed);
 	if (rc < 0)

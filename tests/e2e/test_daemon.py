@@ -1,8 +1,8 @@
 """The daemon's life: endpoints, HTTP handling, workers, reload, queue, stop."""
 import fcntl
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import socket
@@ -321,10 +321,12 @@ def test_sighup_adds_language_and_refuses_broken_table():
         assert status == 400 and body["error"]["code"] == "unknown_language"
         with open(os.path.join(d, "py3.yaml")) as f:
             text = f.read()
-        # a copy takes neither the names nor the Codize runtime of the original
+        # a copy takes neither the names, nor the Codize runtime, nor the
+        # Judge0 id and Piston names of the original
         text = text.replace("id: py3", "id: py3b").replace("aliases:", "# aliases:")
         text = text.replace("codize:\n  runtime: python\n", "")
-        assert "codize" not in text
+        text = re.sub(r"^(judge0|piston):\n(  .*\n)+", "", text, flags=re.M)
+        assert "codize" not in text and "judge0" not in text and "piston" not in text
         with open(os.path.join(d, "py3b.yaml"), "w") as f:
             f.write(text)
         daemon.proc.send_signal(signal.SIGHUP)

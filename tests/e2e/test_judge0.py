@@ -1077,3 +1077,19 @@ def test_a_restart_loses_no_submission(tmp_path, sig):
             [(t, 3, want) for t, (_, want) in zip(tokens, cases)]
     finally:
         d.stop()
+
+
+def test_finished_submissions_go_after_the_ttl():
+    """--submission-ttl: a finished submission answers for its token until
+    then, and 404 after; worker 0 looks as often as the TTL lasts."""
+    d = Daemon(languages=small(), args=["--submission-ttl", "1s"])
+    try:
+        status, body = d.post("/submissions?wait=true", {"language_id": BASH,
+                                                          "source_code": "echo kept"})
+        assert status == 201 and body["stdout"] == "kept\n"
+        token = body["token"]
+        assert d.get("/submissions/" + token)[0] == 200
+        wait_until(lambda: d.get("/submissions/" + token)[0] == 404, "the expiry", 10)
+        d.wait_log(lambda l: "expired submissions removed" in l.get("msg", ""), "its log line")
+    finally:
+        d.stop()

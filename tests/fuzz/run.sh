@@ -6,6 +6,10 @@
 #   fuzz_request   both request parsers, /run and /v1/run, on one input
 #   fuzz_codize    the /v1/run parser alone, also under tight caps
 #   fuzz_langtab   the language loader, the input as one language file
+#   fuzz_judge0    Judge0's submission parser, its stored form read back
+#                  and shown (the input's first byte: its switches)
+#   fuzz_piston    Piston's /api/v2/execute parser, and its semver ranges
+#   fuzz_zipfiles  a zip archive unpacked into a job's files (libzip)
 #
 # Each target's corpus grows in BUILD_DIR/fuzz/corpus-TARGET; the seeds are
 # tests/fuzz/seeds-TARGET (inputs that once failed among them), and for
@@ -15,21 +19,32 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: tests/fuzz/run.sh BUILD_DIR [TARGET...]}" && pwd)
 shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_http fuzz_request fuzz_codize fuzz_langtab)
+[ ${#targets[@]} -gt 0 ] ||
+	targets=(fuzz_http fuzz_request fuzz_codize fuzz_langtab fuzz_judge0 fuzz_piston fuzz_zipfiles)
 secs=${GOBOXD_FUZZ_SECONDS:-60}
 out="$build/fuzz"
 mkdir -p "$out"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$build"
        -I/usr/share/include/llhttp -DGOBOXD_SRCDIR="\"$top\"" -DGOBOXD_BUILDDIR="\"$build\"")
-libs=$(pkg-config --cflags --libs libcjson yaml-0.1)
-common=("$top"/common/{buf,strv,utf8,log,util,limits,config,yamlutil,base64,outtext,verdict}.c
+libs=$(pkg-config --cflags --libs libcjson yaml-0.1 libzip libcurl)
+common=("$top"/common/{buf,strv,utf8,log,util,limits,config,yamlutil,base64,outtext,verdict,auth,sha256}.c
 	"$top"/common/lang/{langtab,placeholder,validate}.c "$top"/worker/judge/request.c
 	"$top"/worker/http/{json_body,api_run,api_codize}.c)
+llhttp=(/usr/share/llhttp/{api,http,llhttp}.c)
+# Judge0's parser checks callback_url with libcurl, unpacks additional_files
+# with libzip, and reads ?fields= through the HTTP layer
+judge0=("$top"/worker/http/{api_judge0,callback,http}.c "$top"/worker/judge/zipfiles.c "${llhttp[@]}")
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_http.c" "$top/worker/http/http.c" "$top/common/buf.c" "$top/common/util.c" \
-	/usr/share/llhttp/{api,http,llhttp}.c $libs -o "$out/fuzz_http"
+	"${llhttp[@]}" $libs -o "$out/fuzz_http"
 for t in fuzz_request fuzz_codize fuzz_langtab; do
 	clang "${flags[@]}" "$top/tests/fuzz/$t.c" "${common[@]}" $libs -o "$out/$t"
 done
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_judge0.c" "${common[@]}" "${judge0[@]}" $libs \
+	-o "$out/fuzz_judge0"
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_piston.c" "${common[@]}" "$top/worker/http/api_piston.c" \
+	$libs -o "$out/fuzz_piston"
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_zipfiles.c" "$top"/common/{util,log}.c \
+	"$top/common/lang/validate.c" "$top/worker/judge/zipfiles.c" $libs -o "$out/fuzz_zipfiles"
 for t in "${targets[@]}"; do
 	seeds=("$top/tests/fuzz/seeds-$t")
 	max_len=8192

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/store.h"
@@ -72,6 +73,12 @@ Test(store, a_submission_goes_from_queued_to_done)
 	cr_expect_neq(sub.finished_ms, 0);
 	store_sub_free(&sub);
 
+	{
+		struct stat st;
+
+		cr_assert_eq(stat(path, &st), 0);
+		cr_expect_eq(st.st_mode & 0777, 0600, "clients' code is its owner's alone");
+	}
 	cr_expect_eq(store_delete(s, token), 0);
 	cr_expect_eq(store_find(s, token, &sub), -ENOENT);
 	cr_expect_eq(store_delete(s, token), -ENOENT);
