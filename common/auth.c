@@ -92,7 +92,8 @@ void auth_free(struct auth *a)
 {
 	if (!a)
 		return;
-	explicit_bzero(a->digests, a->n * sizeof(*a->digests));
+	if (a->digests)
+		explicit_bzero(a->digests, a->n * sizeof(*a->digests));
 	free(a->digests);
 	free(a);
 }
