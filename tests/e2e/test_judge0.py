@@ -521,6 +521,25 @@ def test_bad_bodies(daemon):
                                       "language_id": ["can't be blank"]}
 
 
+def test_what_the_fuzzer_found_is_refused_and_the_worker_lives(daemon):
+    """tests/fuzz/fuzz_judge0 found these: a refused number of runs was
+    still allocated (1e12 killed the worker), a base64 source of nothing
+    was taken (and failed when run), stdin over its cap was copied from
+    the wrong buffer."""
+    before = set(daemon.worker_pids())
+    for big in (1e12, 3e6, 1e40):
+        assert errors_422(daemon, {"language_id": PY, "source_code": "print(1)",
+                                   "number_of_runs": big}) == \
+            {"number_of_runs": ["must be less than or equal to 20"]}
+    assert errors_422(daemon, {"language_id": PY, "source_code": "\n"},
+                      "base64_encoded=true") == {"source_code": ["can't be blank"]}
+    assert errors_422(daemon, {"language_id": PY, "source_code": "print(1)",
+                               "cpu_time_limit": 1e40, "memory_limit": -1e40}) == {
+        "cpu_time_limit": ["must be less than or equal to 15.0"],
+        "memory_limit": ["must be greater than or equal to 2048"]}
+    assert set(daemon.worker_pids()) == before, "no worker died"
+
+
 def test_numbers_out_of_judge0s_bounds(daemon):
     # submission.rb's numericality rules and Rails' words for them
     cases = [("number_of_runs", 0, "must be greater than 0"),

@@ -61,6 +61,11 @@ for t in "${targets[@]}"; do
 	"$out/$t" -max_total_time="$secs" -timeout=30 -max_len="$max_len" -print_final_stats=1 \
 		-artifact_prefix="$out/$t-" "$out/corpus-$t" "${seeds[@]}" >"$out/$t.log" 2>&1 || rc=$?
 	grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)" "$out/$t.log" || true
+	# UBSan reports and goes on: what it found would only be in the log
+	if grep -qE "runtime error:" "$out/$t.log"; then
+		grep -E "runtime error:" "$out/$t.log" | sort -u | sed 's/^/UBSan: /'
+		[ "$rc" -ne 0 ] || rc=1
+	fi
 	echo "corpus: $(find "$out/corpus-$t" -type f | wc -l) inputs; log: $out/$t.log"
 	if [ "$rc" -ne 0 ]; then
 		tail -60 "$out/$t.log"

@@ -222,12 +222,16 @@ static double decimal_field(struct j0_ctx *c, const char *field, double def, dou
 
 	if (rc < 0)
 		return def;
-	if (min_inclusive ? v < min : v <= min)
+	if (min_inclusive ? v < min : v <= min) {
 		/* submission.rb's lower bounds are integers (0, 1), its upper ones floats */
 		field_error(c, field, "must be greater than %s%g", min_inclusive ? "or equal to " :
 				      "", min);
-	else if (v > max)
+		return def;   /* refused: nothing goes on with it */
+	}
+	if (v > max) {
 		field_error(c, field, "must be less than or equal to %.1f", max);
+		return def;
+	}
 	cJSON_AddNumberToObject(c->stored, field, v);
 	return v;
 }
@@ -244,11 +248,15 @@ static long integer_field(struct j0_ctx *c, const char *field, long def, long mi
 		field_error(c, field, "must be an integer");
 		return def;
 	}
-	if (min_inclusive ? v < (double)min : v <= (double)min)
+	if (min_inclusive ? v < (double)min : v <= (double)min) {
 		field_error(c, field, "must be greater than %s%ld", min_inclusive ? "or equal to " :
 				      "", min);
-	else if (v > (double)max)
+		return def;   /* refused: nothing goes on with it (a billion runs) */
+	}
+	if (v > (double)max) {
 		field_error(c, field, "must be less than or equal to %ld", max);
+		return def;
+	}
 	cJSON_AddNumberToObject(c->stored, field, v);
 	return (long)v;
 }
@@ -356,6 +364,7 @@ static int text_field(struct j0_ctx *c, const char *field, bool base64, size_t c
 		field_error(c, field, "is too long (maximum is %zu bytes)", cap);
 		free(*out);
 		*out = NULL;
+		*len = 0;
 		return -1;
 	}
 	raw = base64_encode(*out, *len);
@@ -581,7 +590,9 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 		goto out;
 	}
 	r->lang = language_field(&c, t);
-	if (text_field(&c, "source_code", base64, cfg->max_source_bytes, &source, &slen) == 1)
+	/* blank however it came: "" or base64 of nothing ("\n") */
+	if (text_field(&c, "source_code", base64, cfg->max_source_bytes, &source, &slen) == 1 ||
+	    (source && slen == 0))
 		field_error(&c, "source_code", "can't be blank");
 	text_field(&c, "stdin", base64, cfg->max_test_stdin_bytes, &in, &inlen);
 	if (text_field(&c, "expected_output", base64, cfg->max_expected_bytes, &j->expected,
