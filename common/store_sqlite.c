@@ -1,9 +1,13 @@
 /*
  * The SQLite store backend: one database file, written by the workers
  * (each process and thread with its own connection) and read by the
- * master at start. WAL lets readers go on while one writes; every commit
- * is synced (synchronous=FULL), because a 201 promises the submission
- * outlives whatever dies next.
+ * master at start. WAL lets readers go on while one writes. A new
+ * submission's commit is synced (synchronous=FULL for it), because its
+ * 201 promises it outlives whatever dies next; the rest (a start, a
+ * result, a removal) outlive any process's crash without a sync
+ * (synchronous=NORMAL: WAL commits are atomic, and written to the file
+ * before they return), and after a power loss at worst a submission
+ * runs again.
  */
 #include "autoconf.h"
 
@@ -188,6 +192,11 @@ static int sq_add(struct store *s, const char *api, const char *request, const c
 		}
 		sqlite3_reset(st);
 	}
+	/* the promise of a 201: synced before it is sent */
+	if (!result && sqlite3_exec(q->db, "PRAGMA synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s", sqlite3_errmsg(q->db));
+		return -EIO;
+	}
 	st = stmt(q, ST_ADD);
 	sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, api, -1, SQLITE_STATIC);
@@ -199,6 +208,8 @@ static int sq_add(struct store *s, const char *api, const char *request, const c
 	sqlite3_bind_int64(st, 8, (sqlite3_int64)(result ? started_ms : 0));
 	sqlite3_bind_int64(st, 9, (sqlite3_int64)(result ? now : 0));
 	rc = sqlite3_step(st);
+	if (!result)
+		sqlite3_exec(q->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
 	if (rc != SQLITE_DONE) {
 		rc = errno_of(sqlite3_extended_errcode(q->db));
 		snprintf(err, errlen, "%s", rc == -ENOSPC ? "the submission store is full" :
@@ -473,7 +484,7 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 		goto fail;
 	}
 	sqlite3_busy_timeout(q->db, 5000);
-	rc = exec(q->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;", path, err,
+	rc = exec(q->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", path, err,
 		  errlen);
 	if (rc < 0)
 		goto fail;

@@ -221,7 +221,8 @@ static void finish_stored(struct jobthread *j, const char *result)
 			  st ? strerror(-rc) : j->store_error);
 		return;
 	}
-	if (!j->callbacks || store_get(st, j->sub, &sub) < 0)
+	/* the submission as stored (its token, its times) only for a callback */
+	if (!j->callbacks || !api_judge0_callback(j->req) || store_get(st, j->sub, &sub) < 0)
 		return;
 	call_back(j, &sub, sub.callback_url);
 	store_sub_free(&sub);
