@@ -12,6 +12,7 @@ import io
 import json
 import re
 import signal
+import socket
 import threading
 import zipfile
 
@@ -1112,3 +1113,45 @@ def test_finished_submissions_go_after_the_ttl():
         d.wait_log(lambda l: "expired submissions removed" in l.get("msg", ""), "its log line")
     finally:
         d.stop()
+
+
+def test_pipelined_posts_and_a_burst_are_all_taken_in_order(daemon):
+    """Pipelined POSTs get their tokens in order, each submission its own
+    result, and a burst from many clients is taken whole."""
+    bodies = [json.dumps({"language_id": BASH, "source_code": "echo %d" % i}).encode()
+              for i in range(3)]
+    raw = b"".join(b"POST /submissions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: %d\r\n\r\n%s" % (len(b), b) for b in bodies)
+    with socket.create_connection(("127.0.0.1", daemon.port), timeout=30) as s:
+        s.sendall(raw)
+        f = s.makefile("rb")
+        tokens = []
+        for _ in bodies:
+            status = f.readline()
+            assert status.startswith(b"HTTP/1.1 201"), status
+            length = 0
+            for line in iter(f.readline, b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            tokens.append(json.loads(f.read(length))["token"])
+    assert len(set(tokens)) == 3
+    for i, t in enumerate(tokens):
+        assert finished(daemon, t)["stdout"] == "%d\n" % i
+
+    got, lock = [], threading.Lock()
+
+    def client(k):
+        for i in range(10):
+            status, body = daemon.post("/submissions", {"language_id": BASH,
+                                                         "source_code": "echo %d-%d" % (k, i)})
+            with lock:
+                got.append((status, body.get("token"), "%d-%d\n" % (k, i)))
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [g[0] for g in got] == [201] * 60
+    assert len({g[1] for g in got}) == 60
+    for _, token, out in got:
+        assert finished(daemon, token, timeout=60)["stdout"] == out
