@@ -80,6 +80,7 @@ deps() {
 	apt_install \
 		git ca-certificates bubblewrap uidmap \
 		cppcheck clang-tidy curl python3 python3-pytest python3-pytest-xdist python3-yaml procps wrk \
+		haproxy \
 		systemd groff-base
 }
 

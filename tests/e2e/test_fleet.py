@@ -1,7 +1,8 @@
 """The shipped HAProxy front (deploy/haproxy/haproxy.cfg) before two real
 goboxd instances: a request that a full instance refuses with 503
 queue_full is retried on the other, and the client never sees the 503.
-Skipped where haproxy is not installed (it is not part of the CI set-up)."""
+setup.sh installs haproxy (Debian's) for the tests; skipped where it is
+not installed."""
 import os
 import re
 import shutil
