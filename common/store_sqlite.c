@@ -470,9 +470,12 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 	/* the store holds clients' code: its owner's alone (SQLite gives
 	 * its -wal and -shm files the database's mode) */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
+	/* one made before this rule (or by hand) is made private too */
+	if (fd < 0 || fchmod(fd, 0600) < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		rc = -errno;
+		if (fd >= 0)
+			close(fd);
 		goto fail;
 	}
 	close(fd);

@@ -170,6 +170,19 @@ Test(store, expire_removes_only_old_done_ones)
 	store_close(s);
 }
 
+Test(store, a_store_readable_by_others_is_made_private)
+{
+	struct store *s = open_store(0);
+	struct stat st;
+
+	store_close(s);
+	cr_assert_eq(chmod(path, 0644), 0);
+	s = open_store(0);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0600, "an older store is made its owner's alone");
+	store_close(s);
+}
+
 Test(store, a_newer_schema_and_an_unknown_url_are_refused)
 {
 	struct store *s = open_store(0);
