@@ -125,8 +125,3 @@ int store_expire(struct store *s, uint64_t before_ms, size_t max, size_t *remove
 {
 	return s->ops->expire(s, before_ms, max, removed);
 }
-
-int store_counts(struct store *s, uint64_t counts[3])
-{
-	return s->ops->counts(s, counts);
-}

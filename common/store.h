@@ -91,8 +91,6 @@ int store_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *
 /* Remove at most max submissions done before before_ms; *removed says
  * how many went. */
 int store_expire(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
-/* How many are queued, running and done (for /info). */
-int store_counts(struct store *s, uint64_t counts[3]);
 
 /*
  * For the backends: what each provides (every operation has the meaning
@@ -111,7 +109,6 @@ struct store_ops {
 	int (*remove)(struct store *s, const char *token);
 	int (*pending)(struct store *s, bool requeue_running, int64_t **ids, size_t *n);
 	int (*expire)(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
-	int (*counts)(struct store *s, uint64_t counts[3]);
 };
 
 struct store {

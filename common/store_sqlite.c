@@ -47,7 +47,7 @@ static const char schema[] =
 
 enum stmt {
 	ST_USED, ST_ADD, ST_GET_ID, ST_GET_TOKEN, ST_START, ST_FINISH, ST_DELETE, ST_STATE,
-	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_COUNTS, ST_N
+	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_N
 };
 
 static const char *const stmt_sql[ST_N] = {
@@ -71,7 +71,6 @@ static const char *const stmt_sql[ST_N] = {
 	[ST_REQUEUE] = "UPDATE submissions SET state = 0 WHERE state = 1",
 	[ST_EXPIRE] = "DELETE FROM submissions WHERE id IN (SELECT id FROM submissions"
 		      " WHERE state = 2 AND finished_ms < ? LIMIT ?)",
-	[ST_COUNTS] = "SELECT state, count(*) FROM submissions GROUP BY state",
 };
 
 struct store_sqlite {
@@ -372,28 +371,10 @@ static int sq_expire(struct store *s, uint64_t before_ms, size_t max, size_t *re
 	return rc < 0 ? rc : 0;
 }
 
-static int sq_counts(struct store *s, uint64_t counts[3])
-{
-	struct store_sqlite *q = of(s);
-	sqlite3_stmt *st = stmt(q, ST_COUNTS);
-	int rc;
-
-	counts[0] = counts[1] = counts[2] = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int state = sqlite3_column_int(st, 0);
-
-		if (state >= 0 && state < 3)
-			counts[state] = (uint64_t)sqlite3_column_int64(st, 1);
-	}
-	rc = rc == SQLITE_DONE ? 0 : errno_of(sqlite3_extended_errcode(q->db));
-	sqlite3_reset(st);
-	return rc;
-}
-
 static const struct store_ops sqlite_ops = {
 	.close = sq_close, .claim = sq_claim, .add = sq_add, .get = sq_get, .start = sq_start,
 	.finish = sq_finish, .remove = sq_remove, .pending = sq_pending,
-	.expire = sq_expire, .counts = sq_counts,
+	.expire = sq_expire,
 };
 
 static int exec(sqlite3 *db, const char *sql, const char *path, char *err, size_t errlen)

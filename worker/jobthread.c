@@ -179,12 +179,6 @@ static struct store *thread_store(struct jobthread *j)
 	return j->store;
 }
 
-/* Busy (another process writes): a few more tries before giving up. */
-static int store_retry(int rc)
-{
-	return rc == -EAGAIN;
-}
-
 /* A finished submission's callback: Judge0 sends its default fields,
  * base64-encoded. */
 static void call_back(struct jobthread *j, const struct store_sub *sub, const char *url)
@@ -210,12 +204,9 @@ static void finish_stored(struct jobthread *j, const char *result)
 {
 	struct store_sub sub;
 	struct store *st = thread_store(j);
-	int rc = st ? 0 : -EIO;
+	/* (a lock another connection holds is waited for: the store's busy timeout) */
+	int rc = st ? store_finish(st, j->sub, result) : -EIO;
 
-	for (int i = 0; st && i < 5 && (rc = store_finish(st, j->sub, result)) < 0 &&
-			store_retry(rc);
-	     i++)
-		;
 	if (rc < 0) {
 		log_error("submission %lld: its result could not be stored: %s", (long long)j->sub,
 			  st ? strerror(-rc) : j->store_error);

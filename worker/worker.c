@@ -112,6 +112,18 @@ static void tell_submitted(void *arg, int64_t id)
 
 /* ---- jobs ---------------------------------------------------------- */
 
+/* A job is in the thread: the loop's notes on it, and the shared stats. */
+static void job_began(struct worker *w, struct conn *c, const char *method, const char *path)
+{
+	w->job_conn = c;
+	w->job_started_ms = now_ms();
+	snprintf(w->job_method, sizeof(w->job_method), "%s", method);
+	snprintf(w->job_path, sizeof(w->job_path), "%s", path);
+	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
+	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
+	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
+}
+
 static int start_job(struct worker *w, struct conn *c, struct job_request *req, bool stream)
 {
 	char hdr[128];
@@ -121,14 +133,8 @@ static int start_job(struct worker *w, struct conn *c, struct job_request *req, 
 	rc = jobthread_submit(&w->job, req, stream, conn_keep_alive(&w->conns, c), hdr);
 	if (rc < 0)
 		return rc;
-	w->job_conn = c;
+	job_began(w, c, c->hp.req.method, c->hp.req.path);
 	c->streaming = stream;
-	w->job_started_ms = now_ms();
-	snprintf(w->job_method, sizeof(w->job_method), "%s", c->hp.req.method);
-	snprintf(w->job_path, sizeof(w->job_path), "%s", c->hp.req.path);
-	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
-	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
-	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
 	c->state = C_JOB;
 	conn_watch(&w->conns, c);
 	return 0;
@@ -665,15 +671,9 @@ static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
 		tell_master(w, CHANNEL_DONE, NULL, 0);
 		return;
 	}
-	w->job_conn = NULL;
+	job_began(w, NULL, "RUN", "/submissions");
 	w->job_sub = id;
 	w->job_queued_ms = queued_ms;
-	w->job_started_ms = now_ms();
-	snprintf(w->job_method, sizeof(w->job_method), "RUN");
-	snprintf(w->job_path, sizeof(w->job_path), "/submissions");
-	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
-	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
-	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
 }
 
 /* A message from the master, checked against the channel's table: only
