@@ -72,7 +72,7 @@ build_deps() {
 	apt_install \
 		build-essential autoconf automake libtool pkg-config \
 		libcjson-dev libyaml-dev libcap-dev libsystemd-dev libseccomp-dev \
-		libcriterion-dev node-llhttp libsqlite3-dev libzip-dev libcurl4-openssl-dev
+		libcriterion-dev node-llhttp libsqlite3-dev libpq-dev libzip-dev libcurl4-openssl-dev
 }
 
 deps() {
@@ -80,7 +80,7 @@ deps() {
 	apt_install \
 		git ca-certificates bubblewrap uidmap \
 		cppcheck clang-tidy curl python3 python3-pytest python3-pytest-xdist python3-yaml procps wrk \
-		haproxy \
+		haproxy postgresql \
 		systemd groff-base
 }
 

@@ -25,6 +25,7 @@ enum channel_type {
 	CHANNEL_IDLE,        /* no job running: may receive CHANNEL_DISPATCH */
 	CHANNEL_DONE,        /* the dispatched job finished (implies idle) */
 	CHANNEL_SUBMITTED,   /* a submission is in the store; payload: its id (int64) */
+	CHANNEL_EMPTY,       /* RUN with CHANNEL_RUN_LEASE found nothing to run (implies done) */
 	/* master -> worker */
 	CHANNEL_DISPATCH,    /* run this job now; payload: ms it waited in the queue */
 	CHANNEL_QUIT,        /* finish what you have and exit (reload, stop) */
@@ -33,9 +34,12 @@ enum channel_type {
 
 /* CHANNEL_RUN's payload. */
 struct channel_run {
-	int64_t id;          /* the submission's, in the store */
+	int64_t id;          /* the submission's, in the store; or CHANNEL_RUN_LEASE */
 	uint64_t queued_ms;  /* how long it waited in the master's queue */
 };
+
+/* A shared store's RUN: lease whichever submission waited longest. */
+#define CHANNEL_RUN_LEASE (-1)
 
 /* Which end receives a message type: the other one sends it. */
 enum channel_direction {

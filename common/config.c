@@ -111,7 +111,12 @@ static const struct opt opts[] = {
 	{ "output-limit", OT_BYTES64, F(output_limit_bytes), 1024, GiB,
 	  "/v1/run: stdout+stderr cap" },
 	{ "store", OT_STR, F(store), 0, 0,
-	  "where async submissions are kept: sqlite:PATH or a path (SQLite)" },
+	  "where async submissions are kept: sqlite:PATH or a path (SQLite),"
+	  " or postgresql://... (PostgreSQL, shared by a fleet)" },
+	{ "store-lease", OT_MS, F(store_lease_ms), 1000, HOUR_MS,
+	  "a shared store: how long a node holds a submission it runs without renewing" },
+	{ "node-name", OT_STR, F(node_name), 0, 0,
+	  "this node's name in a shared store (default: hostname:port)" },
 	{ "store-max-size", OT_BYTES64, F(store_max_bytes), 0, 1024 * GiB,
 	  "the submission store's cap; when full, new submissions get 503 (0: none)" },
 	{ "submission-ttl", OT_SEC, F(submission_ttl_s), 1000, 365 * 24 * HOUR_MS,
@@ -162,6 +167,7 @@ void config_defaults(struct config *c)
 	c->build_cache_mb = 1024;
 	c->store = xstrdup("sqlite:/var/lib/goboxd/submissions.db");
 	c->store_max_bytes = 1024ull * 1024 * 1024;
+	c->store_lease_ms = 30 * 1000;
 	c->submission_ttl_s = 24 * 3600;
 	c->max_concurrent_jobs = (unsigned)ncpu;
 	c->max_queue = 256;
@@ -700,6 +706,10 @@ int config_validate(const struct config *c, char *err, size_t errlen)
 			 "(the working directory could not be read to resolve them)");
 		return -EINVAL;
 	}
+	if (c->node_name && strlen(c->node_name) > 63) {
+		snprintf(err, errlen, "node-name: at most 63 bytes");
+		return -EINVAL;
+	}
 	if (c->limits_max.cpu_ms == 0 || c->limits_max.wall_ms == 0) {
 		snprintf(err, errlen, "max-wall-time and max-cpu-time must be positive");
 		return -EINVAL;
@@ -762,6 +772,16 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 	if (resolve_here(c, err, errlen) < 0)
 		return -EINVAL;
 	config_derive(c);
+	if (!c->node_name || !c->node_name[0]) {
+		char host[64] = "";
+		char name[96];
+
+		if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+			snprintf(host, sizeof(host), "goboxd");
+		snprintf(name, sizeof(name), "%s:%u", host, (unsigned)c->port);
+		free(c->node_name);
+		c->node_name = xstrdup(name);
+	}
 	rc = config_validate(c, err, errlen);
 	if (rc == 0 && c->auth_tokens_file && c->auth_tokens_file[0] &&
 	    (rc = auth_load(c->auth_tokens_file, &c->auth, err, errlen)) < 0) {

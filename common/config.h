@@ -76,6 +76,8 @@ struct config {
 	/* submissions kept for their clients (Judge0's API; common/store.h) */
 	char *store;                /* the store's URL: sqlite:PATH or a path */
 	uint64_t store_max_bytes;   /* the database's cap; 0: none */
+	uint32_t store_lease_ms;    /* a shared store's lease on a running submission */
+	char *node_name;            /* in a shared store; NULL or "": hostname:port */
 	uint32_t submission_ttl_s;  /* a finished submission is kept this long */
 	bool callback_allow_local;  /* callbacks may go to loopback and link-local */
 

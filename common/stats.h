@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/store.h"
+
 #define STATS_RING_SIZE 2048
 #define STATS_MAX_WORKERS 512
 #define STATS_MAX_LANGS 128
@@ -56,6 +58,17 @@ struct lang_stats {
 	_Atomic uint64_t count;
 };
 
+/* The submission store as its watcher (worker 0's submissions_tick) last
+ * saw it: written under a sequence lock, read by any worker's /metrics. */
+struct store_seen {
+	uint64_t wall_ms;         /* when; 0: never yet */
+	bool up;                  /* the last look worked */
+	bool shared;
+	char node[64];            /* this node's name */
+	char error[256];          /* why it is down */
+	struct store_overview ov;
+};
+
 struct stats {
 	_Atomic uint64_t started_wall_ms;
 	_Atomic uint64_t requests_total;
@@ -76,6 +89,8 @@ struct stats {
 	_Atomic uint64_t build_cache_evictions;
 	_Atomic uint64_t build_cache_bytes;
 	_Atomic uint64_t by_status[STATS_NSTATUS];
+	_Atomic uint64_t store_seq;                /* odd while store_seen is written */
+	struct store_seen store_seen;
 	_Atomic uint64_t ring_head;
 	struct ring_slot ring[STATS_RING_SIZE];
 	struct worker_slot workers[STATS_MAX_WORKERS];
@@ -93,6 +108,11 @@ void stats_push(struct stats *s, const struct job_record *r, bool internal_error
  * Returns the count.
  */
 size_t stats_recent(const struct stats *s, struct job_record *out, size_t max);
+
+/* The store as last seen: publish (the watcher), read (a copy; zeroed
+ * when a writer died in the middle). */
+void stats_store_publish(struct stats *s, const struct store_seen *seen);
+void stats_store_read(const struct stats *s, struct store_seen *out);
 
 /* Latency percentile (p in 0..100) of queue+build+run over recs. */
 uint32_t stats_percentile(const struct job_record *recs, size_t n, unsigned p);

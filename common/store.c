@@ -10,6 +10,11 @@
 
 #include "common/util.h"
 
+bool store_url_shared(const char *url)
+{
+	return url && (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0);
+}
+
 int store_open(const char *url, uint64_t max_bytes, struct store **out, char *err,
 	       size_t errlen)
 {
@@ -20,10 +25,13 @@ int store_open(const char *url, uint64_t max_bytes, struct store **out, char *er
 		snprintf(err, errlen, "no store named");
 		return -EINVAL;
 	}
+	if (store_url_shared(url))
+		return store_pg_open(url, out, err, errlen);
 	if (strncmp(url, sqlite, sizeof(sqlite) - 1) == 0)
 		url += sizeof(sqlite) - 1;
 	else if (strstr(url, "://")) {
-		snprintf(err, errlen, "%s: no store backend for this URL (sqlite:PATH or a path)",
+		snprintf(err, errlen,
+			 "%s: no store backend for this URL (sqlite:PATH, a path, or postgresql://)",
 			 url);
 		return -EINVAL;
 	}
@@ -124,4 +132,52 @@ int store_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *
 int store_expire(struct store *s, uint64_t before_ms, size_t max, size_t *removed)
 {
 	return s->ops->expire(s, before_ms, max, removed);
+}
+
+int store_overview(struct store *s, struct store_overview *out)
+{
+	memset(out, 0, sizeof(*out));
+	return s->ops->overview(s, out);
+}
+
+bool store_shared(const struct store *s)
+{
+	return s->shared;
+}
+
+void store_set_node(struct store *s, const char *node)
+{
+	snprintf(s->node, sizeof(s->node), "%s", node);
+}
+
+int store_lease(struct store *s, uint32_t lease_ms, struct store_sub *out, char *key)
+{
+	if (!s->ops->lease)
+		return -ENOTSUP;
+	new_token(key);
+	return s->ops->lease(s, lease_ms, key, out);
+}
+
+int store_renew(struct store *s, int64_t id, const char *key, uint32_t lease_ms)
+{
+	return s->ops->renew ? s->ops->renew(s, id, key, lease_ms) : -ENOTSUP;
+}
+
+int store_callback_done(struct store *s, int64_t id)
+{
+	/* a store that is not shared keeps no callback state */
+	return s->ops->callback_done ? s->ops->callback_done(s, id) : 0;
+}
+
+int store_callbacks_due(struct store *s, uint32_t lease_ms, size_t max, struct store_sub **out,
+			size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	return s->ops->callbacks_due ? s->ops->callbacks_due(s, lease_ms, max, out, n) : -ENOTSUP;
+}
+
+int store_beat(struct store *s, uint64_t started_ms, unsigned workers, unsigned running)
+{
+	return s->ops->beat ? s->ops->beat(s, started_ms, workers, running) : -ENOTSUP;
 }

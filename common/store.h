@@ -13,6 +13,16 @@
  * API that wrote them reads them.
  *
  * A handle is one connection: one per process or thread, never shared.
+ *
+ * A shared store (PostgreSQL, store_pg.c) serves a fleet: several
+ * goboxd write and read the same submissions, and each takes queued
+ * ones with a lease (store_lease) that it renews while the job runs
+ * (store_renew); a lease that ends unrenewed hands the submission to
+ * whoever asks next. store_finish writes a result once, whoever finishes
+ * first. A finished submission with a callback is due for it until
+ * store_callback_done; store_callbacks_due hands the ones whose sender
+ * went quiet to another. Each node says it lives (store_beat), and
+ * store_overview tells anyone where every submission is.
  */
 #ifndef GOBOXD_STORE_H
 #define GOBOXD_STORE_H
@@ -38,18 +48,40 @@ struct store_sub {
 	unsigned attempts;                 /* store_start calls so far */
 };
 
+/* A node of the fleet as the store last heard of it. */
+struct store_node {
+	char name[64];
+	uint64_t heartbeat_age_ms;         /* since its last store_beat */
+	uint64_t started_ms;               /* wall clock */
+	unsigned workers, running;
+};
+
+#define STORE_MAX_NODES 16
+
+/* Where the submissions are, for /metrics and /info. */
+struct store_overview {
+	uint64_t queued;                   /* waiting: queued, or a lease that ended */
+	uint64_t running;                  /* under a live lease (or, alone, started) */
+	uint64_t oldest_queued_age_ms;     /* 0: none waits */
+	size_t nodes;                      /* shared stores: the first STORE_MAX_NODES by name */
+	struct store_node node[STORE_MAX_NODES];
+};
+
 struct store;
 
 /*
  * Open (creating the file, its directory's last level and the schema
  * when missing) the store that url names: "sqlite:PATH" or a plain
- * path (SQLite). max_bytes caps the database (0: no cap). 0 and *out,
+ * path (SQLite), or "postgresql://..." (PostgreSQL; "postgres://" too).
+ * max_bytes caps a SQLite database (0: no cap). 0 and *out,
  * or a negative errno with the reason in err: -EINVAL for a URL no
  * backend takes, -EPROTO for a schema newer than this goboxd.
  */
 int store_open(const char *url, uint64_t max_bytes, struct store **out, char *err,
 	       size_t errlen);
 void store_close(struct store *s);
+/* Whether url names a shared store (PostgreSQL), without opening it. */
+bool store_url_shared(const char *url);
 /*
  * Serve the store alone, for the handle's life: a SQLite file belongs
  * to one goboxd, whose master runs what was left queued. 0, or -EBUSY
@@ -92,6 +124,35 @@ int store_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *
  * how many went. */
 int store_expire(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
 
+/* Several goboxd share it: work is taken with store_lease, not listed
+ * at start. */
+bool store_shared(const struct store *s);
+/* Who this handle writes as (a shared store's leases, results, beats). */
+void store_set_node(struct store *s, const char *node);
+/*
+ * Shared stores: take the oldest queued submission, or a running one
+ * whose lease ended, for lease_ms: 0 and *out (running, its attempts
+ * counted) and its lease's key in key (STORE_TOKEN_LEN + 1 bytes);
+ * -ENOENT when none waits; -EIO; -ENOTSUP from a store that is not shared.
+ */
+int store_lease(struct store *s, uint32_t lease_ms, struct store_sub *out, char *key);
+/* The lease goes on lease_ms from now: 0, or -ENOENT when it was lost
+ * (ended, and another took it, or the submission finished). */
+int store_renew(struct store *s, int64_t id, const char *key, uint32_t lease_ms);
+/* Its callback was delivered (nothing more is due). */
+int store_callback_done(struct store *s, int64_t id);
+/*
+ * Callbacks whose sender went quiet: at most max finished submissions
+ * whose callback is due and was not delivered within its time, each now
+ * this handle's for lease_ms (malloc'd array in *out, *n of them; free
+ * each with store_sub_free, then the array). Shared stores only.
+ */
+int store_callbacks_due(struct store *s, uint32_t lease_ms, size_t max, struct store_sub **out,
+			size_t *n);
+/* This node lives: workers and running jobs as it counts them. */
+int store_beat(struct store *s, uint64_t started_ms, unsigned workers, unsigned running);
+int store_overview(struct store *s, struct store_overview *out);
+
 /*
  * For the backends: what each provides (every operation has the meaning
  * above), and the handle each returns, which starts with struct store.
@@ -109,14 +170,27 @@ struct store_ops {
 	int (*remove)(struct store *s, const char *token);
 	int (*pending)(struct store *s, bool requeue_running, int64_t **ids, size_t *n);
 	int (*expire)(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
+	int (*overview)(struct store *s, struct store_overview *out);
+	/* shared stores only (NULL elsewhere) */
+	int (*lease)(struct store *s, uint32_t lease_ms, const char *key, struct store_sub *out);
+	int (*renew)(struct store *s, int64_t id, const char *key, uint32_t lease_ms);
+	int (*callback_done)(struct store *s, int64_t id);
+	int (*callbacks_due)(struct store *s, uint32_t lease_ms, size_t max,
+			     struct store_sub **out, size_t *n);
+	int (*beat)(struct store *s, uint64_t started_ms, unsigned workers, unsigned running);
 };
 
 struct store {
 	const struct store_ops *ops;
+	bool shared;
+	char node[64];         /* store_set_node; "" until then */
 };
 
 /* SQLite: path is a file name. */
 int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, char *err,
 		      size_t errlen);
+/* PostgreSQL: url is libpq's (postgresql://...); the schema is made or
+ * migrated here. */
+int store_pg_open(const char *url, struct store **out, char *err, size_t errlen);
 
 #endif

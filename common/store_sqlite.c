@@ -47,7 +47,7 @@ static const char schema[] =
 
 enum stmt {
 	ST_USED, ST_ADD, ST_GET_ID, ST_GET_TOKEN, ST_START, ST_FINISH, ST_DELETE, ST_STATE,
-	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_N
+	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_OVERVIEW, ST_N
 };
 
 static const char *const stmt_sql[ST_N] = {
@@ -71,6 +71,8 @@ static const char *const stmt_sql[ST_N] = {
 	[ST_REQUEUE] = "UPDATE submissions SET state = 0 WHERE state = 1",
 	[ST_EXPIRE] = "DELETE FROM submissions WHERE id IN (SELECT id FROM submissions"
 		      " WHERE state = 2 AND finished_ms < ? LIMIT ?)",
+	[ST_OVERVIEW] = "SELECT count(*) FILTER (WHERE state = 0), count(*) FILTER (WHERE state = 1),"
+			" min(created_ms) FILTER (WHERE state = 0) FROM submissions WHERE state < 2",
 };
 
 struct store_sqlite {
@@ -371,10 +373,33 @@ static int sq_expire(struct store *s, uint64_t before_ms, size_t max, size_t *re
 	return rc < 0 ? rc : 0;
 }
 
+/* One goboxd's store: no nodes but itself, so none listed. */
+static int sq_overview(struct store *s, struct store_overview *out)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_OVERVIEW);
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_ROW) {
+		rc = errno_of(sqlite3_extended_errcode(q->db));
+		sqlite3_reset(st);
+		return rc;
+	}
+	out->queued = (uint64_t)sqlite3_column_int64(st, 0);
+	out->running = (uint64_t)sqlite3_column_int64(st, 1);
+	if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+		uint64_t oldest = (uint64_t)sqlite3_column_int64(st, 2), now = wall_ms();
+
+		out->oldest_queued_age_ms = now > oldest ? now - oldest : 1;
+	}
+	sqlite3_reset(st);
+	return 0;
+}
+
 static const struct store_ops sqlite_ops = {
 	.close = sq_close, .claim = sq_claim, .add = sq_add, .get = sq_get, .start = sq_start,
 	.finish = sq_finish, .remove = sq_remove, .pending = sq_pending,
-	.expire = sq_expire,
+	.expire = sq_expire, .overview = sq_overview,
 };
 
 static int exec(sqlite3 *db, const char *sql, const char *path, char *err, size_t errlen)

@@ -66,6 +66,11 @@ struct master {
 	 * expired, and taken in turn with the clients by their age */
 	struct queue subs;
 	struct store *store;  /* claimed for the master's life; NULL: none */
+	/* A shared store (PostgreSQL): nodes lease their work from it, so
+	 * subs holds leases to take (CHANNEL_RUN_LEASE), one per submission a
+	 * worker here took in and one each look, never an id. */
+	bool shared;
+	uint64_t next_look_ms;
 	unsigned running;
 	unsigned rr;          /* round-robin start for dispatch */
 	pid_t prober;
@@ -328,7 +333,8 @@ static struct wslot *idle_worker(struct master *m)
 
 static void publish_queue(struct master *m)
 {
-	atomic_store(&m->stats->queued, (int64_t)(m->q.len + m->subs.len));
+	/* a shared store's queue is the fleet's: /metrics shows it apart */
+	atomic_store(&m->stats->queued, (int64_t)(m->q.len + (m->shared ? 0 : m->subs.len)));
 }
 
 /* 0 when the worker runs the stored submission, or -errno. */
@@ -447,13 +453,44 @@ static void dispatch(struct master *m)
 	publish_queue(m);
 }
 
-/* A submission a worker put in the store: it waits its turn. */
+/* A submission a worker put in the store: it waits its turn. In a shared
+ * store, whichever waited longest goes when it is this one's turn. */
 static void enqueue_sub(struct master *m, int64_t id)
 {
-	struct queue_entry e = { .fd = -1, .memfd = -1, .enq_ms = now_ms(), .sub = id };
+	struct queue_entry e = { .fd = -1, .memfd = -1, .enq_ms = now_ms(),
+				 .sub = m->shared ? CHANNEL_RUN_LEASE : id };
 
 	queue_push_unbounded(&m->subs, &e);
 	dispatch(m);
+}
+
+/*
+ * A shared store is looked at this often while nothing here says it has
+ * work: other nodes take submissions in too, and a lease may have ended.
+ * One look waits at a time, and only a worker with nothing to do takes
+ * it: a node leases only what it can run now.
+ */
+#define LOOK_EVERY_MS 250
+
+static void look_at_store(struct master *m)
+{
+	uint64_t now = now_ms();
+
+	if (!m->shared || m->stopping || m->subs.len > 0 || now < m->next_look_ms)
+		return;
+	m->next_look_ms = now + LOOK_EVERY_MS;
+	enqueue_sub(m, CHANNEL_RUN_LEASE);
+}
+
+/* The store had nothing to lease: the other leases to take would find
+ * nothing either, until the next look or the next submission. */
+static void store_empty(struct master *m)
+{
+	struct queue_entry e;
+
+	while (m->subs.len > 0)
+		queue_pop(&m->subs, &e);
+	m->next_look_ms = now_ms() + LOOK_EVERY_MS;
 }
 
 /*
@@ -462,13 +499,30 @@ static void enqueue_sub(struct master *m, int64_t id)
  * a store goboxd still serves every API whose client waits; Judge0's
  * async submissions then get 503 (each worker says why).
  */
-static void open_store(struct master *m)
+static int open_store(struct master *m)
 {
 	int64_t *ids = NULL;
 	size_t n = 0;
 	char err[512];
 	int rc = store_open(m->cfg.store, m->cfg.store_max_bytes, &m->store, err, sizeof(err));
 
+	m->shared = store_url_shared(m->cfg.store);
+	if (rc == -EPROTO) {
+		/* a newer goboxd's data: nothing here may touch it */
+		log_error("the submission store: %s", err);
+		return rc;
+	}
+	if (m->shared) {
+		/* Opened to make or migrate its schema, and to say early what is
+		 * wrong with it; the master keeps no connection (a child would
+		 * inherit its socket). What it holds unfinished is leased by the
+		 * nodes, this one's workers among them. */
+		if (rc < 0)
+			log_error("the submission store: %s (the workers keep trying)", err);
+		store_close(m->store);
+		m->store = NULL;
+		return 0;
+	}
 	if (rc == 0)
 		rc = store_claim(m->store, err, sizeof(err));
 	if (rc == 0)
@@ -477,7 +531,7 @@ static void open_store(struct master *m)
 		log_error("the submission store: %s", err);
 		store_close(m->store);
 		m->store = NULL;
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct queue_entry e = { .fd = -1, .memfd = -1, .enq_ms = now_ms(), .sub = ids[i] };
@@ -487,6 +541,7 @@ static void open_store(struct master *m)
 	if (n)
 		log_info("%zu submissions from the store queued again", n);
 	free(ids);
+	return 0;
 }
 
 static void expire_queue(struct master *m)
@@ -568,6 +623,16 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 	}
 	case CHANNEL_IDLE:
 	case CHANNEL_DONE:
+		/* a lease that ran: there may be more */
+		if (msg->type == CHANNEL_DONE && s->sub == CHANNEL_RUN_LEASE && !m->stopping)
+			enqueue_sub(m, CHANNEL_RUN_LEASE);
+		slot_job_done(m, s);
+		if (!s->quitting)
+			s->idle = true;
+		dispatch(m);
+		break;
+	case CHANNEL_EMPTY:
+		store_empty(m);
 		slot_job_done(m, s);
 		if (!s->quitting)
 			s->idle = true;
@@ -647,8 +712,9 @@ static void on_worker_exit(struct master *m, struct wslot *s, int status)
 	 * closing the channel unread would drop that client.
 	 */
 	read_worker_channel(m, s);
-	/* a stored submission it was running runs again, first */
-	if (s->busy && s->sub) {
+	/* a stored submission it was running runs again, first (a leased
+	 * one, when its lease ends) */
+	if (s->busy && s->sub > 0) {
 		struct queue_entry e = { .fd = -1, .memfd = -1, .enq_ms = now_ms(), .sub = s->sub };
 
 		log_warn("submission %lld runs again: its worker died", (long long)s->sub);
@@ -1072,7 +1138,10 @@ static int setup(struct master *m, char *err, size_t errlen)
 	m->listen_fd = master_listen(&m->cfg, err, errlen);
 	if (m->listen_fd < 0)
 		return m->listen_fd;
-	open_store(m);
+	if (open_store(m) < 0) {
+		snprintf(err, errlen, "the submission store was written by a newer goboxd");
+		return -EPROTO;
+	}
 	return 0;
 }
 
@@ -1109,6 +1178,7 @@ static int master_loop(struct master *m)
 		}
 		respawn_due(m);
 		expire_queue(m);
+		look_at_store(m);
 		dispatch(m);
 		/* a sweeper at work holds what it removes: list again after it */
 		if (now_ms() >= m->next_sweep_ms && m->sweeper.pid == 0)

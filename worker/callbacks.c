@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdint.h>
 #include <time.h>
@@ -17,6 +18,8 @@ struct callbacks_item {
 	struct callbacks_item *next;
 	char *url;
 	char *body;
+	int64_t id;             /* in a shared store; 0: none */
+	char key[STORE_TOKEN_LEN + 1];
 	unsigned tries;
 	uint64_t due_ms;        /* CLOCK_MONOTONIC: not tried again before */
 };
@@ -73,6 +76,25 @@ static void wait_for(struct callbacks *cb, uint64_t ms)
 	pthread_cond_timedwait(&cb->cv, &cb->mu, &until);
 }
 
+/* Nothing more is due: the store hears it, so that no node sends it again. */
+static void delivered(struct callbacks *cb, const struct callbacks_item *it)
+{
+	char err[256];
+	int rc;
+
+	if (!it->id || !cb->store_url)
+		return;
+	if (!cb->store && store_open(cb->store_url, 0, &cb->store, err, sizeof(err)) < 0) {
+		log_warn("callback of submission %s delivered, not marked so: %s", it->key, err);
+		cb->store = NULL;
+		return;
+	}
+	rc = store_callback_done(cb->store, it->id);
+	if (rc < 0)
+		log_warn("callback of submission %s delivered, not marked so: %s", it->key,
+			 strerror(-rc));
+}
+
 /*
  * One try at a time, the one due first: a callback waiting for its next
  * try (1 s, then 2 s) holds up none of the others.
@@ -100,7 +122,10 @@ static void *thread_main(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&cb->mu);
+		o.idempotency_key = it->key;
 		rc = callback_put(it->url, it->body, strlen(it->body), &o, err, sizeof(err));
+		if (rc == 0)
+			delivered(cb, it);
 		pthread_mutex_lock(&cb->mu);
 		it->tries++;
 		if (rc == 0) {
@@ -127,10 +152,12 @@ static void *thread_main(void *arg)
 	cb->tail = NULL;
 	cb->n = 0;
 	pthread_mutex_unlock(&cb->mu);
+	store_close(cb->store);
+	cb->store = NULL;
 	return NULL;
 }
 
-int callbacks_start(struct callbacks *cb, bool allow_local)
+int callbacks_start(struct callbacks *cb, bool allow_local, const char *store_url)
 {
 	sigset_t all, old;
 	int rc;
@@ -139,6 +166,7 @@ int callbacks_start(struct callbacks *cb, bool allow_local)
 	pthread_mutex_init(&cb->mu, NULL);
 	pthread_cond_init(&cb->cv, NULL);
 	cb->allow_local = allow_local;
+	cb->store_url = store_url;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = pthread_create(&cb->thread, NULL, thread_main, cb);
@@ -149,7 +177,8 @@ int callbacks_start(struct callbacks *cb, bool allow_local)
 	return 0;
 }
 
-void callbacks_add(struct callbacks *cb, const char *url, const char *body)
+void callbacks_add(struct callbacks *cb, int64_t id, const char *key, const char *url,
+		   const char *body)
 {
 	struct callbacks_item *it;
 
@@ -158,6 +187,8 @@ void callbacks_add(struct callbacks *cb, const char *url, const char *body)
 	it = xcalloc(1, sizeof(*it));
 	it->url = xstrdup(url);
 	it->body = xstrdup(body);
+	it->id = id;
+	snprintf(it->key, sizeof(it->key), "%s", key ? key : "");
 	it->due_ms = now_ms();
 	pthread_mutex_lock(&cb->mu);
 	if (cb->n >= CALLBACKS_MAX) {

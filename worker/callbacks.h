@@ -6,6 +6,12 @@
  * between tries (Judge0 tries 3 times, 5 s each); one waiting for its
  * next try holds up none of the others. At most CALLBACKS_MAX wait; past
  * that the oldest is dropped (logged).
+ *
+ * Every callback carries its submission's token as Idempotency-Key. With
+ * a shared store (common/store.h), a delivered callback is marked so in
+ * the store (the thread's own connection); one that never is, because
+ * this node died or gave up, is sent again by another node later
+ * (submissions_tick): at least once, never silently lost.
  */
 #ifndef GOBOXD_CALLBACKS_H
 #define GOBOXD_CALLBACKS_H
@@ -13,6 +19,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "common/store.h"
 
 #define CALLBACKS_TRIES 3
 #define CALLBACKS_TIMEOUT_MS 5000
@@ -23,6 +32,8 @@ struct callbacks_item;
 struct callbacks {
 	bool running;
 	bool allow_local;
+	const char *store_url;              /* a shared store's; NULL: none */
+	struct store *store;                /* the thread's, opened at first need */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -31,10 +42,13 @@ struct callbacks {
 	bool quit;                          /* under mu */
 };
 
-/* Start the thread (every signal blocked in it). 0 or a negative errno. */
-int callbacks_start(struct callbacks *cb, bool allow_local);
-/* Send body to url, later (both copied). */
-void callbacks_add(struct callbacks *cb, const char *url, const char *body);
+/* Start the thread (every signal blocked in it). store_url: the shared
+ * store's (NULL otherwise). 0 or a negative errno. */
+int callbacks_start(struct callbacks *cb, bool allow_local, const char *store_url);
+/* Send body to url, later (all copied), for submission id (0: none in a
+ * shared store) whose token is key. */
+void callbacks_add(struct callbacks *cb, int64_t id, const char *key, const char *url,
+		   const char *body);
 /* Stop: the try under way ends (within its timeout); what still waits is
  * dropped, logged with its URL. */
 void callbacks_stop(struct callbacks *cb);

@@ -168,6 +168,10 @@ static cJSON *answer_json(const struct job_request *req, const struct job_result
 	return api_run_answer_json(req, res);
 }
 
+/* How many more times (a second apart) a result is offered to a shared
+ * store that does not answer: a lost result runs the job again later. */
+#define FINISH_RETRIES 30
+
 /* The thread's store, opened at its first need. */
 static struct store *thread_store(struct jobthread *j)
 {
@@ -175,31 +179,31 @@ static struct store *thread_store(struct jobthread *j)
 				    j->store_error, sizeof(j->store_error)) < 0) {
 		log_error("the submission store: %s", j->store_error);
 		j->store = NULL;
+	} else if (j->store) {
+		store_set_node(j->store, j->env.cfg->node_name);
 	}
 	return j->store;
 }
 
-/* A finished submission's callback: Judge0 sends its default fields,
- * base64-encoded. */
+/* A finished submission's callback, to the worker's callback thread. */
 static void call_back(struct jobthread *j, const struct store_sub *sub, const char *url)
 {
-	struct judge0_view v;
-	cJSON *shown;
 	char *body;
 
 	if (!j->callbacks || !url)
 		return;
-	api_judge0_view(NULL, &v, NULL, 0);
-	v.base64 = true;
-	shown = api_judge0_show(sub, &v, j->langs);
-	body = shown ? cJSON_PrintUnformatted(shown) : NULL;
-	cJSON_Delete(shown);
+	body = api_judge0_callback_body(sub, j->langs);
 	if (body)
-		callbacks_add(j->callbacks, url, body);
+		callbacks_add(j->callbacks, sub->id, sub->token, url, body);
 	free(body);
 }
 
-/* A stored submission's end: its result into the store, then its callback. */
+/*
+ * A stored submission's end: its result into the store, then its
+ * callback. A shared store that does not answer is tried again for a
+ * while (a database restarting); one that says another node finished it
+ * first keeps that node's result, and that node calls back.
+ */
 static void finish_stored(struct jobthread *j, const char *result)
 {
 	struct store_sub sub;
@@ -207,6 +211,16 @@ static void finish_stored(struct jobthread *j, const char *result)
 	/* (a lock another connection holds is waited for: the store's busy timeout) */
 	int rc = st ? store_finish(st, j->sub, result) : -EIO;
 
+	for (unsigned i = 0; rc == -EIO && i < FINISH_RETRIES && (!st || store_shared(st)); i++) {
+		sleep(1);
+		st = thread_store(j);
+		rc = st ? store_finish(st, j->sub, result) : -EIO;
+	}
+	if (rc == -ENOENT && st && store_shared(st)) {
+		log_info("submission %lld: another node finished it first; its result stands",
+			 (long long)j->sub);
+		return;
+	}
 	if (rc < 0) {
 		log_error("submission %lld: its result could not be stored: %s", (long long)j->sub,
 			  st ? strerror(-rc) : j->store_error);

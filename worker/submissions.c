@@ -24,18 +24,40 @@ static uint64_t expire_every_ms(const struct config *cfg)
 	return ttl_ms < EXPIRE_EVERY_MS ? ttl_ms : EXPIRE_EVERY_MS;
 }
 
+/* The watcher looks at the store this often. */
+#define WATCH_EVERY_MS 2000
+/* A store that did not open is tried again this often. */
+#define REOPEN_EVERY_MS 1000
+
+/* The loop's store, opened again when it failed before. */
+static struct store *loop_store(struct submissions *s)
+{
+	uint64_t now = now_ms();
+
+	if (s->store || now < s->reopen_ms)
+		return s->store;
+	s->reopen_ms = now + REOPEN_EVERY_MS;
+	if (store_open(s->cfg->store, s->cfg->store_max_bytes, &s->store, s->error,
+		       sizeof(s->error)) < 0) {
+		s->store = NULL;
+		return NULL;
+	}
+	store_set_node(s->store, s->cfg->node_name);
+	log_info("the submission store is open");
+	return s->store;
+}
+
 void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
-		      bool expires)
+		      bool watcher, struct stats *stats, struct callbacks *cb)
 {
 	s->cfg = cfg;
 	s->langs = t;
-	s->expires = expires;
+	s->expires = watcher;
+	s->stats = stats;
+	s->callbacks = cb;
 	s->next_expire_ms = now_ms() + expire_every_ms(cfg);
-	if (store_open(cfg->store, cfg->store_max_bytes, &s->store, s->error, sizeof(s->error)) <
-	    0) {
+	if (!loop_store(s))
 		log_error("the submission store: %s", s->error);
-		s->store = NULL;
-	}
 }
 
 void submissions_close(struct submissions *s)
@@ -331,7 +353,7 @@ int submissions_handle(struct submissions *s, const struct http_request *r, bool
 	}
 	if (is_post && json_body_over_cap(r->body.len, s->cfg->run_max_body_bytes))
 		return answer_error(out, 413, "request body too large", ka, hdr);
-	if (!s->store)
+	if (!loop_store(s))
 		return no_store(s, out, ka, hdr);
 	if (!*rest)
 		return post_one(s, r, &v, ka, hdr, out);
@@ -406,12 +428,48 @@ static void fail_stored(struct submissions *s, int64_t id, const char *why)
 	free(result);
 }
 
-int submissions_take(struct submissions *s, int64_t id, struct job_request **job)
+/*
+ * A submission taken (its attempts counted) into its job: 0, or
+ * -ECANCELED when it may not run (tried too often, or no longer valid on
+ * this server), its failure then written as its result.
+ */
+static int job_of(struct submissions *s, const struct store_sub *sub, struct job_request **job)
 {
 	struct json_body_marker m;
-	struct store_sub sub;
 	char *stored = NULL, *callback = NULL;
 	cJSON *root, *errors = NULL;
+	int rc;
+
+	if (sub->attempts > SUBMISSION_MAX_ATTEMPTS) {
+		log_warn("submission %lld: its worker died in each of %d attempts; not run again",
+			 (long long)sub->id, SUBMISSION_MAX_ATTEMPTS);
+		fail_stored(s, sub->id, "the sandbox failed: its worker died in every attempt");
+		return -ECANCELED;
+	}
+	root = json_body_parse(sub->request, strlen(sub->request), &m);
+	rc = root ? api_judge0_parse(root, &m, true, s->langs, s->cfg, job, &stored, &callback,
+				     &errors) : -EINVAL;
+	cJSON_Delete(root);
+	free(stored);
+	free(callback);
+	if (rc < 0) {
+		char *why = errors ? cJSON_PrintUnformatted(errors) : NULL;
+		char msg[512];
+
+		/* the server changed under it (a language gone, lower caps) */
+		snprintf(msg, sizeof(msg), "no longer valid on this server: %s",
+			 why ? why : "unreadable");
+		fail_stored(s, sub->id, msg);
+		free(why);
+		cJSON_Delete(errors);
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+int submissions_take(struct submissions *s, int64_t id, struct job_request **job)
+{
+	struct store_sub sub;
 	unsigned attempts = 0;
 	int rc;
 
@@ -425,35 +483,121 @@ int submissions_take(struct submissions *s, int64_t id, struct job_request **job
 				  strerror(-rc));
 		return rc;
 	}
-	if (attempts > SUBMISSION_MAX_ATTEMPTS) {
-		log_warn("submission %lld: its worker died in each of %d attempts; not run again",
-			 (long long)id, SUBMISSION_MAX_ATTEMPTS);
-		fail_stored(s, id, "the sandbox failed: its worker died in every attempt");
-		return -ECANCELED;
-	}
 	rc = store_get(s->store, id, &sub);
 	if (rc < 0)
 		return rc;
-	root = json_body_parse(sub.request, strlen(sub.request), &m);
-	rc = root ? api_judge0_parse(root, &m, true, s->langs, s->cfg, job, &stored, &callback,
-				     &errors) : -EINVAL;
-	cJSON_Delete(root);
-	free(stored);
-	free(callback);
+	sub.attempts = attempts;
+	rc = job_of(s, &sub, job);
 	store_sub_free(&sub);
-	if (rc < 0) {
-		char *why = errors ? cJSON_PrintUnformatted(errors) : NULL;
-		char msg[512];
+	return rc;
+}
 
-		/* the server changed under it (a language gone, lower caps) */
-		snprintf(msg, sizeof(msg), "no longer valid on this server: %s",
-			 why ? why : "unreadable");
-		fail_stored(s, id, msg);
-		free(why);
-		cJSON_Delete(errors);
-		return -EINVAL;
+int submissions_lease(struct submissions *s, int64_t *id, struct job_request **job)
+{
+	struct store_sub sub;
+	int rc;
+
+	*job = NULL;
+	if (!loop_store(s))
+		return -ENOENT;
+	rc = store_lease(s->store, s->cfg->store_lease_ms, &sub, s->lease_key);
+	if (rc < 0)
+		return -ENOENT;
+	*id = sub.id;
+	s->lease_id = sub.id;
+	s->renew_ms = now_ms() + s->cfg->store_lease_ms / 3;
+	if (sub.attempts > 1)
+		log_warn("submission %lld runs again (attempt %u): whoever ran it before let its"
+			 " lease end", (long long)sub.id, sub.attempts);
+	rc = job_of(s, &sub, job);
+	store_sub_free(&sub);
+	if (rc < 0)
+		submissions_lease_end(s);
+	return rc;
+}
+
+void submissions_lease_end(struct submissions *s)
+{
+	s->lease_id = 0;
+	s->lease_key[0] = '\0';
+}
+
+/* The running submission stays this node's. */
+static void renew(struct submissions *s, uint64_t now)
+{
+	int rc;
+
+	if (!s->lease_id || now < s->renew_ms || !loop_store(s))
+		return;
+	s->renew_ms = now + s->cfg->store_lease_ms / 3;
+	rc = store_renew(s->store, s->lease_id, s->lease_key, s->cfg->store_lease_ms);
+	if (rc == -ENOENT) {
+		log_warn("submission %lld: its lease was lost (another node may run it too; the"
+			 " first result stands)", (long long)s->lease_id);
+		submissions_lease_end(s);
+	} else if (rc < 0) {
+		/* tried again at the next renewal, a third of a lease later */
+		log_warn("submission %lld: its lease could not be renewed: %s",
+			 (long long)s->lease_id, strerror(-rc));
 	}
-	return 0;
+}
+
+/* Callbacks whose sender went quiet, sent from here. */
+static void recover_callbacks(struct submissions *s)
+{
+	struct store_sub *due = NULL;
+	size_t n = 0;
+
+	if (!s->callbacks || store_callbacks_due(s->store, 60000, 16, &due, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char *body = due[i].callback_url ? api_judge0_callback_body(&due[i], s->langs)
+						 : NULL;
+
+		if (body) {
+			log_info("submission %s: its callback is sent again from here", due[i].token);
+			callbacks_add(s->callbacks, due[i].id, due[i].token, due[i].callback_url, body);
+		}
+		free(body);
+		store_sub_free(&due[i]);
+	}
+	free(due);
+}
+
+/* The watcher's look: where the submissions are, this node's beat. */
+static void watch(struct submissions *s, uint64_t now)
+{
+	struct store_seen *seen;
+	unsigned running = 0;
+	int rc;
+
+	if (!s->stats || now < s->next_watch_ms)
+		return;
+	s->next_watch_ms = now + (store_url_shared(s->cfg->store) &&
+					  s->cfg->store_lease_ms / 3 < WATCH_EVERY_MS ?
+				  s->cfg->store_lease_ms / 3 : WATCH_EVERY_MS);
+	seen = xcalloc(1, sizeof(*seen));
+	seen->wall_ms = wall_ms();
+	seen->shared = store_url_shared(s->cfg->store);
+	snprintf(seen->node, sizeof(seen->node), "%s", s->cfg->node_name ? s->cfg->node_name : "");
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		if (atomic_load(&s->stats->workers[i].state) == WS_BUSY)
+			running++;
+	rc = loop_store(s) ? 0 : -EIO;
+	if (rc == 0 && seen->shared)
+		rc = store_beat(s->store, atomic_load(&s->stats->started_wall_ms),
+				s->cfg->workers, running);
+	if (rc == 0)
+		rc = store_overview(s->store, &seen->ov);
+	seen->up = rc == 0;
+	if (!s->store)
+		snprintf(seen->error, sizeof(seen->error), "%s", s->error);
+	else if (rc < 0)
+		snprintf(seen->error, sizeof(seen->error), "%s", strerror(-rc));
+	stats_store_publish(s->stats, seen);
+	free(seen);
+	if (rc == 0 && store_shared(s->store))
+		recover_callbacks(s);
 }
 
 void submissions_tick(struct submissions *s)
@@ -462,7 +606,11 @@ void submissions_tick(struct submissions *s)
 	size_t removed = 0;
 	int rc;
 
-	if (!s->expires || !s->store || now < s->next_expire_ms)
+	renew(s, now);
+	if (!s->expires)
+		return;
+	watch(s, now);
+	if (!s->store || now < s->next_expire_ms)
 		return;
 	s->next_expire_ms = now + expire_every_ms(s->cfg);
 	rc = store_expire(s->store, wall_ms() - (uint64_t)s->cfg->submission_ttl_s * 1000,

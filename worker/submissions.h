@@ -15,7 +15,9 @@
 #include "common/buf.h"
 #include "common/config.h"
 #include "common/lang/langtab.h"
+#include "common/stats.h"
 #include "common/store.h"
+#include "worker/callbacks.h"
 #include "worker/http/api_judge0.h"
 #include "worker/http/http.h"
 #include "worker/judge/request.h"
@@ -25,17 +27,29 @@ struct submissions {
 	const struct langtab *langs;
 	struct store *store;       /* NULL: none, and error says why */
 	char error[256];
-	bool expires;              /* this worker removes the expired ones */
+	bool expires;              /* this worker removes the expired ones, and watches */
 	uint64_t next_expire_ms;
+	uint64_t reopen_ms;        /* a store that failed to open is tried again then */
+	/* the watcher (worker 0): the store's overview into stats, this
+	 * node's beat, and callbacks that other nodes did not deliver */
+	struct stats *stats;
+	struct callbacks *callbacks;
+	uint64_t next_watch_ms;
+	/* a shared store: the lease on the submission this worker runs */
+	int64_t lease_id;          /* 0: none */
+	char lease_key[STORE_TOKEN_LEN + 1];
+	uint64_t renew_ms;
 	/* A submission taken into the store: the master must hear of it. */
 	void (*submitted)(void *arg, int64_t id);
 	void *arg;
 };
 
 /* Open the loop's store connection; a failure is logged and kept in
- * s->error (every request that needs the store then gets 503). */
+ * s->error (every request that needs the store then gets 503, and it is
+ * tried again a second later). The watcher publishes into stats and
+ * hands callbacks found undelivered to cb. */
 void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
-		      bool expires);
+		      bool watcher, struct stats *stats, struct callbacks *cb);
 void submissions_close(struct submissions *s);
 
 /*
@@ -62,6 +76,17 @@ int submissions_parse_waited(struct submissions *s, const struct http_request *r
  */
 int submissions_take(struct submissions *s, int64_t id, struct job_request **job);
 
+/*
+ * A shared store: lease the oldest waiting submission (common/store.h):
+ * 0 with its id and job (the lease then renewed by submissions_tick
+ * until submissions_lease_end); -ENOENT when none waits or the store does
+ * not answer; -ECANCELED when the one taken may not run (tried too
+ * often, or no longer valid: the store holds its failure).
+ */
+int submissions_lease(struct submissions *s, int64_t *id, struct job_request **job);
+/* Its job ended: the lease is not renewed any more. */
+void submissions_lease_end(struct submissions *s);
+
 /* A dispatched submission this server cannot run: finished as Judge0's
  * Internal Error, with why as its message. */
 void submissions_fail(struct submissions *s, int64_t id, const char *why);
@@ -70,7 +95,8 @@ void submissions_fail(struct submissions *s, int64_t id, const char *why);
  * time must not take every worker in turn forever. */
 #define SUBMISSION_MAX_ATTEMPTS 3
 
-/* The loop's tick: the expired ones go, a batch at a time. */
+/* The loop's tick: a lease renewed when due; the watcher's look at the
+ * store; the expired ones go, a batch at a time. */
 void submissions_tick(struct submissions *s);
 
 #endif

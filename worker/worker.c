@@ -277,6 +277,7 @@ static void finish_job(struct worker *w)
 		}
 		extra = NULL;
 		w->job_sub = 0;
+		submissions_lease_end(&w->subs);
 	}
 	if (c) {
 		bool ka = conn_keep_alive(&w->conns, c);
@@ -653,21 +654,35 @@ static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
 	struct job_request *job = NULL;
 	int rc;
 
+	if (id == CHANNEL_RUN_LEASE && !w->sandbox) {
+		/* a shared store's work is for the nodes that can run it */
+		tell_master(w, CHANNEL_EMPTY, NULL, 0);
+		return;
+	}
 	if (!w->sandbox) {
 		/* as a client's job gets 503: this server runs nothing */
 		submissions_fail(&w->subs, id, w->sandbox_error);
 		tell_master(w, CHANNEL_DONE, NULL, 0);
 		return;
 	}
-	rc = submissions_take(&w->subs, id, &job);
-	if (rc < 0) {
-		tell_master(w, CHANNEL_DONE, NULL, 0);
-		return;
+	if (id == CHANNEL_RUN_LEASE) {
+		rc = submissions_lease(&w->subs, &id, &job);
+		if (rc < 0) {
+			tell_master(w, rc == -ENOENT ? CHANNEL_EMPTY : CHANNEL_DONE, NULL, 0);
+			return;
+		}
+	} else {
+		rc = submissions_take(&w->subs, id, &job);
+		if (rc < 0) {
+			tell_master(w, CHANNEL_DONE, NULL, 0);
+			return;
+		}
 	}
 	rc = jobthread_submit_stored(&w->job, job, id);
 	if (rc < 0) {
 		log_error("submission %lld: the job thread is not running", (long long)id);
 		request_free(job);
+		submissions_lease_end(&w->subs);
 		tell_master(w, CHANNEL_DONE, NULL, 0);
 		return;
 	}
@@ -701,6 +716,7 @@ static void on_master_message(void *arg, struct channel_msg *m)
 	case CHANNEL_ENQUEUE:
 	case CHANNEL_IDLE:
 	case CHANNEL_DONE:
+	case CHANNEL_EMPTY:
 	case CHANNEL_SUBMITTED:
 		break; /* a worker's own: channel_recv refused them */
 	}
@@ -972,8 +988,9 @@ int worker_main(const struct worker_ctx *ctx)
 		return 1;
 	}
 	conn_set_init(&w.conns, w.epfd, w.cfg, &hooks);
-	/* one worker removes the expired submissions; every one takes new ones */
-	submissions_open(&w.subs, ctx->cfg, ctx->langs, ctx->index == 0);
+	/* one worker removes the expired submissions and watches the store;
+	 * every one takes new ones */
+	submissions_open(&w.subs, ctx->cfg, ctx->langs, ctx->index == 0, ctx->stats, &w.callbacks);
 	w.subs.submitted = tell_submitted;
 	w.subs.arg = &w;
 	setup_sandbox(&w);
@@ -982,7 +999,8 @@ int worker_main(const struct worker_ctx *ctx)
 		return WORKER_EXIT_CONFIG;
 	}
 	/* libcurl's set-up, before any thread */
-	if (callback_global_init() < 0 || callbacks_start(&w.callbacks, w.cfg->callback_allow_local) < 0) {
+	if (callback_global_init() < 0 || callbacks_start(&w.callbacks, w.cfg->callback_allow_local,
+			   store_url_shared(w.cfg->store) ? w.cfg->store : NULL) < 0) {
 		log_error("starting the callback sender failed");
 		return 1;
 	}

@@ -199,6 +199,6 @@ Test(store, a_newer_schema_and_an_unknown_url_are_refused)
 	cr_assert_eq(system(cmd), 0);
 	cr_expect_eq(store_open(path, 0, &s, err, sizeof(err)), -EPROTO);
 	cr_expect_not_null(strstr(err, "newer than this goboxd"), "%s", err);
-	cr_expect_eq(store_open("postgresql://h/db", 0, &s, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(store_open("mysql://h/db", 0, &s, err, sizeof(err)), -EINVAL);
 	cr_expect_not_null(strstr(err, "no store backend"), "%s", err);
 }

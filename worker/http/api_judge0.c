@@ -1180,3 +1180,17 @@ const char *api_judge0_callback(const struct job_request *req)
 
 	return j ? j->callback : NULL;
 }
+
+char *api_judge0_callback_body(const struct store_sub *sub, const struct langtab *t)
+{
+	struct judge0_view v;
+	cJSON *shown;
+	char *body;
+
+	api_judge0_view(NULL, &v, NULL, 0);
+	v.base64 = true;
+	shown = api_judge0_show(sub, &v, t);
+	body = shown ? cJSON_PrintUnformatted(shown) : NULL;
+	cJSON_Delete(shown);
+	return body;
+}

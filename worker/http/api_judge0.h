@@ -97,6 +97,9 @@ char *api_judge0_result_failed(const char *message);
  */
 cJSON *api_judge0_show(const struct store_sub *sub, const struct judge0_view *v,
 		       const struct langtab *t);
+/* A finished submission's callback body: Judge0 sends its default
+ * fields, base64-encoded. NULL when it cannot be shown (malloc'd). */
+char *api_judge0_callback_body(const struct store_sub *sub, const struct langtab *t);
 /* Judge0's words for a text that is not UTF-8. */
 #define API_JUDGE0_NOT_UTF8 \
 	"some attributes for this submission cannot be converted to UTF-8, use " \

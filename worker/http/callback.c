@@ -372,6 +372,19 @@ int callback_put(const char *url, const char *body, size_t len, const struct cal
 	l = curl_slist_append(NULL, "Content-Type: application/json");
 	hdrs = l;
 	l = l ? curl_slist_append(hdrs, "Expect:") : NULL;
+	if (l && o->idempotency_key && o->idempotency_key[0]) {
+		char key[96];
+
+		if (strspn(o->idempotency_key, "0123456789abcdefABCDEF-") !=
+			    strlen(o->idempotency_key) ||
+		    strlen(o->idempotency_key) > 64) {
+			snprintf(err, errlen, "an idempotency key of other characters");
+			rc = -EINVAL;
+			goto out;
+		}
+		snprintf(key, sizeof(key), "Idempotency-Key: %s", o->idempotency_key);
+		l = curl_slist_append(hdrs, key);
+	}
 	if (!l) {
 		snprintf(err, errlen, "curl_slist_append failed");
 		goto out;

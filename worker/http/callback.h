@@ -19,6 +19,10 @@ struct sockaddr;
 struct callback_opts {
 	unsigned timeout_ms;   /* the whole exchange, connecting included; > 0 */
 	bool allow_local;      /* loopback and link-local addresses allowed */
+	/* sent as Idempotency-Key (NULL: none): the same for every try and
+	 * every node that sends this callback, so that its receiver can tell
+	 * a repeat; letters, digits and '-' only */
+	const char *idempotency_key;
 };
 
 /* curl_global_init: call once, before any thread starts (it is not

@@ -207,6 +207,20 @@ static int do_readyz(const struct route_ctx *rc, bool ka, const char *hdr, struc
 			ready = false;
 		}
 	}
+	/* a node of a fleet serves nothing async while its store is away */
+	if (store_url_shared(rc->cfg->store)) {
+		struct store_seen *seen = xcalloc(1, sizeof(*seen));
+		cJSON *so = cJSON_AddObjectToObject(o, "store");
+
+		stats_store_read(rc->stats, seen);
+		cJSON_AddBoolToObject(so, "ok", seen->up);
+		if (!seen->up) {
+			cJSON_AddStringToObject(so, "error", seen->wall_ms ? seen->error :
+					"not reached yet");
+			ready = false;
+		}
+		free(seen);
+	}
 	cJSON_AddStringToObject(o, "status", ready ? "ok" : "degraded");
 	free(snap);
 	return send_json(out, ready ? 200 : 503, o, ka, hdr);
@@ -275,6 +289,99 @@ static cJSON *stats_json(const struct route_ctx *rc)
 	return o;
 }
 
+static void metric(struct buf *b, const char *name, const char *type, const char *help,
+		   double v)
+{
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.0f\n", name, help, name, type, name, v);
+}
+
+/* The submission store as the watcher last saw it: where every
+ * submission is, and, in a shared store, every node's last beat. */
+static cJSON *store_json(const struct route_ctx *rc)
+{
+	struct store_seen *seen = xcalloc(1, sizeof(*seen));
+	cJSON *o = cJSON_CreateObject();
+	cJSON *nodes;
+
+	stats_store_read(rc->stats, seen);
+	cJSON_AddStringToObject(o, "backend", store_url_shared(rc->cfg->store) ? "postgresql" :
+					      "sqlite");
+	cJSON_AddBoolToObject(o, "shared", store_url_shared(rc->cfg->store));
+	cJSON_AddStringToObject(o, "node", rc->cfg->node_name ? rc->cfg->node_name : "");
+	cJSON_AddBoolToObject(o, "up", seen->up);
+	if (!seen->up)
+		cJSON_AddStringToObject(o, "error", seen->wall_ms ? seen->error : "not looked at yet");
+	cJSON_AddNumberToObject(o, "seen_age_ms",
+				seen->wall_ms ? (double)(wall_ms() - seen->wall_ms) : -1);
+	cJSON_AddNumberToObject(o, "queued", (double)seen->ov.queued);
+	cJSON_AddNumberToObject(o, "running", (double)seen->ov.running);
+	cJSON_AddNumberToObject(o, "oldest_queued_age_ms", (double)seen->ov.oldest_queued_age_ms);
+	nodes = cJSON_AddArrayToObject(o, "nodes");
+	for (size_t i = 0; i < seen->ov.nodes && i < STORE_MAX_NODES; i++) {
+		const struct store_node *n = &seen->ov.node[i];
+		cJSON *no = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(no, "name", n->name);
+		cJSON_AddNumberToObject(no, "heartbeat_age_ms", (double)n->heartbeat_age_ms);
+		cJSON_AddNumberToObject(no, "started_ms", (double)n->started_ms);
+		cJSON_AddNumberToObject(no, "workers", n->workers);
+		cJSON_AddNumberToObject(no, "running", n->running);
+		cJSON_AddItemToArray(nodes, no);
+	}
+	free(seen);
+	return o;
+}
+
+/* A label value as Prometheus' text format writes it. */
+static void label_value(struct buf *b, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			buf_printf(b, "\\%c", *v);
+		else if (*v == '\n')
+			buf_puts(b, "\\n");
+		else
+			buf_printf(b, "%c", *v);
+	}
+}
+
+static void store_metrics(const struct route_ctx *rc, struct buf *b)
+{
+	struct store_seen *seen = xcalloc(1, sizeof(*seen));
+
+	stats_store_read(rc->stats, seen);
+	metric(b, "goboxd_store_up", "gauge",
+	       "Whether the submission store answered this node's last look.", seen->up);
+	metric(b, "goboxd_store_queued", "gauge",
+	       "Submissions waiting in the store (the whole fleet's, when shared).",
+	       (double)seen->ov.queued);
+	metric(b, "goboxd_store_running", "gauge",
+	       "Submissions running (under a live lease, when shared).",
+	       (double)seen->ov.running);
+	buf_printf(b, "# HELP goboxd_store_oldest_queued_seconds How long the oldest waiting"
+		      " submission has waited.\n# TYPE goboxd_store_oldest_queued_seconds gauge\n"
+		      "goboxd_store_oldest_queued_seconds %.3f\n",
+		   (double)seen->ov.oldest_queued_age_ms / 1000.0);
+	if (seen->ov.nodes) {
+		buf_puts(b, "# HELP goboxd_store_node_heartbeat_age_seconds Since each node of the"
+			    " fleet last said it lives.\n"
+			    "# TYPE goboxd_store_node_heartbeat_age_seconds gauge\n");
+		for (size_t i = 0; i < seen->ov.nodes && i < STORE_MAX_NODES; i++) {
+			buf_puts(b, "goboxd_store_node_heartbeat_age_seconds{node=\"");
+			label_value(b, seen->ov.node[i].name);
+			buf_printf(b, "\"} %.3f\n", (double)seen->ov.node[i].heartbeat_age_ms / 1000.0);
+		}
+		buf_puts(b, "# HELP goboxd_store_node_running Jobs each node of the fleet runs, as"
+			    " its last beat said.\n# TYPE goboxd_store_node_running gauge\n");
+		for (size_t i = 0; i < seen->ov.nodes && i < STORE_MAX_NODES; i++) {
+			buf_puts(b, "goboxd_store_node_running{node=\"");
+			label_value(b, seen->ov.node[i].name);
+			buf_printf(b, "\"} %u\n", seen->ov.node[i].running);
+		}
+	}
+	free(seen);
+}
+
 static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
 {
 	const struct config *cfg = rc->cfg;
@@ -333,14 +440,9 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	cJSON_AddNumberToObject(lim, "workers", cfg->workers);
 	cJSON_AddItemToObject(lim, "step_max", limits_json(&cfg->limits_max));
 	cJSON_AddItemToObject(o, "stats", stats_json(rc));
+	cJSON_AddItemToObject(o, "store", store_json(rc));
 	free(snap);
 	return send_json(out, 200, o, ka, hdr);
-}
-
-static void metric(struct buf *b, const char *name, const char *type, const char *help,
-		   double v)
-{
-	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.0f\n", name, help, name, type, name, v);
 }
 
 static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
@@ -378,6 +480,7 @@ static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, stru
 	metric(&b, "goboxd_build_cache_bytes", "gauge",
 	       "Bytes the build cache's entries take, as its last sweep counted them.",
 	       (double)atomic_load(&s->build_cache_bytes));
+	store_metrics(rc, &b);
 	buf_puts(&b, "# HELP goboxd_jobs_total Finished jobs by language and status.\n"
 		     "# TYPE goboxd_jobs_total counter\n");
 	for (size_t i = 0; i < STATS_MAX_LANGS; i++) {
