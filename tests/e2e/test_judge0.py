@@ -934,6 +934,8 @@ def test_callback_gets_the_submission(daemon):
         method, path, headers, raw = r.requests[0]
         assert (method, path) == ("PUT", "/done?job=1")
         assert headers.get("Content-Type", "").startswith("application/json")
+        # the same on every try and from every node: a repeat can be told
+        assert headers.get("Idempotency-Key") == token
         body = json.loads(raw)
         # isolate_job.rb: the default fields, base64_encoded: true
         assert set(body) == DEFAULT_FIELDS and body["token"] == token
@@ -955,6 +957,7 @@ def test_callback_for_a_waited_submission(daemon):
         got = poll(lambda: r.requests, timeout=5)
         assert got, "no callback for a wait=true submission"
         assert json.loads(got[0][3])["token"] == body["token"]
+        assert got[0][2].get("Idempotency-Key") == body["token"]
     finally:
         r.close()
 

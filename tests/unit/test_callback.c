@@ -623,6 +623,10 @@ Test(callback, put_bad_url_or_timeout_sends_nothing)
 	o.timeout_ms = 0;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", s.port);
 	cr_expect_eq(callback_put(url, "{}", 2, &o, err, sizeof(err)), -EINVAL);
+	/* a key that would be a second header */
+	o.timeout_ms = 2000;
+	o.idempotency_key = "abc\r\nX-Injected: 1";
+	cr_expect_eq(callback_put(url, "{}", 2, &o, err, sizeof(err)), -EINVAL);
 	srv_stop(&s);
 	cr_expect_eq(s.nconn, 0);
 	srv_free(&s);
