@@ -181,3 +181,8 @@ int store_beat(struct store *s, uint64_t started_ms, unsigned workers, unsigned 
 {
 	return s->ops->beat ? s->ops->beat(s, started_ms, workers, running) : -ENOTSUP;
 }
+
+const char *store_error(const struct store *s)
+{
+	return s->error;
+}

@@ -56,7 +56,7 @@ struct store_node {
 	unsigned workers, running;
 };
 
-#define STORE_MAX_NODES 16
+#define STORE_MAX_NODES 32
 
 /* Where the submissions are, for /metrics and /info. */
 struct store_overview {
@@ -152,6 +152,8 @@ int store_callbacks_due(struct store *s, uint32_t lease_ms, size_t max, struct s
 /* This node lives: workers and running jobs as it counts them. */
 int store_beat(struct store *s, uint64_t started_ms, unsigned workers, unsigned running);
 int store_overview(struct store *s, struct store_overview *out);
+/* The backend's words for its last failure, or "" when it keeps none. */
+const char *store_error(const struct store *s);
 
 /*
  * For the backends: what each provides (every operation has the meaning
@@ -184,6 +186,7 @@ struct store {
 	const struct store_ops *ops;
 	bool shared;
 	char node[64];         /* store_set_node; "" until then */
+	char error[256];       /* the backend's words for its last failure ("": none kept) */
 };
 
 /* SQLite: path is a file name. */

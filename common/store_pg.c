@@ -80,7 +80,7 @@ static const char *const migrations[SCHEMA_VERSION] = {
 /* A node silent this long is forgotten. */
 #define NODE_FORGET_MS (10 * 60 * 1000)
 
-_Static_assert(STORE_MAX_NODES == 16, "the node list's LIMIT");
+_Static_assert(STORE_MAX_NODES == 32, "the node list's LIMIT");
 
 #define SUB_COLUMNS                                                                       \
 	"id, token, api, state, request, result, callback_url, created_ms, started_ms," \
@@ -140,19 +140,30 @@ static int errno_of(const PGresult *r)
  * succeeded, else NULL and *rc. A broken connection is made again and
  * the statement tried once more.
  */
+static int migrate(PGconn *c, char *err, size_t errlen);
+
+/*
+ * Run sql with text parameters: the result (PQclear it) when it
+ * succeeded, else NULL and *rc, the reason kept in the handle's error.
+ * A broken connection is made again and the statement tried once more;
+ * so is a statement that found goboxd's tables gone (a database made
+ * anew behind the same URL): the schema is made again first.
+ */
 static PGresult *run(struct store_pg *q, const char *sql, int n, const char *const *params,
 		     int *rc)
 {
+	char *err = q->base.error;
+	size_t errlen = sizeof(q->base.error);
+
 	for (int attempt = 0; attempt < 2; attempt++) {
 		PGresult *r;
 		ExecStatusType st;
+		const char *state;
 
 		if (PQstatus(q->conn) != CONNECTION_OK) {
 			PQreset(q->conn);
 			if (PQstatus(q->conn) != CONNECTION_OK) {
-				char err[256];
-
-				conn_error(q->conn, err, sizeof(err));
+				conn_error(q->conn, err, errlen);
 				log_warn("the submission store: %s", err);
 				*rc = -EIO;
 				return NULL;
@@ -160,18 +171,28 @@ static PGresult *run(struct store_pg *q, const char *sql, int n, const char *con
 		}
 		r = PQexecParams(q->conn, sql, n, NULL, params, NULL, NULL, 0);
 		st = PQresultStatus(r);
-		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+			err[0] = '\0';
 			return r;
+		}
 		*rc = errno_of(r);
-		if (PQstatus(q->conn) == CONNECTION_OK || attempt == 1) {
-			char err[256];
+		conn_error(q->conn, err, errlen);
+		state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+		PQclear(r);
+		if (attempt == 0 && state && strcmp(state, "42P01") == 0) {
+			/* undefined_table */
+			char why[256];
 
-			conn_error(q->conn, err, sizeof(err));
+			log_warn("the submission store: %s; its schema is made again", err);
+			if (migrate(q->conn, why, sizeof(why)) == 0)
+				continue;
+			log_warn("the submission store: %s", why);
+		}
+		if (PQstatus(q->conn) == CONNECTION_OK || attempt == 1) {
 			log_warn("the submission store: %s", err);
-			PQclear(r);
 			return NULL;
 		}
-		PQclear(r); /* the connection broke under it: once more */
+		/* the connection broke under it: once more */
 	}
 	return NULL;
 }
@@ -436,7 +457,7 @@ static int pg_overview(struct store *s, struct store_overview *out)
 	PQclear(r);
 	r = run(q,
 		"SELECT name, " NOW " - heartbeat_ms, started_ms, workers, running"
-		" FROM goboxd_nodes ORDER BY name LIMIT 16",
+		" FROM goboxd_nodes ORDER BY name LIMIT 32",
 		0, NULL, &rc);
 	if (!r)
 		return rc;

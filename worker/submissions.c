@@ -593,7 +593,8 @@ static void watch(struct submissions *s, uint64_t now)
 	if (!s->store)
 		snprintf(seen->error, sizeof(seen->error), "%s", s->error);
 	else if (rc < 0)
-		snprintf(seen->error, sizeof(seen->error), "%s", strerror(-rc));
+		snprintf(seen->error, sizeof(seen->error), "%s",
+			 store_error(s->store)[0] ? store_error(s->store) : strerror(-rc));
 	stats_store_publish(s->stats, seen);
 	free(seen);
 	if (rc == 0 && store_shared(s->store))

@@ -347,3 +347,36 @@ Test(store_pg, a_connection_that_broke_is_made_again)
 	add(a, "{}", NULL, t2);
 	store_close(a);
 }
+
+Test(store_pg, a_database_made_anew_behind_the_url_gets_the_schema_again)
+{
+	struct store *a;
+	struct store_sub s;
+	char t[STORE_TOKEN_LEN + 1], v[32];
+
+	NEED_SERVER();
+	a = node("a");
+	sql("DROP TABLE goboxd_submissions, goboxd_nodes, goboxd_meta", NULL, 0);
+	add(a, "{}", NULL, t);
+	cr_assert_eq(store_find(a, t, &s), 0);
+	store_sub_free(&s);
+	sql("SELECT value FROM goboxd_meta WHERE key = 'schema_version'", v, sizeof(v));
+	cr_expect_str_eq(v, "1");
+	store_close(a);
+}
+
+Test(store_pg, a_failure_keeps_the_servers_words)
+{
+	struct store *a;
+	struct store_overview ov;
+
+	NEED_SERVER();
+	a = node("a");
+	cr_expect_str_eq(store_error(a), "");
+	cluster("stop", NULL, 0);
+	missing = true; /* nothing for the teardown to stop */
+	cr_expect_eq(store_overview(a, &ov), -EIO);
+	cr_expect_neq(store_error(a)[0], '\0');
+	cr_expect_not_null(strstr(store_error(a), "127.0.0.1"), "%s", store_error(a));
+	store_close(a);
+}
