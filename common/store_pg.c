@@ -159,6 +159,7 @@ static PGresult *run(struct store_pg *q, const char *sql, int n, const char *con
 		PGresult *r;
 		ExecStatusType st;
 		const char *state;
+		bool gone;
 
 		if (PQstatus(q->conn) != CONNECTION_OK) {
 			PQreset(q->conn);
@@ -178,9 +179,10 @@ static PGresult *run(struct store_pg *q, const char *sql, int n, const char *con
 		*rc = errno_of(r);
 		conn_error(q->conn, err, errlen);
 		state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+		/* undefined_table */
+		gone = state && strcmp(state, "42P01") == 0;
 		PQclear(r);
-		if (attempt == 0 && state && strcmp(state, "42P01") == 0) {
-			/* undefined_table */
+		if (attempt == 0 && gone) {
 			char why[256];
 
 			log_warn("the submission store: %s; its schema is made again", err);
