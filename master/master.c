@@ -821,6 +821,12 @@ static void reload(struct master *m)
 		free(nc.log_file);
 		nc.log_file = m->cfg.log_file ? xstrdup(m->cfg.log_file) : NULL;
 	}
+	if (strcmp(nc.store, m->cfg.store)) {
+		/* the master claimed the old one, or leases from it */
+		log_warn("store changes take effect on restart only");
+		free(nc.store);
+		nc.store = xstrdup(m->cfg.store);
+	}
 	free(nc.cgroup_root);
 	nc.cgroup_root = m->cgroup_root ? xstrdup(m->cgroup_root) : NULL;
 	config_free(&m->cfg);

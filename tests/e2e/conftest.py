@@ -139,7 +139,8 @@ def free_port():
 class Daemon:
     """One goboxd master with its workers, started and stopped by a test."""
 
-    def __init__(self, args=(), languages=LANGUAGES, env=None, workers=2, wrapper=()):
+    def __init__(self, args=(), languages=LANGUAGES, env=None, workers=2, wrapper=(),
+                 own_store=True):
         self.bin = os.environ.get("GOBOXD_BIN", os.path.join(TOP, "build", "goboxd"))
         self.jail = os.environ.get("GOBOXD_TEST_JAIL", "bwrap")
         self.tmp = tempfile.mkdtemp(prefix="goboxd-e2e-")
@@ -155,7 +156,7 @@ class Daemon:
                "--workers", str(workers), "--languages-dir", languages,
                "--jail-dir", self.jail_dir, "--jail", self.jail,
                "--nsjail-path", os.environ.get("GOBOXD_NSJAIL", "/usr/local/bin/nsjail")]
-        if "--store" not in args:
+        if "--store" not in args and own_store:
             # each daemon its own submission store (a SQLite file is one daemon's)
             cmd += ["--store", os.path.join(self.tmp, "submissions.db")]
         cmd = list(wrapper) + cmd + time_caps() + sandbox_uid_base(args) + list(args)

@@ -10,9 +10,12 @@ import base64
 import http.server
 import io
 import json
+import os
 import re
 import signal
+import shutil
 import socket
+import tempfile
 import threading
 import zipfile
 
@@ -1158,3 +1161,34 @@ def test_pipelined_posts_and_a_burst_are_all_taken_in_order(daemon):
     assert len({g[1] for g in got}) == 60
     for _, token, out in got:
         assert finished(daemon, token, timeout=60)["stdout"] == out
+
+
+def test_a_store_change_waits_for_a_restart():
+    """The master claimed its store (and a fleet's node leases from its
+    own): a reload that names another keeps the first, and says so."""
+    tmp = tempfile.mkdtemp(prefix="goboxd-store-")
+    first, other = os.path.join(tmp, "a.db"), os.path.join(tmp, "b.db")
+    conf = os.path.join(tmp, "goboxd.yaml")
+    with open(conf, "w") as f:
+        f.write("store: %s\n" % first)
+    d = Daemon(languages=small(), args=["--config", conf], workers=1, own_store=False)
+    try:
+        token = submit(d, {"language_id": PY, "source_code": "print(1)"})
+        assert finished(d, token)["status"]["id"] == 3
+        with open(conf, "w") as f:
+            f.write("store: %s\n" % other)
+        d.proc.send_signal(signal.SIGHUP)
+        d.wait_log(lambda l: l.get("msg") == "store changes take effect on restart only",
+                   "the store change refused")
+        d.wait_log(lambda l: l.get("msg", "").startswith("reloaded: generation 2"),
+                   "the reload")
+        # the new generation's workers answer from the first store
+        for _ in range(4):
+            status, body = d.get("/submissions/%s" % token)
+            assert status == 200 and body["status"]["id"] == 3
+        token = submit(d, {"language_id": PY, "source_code": "print(2)"})
+        assert finished(d, token)["status"]["id"] == 3
+        assert not os.path.exists(other)
+    finally:
+        d.stop()
+        shutil.rmtree(tmp)
