@@ -233,6 +233,21 @@ def test_a_token_made_on_one_node_is_answered_by_every_other(fleet):
     assert row == "2|1|1", row
 
 
+def test_a_waited_for_submission_through_haproxy_is_stored_for_every_node(fleet):
+    """wait=true runs where HAProxy sends it, as before a store was shared;
+    its token then answers on every node."""
+    sub, want = echo_sub(2, "waited")
+    status, body = fleet.front.post("/submissions?wait=true&base64_encoded=false", sub,
+                                    timeout=60)
+    assert status == 201 and body["status"]["id"] == 3 and body["stdout"] == want, body
+    for d in fleet.nodes:
+        status, shown = d.get("/submissions/%s?fields=status_id,stdout" % body["token"])
+        assert (status, shown) == (200, {"status_id": 3, "stdout": want}), (d.name, shown)
+    row = fleet.sql("SELECT state, attempts, finished_count FROM goboxd_submissions"
+                    " WHERE token = '%s'" % body["token"])
+    assert row == "2|0|1", row
+
+
 def test_info_and_metrics_list_every_node_with_a_fresh_heartbeat(fleet):
     names = {d.name for d in fleet.nodes}
     for d in fleet.nodes:
