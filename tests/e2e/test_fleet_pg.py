@@ -248,6 +248,30 @@ def test_a_waited_for_submission_through_haproxy_is_stored_for_every_node(fleet)
     assert row == "2|0|1", row
 
 
+@pytest.mark.slow
+def test_what_waits_in_the_database_shows_on_every_node(fleet):
+    """More submissions than the fleet has workers: the rest wait in the
+    database, and every node's /info, /metrics and Judge0's /workers count
+    them (the fleet's queue, not a node's)."""
+    workers = sum(d.workers for d in fleet.nodes)
+    tokens = [submit(fleet.nodes[i % len(fleet.nodes)],
+                     {"language_id": BASH, "source_code": "sleep 3"})
+              for i in range(workers + 3)]
+
+    def waiting_everywhere():
+        for d in fleet.nodes:
+            store = d.get("/info")[1]["store"]
+            size = d.get("/workers")[1][0]["size"]
+            metrics = d.get("/metrics")[1]
+            if not (store["queued"] >= 1 and store["oldest_queued_age_ms"] > 0
+                    and size >= 1 and "goboxd_store_queued 0\n" not in metrics):
+                return None
+        return True
+    wait_until(waiting_everywhere, "every node counts what waits", 10)
+    assert wait_until(lambda: all(states(fleet.nodes[0], tokens)[t][0] == 3 for t in tokens),
+                      "all finished", 60)
+
+
 def test_info_and_metrics_list_every_node_with_a_fresh_heartbeat(fleet):
     names = {d.name for d in fleet.nodes}
     for d in fleet.nodes:

@@ -88,13 +88,23 @@ static int send_json(struct buf *out, int status, cJSON *o, bool ka, const char 
 }
 
 /*
- * Judge0's GET /workers: one queue (goboxd has one), its length, and the
+ * Judge0's GET /workers: one queue (goboxd has one), its length (with a
+ * shared store's, the fleet's submissions waiting there too), and the
  * workers by state.
  */
 static cJSON *judge0_workers(const struct route_ctx *rc)
 {
 	cJSON *a = cJSON_CreateArray(), *o = cJSON_CreateObject();
 	unsigned available = 0, idle = 0, working = 0;
+	double size = (double)atomic_load(&rc->stats->queued);
+
+	if (store_url_shared(rc->cfg->store)) {
+		struct store_seen *seen = xcalloc(1, sizeof(*seen));
+
+		stats_store_read(rc->stats, seen);
+		size += (double)seen->ov.queued;
+		free(seen);
+	}
 
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
 		int st = atomic_load(&rc->stats->workers[i].state);
@@ -106,7 +116,7 @@ static cJSON *judge0_workers(const struct route_ctx *rc)
 		working += st == WS_BUSY;
 	}
 	cJSON_AddStringToObject(o, "queue", "goboxd");
-	cJSON_AddNumberToObject(o, "size", (double)atomic_load(&rc->stats->queued));
+	cJSON_AddNumberToObject(o, "size", size);
 	cJSON_AddNumberToObject(o, "available", available);
 	cJSON_AddNumberToObject(o, "idle", idle);
 	cJSON_AddNumberToObject(o, "working", working);
