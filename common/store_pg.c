@@ -89,7 +89,24 @@ _Static_assert(STORE_MAX_NODES == 32, "the node list's LIMIT");
 struct store_pg {
 	struct store base;
 	PGconn *conn;
+	char logged[256];      /* the failure last logged, and when */
+	uint64_t logged_ms;
 };
+
+/* A database away fails every look (four a second per node): the same
+ * failure is logged once a minute, a new one at once. */
+#define SAME_FAILURE_LOG_MS 60000
+
+static void log_failure(struct store_pg *q)
+{
+	uint64_t now = now_ms();
+
+	if (!strcmp(q->logged, q->base.error) && now - q->logged_ms < SAME_FAILURE_LOG_MS)
+		return;
+	snprintf(q->logged, sizeof(q->logged), "%s", q->base.error);
+	q->logged_ms = now;
+	log_warn("the submission store: %s", q->base.error);
+}
 
 static struct store_pg *of(struct store *s)
 {
@@ -165,7 +182,7 @@ static PGresult *run(struct store_pg *q, const char *sql, int n, const char *con
 			PQreset(q->conn);
 			if (PQstatus(q->conn) != CONNECTION_OK) {
 				conn_error(q->conn, err, errlen);
-				log_warn("the submission store: %s", err);
+				log_failure(q);
 				*rc = -EIO;
 				return NULL;
 			}
@@ -174,6 +191,10 @@ static PGresult *run(struct store_pg *q, const char *sql, int n, const char *con
 		st = PQresultStatus(r);
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
 			err[0] = '\0';
+			if (q->logged[0]) {
+				log_info("the submission store answers again");
+				q->logged[0] = '\0';
+			}
 			return r;
 		}
 		*rc = errno_of(r);
@@ -191,7 +212,7 @@ static PGresult *run(struct store_pg *q, const char *sql, int n, const char *con
 			log_warn("the submission store: %s", why);
 		}
 		if (PQstatus(q->conn) == CONNECTION_OK || attempt == 1) {
-			log_warn("the submission store: %s", err);
+			log_failure(q);
 			return NULL;
 		}
 		/* the connection broke under it: once more */
@@ -288,7 +309,7 @@ static int pg_add(struct store *s, const char *api, const char *request, const c
 	if (!r || PQntuples(r) != 1) {
 		if (r)
 			rc = -EIO;
-		conn_error(q->conn, err, errlen);
+		snprintf(err, errlen, "%s", q->base.error[0] ? q->base.error : "no id returned");
 		PQclear(r);
 		return rc;
 	}
