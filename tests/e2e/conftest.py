@@ -136,6 +136,15 @@ def free_port():
         return s.getsockname()[1]
 
 
+def alive(pid):
+    """Whether pid is a live process (not a zombie waiting for its reaping)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class Daemon:
     """One goboxd master with its workers, started and stopped by a test."""
 

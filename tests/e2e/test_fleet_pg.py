@@ -26,7 +26,7 @@ import warnings
 import pytest
 
 import pgcluster
-from conftest import (UID_SPAN, Daemon, budget, free_port, languages_of, wait_until,
+from conftest import (UID_SPAN, Daemon, alive, budget, free_port, languages_of, wait_until,
                       xdist_worker)
 from test_fleet import local_config, wait_port
 
@@ -74,14 +74,6 @@ def start_node(url, name, workers=WORKERS):
     d.name = name
     d.wait_ready()
     return d
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def kill_node(d):

@@ -21,7 +21,7 @@ import zipfile
 
 import pytest
 
-from conftest import Daemon, languages_of, poll, small, wait_until
+from conftest import Daemon, alive, languages_of, poll, small, wait_until
 
 # Judge0's serializer: every column but id, then status and language
 # (submission.rb's schema, submission_serializer.rb).
@@ -1057,14 +1057,6 @@ def batch_states(d, tokens):
         assert status == 200, body
         out += body["submissions"]
     return out
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.slow
