@@ -387,6 +387,51 @@ def test_a_killed_nodes_submission_is_finished_by_another_after_its_lease(pg):
         f.stop()
 
 
+@pytest.mark.slow
+def test_a_paused_node_that_lost_its_lease_does_not_overwrite_the_result(pg):
+    """A node stopped (SIGSTOP: a long pause, not a death) past its lease
+    loses the submission to another node, which finishes it; when the
+    first node goes on, its result comes second and is dropped: written
+    once, by whoever finished first, and no second callback."""
+    f = Fleet(pg, "pause")
+    stopped = []
+    try:
+        a, b = f.add("pauseA"), f.add("pauseB")
+        src = "import time\ntime.sleep(2)\nprint('done ' + input())\n"
+        token = submit(a, {"language_id": PY, "source_code": src, "stdin": "once",
+                           "wall_time_limit": 15})
+
+        def claimed():
+            row = f.sql("SELECT state, node FROM goboxd_submissions WHERE token = '%s'" % token)
+            state, node = row.split("|")
+            return node if state == "1" and node else None
+        paused = f.node(wait_until(claimed, "the submission claimed", 20))
+        other = b if paused is a else a
+        stopped = [paused.proc.pid] + paused.worker_pids()
+        for p in stopped:
+            os.kill(p, signal.SIGSTOP)
+
+        def finished_by():
+            row = f.sql("SELECT state, finished_by FROM goboxd_submissions"
+                        " WHERE token = '%s'" % token)
+            return row.split("|")[1] if row.startswith("2|") else None
+        assert wait_until(finished_by, "the other node finishes it", 60) == other.name
+        for p in stopped:
+            os.kill(p, signal.SIGCONT)
+        stopped = []
+        paused.wait_log(lambda l: "another node finished it first" in l.get("msg", ""),
+                        "the paused node's result dropped", timeout=30)
+        row = f.sql("SELECT state, attempts, finished_by, finished_count FROM"
+                    " goboxd_submissions WHERE token = '%s'" % token)
+        assert row == "2|2|%s|1" % other.name, row
+        status, body = paused.get("/submissions/%s?fields=status_id,stdout" % token)
+        assert body == {"status_id": 3, "stdout": "done once\n"}, body
+    finally:
+        for p in stopped:
+            os.kill(p, signal.SIGCONT)
+        f.stop()
+
+
 def test_a_newer_schema_is_refused_at_start(pg):
     """A database whose goboxd_meta says schema_version 999 (a newer goboxd
     wrote it): goboxd refuses to start, saying so, with a nonzero exit."""
