@@ -21,7 +21,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import warnings
 
 import pytest
 
@@ -179,11 +178,6 @@ def states(d, tokens, timeout=30):
         for t, s in zip(part, body["submissions"]):
             out[t] = None if s is None else (s["status_id"], s["stdout"])
     return out
-
-
-def has_column(fleet, column):
-    return fleet.sql("SELECT count(*) FROM information_schema.columns WHERE table_name ="
-                     " 'goboxd_submissions' AND column_name = '%s'" % column) == "1"
 
 
 @pytest.fixture(scope="module")
@@ -379,9 +373,8 @@ def test_a_killed_nodes_submission_is_finished_by_another_after_its_lease(pg):
         row = f.sql("SELECT state, attempts, finished_by, node FROM goboxd_submissions"
                     " WHERE token = '%s'" % token)
         assert row == "2|2|%s|%s" % (survivor.name, survivor.name), row
-        if has_column(f, "finished_count"):
-            assert f.sql("SELECT finished_count FROM goboxd_submissions WHERE token = '%s'"
-                         % token) == "1"
+        assert f.sql("SELECT finished_count FROM goboxd_submissions WHERE token = '%s'"
+                     % token) == "1"
         print("%s killed; %s finished it %.1f s later" % (victim.name, survivor.name, took))
     finally:
         f.stop()
@@ -430,6 +423,24 @@ def test_a_paused_node_that_lost_its_lease_does_not_overwrite_the_result(pg):
         for p in stopped:
             os.kill(p, signal.SIGCONT)
         f.stop()
+
+
+def test_finished_submissions_go_after_the_ttl(pg):
+    """--submission-ttl in a shared store: a finished submission is removed
+    (every node's worker 0 removes them)."""
+    url = pg.createdb("ttl")
+    d = Daemon(languages=languages_of("bash"), workers=1,
+               args=node_args(url, "ttl") + ["--submission-ttl", "1s"])
+    try:
+        d.wait_ready()
+        sub, want = echo_sub(1, "ttl")
+        token = submit(d, sub)
+        assert wait_until(lambda: (lambda r: r if r and r[0] > 2 else None)(
+            states(d, [token])[token]), "finished", 30) == (3, want)
+        wait_until(lambda: d.get("/submissions/%s" % token)[0] == 404, "removed after 1 s", 15)
+        assert pg.psql("SELECT count(*) FROM goboxd_submissions", db="ttl") == "0"
+    finally:
+        d.stop()
 
 
 def test_a_newer_schema_is_refused_at_start(pg):
@@ -591,14 +602,9 @@ def test_500_submissions_through_a_node_kill_a_new_node_and_a_database_restart(p
         # node's, those HAProxy retried on another), stored and finished too
         extra = int(count) - N
         assert 0 <= extra <= retried["ambiguous"] + CLIENTS, (extra, retried)
-        if has_column(f, "finished_count"):
-            twice = f.sql("SELECT token, finished_count, finished_by FROM goboxd_submissions"
-                          " WHERE finished_count <> 1 LIMIT 10")
-            assert not twice, "finished more than once (or never):\n" + twice
-        else:
-            warnings.warn("goboxd_submissions has no finished_count column: the "
-                          "finished-once check was skipped")
-            print("SKIPPED CHECK: no finished_count column in goboxd_submissions")
+        twice = f.sql("SELECT token, finished_count, finished_by FROM goboxd_submissions"
+                      " WHERE finished_count <> 1 LIMIT 10")
+        assert not twice, "finished more than once (or never):\n" + twice
         by_node = dict(line.split("|") for line in f.sql(
             "SELECT finished_by, count(*) FROM goboxd_submissions GROUP BY 1 ORDER BY 1"
         ).splitlines())
