@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
+#include "common/seqlock.h"
 #include "common/util.h"
 #include "common/verdict.h"
 
@@ -152,27 +152,10 @@ uint32_t stats_percentile(const struct job_record *recs, size_t n, unsigned p)
 
 void stats_store_publish(struct stats *s, const struct store_seen *seen)
 {
-	atomic_fetch_add(&s->store_seq, 1);
-	atomic_thread_fence(memory_order_release);
-	memcpy(&s->store_seen, seen, sizeof(*seen));
-	atomic_thread_fence(memory_order_release);
-	atomic_fetch_add(&s->store_seq, 1);
+	seqlock_write(&s->store_seq, &s->store_seen, seen, sizeof(*seen));
 }
 
 void stats_store_read(const struct stats *s, struct store_seen *out)
 {
-	for (int tries = 0; tries < 1000; tries++) {
-		uint64_t s1 = atomic_load(&s->store_seq), s2;
-
-		if (s1 & 1) {
-			usleep(100);
-			continue;
-		}
-		memcpy(out, &s->store_seen, sizeof(*out));
-		atomic_thread_fence(memory_order_acquire);
-		s2 = atomic_load(&s->store_seq);
-		if (s1 == s2)
-			return;
-	}
-	memset(out, 0, sizeof(*out));
+	seqlock_read(&s->store_seq, out, &s->store_seen, sizeof(*out));
 }

@@ -63,8 +63,6 @@ struct lang_stats {
 struct store_seen {
 	uint64_t wall_ms;         /* when; 0: never yet */
 	bool up;                  /* the last look worked */
-	bool shared;
-	char node[64];            /* this node's name */
 	char error[256];          /* why it is down */
 	struct store_overview ov;
 };

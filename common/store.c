@@ -50,6 +50,10 @@ void store_close(struct store *s)
 
 int store_claim(struct store *s, char *err, size_t errlen)
 {
+	if (!s->ops->claim) {
+		snprintf(err, errlen, "a shared store is not claimed");
+		return -ENOTSUP;
+	}
 	return s->ops->claim(s, err, errlen);
 }
 
@@ -111,7 +115,7 @@ void store_sub_free(struct store_sub *sub)
 
 int store_start(struct store *s, int64_t id, unsigned *attempts)
 {
-	return s->ops->start(s, id, attempts);
+	return s->ops->start ? s->ops->start(s, id, attempts) : -ENOTSUP;
 }
 
 int store_finish(struct store *s, int64_t id, const char *result)
@@ -126,7 +130,9 @@ int store_delete(struct store *s, const char *token)
 
 int store_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *n)
 {
-	return s->ops->pending(s, requeue_running, ids, n);
+	*ids = NULL;
+	*n = 0;
+	return s->ops->pending ? s->ops->pending(s, requeue_running, ids, n) : -ENOTSUP;
 }
 
 int store_expire(struct store *s, uint64_t before_ms, size_t max, size_t *removed)
@@ -138,11 +144,6 @@ int store_overview(struct store *s, struct store_overview *out)
 {
 	memset(out, 0, sizeof(*out));
 	return s->ops->overview(s, out);
-}
-
-bool store_shared(const struct store *s)
-{
-	return s->shared;
 }
 
 void store_set_node(struct store *s, const char *node)

@@ -80,12 +80,15 @@ struct store;
 int store_open(const char *url, uint64_t max_bytes, struct store **out, char *err,
 	       size_t errlen);
 void store_close(struct store *s);
-/* Whether url names a shared store (PostgreSQL), without opening it. */
+/* Whether url names a shared store (PostgreSQL: several goboxd share it,
+ * and take their work with store_lease), without opening it. */
 bool store_url_shared(const char *url);
 /*
  * Serve the store alone, for the handle's life: a SQLite file belongs
  * to one goboxd, whose master runs what was left queued. 0, or -EBUSY
- * when another goboxd holds it, with the reason in err.
+ * when another goboxd holds it, with the reason in err. A shared store
+ * (-ENOTSUP) is never one goboxd's: claim, start and pending are for
+ * stores that are not shared; a fleet's nodes lease their work instead.
  */
 int store_claim(struct store *s, char *err, size_t errlen);
 
@@ -106,7 +109,7 @@ void store_sub_free(struct store_sub *sub);
 /*
  * A queued (or, after a crash, running) submission starts an attempt:
  * running, started now, one more attempt; *attempts is the count with
- * this one. -ENOENT when it is gone or already done.
+ * this one. -ENOENT when it is gone or already done; -ENOTSUP (shared).
  */
 int store_start(struct store *s, int64_t id, unsigned *attempts);
 /* Done, with the API's result. -ENOENT when it is gone or already done. */
@@ -118,15 +121,13 @@ int store_delete(struct store *s, const char *token);
  * The ids of every submission not done, oldest first (malloc'd in
  * *ids; the caller frees). Running ones are queued again first: whoever
  * ran them is gone (call it only at start, before any worker runs).
+ * -ENOTSUP (shared).
  */
 int store_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *n);
 /* Remove at most max submissions done before before_ms; *removed says
  * how many went. */
 int store_expire(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
 
-/* Several goboxd share it: work is taken with store_lease, not listed
- * at start. */
-bool store_shared(const struct store *s);
 /* Who this handle writes as (a shared store's leases, results, beats). */
 void store_set_node(struct store *s, const char *node);
 /*
@@ -139,6 +140,9 @@ int store_lease(struct store *s, uint32_t lease_ms, struct store_sub *out, char 
 /* The lease goes on lease_ms from now: 0, or -ENOENT when it was lost
  * (ended, and another took it, or the submission finished). */
 int store_renew(struct store *s, int64_t id, const char *key, uint32_t lease_ms);
+/* How long the node that finished a submission, or took its callback
+ * over, has to deliver the callback before another node may. */
+#define STORE_CALLBACK_TURN_MS 60000
 /* Its callback was delivered (nothing more is due). */
 int store_callback_done(struct store *s, int64_t id);
 /*
@@ -162,6 +166,7 @@ const char *store_error(const struct store *s);
  */
 struct store_ops {
 	void (*close)(struct store *s);
+	/* claim, start and pending: stores that are not shared (NULL otherwise) */
 	int (*claim)(struct store *s, char *err, size_t errlen);
 	int (*add)(struct store *s, const char *api, const char *request, const char *result,
 		   const char *callback_url, const char *token, uint64_t started_ms,
@@ -184,7 +189,6 @@ struct store_ops {
 
 struct store {
 	const struct store_ops *ops;
-	bool shared;
 	char node[64];         /* store_set_node; "" until then */
 	char error[256];       /* the backend's words for its last failure ("": none kept) */
 };

@@ -72,9 +72,8 @@ static const char *const migrations[SCHEMA_VERSION] = {
 /* The same key for every goboxd: the schema's migrator. */
 #define MIGRATE_LOCK "7449029658478002177"
 
-/* A callback's sender has this long for its three tries before another
- * node may take it over; after this many takeovers it is given up. */
-#define CALLBACK_FIRST_MS 60000
+/* A callback taken over this many times (each sender having
+ * STORE_CALLBACK_TURN_MS for its three tries) is given up. */
 #define CALLBACK_ROUNDS 4
 
 /* A node silent this long is forgotten. */
@@ -270,15 +269,6 @@ static void pg_close(struct store *s)
 	free(q);
 }
 
-/* Shared: there is nothing to claim alone. */
-static int pg_claim(struct store *s, char *err, size_t errlen)
-{
-	(void)s;
-	(void)err;
-	(void)errlen;
-	return 0;
-}
-
 static int pg_add(struct store *s, const char *api, const char *request, const char *result,
 		  const char *callback_url, const char *token, uint64_t started_ms, int64_t *id,
 		  char *err, size_t errlen)
@@ -344,30 +334,6 @@ static int pg_get(struct store *s, int64_t id, const char *token, struct store_s
 	return 0;
 }
 
-/* A submission taken by id (not by lease): running, one more attempt. */
-static int pg_start(struct store *s, int64_t id, unsigned *attempts)
-{
-	struct store_pg *q = of(s);
-	char ids[24];
-	const char *p[] = { ids, q->base.node };
-	PGresult *r;
-	int rc = 0;
-
-	snprintf(ids, sizeof(ids), "%" PRId64, id);
-	r = run(q,
-		"UPDATE goboxd_submissions SET state = 1, started_ms = " NOW ","
-		" attempts = attempts + 1, node = $2 WHERE id = $1::bigint AND state < 2"
-		" RETURNING attempts",
-		2, p, &rc);
-	if (!r)
-		return rc;
-	rc = PQntuples(r) == 1 ? 0 : -ENOENT;
-	if (rc == 0)
-		*attempts = (unsigned)value_u64(r, 0, 0);
-	PQclear(r);
-	return rc;
-}
-
 /*
  * Written once: a submission already finished (by another node that ran
  * it after this one's lease ended) keeps its result, and this one's is
@@ -381,7 +347,7 @@ static int pg_finish(struct store *s, int64_t id, const char *result)
 	int rc;
 
 	snprintf(ids, sizeof(ids), "%" PRId64, id);
-	snprintf(first, sizeof(first), "%d", CALLBACK_FIRST_MS);
+	snprintf(first, sizeof(first), "%d", STORE_CALLBACK_TURN_MS);
 	rc = run_changes(q,
 			 "UPDATE goboxd_submissions SET state = 2, result = $2,"
 			 " finished_ms = " NOW ", finished_by = $3,"
@@ -409,29 +375,6 @@ static int pg_remove(struct store *s, const char *token)
 	rc = PQntuples(r) ? -EBUSY : -ENOENT;
 	PQclear(r);
 	return rc;
-}
-
-/* What waits, oldest first. Running ones belong to their leases, so
- * requeue_running is not for a shared store. */
-static int pg_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *n)
-{
-	struct store_pg *q = of(s);
-	PGresult *r;
-	int rc = 0;
-
-	*ids = NULL;
-	*n = 0;
-	if (requeue_running)
-		return -ENOTSUP;
-	r = run(q, "SELECT id FROM goboxd_submissions WHERE state = 0 ORDER BY id", 0, NULL, &rc);
-	if (!r)
-		return rc;
-	*n = (size_t)PQntuples(r);
-	*ids = xreallocarray(NULL, *n ? *n : 1, sizeof(**ids));
-	for (size_t i = 0; i < *n; i++)
-		(*ids)[i] = strtoll(PQgetvalue(r, (int)i, 0), NULL, 10);
-	PQclear(r);
-	return 0;
 }
 
 /* A finished one whose callback is still due stays until it is sent or
@@ -623,8 +566,8 @@ static int pg_beat(struct store *s, uint64_t started_ms, unsigned workers, unsig
 }
 
 static const struct store_ops pg_ops = {
-	.close = pg_close, .claim = pg_claim, .add = pg_add, .get = pg_get, .start = pg_start,
-	.finish = pg_finish, .remove = pg_remove, .pending = pg_pending,
+	/* no claim, start or pending: a fleet's nodes lease their work */
+	.close = pg_close, .add = pg_add, .get = pg_get, .finish = pg_finish, .remove = pg_remove,
 	.expire = pg_expire, .overview = pg_overview, .lease = pg_lease, .renew = pg_renew,
 	.callback_done = pg_callback_done, .callbacks_due = pg_callbacks_due, .beat = pg_beat,
 };
@@ -724,7 +667,6 @@ int store_pg_open(const char *url, struct store **out, char *err, size_t errlen)
 	}
 	q = xcalloc(1, sizeof(*q));
 	q->base.ops = &pg_ops;
-	q->base.shared = true;
 	q->conn = c;
 	*out = &q->base;
 	return 0;

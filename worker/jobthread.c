@@ -211,12 +211,14 @@ static void finish_stored(struct jobthread *j, const char *result)
 	/* (a lock another connection holds is waited for: the store's busy timeout) */
 	int rc = st ? store_finish(st, j->sub, result) : -EIO;
 
-	for (unsigned i = 0; rc == -EIO && i < FINISH_RETRIES && (!st || store_shared(st)); i++) {
+	bool shared = store_url_shared(j->env.cfg->store);
+
+	for (unsigned i = 0; rc == -EIO && shared && i < FINISH_RETRIES; i++) {
 		sleep(1);
 		st = thread_store(j);
 		rc = st ? store_finish(st, j->sub, result) : -EIO;
 	}
-	if (rc == -ENOENT && st && store_shared(st)) {
+	if (rc == -ENOENT && shared) {
 		log_info("submission %lld: another node finished it first; its result stands",
 			 (long long)j->sub);
 		return;

@@ -548,7 +548,7 @@ static void recover_callbacks(struct submissions *s)
 	struct store_sub *due = NULL;
 	size_t n = 0;
 
-	if (!s->callbacks || store_callbacks_due(s->store, 60000, 16, &due, &n) < 0)
+	if (!s->callbacks || store_callbacks_due(s->store, STORE_CALLBACK_TURN_MS, 16, &due, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		char *body = due[i].callback_url ? api_judge0_callback_body(&due[i], s->langs)
@@ -567,24 +567,23 @@ static void recover_callbacks(struct submissions *s)
 /* The watcher's look: where the submissions are, this node's beat. */
 static void watch(struct submissions *s, uint64_t now)
 {
+	bool shared = store_url_shared(s->cfg->store);
 	struct store_seen *seen;
 	unsigned running = 0;
 	int rc;
 
 	if (!s->stats || now < s->next_watch_ms)
 		return;
-	s->next_watch_ms = now + (store_url_shared(s->cfg->store) &&
-					  s->cfg->store_lease_ms / 3 < WATCH_EVERY_MS ?
-				  s->cfg->store_lease_ms / 3 : WATCH_EVERY_MS);
+	/* a shared store's beat comes at least once a third of a lease */
+	s->next_watch_ms = now + (shared && s->cfg->store_lease_ms / 3 < WATCH_EVERY_MS ?
+					  s->cfg->store_lease_ms / 3 : WATCH_EVERY_MS);
 	seen = xcalloc(1, sizeof(*seen));
 	seen->wall_ms = wall_ms();
-	seen->shared = store_url_shared(s->cfg->store);
-	snprintf(seen->node, sizeof(seen->node), "%s", s->cfg->node_name ? s->cfg->node_name : "");
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
 		if (atomic_load(&s->stats->workers[i].state) == WS_BUSY)
 			running++;
 	rc = loop_store(s) ? 0 : -EIO;
-	if (rc == 0 && seen->shared)
+	if (rc == 0 && shared)
 		rc = store_beat(s->store, atomic_load(&s->stats->started_wall_ms),
 				s->cfg->workers, running);
 	if (rc == 0)
@@ -597,7 +596,7 @@ static void watch(struct submissions *s, uint64_t now)
 			 store_error(s->store)[0] ? store_error(s->store) : strerror(-rc));
 	stats_store_publish(s->stats, seen);
 	free(seen);
-	if (rc == 0 && store_shared(s->store))
+	if (rc == 0 && shared)
 		recover_callbacks(s);
 }
 

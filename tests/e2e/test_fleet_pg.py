@@ -180,6 +180,15 @@ def states(d, tokens, timeout=30):
     return out
 
 
+def holder_of(fleet, token):
+    """The node that leased token's submission (running, state 1), once one has."""
+    def claimed():
+        row = fleet.sql("SELECT state, node FROM goboxd_submissions WHERE token = '%s'" % token)
+        state, node = row.split("|")
+        return node if state == "1" and node else None
+    return wait_until(claimed, "the submission claimed (state 1)", 20)
+
+
 @pytest.fixture(scope="module")
 def pg():
     with pgcluster.PgCluster() as cluster:
@@ -346,12 +355,7 @@ def test_a_killed_nodes_submission_is_finished_by_another_after_its_lease(pg):
         src = "import time\ntime.sleep(5)\nprint('slept ' + input())\n"
         token = submit(a, {"language_id": PY, "source_code": src, "stdin": "well",
                            "wall_time_limit": 15})
-
-        def claimed():
-            row = f.sql("SELECT state, node FROM goboxd_submissions WHERE token = '%s'" % token)
-            state, node = row.split("|")
-            return node if state == "1" and node else None
-        holder = wait_until(claimed, "the submission claimed (state 1)", 20)
+        holder = holder_of(f, token)
         victim = f.node(holder)
         survivor = b if victim is a else a
         # it runs there: killed now, its lease (3 s) is left to end
@@ -393,12 +397,7 @@ def test_a_paused_node_that_lost_its_lease_does_not_overwrite_the_result(pg):
         src = "import time\ntime.sleep(2)\nprint('done ' + input())\n"
         token = submit(a, {"language_id": PY, "source_code": src, "stdin": "once",
                            "wall_time_limit": 15})
-
-        def claimed():
-            row = f.sql("SELECT state, node FROM goboxd_submissions WHERE token = '%s'" % token)
-            state, node = row.split("|")
-            return node if state == "1" and node else None
-        paused = f.node(wait_until(claimed, "the submission claimed", 20))
+        paused = f.node(holder_of(f, token))
         other = b if paused is a else a
         stopped = [paused.proc.pid] + paused.worker_pids()
         for p in stopped:

@@ -416,7 +416,7 @@ def main():
                          " not counted)" % r["pg_gone"] if r["pg_gone"] else ""))
     finally:
         if started:
-            subprocess.run([PG_CLUSTER, "stop", pgdir], timeout=60)
+            subprocess.run([PG_CLUSTER, "remove", pgdir], timeout=60)
         shutil.rmtree(tmp, ignore_errors=True)
 
     print()

@@ -56,7 +56,7 @@ static void teardown(void)
 	char cmd[128];
 
 	if (!missing)
-		cluster("stop", NULL, 0);
+		cluster("remove", NULL, 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_expect_eq(system(cmd), 0);
 }
@@ -114,7 +114,7 @@ Test(store_pg, the_schema_is_made_once_and_a_newer_one_refused)
 	NEED_SERVER();
 	a = node("a");
 	b = node("b"); /* a second open finds it made */
-	cr_expect(store_shared(a));
+	cr_expect(store_url_shared(url));
 	sql("SELECT value FROM goboxd_meta WHERE key = 'schema_version'", v, sizeof(v));
 	cr_expect_str_eq(v, "1");
 	store_close(a);
@@ -374,7 +374,6 @@ Test(store_pg, a_failure_keeps_the_servers_words)
 	a = node("a");
 	cr_expect_str_eq(store_error(a), "");
 	cluster("stop", NULL, 0);
-	missing = true; /* nothing for the teardown to stop */
 	cr_expect_eq(store_overview(a, &ov), -EIO);
 	cr_expect_neq(store_error(a)[0], '\0');
 	cr_expect_not_null(strstr(store_error(a), "127.0.0.1"), "%s", store_error(a));

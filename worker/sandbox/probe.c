@@ -11,6 +11,7 @@
 
 #include "worker/sandbox/jobdir.h"
 #include "common/log.h"
+#include "common/seqlock.h"
 #include "common/util.h"
 #include "worker/sandbox/sandbox.h"
 
@@ -34,30 +35,13 @@ void probe_table_unmap(struct probe_table *t)
 
 void probe_table_read(const struct probe_table *t, struct probe_snapshot *out)
 {
-	for (int tries = 0; tries < 1000; tries++) {
-		uint64_t s1 = atomic_load(&t->seq), s2;
-
-		if (s1 & 1) {
-			usleep(100);
-			continue;
-		}
-		memcpy(out, &t->snap, sizeof(*out));
-		atomic_thread_fence(memory_order_acquire);
-		s2 = atomic_load(&t->seq);
-		if (s1 == s2)
-			return;
-	}
-	/* A prober died mid-write: report nothing rather than garbage. */
-	memset(out, 0, sizeof(*out));
+	/* a prober that died mid-write: nothing rather than garbage */
+	seqlock_read(&t->seq, out, &t->snap, sizeof(*out));
 }
 
 static void publish(struct probe_table *t, const struct probe_snapshot *s)
 {
-	atomic_fetch_add(&t->seq, 1);
-	atomic_thread_fence(memory_order_release);
-	memcpy(&t->snap, s, sizeof(*s));
-	atomic_thread_fence(memory_order_release);
-	atomic_fetch_add(&t->seq, 1);
+	seqlock_write(&t->seq, &t->snap, s, sizeof(*s));
 }
 
 /* First non-empty line of a or else b, trimmed, into out. */
