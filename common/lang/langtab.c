@@ -91,6 +91,7 @@ static void lang_clear(struct lang *l)
 	strv_free(l->codize_refused);
 	free(l->judge0_name);
 	free(l->judge0_older);
+	free(l->judge0_listed);
 	free(l->piston_runtime);
 	free(l->piston_version);
 	strv_free(l->piston_aliases);
@@ -1006,10 +1007,34 @@ static int parse_codize(struct lctx *c, const struct yamlutil_node *root, struct
  * goboxd's own for languages Judge0 lacks start at 1001. */
 #define JUDGE0_ID_MAX 65535
 
-/* judge0: { id: N, name: "Lang (x.y.z)", older_ids: [N...] } */
+/* A list of Judge0 ids under judge0.KEY: 0-terminated in *out, always
+ * allocated (empty when the key is absent). */
+static int parse_judge0_ids(struct lctx *c, const struct yamlutil_node *v, const char *key,
+			    unsigned **out)
+{
+	const struct yamlutil_node *p = yamlutil_get(v, key);
+	char what[32];
+	uint64_t id;
+
+	snprintf(what, sizeof(what), "judge0.%s", key);
+	*out = xcalloc(p && p->type == YAMLUTIL_SEQ ? p->n + 1 : 1, sizeof(unsigned));
+	if (!p || is_empty_value(p))
+		return 0;
+	if (p->type != YAMLUTIL_SEQ)
+		return lfail(c, p->line, "%s: must be a list of ids", what);
+	for (size_t i = 0; i < p->n; i++) {
+		if (yamlutil_u64(p->items[i], c->file, what, 1, JUDGE0_ID_MAX, &id, c->err,
+				 c->errlen) < 0)
+			return -EINVAL;
+		(*out)[i] = (unsigned)id;
+	}
+	return 0;
+}
+
+/* judge0: { id: N, name: "Lang (x.y.z)", listed_ids: [N...], older_ids: [N...] } */
 static int parse_judge0(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
-	static const char *const keys[] = { "id", "name", "older_ids", NULL };
+	static const char *const keys[] = { "id", "name", "listed_ids", "older_ids", NULL };
 	const struct yamlutil_node *v = yamlutil_get(root, "judge0"), *p;
 	uint64_t id;
 
@@ -1025,18 +1050,9 @@ static int parse_judge0(struct lctx *c, const struct yamlutil_node *root, struct
 	l->judge0_id = (unsigned)id;
 	if (required_str(c, v, "judge0", "name", &l->judge0_name, &p) < 0)
 		return -EINVAL;
-	p = yamlutil_get(v, "older_ids");
-	l->judge0_older = xcalloc(p && p->type == YAMLUTIL_SEQ ? p->n + 1 : 1, sizeof(unsigned));
-	if (p && !is_empty_value(p)) {
-		if (p->type != YAMLUTIL_SEQ)
-			return lfail(c, p->line, "judge0.older_ids: must be a list of ids");
-		for (size_t i = 0; i < p->n; i++) {
-			if (yamlutil_u64(p->items[i], c->file, "judge0.older_ids", 1, JUDGE0_ID_MAX,
-					 &id, c->err, c->errlen) < 0)
-				return -EINVAL;
-			l->judge0_older[i] = (unsigned)id;
-		}
-	}
+	if (parse_judge0_ids(c, v, "listed_ids", &l->judge0_listed) < 0 ||
+	    parse_judge0_ids(c, v, "older_ids", &l->judge0_older) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -1172,16 +1188,38 @@ static int check_unique_api_names(struct lctx *c, const struct langtab *t, const
 	const struct yamlutil_node *p = yamlutil_get(root, "piston");
 	const struct lang *o;
 
-	for (size_t i = 0; l->judge0_id && (i == 0 || l->judge0_older[i - 1]); i++) {
-		unsigned id = i == 0 ? l->judge0_id : l->judge0_older[i - 1];
+	if (l->judge0_id) {
+		size_t n = 1;
+		unsigned *ids;
 
-		o = langtab_find_judge0(t, id);
-		if (o)
-			return lfail(c, j->line, "judge0 id %u is already used by language '%s' (%s:%d)",
-				     id, o->id, o->file, o->line);
+		for (size_t k = 0; l->judge0_listed[k]; k++)
+			n++;
 		for (size_t k = 0; l->judge0_older[k]; k++)
-			if (l->judge0_older[k] == id && k + 1 != i)
-				return lfail(c, j->line, "judge0 id %u is listed twice", id);
+			n++;
+		ids = xcalloc(n, sizeof(unsigned));
+		n = 0;
+		ids[n++] = l->judge0_id;
+		for (size_t k = 0; l->judge0_listed[k]; k++)
+			ids[n++] = l->judge0_listed[k];
+		for (size_t k = 0; l->judge0_older[k]; k++)
+			ids[n++] = l->judge0_older[k];
+		for (size_t i = 0; i < n; i++) {
+			int rc = 0;
+
+			o = langtab_find_judge0(t, ids[i]);
+			if (o)
+				rc = lfail(c, j->line,
+					   "judge0 id %u is already used by language '%s' (%s:%d)",
+					   ids[i], o->id, o->file, o->line);
+			for (size_t k = i + 1; k < n && !rc; k++)
+				if (ids[k] == ids[i])
+					rc = lfail(c, j->line, "judge0 id %u is listed twice", ids[i]);
+			if (rc) {
+				free(ids);
+				return rc;
+			}
+		}
+		free(ids);
 	}
 	for (size_t i = 0; l->piston_runtime && (i == 0 || l->piston_aliases[i - 1]); i++) {
 		const char *name = i == 0 ? l->piston_runtime : l->piston_aliases[i - 1];
@@ -1433,6 +1471,9 @@ const struct lang *langtab_find_judge0(const struct langtab *t, unsigned id)
 
 		if (l->judge0_id == id)
 			return l;
+		for (size_t k = 0; l->judge0_listed && l->judge0_listed[k]; k++)
+			if (l->judge0_listed[k] == id)
+				return l;
 		for (size_t k = 0; l->judge0_older && l->judge0_older[k]; k++)
 			if (l->judge0_older[k] == id)
 				return l;

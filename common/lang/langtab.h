@@ -60,11 +60,14 @@ struct lang {
 	char **codize_refused;   /* /v1/run file names refused for this runtime */
 	/*
 	 * Judge0's API: the language's id there (0: not served), the name
-	 * GET /languages shows, and the ids of its older versions, which
-	 * clients hard-code too (0-terminated).
+	 * GET /languages shows, the ids listed beside it (Judge0 CE 1.13.1
+	 * lists them as active: other versions that clients pick from the
+	 * list), and the ids of its older versions, which clients hard-code
+	 * too (both 0-terminated).
 	 */
 	unsigned judge0_id;
 	char *judge0_name;
+	unsigned *judge0_listed;
 	unsigned *judge0_older;
 	/* Piston's API: the runtime's name, its version (x.y.z), its aliases. */
 	char *piston_runtime;

@@ -293,7 +293,8 @@ Test(langtab, judge0_and_piston_names)
 	const struct lang *l;
 
 	put("cpp.yaml", cpp_with(20, "probe: [/usr/bin/g++, --version]\n"
-				     "judge0: { id: 54, name: \"C++ (GCC 12.2.0)\", older_ids: [52, 53] }\n"
+				     "judge0: { id: 54, name: \"C++ (GCC 12.2.0)\", listed_ids: [52],"
+				     " older_ids: [53] }\n"
 				     "piston: { runtime: c++, version: 12.2.0, aliases: [cpp, g++] }"));
 	put("py3.yaml", py_yaml);
 	cr_assert_eq(load(&t), 0, "%s", err);
@@ -302,6 +303,10 @@ Test(langtab, judge0_and_piston_names)
 	cr_assert_str_eq(l->id, "cpp");
 	cr_assert_str_eq(l->judge0_name, "C++ (GCC 12.2.0)");
 	cr_assert_eq(langtab_find_judge0(t, 53), l, "an older id finds the language too");
+	cr_assert_eq(langtab_find_judge0(t, 52), l, "a listed id finds the language too");
+	cr_assert_eq(l->judge0_listed[0], 52u);
+	cr_assert_eq(l->judge0_listed[1], 0u);
+	cr_assert_eq(l->judge0_older[0], 53u);
 	cr_assert_null(langtab_find_judge0(t, 71));
 	cr_assert_null(langtab_find_judge0(t, 0));
 	cr_assert_eq(langtab_find_piston(t, "c++"), l);
@@ -322,6 +327,13 @@ Test(langtab, judge0_and_piston_errors)
 		    "judge0: missing required key 'name'");
 	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { id: 54, name: C, older_ids: [54] }"),
 		    21, "judge0 id 54 is listed twice");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { id: 54, name: C, listed_ids: [54] }"),
+		    21, "judge0 id 54 is listed twice");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { id: 54, name: C, listed_ids: [5],"
+				 " older_ids: [5] }"),
+		    21, "judge0 id 5 is listed twice");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { id: 54, name: C, listed_ids: 5 }"),
+		    21, "judge0.listed_ids: must be a list of ids");
 	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\npiston: { runtime: c++, version: \"12.2\" }"),
 		    21, "piston.version: '12.2' is not x.y.z");
 	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\npiston: { runtime: \"C Plus\", version: 1.0.0 }"),
@@ -331,6 +343,11 @@ Test(langtab, judge0_and_piston_errors)
 		      "piston: { runtime: a, version: 1.0.0, aliases: [shared] }\n"
 		      "run: { cmd: /bin/a }\nprobe: [/bin/a]\n");
 	put("b.yaml", "id: b\nname: B\nsource_filename: b.x\njudge0: { id: 8, name: B, older_ids: [7] }\n"
+		      "run: { cmd: /bin/b }\nprobe: [/bin/b]\n");
+	cr_assert_eq(load(&t), -EINVAL);
+	cr_assert_not_null(strstr(err, "b.yaml:4: judge0 id 7 is already used by language 'a'"), "%s",
+			   err);
+	put("b.yaml", "id: b\nname: B\nsource_filename: b.x\njudge0: { id: 8, name: B, listed_ids: [7] }\n"
 		      "run: { cmd: /bin/b }\nprobe: [/bin/b]\n");
 	cr_assert_eq(load(&t), -EINVAL);
 	cr_assert_not_null(strstr(err, "b.yaml:4: judge0 id 7 is already used by language 'a'"), "%s",
