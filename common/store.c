@@ -146,6 +146,36 @@ int store_overview(struct store *s, struct store_overview *out)
 	return s->ops->overview(s, out);
 }
 
+int store_list(struct store *s, const char *api, uint64_t offset, size_t limit,
+	       struct store_sub **out, size_t *n, uint64_t *total)
+{
+	*out = NULL;
+	*n = 0;
+	*total = 0;
+	return s->ops->list(s, api, offset, limit, out, n, total);
+}
+
+int store_count(struct store *s, const char *api, enum store_group by, const char *key,
+		uint64_t since_ms, struct store_count **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	return s->ops->count(s, api, by, key, since_ms, out, n);
+}
+
+int store_size(struct store *s, uint64_t *bytes)
+{
+	*bytes = 0;
+	return s->ops->size(s, bytes);
+}
+
+void store_subs_free(struct store_sub *subs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_sub_free(&subs[i]);
+	free(subs);
+}
+
 void store_set_node(struct store *s, const char *node)
 {
 	snprintf(s->node, sizeof(s->node), "%s", node);

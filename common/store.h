@@ -128,6 +128,40 @@ int store_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *
  * how many went. */
 int store_expire(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
 
+/*
+ * A page of one API's submissions, newest first: at most limit of them
+ * after the first offset (a malloc'd array in *out, *n of them; free
+ * each with store_sub_free, then the array), and how many there are in
+ * all in *total. 0, or -EIO.
+ */
+int store_list(struct store *s, const char *api, uint64_t offset, size_t limit,
+	       struct store_sub **out, size_t *n, uint64_t *total);
+/* The array store_list and store_callbacks_due give, with its submissions. */
+void store_subs_free(struct store_sub *subs, size_t n);
+
+/* One group of a count: its state and the number it was grouped by. */
+struct store_count {
+	enum store_state state;
+	bool has_value;                    /* false: the text had no such number */
+	int64_t value;
+	uint64_t count;
+};
+
+/* What store_count groups by: a top-level number of the request's or the
+ * result's JSON text (named by key), or the day it was made (days since
+ * the epoch, UTC). */
+enum store_group { STORE_BY_REQUEST, STORE_BY_RESULT, STORE_BY_DAY };
+
+/*
+ * How many of api's submissions made since since_ms there are, by state
+ * and by what `by` names (a malloc'd array in *out, *n groups, in no
+ * order). 0, or -EIO.
+ */
+int store_count(struct store *s, const char *api, enum store_group by, const char *key,
+		uint64_t since_ms, struct store_count **out, size_t *n);
+/* The bytes the store takes (the file, or the database), or -EIO. */
+int store_size(struct store *s, uint64_t *bytes);
+
 /* Who this handle writes as (a shared store's leases, results, beats). */
 void store_set_node(struct store *s, const char *node);
 /*
@@ -178,6 +212,11 @@ struct store_ops {
 	int (*pending)(struct store *s, bool requeue_running, int64_t **ids, size_t *n);
 	int (*expire)(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
 	int (*overview)(struct store *s, struct store_overview *out);
+	int (*list)(struct store *s, const char *api, uint64_t offset, size_t limit,
+		    struct store_sub **out, size_t *n, uint64_t *total);
+	int (*count)(struct store *s, const char *api, enum store_group by, const char *key,
+		     uint64_t since_ms, struct store_count **out, size_t *n);
+	int (*size)(struct store *s, uint64_t *bytes);
 	/* shared stores only (NULL elsewhere) */
 	int (*lease)(struct store *s, uint32_t lease_ms, const char *key, struct store_sub *out);
 	int (*renew)(struct store *s, int64_t id, const char *key, uint32_t lease_ms);

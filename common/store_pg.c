@@ -565,10 +565,99 @@ static int pg_beat(struct store *s, uint64_t started_ms, unsigned workers, unsig
 	return rc < 0 ? rc : 0;
 }
 
+static int pg_list(struct store *s, const char *api, uint64_t offset, size_t limit,
+		   struct store_sub **out, size_t *n, uint64_t *total)
+{
+	struct store_pg *q = of(s);
+	char lim[24], off[24];
+	const char *p[] = { api, lim, off };
+	PGresult *r;
+	int rc = 0;
+
+	snprintf(lim, sizeof(lim), "%zu", limit);
+	snprintf(off, sizeof(off), "%" PRIu64, offset > INT64_MAX ? (uint64_t)INT64_MAX : offset);
+	r = run(q, "SELECT count(*) FROM goboxd_submissions WHERE api = $1", 1, p, &rc);
+	if (!r)
+		return rc;
+	*total = value_u64(r, 0, 0);
+	PQclear(r);
+	/* newest first: ids grow with time, and the key walks backwards */
+	r = run(q,
+		"SELECT " SUB_COLUMNS " FROM goboxd_submissions WHERE api = $1"
+		" ORDER BY id DESC LIMIT $2::bigint OFFSET $3::bigint",
+		3, p, &rc);
+	if (!r)
+		return rc;
+	*out = xcalloc(PQntuples(r) ? (size_t)PQntuples(r) : 1, sizeof(**out));
+	for (int i = 0; i < PQntuples(r); i++)
+		sub_of(r, i, &(*out)[(*n)++]);
+	PQclear(r);
+	return 0;
+}
+
+static int pg_count(struct store *s, const char *api, enum store_group by, const char *key,
+		    uint64_t since_ms, struct store_count **out, size_t *n)
+{
+	/* $1 the API, $2 since when, $3 the JSON key; a text that is not a
+	 * number counts as none */
+	static const char *const sql[] = {
+		[STORE_BY_REQUEST] = "SELECT state, CASE WHEN jsonb_typeof(request::jsonb -> $3)"
+				     " = 'number' THEN (request::jsonb ->> $3)::numeric::bigint END"
+				     " AS v, count(*) FROM goboxd_submissions WHERE api = $1 AND"
+				     " created_ms >= $2::bigint GROUP BY state, v",
+		[STORE_BY_RESULT] = "SELECT state, CASE WHEN jsonb_typeof(result::jsonb -> $3)"
+				    " = 'number' THEN (result::jsonb ->> $3)::numeric::bigint END"
+				    " AS v, count(*) FROM goboxd_submissions WHERE api = $1 AND"
+				    " created_ms >= $2::bigint GROUP BY state, v",
+		[STORE_BY_DAY] = "SELECT state, created_ms / 86400000 AS v, count(*)"
+				 " FROM goboxd_submissions WHERE api = $1 AND created_ms >= $2::bigint"
+				 " GROUP BY state, v",
+	};
+	struct store_pg *q = of(s);
+	char since[24];
+	const char *p[] = { api, since, key ? key : "" };
+	PGresult *r;
+	int rc = 0;
+
+	if (by != STORE_BY_DAY && (!key || !*key))
+		return -EINVAL;
+	snprintf(since, sizeof(since), "%" PRIu64, since_ms > INT64_MAX ? (uint64_t)INT64_MAX :
+						   since_ms);
+	r = run(q, sql[by], by == STORE_BY_DAY ? 2 : 3, p, &rc);
+	if (!r)
+		return rc;
+	*out = xcalloc(PQntuples(r) ? (size_t)PQntuples(r) : 1, sizeof(**out));
+	for (int i = 0; i < PQntuples(r); i++) {
+		struct store_count *c = &(*out)[(*n)++];
+
+		c->state = (enum store_state)atoi(PQgetvalue(r, i, 0));
+		c->has_value = !PQgetisnull(r, i, 1);
+		c->value = c->has_value ? strtoll(PQgetvalue(r, i, 1), NULL, 10) : 0;
+		c->count = value_u64(r, i, 2);
+	}
+	PQclear(r);
+	return 0;
+}
+
+static int pg_size(struct store *s, uint64_t *bytes)
+{
+	struct store_pg *q = of(s);
+	PGresult *r;
+	int rc = 0;
+
+	r = run(q, "SELECT pg_database_size(current_database())", 0, NULL, &rc);
+	if (!r)
+		return rc;
+	*bytes = value_u64(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
 static const struct store_ops pg_ops = {
 	/* no claim, start or pending: a fleet's nodes lease their work */
 	.close = pg_close, .add = pg_add, .get = pg_get, .finish = pg_finish, .remove = pg_remove,
-	.expire = pg_expire, .overview = pg_overview, .lease = pg_lease, .renew = pg_renew,
+	.expire = pg_expire, .overview = pg_overview, .list = pg_list, .count = pg_count,
+	.size = pg_size, .lease = pg_lease, .renew = pg_renew,
 	.callback_done = pg_callback_done, .callbacks_due = pg_callbacks_due, .beat = pg_beat,
 };
 

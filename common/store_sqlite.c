@@ -47,7 +47,7 @@ static const char schema[] =
 
 enum stmt {
 	ST_USED, ST_ADD, ST_GET_ID, ST_GET_TOKEN, ST_START, ST_FINISH, ST_DELETE, ST_STATE,
-	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_OVERVIEW, ST_N
+	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_OVERVIEW, ST_LIST, ST_COUNT, ST_SIZE, ST_N
 };
 
 static const char *const stmt_sql[ST_N] = {
@@ -73,6 +73,14 @@ static const char *const stmt_sql[ST_N] = {
 		      " WHERE state = 2 AND finished_ms < ? LIMIT ?)",
 	[ST_OVERVIEW] = "SELECT count(*) FILTER (WHERE state = 0), count(*) FILTER (WHERE state = 1),"
 			" min(created_ms) FILTER (WHERE state = 0) FROM submissions WHERE state < 2",
+	/* newest first: ids grow with time, and the key walks backwards */
+	[ST_LIST] = "SELECT id, token, api, state, request, result, callback_url, created_ms,"
+		    " started_ms, finished_ms, attempts FROM submissions WHERE api = ?"
+		    " ORDER BY id DESC LIMIT ? OFFSET ?",
+	[ST_COUNT] = "SELECT count(*) FROM submissions WHERE api = ?",
+	/* the file's bytes, free pages too */
+	[ST_SIZE] = "SELECT (SELECT page_count FROM pragma_page_count()),"
+		    " (SELECT page_size FROM pragma_page_size())",
 };
 
 struct store_sqlite {
@@ -223,6 +231,24 @@ static int sq_add(struct store *s, const char *api, const char *request, const c
 	return 0;
 }
 
+/* A row of ST_GET_ID's columns into out. */
+static void row_of(sqlite3_stmt *st, struct store_sub *out)
+{
+	out->id = sqlite3_column_int64(st, 0);
+	snprintf(out->token, sizeof(out->token), "%s", (const char *)sqlite3_column_text(st, 1));
+	snprintf(out->api, sizeof(out->api), "%s", (const char *)sqlite3_column_text(st, 2));
+	out->state = (enum store_state)sqlite3_column_int(st, 3);
+	out->request = column_dup(st, 4);
+	out->result = column_dup(st, 5);
+	out->callback_url = column_dup(st, 6);
+	out->created_ms = (uint64_t)sqlite3_column_int64(st, 7);
+	out->started_ms = (uint64_t)sqlite3_column_int64(st, 8);
+	out->finished_ms = (uint64_t)sqlite3_column_int64(st, 9);
+	out->attempts = (unsigned)sqlite3_column_int(st, 10);
+	if (!out->request)
+		out->request = xstrdup("");
+}
+
 static int sq_get(struct store *s, int64_t id, const char *token, struct store_sub *out)
 {
 	struct store_sqlite *q = of(s);
@@ -244,19 +270,7 @@ static int sq_get(struct store *s, int64_t id, const char *token, struct store_s
 		sqlite3_reset(st);
 		return rc;
 	}
-	out->id = sqlite3_column_int64(st, 0);
-	snprintf(out->token, sizeof(out->token), "%s", (const char *)sqlite3_column_text(st, 1));
-	snprintf(out->api, sizeof(out->api), "%s", (const char *)sqlite3_column_text(st, 2));
-	out->state = (enum store_state)sqlite3_column_int(st, 3);
-	out->request = column_dup(st, 4);
-	out->result = column_dup(st, 5);
-	out->callback_url = column_dup(st, 6);
-	out->created_ms = (uint64_t)sqlite3_column_int64(st, 7);
-	out->started_ms = (uint64_t)sqlite3_column_int64(st, 8);
-	out->finished_ms = (uint64_t)sqlite3_column_int64(st, 9);
-	out->attempts = (unsigned)sqlite3_column_int(st, 10);
-	if (!out->request)
-		out->request = xstrdup("");
+	row_of(st, out);
 	sqlite3_reset(st);
 	return 0;
 }
@@ -396,10 +410,129 @@ static int sq_overview(struct store *s, struct store_overview *out)
 	return 0;
 }
 
+static int sq_list(struct store *s, const char *api, uint64_t offset, size_t limit,
+		   struct store_sub **out, size_t *n, uint64_t *total)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_COUNT);
+	int rc = SQLITE_DONE;
+
+	sqlite3_bind_text(st, 1, api, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		goto fail;
+	*total = (uint64_t)sqlite3_column_int64(st, 0);
+	/* a statement left unreset holds its read transaction, and every
+	 * later read of this connection would see the store as it was */
+	sqlite3_reset(st);
+	st = stmt(q, ST_LIST);
+	sqlite3_bind_text(st, 1, api, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)(limit > INT64_MAX ? INT64_MAX : limit));
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)(offset > INT64_MAX ? INT64_MAX : offset));
+	*out = xcalloc(limit ? limit : 1, sizeof(**out));
+	while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		row_of(st, &(*out)[(*n)++]);
+	if (*n < limit && rc != SQLITE_DONE)
+		goto fail;
+	sqlite3_reset(st);
+	return 0;
+fail:
+	rc = errno_of(sqlite3_extended_errcode(q->db));
+	sqlite3_reset(st);
+	store_subs_free(*out, *n);
+	*out = NULL;
+	*n = 0;
+	return rc;
+}
+
+/* A key of a JSON text as SQLite's json_extract names it: letters,
+ * digits and underscores only, so that the path needs no quoting. */
+static bool plain_key(const char *key)
+{
+	if (!key || !*key || strlen(key) > 64)
+		return false;
+	for (const char *k = key; *k; k++)
+		if (!(*k == '_' || (*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
+		      (*k >= '0' && *k <= '9')))
+			return false;
+	return true;
+}
+
+static int sq_count(struct store *s, const char *api, enum store_group by, const char *key,
+		    uint64_t since_ms, struct store_count **out, size_t *n)
+{
+	/* ?1 the API, ?2 since when, ?3 the JSON path */
+	static const char *const sql[] = {
+		[STORE_BY_REQUEST] = "SELECT state, CASE WHEN json_valid(request) THEN"
+				     " json_extract(request, ?3) END AS v, count(*) FROM submissions"
+				     " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v",
+		[STORE_BY_RESULT] = "SELECT state, CASE WHEN json_valid(result) THEN"
+				    " json_extract(result, ?3) END AS v, count(*) FROM submissions"
+				    " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v",
+		[STORE_BY_DAY] = "SELECT state, created_ms / 86400000 AS v, count(*) FROM submissions"
+				 " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v",
+	};
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = NULL;
+	char path[72];
+	size_t cap = 0;
+	int rc;
+
+	if (by != STORE_BY_DAY && !plain_key(key))
+		return -EINVAL;
+	if (sqlite3_prepare_v2(q->db, sql[by], -1, &st, NULL) != SQLITE_OK)
+		return errno_of(sqlite3_extended_errcode(q->db));
+	sqlite3_bind_text(st, 1, api, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)(since_ms > INT64_MAX ? INT64_MAX : since_ms));
+	if (by != STORE_BY_DAY) {
+		snprintf(path, sizeof(path), "$.%s", key);
+		sqlite3_bind_text(st, 3, path, -1, SQLITE_TRANSIENT);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_count *c;
+
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*out = xreallocarray(*out, cap, sizeof(**out));
+		}
+		c = &(*out)[(*n)++];
+		c->state = (enum store_state)sqlite3_column_int(st, 0);
+		c->has_value = sqlite3_column_type(st, 1) == SQLITE_INTEGER;
+		c->value = c->has_value ? sqlite3_column_int64(st, 1) : 0;
+		c->count = (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	if (rc != SQLITE_DONE) {
+		rc = errno_of(sqlite3_extended_errcode(q->db));
+		sqlite3_finalize(st);
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int sq_size(struct store *s, uint64_t *bytes)
+{
+	struct store_sqlite *q = of(s);
+	sqlite3_stmt *st = stmt(q, ST_SIZE);
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_ROW) {
+		rc = errno_of(sqlite3_extended_errcode(q->db));
+		sqlite3_reset(st);
+		return rc;
+	}
+	*bytes = (uint64_t)sqlite3_column_int64(st, 0) * (uint64_t)sqlite3_column_int64(st, 1);
+	sqlite3_reset(st);
+	return 0;
+}
+
 static const struct store_ops sqlite_ops = {
 	.close = sq_close, .claim = sq_claim, .add = sq_add, .get = sq_get, .start = sq_start,
 	.finish = sq_finish, .remove = sq_remove, .pending = sq_pending,
-	.expire = sq_expire, .overview = sq_overview,
+	.expire = sq_expire, .overview = sq_overview, .list = sq_list, .count = sq_count,
+	.size = sq_size,
 };
 
 static int exec(sqlite3 *db, const char *sql, const char *path, char *err, size_t errlen)

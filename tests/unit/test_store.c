@@ -202,3 +202,106 @@ Test(store, a_newer_schema_and_an_unknown_url_are_refused)
 	cr_expect_eq(store_open("mysql://h/db", 0, &s, err, sizeof(err)), -EINVAL);
 	cr_expect_not_null(strstr(err, "no store backend"), "%s", err);
 }
+
+Test(store, a_page_lists_one_apis_submissions_newest_first)
+{
+	struct store *s = open_store(0);
+	char tokens[5][STORE_TOKEN_LEN + 1], other[STORE_TOKEN_LEN + 1], err[128], req[16];
+	struct store_sub *page = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+	int64_t id;
+
+	for (int i = 0; i < 5; i++) {
+		snprintf(req, sizeof(req), "{\"i\":%d}", i);
+		cr_assert_eq(store_add(s, "judge0", req, NULL, tokens[i], &id, err, sizeof(err)), 0);
+	}
+	cr_assert_eq(store_add(s, "other", "{}", NULL, other, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_list(s, "judge0", 1, 2, &page, &n, &total), 0);
+	cr_expect_eq(total, 5u, "another API's submission is not counted");
+	cr_assert_eq(n, 2u);
+	cr_expect_str_eq(page[0].token, tokens[3]);
+	cr_expect_str_eq(page[0].request, "{\"i\":3}");
+	cr_expect_str_eq(page[1].token, tokens[2]);
+	store_subs_free(page, n);
+	cr_assert_eq(store_list(s, "judge0", 4, 10, &page, &n, &total), 0);
+	cr_assert_eq(n, 1u, "the last page holds what is left");
+	cr_expect_str_eq(page[0].token, tokens[0]);
+	store_subs_free(page, n);
+	cr_assert_eq(store_list(s, "judge0", 50, 10, &page, &n, &total), 0);
+	cr_expect_eq(n, 0u);
+	cr_expect_eq(total, 5u);
+	store_subs_free(page, n);
+	store_close(s);
+}
+
+Test(store, a_page_leaves_no_read_open_on_its_connection)
+{
+	struct store *a = open_store(0), *b = open_store(0);
+	char t1[STORE_TOKEN_LEN + 1], t2[STORE_TOKEN_LEN + 1], err[128];
+	struct store_sub *page = NULL, sub;
+	uint64_t total = 0;
+	size_t n = 0;
+	int64_t id;
+
+	cr_assert_eq(store_add(a, "judge0", "{}", NULL, t1, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(a, "judge0", "{}", NULL, t2, &id, err, sizeof(err)), 0);
+	/* a page shorter than what is there stops before the end of its rows */
+	cr_assert_eq(store_list(a, "judge0", 0, 1, &page, &n, &total), 0);
+	store_subs_free(page, n);
+	cr_assert_eq(store_add(b, "judge0", "{}", NULL, t1, &id, err, sizeof(err)), 0);
+	cr_expect_eq(store_find(a, t1, &sub), 0, "what another process added is seen");
+	store_sub_free(&sub);
+	store_close(a);
+	store_close(b);
+}
+
+Test(store, counts_by_a_number_of_the_texts_and_by_day)
+{
+	struct store *s = open_store(0);
+	char token[STORE_TOKEN_LEN + 1], err[128];
+	struct store_count *c = NULL;
+	uint64_t bytes = 0, seen = 0;
+	size_t n = 0;
+	int64_t id;
+
+	cr_assert_eq(store_add(s, "judge0", "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_finish(s, id, "{\"status_id\":3}"), 0);
+	cr_assert_eq(store_add(s, "judge0", "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "judge0", "{\"lang\":\"x\"}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "other", "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_count(s, "judge0", STORE_BY_REQUEST, "lang", 0, &c, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].has_value && c[i].value == 71 && c[i].state == STORE_DONE)
+			cr_expect_eq(c[i].count, 1u);
+		else if (c[i].has_value && c[i].value == 71)
+			cr_expect_eq(c[i].state, STORE_QUEUED);
+		else
+			cr_expect_not(c[i].has_value, "a text is not a number");
+		seen += c[i].count;
+	}
+	cr_expect_eq(seen, 3u, "the other API's is not counted");
+	free(c);
+	cr_assert_eq(store_count(s, "judge0", STORE_BY_RESULT, "status_id", 0, &c, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (c[i].state == STORE_DONE)
+			cr_expect(c[i].has_value && c[i].value == 3 && c[i].count == 1);
+		else
+			cr_expect(!c[i].has_value && c[i].count == 2);
+	free(c);
+	cr_assert_eq(store_count(s, "judge0", STORE_BY_DAY, NULL, 0, &c, &n), 0);
+	seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		cr_expect_eq((uint64_t)c[i].value, wall_ms() / 86400000u, "made today");
+		seen += c[i].count;
+	}
+	cr_expect_eq(seen, 3u);
+	free(c);
+	cr_assert_eq(store_count(s, "judge0", STORE_BY_DAY, NULL, wall_ms() + 60000, &c, &n), 0);
+	cr_expect_eq(n, 0u, "none made since a time to come");
+	free(c);
+	cr_expect_eq(store_count(s, "judge0", STORE_BY_REQUEST, "a'b", 0, &c, &n), -EINVAL);
+	cr_assert_eq(store_size(s, &bytes), 0);
+	cr_expect_gt(bytes, 0u);
+	store_close(s);
+}

@@ -166,6 +166,80 @@ Test(store_pg, nodes_lease_each_submission_once_oldest_first)
 	store_close(b);
 }
 
+Test(store_pg, a_page_lists_the_fleets_submissions_newest_first)
+{
+	struct store *a, *b;
+	char t[4][STORE_TOKEN_LEN + 1], err[128];
+	struct store_sub *page = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+	int64_t id;
+
+	NEED_SERVER();
+	a = node("a");
+	b = node("b");
+	add(a, "{\"n\":0}", NULL, t[0]);
+	add(b, "{\"n\":1}", NULL, t[1]);
+	add(a, "{\"n\":2}", NULL, t[2]);
+	cr_assert_eq(store_add(b, "other", "{}", NULL, t[3], &id, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(store_list(b, "judge0", 0, 2, &page, &n, &total), 0);
+	cr_expect_eq(total, 3u, "every node's, and no other API's");
+	cr_assert_eq(n, 2u);
+	cr_expect_str_eq(page[0].token, t[2]);
+	cr_expect_str_eq(page[1].token, t[1]);
+	cr_expect_str_eq(page[1].request, "{\"n\":1}");
+	store_subs_free(page, n);
+	cr_assert_eq(store_list(a, "judge0", 2, 2, &page, &n, &total), 0);
+	cr_assert_eq(n, 1u);
+	cr_expect_str_eq(page[0].token, t[0]);
+	store_subs_free(page, n);
+	store_close(a);
+	store_close(b);
+}
+
+Test(store_pg, counts_by_a_number_of_the_texts_and_by_day)
+{
+	struct store *a;
+	char t[3][STORE_TOKEN_LEN + 1];
+	struct store_count *c = NULL;
+	uint64_t bytes = 0, seen = 0;
+	size_t n = 0;
+
+	NEED_SERVER();
+	a = node("a");
+	cr_assert_eq(store_finish(a, add(a, "{\"lang\":71}", NULL, t[0]), "{\"status_id\":4}"), 0);
+	add(a, "{\"lang\":71}", NULL, t[1]);
+	add(a, "{\"lang\":\"x\"}", NULL, t[2]);
+	cr_assert_eq(store_count(a, "judge0", STORE_BY_REQUEST, "lang", 0, &c, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].has_value)
+			cr_expect_eq(c[i].value, 71);
+		else
+			cr_expect_eq(c[i].count, 1u, "a text is not a number");
+		seen += c[i].count;
+	}
+	cr_expect_eq(seen, 3u);
+	free(c);
+	cr_assert_eq(store_count(a, "judge0", STORE_BY_RESULT, "status_id", 0, &c, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (c[i].state == STORE_DONE)
+			cr_expect(c[i].has_value && c[i].value == 4 && c[i].count == 1);
+		else
+			cr_expect(!c[i].has_value && c[i].count == 2);
+	free(c);
+	cr_assert_eq(store_count(a, "judge0", STORE_BY_DAY, NULL, 0, &c, &n), 0);
+	seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		cr_expect_eq((uint64_t)c[i].value, wall_ms() / 86400000u, "made today");
+		seen += c[i].count;
+	}
+	cr_expect_eq(seen, 3u);
+	free(c);
+	cr_assert_eq(store_size(a, &bytes), 0);
+	cr_expect_gt(bytes, 0u);
+	store_close(a);
+}
+
 Test(store_pg, an_ended_lease_hands_it_on_and_the_first_result_stands)
 {
 	struct store *a, *b;
