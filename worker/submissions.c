@@ -64,6 +64,8 @@ void submissions_close(struct submissions *s)
 {
 	store_close(s->store);
 	s->store = NULL;
+	free(s->statistics);
+	s->statistics = NULL;
 }
 
 /* ---- answers -------------------------------------------------------- */
@@ -291,10 +293,168 @@ static int get_batch(struct submissions *s, const struct http_request *r,
 	free(tokens);
 	if (!utf8) {
 		cJSON_Delete(o);
-		return answer_error(out, 400,
-				    "some attributes for one or more submissions cannot be converted "
-				    "to UTF-8, use base64_encoded=true query parameter", ka, hdr);
+		return answer_error(out, 400, API_JUDGE0_NOT_UTF8_SOME, ka, hdr);
 	}
+	return answer_json(out, 200, o, ka, hdr);
+}
+
+/* Judge0's pages: 20 by default; goboxd's bound, so that a page is
+ * never the whole store in one answer. */
+#define LIST_PER_PAGE 20
+#define LIST_PER_PAGE_MAX 100
+
+/* Ruby's String#to_i, as Judge0 reads page and per_page: leading blanks,
+ * a sign, the digits that follow; 0 when there are none. */
+static long long ruby_to_i(const char *t)
+{
+	long long v = 0;
+	bool neg = false;
+
+	t += strspn(t, " \t\r\n\v\f");
+	if (*t == '-' || *t == '+')
+		neg = *t++ == '-';
+	for (; *t >= '0' && *t <= '9'; t++)
+		if (v < 1000000000000LL)
+			v = v * 10 + (*t - '0');
+	return neg ? -v : v;
+}
+
+static long long list_param(const struct http_request *r, const char *name, long long dflt)
+{
+	char *v = http_query_param(r, name);
+	long long n = v ? ruby_to_i(v) : dflt;
+
+	free(v);
+	return n;
+}
+
+/* will_paginate's numbers, as Judge0's pagination_dict shows them. */
+static cJSON *page_meta(long long page, long long per_page, uint64_t total)
+{
+	cJSON *m = cJSON_CreateObject();
+	uint64_t pages = (total + (uint64_t)per_page - 1) / (uint64_t)per_page;
+
+	cJSON_AddNumberToObject(m, "current_page", (double)page);
+	if ((uint64_t)page < pages)
+		cJSON_AddNumberToObject(m, "next_page", (double)(page + 1));
+	else
+		cJSON_AddNullToObject(m, "next_page");
+	if (page > 1)
+		cJSON_AddNumberToObject(m, "prev_page", (double)(page - 1));
+	else
+		cJSON_AddNullToObject(m, "prev_page");
+	cJSON_AddNumberToObject(m, "total_pages", (double)pages);
+	cJSON_AddNumberToObject(m, "total_count", (double)total);
+	return m;
+}
+
+/*
+ * GET /submissions: a page of every submission, newest first. Judge0
+ * answers it only to its authorization token (403 when none is set);
+ * goboxd only to a token of --auth-tokens: the list names every
+ * submission's token, and a token reads a submission.
+ */
+static int get_list(struct submissions *s, const struct http_request *r,
+		    const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+{
+	long long page = list_param(r, "page", 1), per_page = list_param(r, "per_page",
+									 LIST_PER_PAGE);
+	struct store_sub *subs = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+	cJSON *o, *list;
+	char msg[96];
+	bool utf8 = true;
+	int rc;
+
+	if (!s->cfg->auth) {
+		http_format_response(out, 403, "application/json", "", 0, ka, hdr);
+		return 403;
+	}
+	if (page <= 0 || per_page <= 0) {
+		snprintf(msg, sizeof(msg), "invalid %s: %lld", page <= 0 ? "page" : "per_page",
+			 page <= 0 ? page : per_page);
+		return answer_error(out, 400, msg, ka, hdr);
+	}
+	if (per_page > LIST_PER_PAGE_MAX)
+		per_page = LIST_PER_PAGE_MAX;
+	rc = store_list(s->store, "judge0", (uint64_t)(page - 1) * (uint64_t)per_page,
+			(size_t)per_page, &subs, &n, &total);
+	if (rc < 0)
+		return answer_error(out, 503, "the submission store failed; retry later", ka, hdr);
+	o = cJSON_CreateObject();
+	list = cJSON_AddArrayToObject(o, "submissions");
+	for (size_t i = 0; i < n && utf8; i++) {
+		cJSON *shown = api_judge0_show(&subs[i], v, s->langs);
+
+		utf8 = shown != NULL;
+		if (shown)
+			cJSON_AddItemToArray(list, shown);
+	}
+	store_subs_free(subs, n);
+	if (!utf8) {
+		cJSON_Delete(o);
+		return answer_error(out, 400, API_JUDGE0_NOT_UTF8_SOME, ka, hdr);
+	}
+	cJSON_AddItemToObject(o, "meta", page_meta(page, per_page, total));
+	return answer_json(out, 200, o, ka, hdr);
+}
+
+/* Judge0 keeps its statistics this long (its cache's duration). */
+#define STATISTICS_CACHED_MS (10 * 60 * 1000)
+
+/* Count what GET /statistics shows: 0, or the store's negative errno. */
+static int count_statistics(struct submissions *s, struct judge0_statistics *st)
+{
+	uint64_t today = wall_ms() / 86400000ull;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	st->now_ms = wall_ms();
+	st->cached_ms = STATISTICS_CACHED_MS;
+	rc = store_count(s->store, "judge0", STORE_BY_REQUEST, "language_id", 0, &st->languages,
+			 &st->nlanguages);
+	if (rc == 0)
+		rc = store_count(s->store, "judge0", STORE_BY_RESULT, "status_id", 0,
+				 &st->statuses, &st->nstatuses);
+	if (rc == 0)
+		rc = store_count(s->store, "judge0", STORE_BY_DAY, NULL,
+				 (today - 30) * 86400000ull, &st->days, &st->ndays);
+	if (rc == 0)
+		rc = store_size(s->store, &st->bytes);
+	return rc;
+}
+
+/*
+ * GET /statistics: counted at most every 10 minutes (each count reads
+ * every submission), or when asked with invalidate_cache=true, as
+ * Judge0's. Every token sees the same counts: they name no submission.
+ */
+static int get_statistics(struct submissions *s, const struct http_request *r, bool ka,
+			  const char *hdr, struct buf *out)
+{
+	char *inval = http_query_param(r, "invalidate_cache");
+	bool fresh = inval && !strcmp(inval, "true");
+	struct judge0_statistics st;
+	cJSON *o;
+	int rc;
+
+	free(inval);
+	if (s->statistics && !fresh && now_ms() < s->statistics_until_ms) {
+		http_format_response(out, 200, "application/json", s->statistics,
+				     strlen(s->statistics), ka, hdr);
+		return 200;
+	}
+	rc = count_statistics(s, &st);
+	o = rc == 0 ? api_judge0_statistics(&st, s->langs) : NULL;
+	free(st.languages);
+	free(st.statuses);
+	free(st.days);
+	if (!o)
+		return answer_error(out, 503, "the submission store failed; retry later", ka, hdr);
+	free(s->statistics);
+	s->statistics = cJSON_PrintUnformatted(o);
+	s->statistics_until_ms = now_ms() + STATISTICS_CACHED_MS;
 	return answer_json(out, 200, o, ka, hdr);
 }
 
@@ -333,8 +493,9 @@ static int delete_one(struct submissions *s, const char *token, const struct jud
 	return answer_json(out, 200, shown, ka, hdr);
 }
 
-int submissions_handle(struct submissions *s, const struct http_request *r, bool ka,
-		       const char *hdr, struct buf *out)
+/* /submissions, /submissions/batch and /submissions/TOKEN */
+static int submissions_answer(struct submissions *s, const struct http_request *r, bool ka,
+			      const char *hdr, struct buf *out)
 {
 	static const char base[] = "/submissions";
 	const char *rest = r->path + sizeof(base) - 1; /* "", "/batch" or "/TOKEN" */
@@ -345,10 +506,10 @@ int submissions_handle(struct submissions *s, const struct http_request *r, bool
 
 	if (api_judge0_view(r, &v, err, sizeof(err)) < 0 && !(is_post && !strcmp(rest, "/batch")))
 		return answer_error(out, 400, err, ka, hdr);
-	if ((!*rest && !is_post) || (!strcmp(rest, "/batch") && !is_get && !is_post) ||
+	if ((!*rest && !is_get && !is_post) || (!strcmp(rest, "/batch") && !is_get && !is_post) ||
 	    (*rest && strcmp(rest, "/batch") && !is_get && !is_delete)) {
 		snprintf(allow, sizeof(allow), "%sAllow: %s\r\n", hdr,
-			 !*rest ? "POST" : !strcmp(rest, "/batch") ? "GET, POST" : "GET, DELETE");
+			 !*rest || !strcmp(rest, "/batch") ? "GET, POST" : "GET, DELETE");
 		return answer_error(out, 405, "method not allowed", ka, allow);
 	}
 	if (is_post && json_body_over_cap(r->body.len, s->cfg->run_max_body_bytes))
@@ -356,13 +517,24 @@ int submissions_handle(struct submissions *s, const struct http_request *r, bool
 	if (!loop_store(s))
 		return no_store(s, out, ka, hdr);
 	if (!*rest)
-		return post_one(s, r, &v, ka, hdr, out);
+		return is_post ? post_one(s, r, &v, ka, hdr, out) : get_list(s, r, &v, ka, hdr, out);
 	if (!strcmp(rest, "/batch"))
 		return is_post ? post_batch(s, r, &v, ka, hdr, out) :
 				 get_batch(s, r, &v, ka, hdr, out);
 	if (is_delete)
 		return delete_one(s, rest + 1, &v, ka, hdr, out);
 	return get_one(s, rest + 1, &v, ka, hdr, out);
+}
+
+int submissions_handle(struct submissions *s, const struct http_request *r, bool ka,
+		       const char *hdr, struct buf *out)
+{
+	if (!strcmp(r->path, "/statistics")) {
+		if (!loop_store(s))
+			return no_store(s, out, ka, hdr);
+		return get_statistics(s, r, ka, hdr, out);
+	}
+	return submissions_answer(s, r, ka, hdr, out);
 }
 
 int submissions_parse_waited(struct submissions *s, const struct http_request *r,
@@ -559,9 +731,8 @@ static void recover_callbacks(struct submissions *s)
 			callbacks_add(s->callbacks, due[i].id, due[i].token, due[i].callback_url, body);
 		}
 		free(body);
-		store_sub_free(&due[i]);
 	}
-	free(due);
+	store_subs_free(due, n);
 }
 
 /* The watcher's look: where the submissions are, this node's beat. */

@@ -39,6 +39,9 @@ struct submissions {
 	int64_t lease_id;          /* 0: none */
 	char lease_key[STORE_TOKEN_LEN + 1];
 	uint64_t renew_ms;
+	/* GET /statistics, as last counted: Judge0 keeps it 10 minutes */
+	char *statistics;          /* NULL: none yet */
+	uint64_t statistics_until_ms;
 	/* A submission taken into the store: the master must hear of it. */
 	void (*submitted)(void *arg, int64_t id);
 	void *arg;
@@ -54,8 +57,9 @@ void submissions_close(struct submissions *s);
 
 /*
  * A /submissions request other than a waited-for POST: POST (one, or a
- * batch), GET by token or by tokens, DELETE by token. The whole answer
- * goes into out; returns its status.
+ * batch), GET by token, by tokens or a page of all, DELETE by token; and
+ * GET /statistics, counted from the store. The whole answer goes into
+ * out; returns its status.
  */
 int submissions_handle(struct submissions *s, const struct http_request *r, bool ka,
 		       const char *hdr, struct buf *out);

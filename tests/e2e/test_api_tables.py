@@ -52,9 +52,10 @@ def test_the_judge0_table_is_the_language_files():
     langs = languages()
     rows = table_after(r"^### Languages$", "goboxd language")
     assert [r[0].strip("`") for r in rows] == sorted(langs)
-    for lid, jid, older, name in rows:
+    for lid, jid, listed, older, name in rows:
         j = langs[lid.strip("`")]["judge0"]
         assert int(jid) == j["id"], lid
+        assert [int(x) for x in names(listed)] == j.get("listed_ids", []), lid
         assert [int(x) for x in names(older)] == j.get("older_ids", []), lid
         assert name == j["name"], lid
 
@@ -75,8 +76,10 @@ def test_a_daemon_serves_what_the_files_say():
     try:
         status, body = d.get("/languages")
         assert status == 200
-        assert body == [{"id": 46, "name": "Bash (5.2.15)"}, {"id": 50, "name": "C (GCC 12.2.0)"},
-                        {"id": 54, "name": "C++ (GCC 12.2.0)"},
+        gcc, gpp = "C (GCC 12.2.0)", "C++ (GCC 12.2.0)"
+        assert body == [{"id": 46, "name": "Bash (5.2.15)"}, {"id": 48, "name": gcc},
+                        {"id": 49, "name": gcc}, {"id": 50, "name": gcc},
+                        {"id": 52, "name": gpp}, {"id": 53, "name": gpp}, {"id": 54, "name": gpp},
                         {"id": 71, "name": "Python (3.11.2)"}]
         status, body = d.get("/api/v2/runtimes")
         assert status == 200

@@ -104,6 +104,34 @@ char *api_judge0_callback_body(const struct store_sub *sub, const struct langtab
 #define API_JUDGE0_NOT_UTF8 \
 	"some attributes for this submission cannot be converted to UTF-8, use " \
 	"base64_encoded=true query parameter"
+/* The same of a list (a batch, a page). */
+#define API_JUDGE0_NOT_UTF8_SOME \
+	"some attributes for one or more submissions cannot be converted to UTF-8, use " \
+	"base64_encoded=true query parameter"
+
+/* What GET /statistics shows, as the store counted it (submissions.c). */
+struct judge0_statistics {
+	uint64_t now_ms;                   /* when it was counted */
+	uint64_t cached_ms;                /* for how long it is shown */
+	struct store_count *languages;     /* by the request's language_id, all time */
+	size_t nlanguages;
+	struct store_count *statuses;      /* by the result's status_id, all time */
+	size_t nstatuses;
+	struct store_count *days;          /* by the day they were made, the last 31 */
+	size_t ndays;
+	uint64_t bytes;                    /* the store's size */
+};
+
+/* Judge0's statistics: totals, the last 30 days, by language and status,
+ * the database's size. */
+cJSON *api_judge0_statistics(const struct judge0_statistics *st, const struct langtab *t);
+
+/*
+ * GET /version, /isolate and /license: Judge0's plain-text answers
+ * (malloc'd), or NULL when path is none of them. jail_name and
+ * jail_version name the sandbox, as Judge0's /isolate names isolate.
+ */
+char *api_judge0_text(const char *path, const char *jail_name, const char *jail_version);
 
 /* {"error": message}: Judge0's 400, 401, 404 and 503 bodies. */
 char *api_judge0_error(const char *message);

@@ -33,7 +33,8 @@ enum route_api routes_api(const char *path)
 {
 	static const char *const judge0[] = { "/languages", "/statuses", "/about", "/config_info",
 					      "/system_info", "/workers", "/authenticate",
-					      "/authorize" };
+					      "/authorize", "/version", "/isolate", "/license",
+					      "/statistics" };
 
 	if (is_submissions(path) || !strncmp(path, "/languages/", 11))
 		return API_JUDGE0;
@@ -56,6 +57,8 @@ enum route_kind routes_classify(const struct http_request *r)
 {
 	bool post = strcmp(r->method, "POST") == 0;
 
+	if (!strcmp(r->path, "/statistics") && !strcmp(r->method, "GET"))
+		return ROUTE_SUBMISSIONS;
 	if (is_submissions(r->path)) {
 		char *wait = post && !strcmp(r->path, "/submissions") ?
 				     http_query_param(r, "wait") : NULL;
@@ -545,6 +548,7 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 	bool is_get = !strcmp(r->method, "GET");
 	bool is_known = false;
 	cJSON *body = NULL;
+	char *text;
 	int status;
 
 	/* Judge0's lists and information */
@@ -554,6 +558,12 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 		return send_json(out, 200, judge0_workers(rc), ka, hdr);
 	if (is_get && !strcmp(r->path, "/system_info"))
 		return send_json(out, 200, judge0_system_info(), ka, hdr);
+	if (is_get && (text = api_judge0_text(r->path, rc->jail_name, rc->jail_version))) {
+		http_format_response(out, 200, "text/plain; charset=utf-8", text, strlen(text), ka,
+				     hdr);
+		free(text);
+		return 200;
+	}
 
 	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
 		is_known |= !strcmp(r->path, known[i]);

@@ -37,7 +37,7 @@ enum route_kind {
 	ROUTE_JOB_CODIZE,
 	ROUTE_JOB_PISTON,
 	ROUTE_JOB_JUDGE0,    /* POST /submissions?wait=true */
-	ROUTE_SUBMISSIONS,   /* the rest of /submissions */
+	ROUTE_SUBMISSIONS,   /* the rest of /submissions, and GET /statistics */
 };
 
 /* Whose words a path speaks (for answers every API gives: 401). */
