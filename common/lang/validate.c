@@ -97,6 +97,50 @@ int validate_filename(const char *name, size_t len, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+int validate_path(const char *path, size_t len, char *err, size_t errlen)
+{
+	char why[128];
+	size_t depth = 0;
+
+	/* one name: in validate_filename's words */
+	if (!path || len == 0 || !memchr(path, '/', len))
+		return validate_filename(path, len, err, errlen);
+	if (len > VALIDATE_PATH_MAX_LEN) {
+		snprintf(err, errlen, "path is longer than %d bytes", VALIDATE_PATH_MAX_LEN);
+		return -EINVAL;
+	}
+	for (size_t at = 0; at <= len;) {
+		const char *slash = memchr(path + at, '/', len - at);
+		size_t n = slash ? (size_t)(slash - (path + at)) : len - at;
+
+		if (++depth > VALIDATE_PATH_MAX_DEPTH) {
+			snprintf(err, errlen, "path is more than %d names deep",
+				 VALIDATE_PATH_MAX_DEPTH);
+			return -EINVAL;
+		}
+		if (validate_filename(path + at, n, why, sizeof(why)) < 0) {
+			if (n == 0)
+				snprintf(err, errlen, "path has an empty part (a leading, trailing or "
+					 "double '/')");
+			else
+				snprintf(err, errlen, "path part '%.*s': %s", (int)(n > 64 ? 64 : n),
+					 path + at, why);
+			return -EINVAL;
+		}
+		at += n + 1;
+	}
+	return 0;
+}
+
+bool validate_paths_clash(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+
+	if (strncmp(a, b, n) != 0)
+		return false;
+	return la == lb || (la < lb ? b[la] : a[lb]) == '/';
+}
+
 const char *validate_codize_filename(const char *name, size_t len)
 {
 	char bad = 0;

@@ -61,6 +61,24 @@ enum validate_filename_problem validate_filename_check(const struct validate_fil
  */
 int validate_filename(const char *name, size_t len, char *err, size_t errlen);
 
+/* A path inside a job's directory: at most this many names deep, and
+ * this many bytes in all. */
+#define VALIDATE_PATH_MAX_DEPTH 8
+#define VALIDATE_PATH_MAX_LEN 255
+
+/*
+ * A file's path inside the job's directory (Judge0's archives and
+ * Piston's files may name directories): one to VALIDATE_PATH_MAX_DEPTH
+ * names that validate_filename accepts, joined by single '/' (none
+ * leading, none trailing, none empty), at most VALIDATE_PATH_MAX_LEN
+ * bytes. Returns 0, or -EINVAL with a reason naming the bad part in err.
+ */
+int validate_path(const char *path, size_t len, char *err, size_t errlen);
+
+/* Whether two valid paths cannot both be files of one job: the same
+ * path, or one a directory of the other ("a" and "a/b"). */
+bool validate_paths_clash(const char *a, const char *b);
+
 /*
  * A Codize /v1/run file name (validate_filename_codize), with Codize's
  * words: "must not be empty", "contains invalid characters" ('/' or

@@ -171,6 +171,49 @@ Test(jobdir, write_never_follows_a_planted_symlink)
 	jobdir_remove(&d);
 }
 
+Test(jobdir, write_makes_the_directories_of_a_path)
+{
+	struct jobdir d;
+	char path[4200];
+	struct stat st;
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	cr_assert_eq(jobdir_write(&d, "src/lib/util.py", "x = 1\n", 6, 0644), 0);
+	cr_assert_eq(jobdir_write(&d, "src/main.py", "import lib\n", 11, 0644), 0);
+	snprintf(path, sizeof(path), "%s/src/lib/util.py", d.path);
+	cr_expect(host_file_is(path, "x = 1\n"));
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/src%s", d.path, i ? "/lib" : "");
+		cr_assert_eq(stat(path, &st), 0);
+		cr_expect(S_ISDIR(st.st_mode));
+		cr_expect_eq(st.st_mode & 07777, 0750, "%s", path);
+		cr_expect_eq(st.st_uid, test_uid(), "the directory is the job's owner's");
+		cr_expect_eq(st.st_gid, test_gid());
+	}
+	cr_expect_eq(jobdir_write(&d, "src/main.py/x", "x", 1, 0644), -ENOTDIR,
+		     "a file is in the way");
+	cr_expect_eq(jobdir_write(&d, "src/../x", "x", 1, 0644), -EINVAL);
+	cr_expect_eq(jobdir_write(&d, "src//x", "x", 1, 0644), -EINVAL);
+	cr_expect_eq(jobdir_write(&d, "./x", "x", 1, 0644), -EINVAL);
+	cr_expect_eq(jobdir_write(&d, "/tmp/x", "x", 1, 0644), -EINVAL);
+	cr_expect_eq(jobdir_write(&d, "src/", "x", 1, 0644), -EINVAL);
+	jobdir_remove(&d);
+}
+
+Test(jobdir, write_never_goes_through_a_planted_directory_link)
+{
+	struct jobdir d;
+	char target[128], link[4200];
+
+	cr_assert_eq(jobdir_create(parent, test_uid(), test_gid(), &d), 0);
+	snprintf(link, sizeof(link), "%s/lib", d.path);
+	cr_assert_eq(symlink(outside, link), 0);
+	cr_expect_lt(jobdir_write(&d, "lib/x.py", "pwned", 5, 0644), 0);
+	snprintf(target, sizeof(target), "%s/x.py", outside);
+	cr_expect_neq(access(target, F_OK), 0, "nothing was written through the link");
+	jobdir_remove(&d);
+}
+
 Test(jobdir, read_takes_regular_files_only_and_caps_them)
 {
 	struct jobdir d;

@@ -78,6 +78,53 @@ Test(filename, embedded_nul_is_caught_by_length)
 	cr_expect_eq(validate_filename("ab\0", 3, err, sizeof(err)), -EINVAL);
 }
 
+static int vpath(const char *p, char *err, size_t errlen)
+{
+	return validate_path(p, strlen(p), err, errlen);
+}
+
+Test(path, names_joined_by_slashes)
+{
+	char err[160] = "", deep[64] = "a", long_path[300];
+
+	cr_expect_eq(vpath("main.py", err, sizeof(err)), 0);
+	cr_expect_eq(vpath("src/lib/util.py", err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(vpath("src//x", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "path has an empty part (a leading, trailing or double '/')");
+	cr_expect_eq(vpath("/etc/passwd", err, sizeof(err)), -EINVAL);
+	cr_expect_eq(vpath("src/", err, sizeof(err)), -EINVAL);
+	cr_expect_eq(vpath("src/../x", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "path part '..': file name must not start with a dot");
+	cr_expect_eq(vpath("./x", err, sizeof(err)), -EINVAL);
+	cr_expect_eq(vpath("a/-x", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "path part '-x': file name must not start with '-'");
+	cr_expect_eq(validate_path("a/b\0c", 5, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(validate_path("", 0, err, sizeof(err)), -EINVAL);
+	for (int i = 1; i < VALIDATE_PATH_MAX_DEPTH; i++)
+		strcat(deep, "/a");
+	cr_expect_eq(vpath(deep, err, sizeof(err)), 0, "%d deep is fine", VALIDATE_PATH_MAX_DEPTH);
+	strcat(deep, "/a");
+	cr_expect_eq(vpath(deep, err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "path is more than 8 names deep");
+	memset(long_path, 'a', sizeof(long_path));
+	for (size_t i = 100; i < sizeof(long_path); i += 101)
+		long_path[i] = '/';
+	long_path[VALIDATE_PATH_MAX_LEN + 1] = '\0';
+	cr_expect_eq(vpath(long_path, err, sizeof(err)), -EINVAL);
+	long_path[VALIDATE_PATH_MAX_LEN] = '\0';
+	cr_expect_eq(vpath(long_path, err, sizeof(err)), 0, "%s", err);
+}
+
+Test(path, clashes)
+{
+	cr_expect(validate_paths_clash("a", "a"));
+	cr_expect(validate_paths_clash("a", "a/b"));
+	cr_expect(validate_paths_clash("a/b/c", "a/b"));
+	cr_expect_not(validate_paths_clash("a", "ab"));
+	cr_expect_not(validate_paths_clash("a/b", "a/c"));
+	cr_expect_not(validate_paths_clash("ab/c", "a"));
+}
+
 Test(filename, length_cap)
 {
 	char name[FILENAME_MAX_LEN + 2];

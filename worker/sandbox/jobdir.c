@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,19 +117,83 @@ static bool one_name(const char *name)
 	       strcmp(name, "..") != 0;
 }
 
+/*
+ * The directory that holds path's last name, inside dirfd: each name on
+ * the way is made (owner's, 0750) where missing and opened as openat2
+ * allows, never through a link. A new fd, with *last the name inside
+ * it; or a negative errno (-EINVAL for an empty, "." or ".." part,
+ * -ENOTDIR where a file is in the way).
+ */
+static int parent_dir(int dirfd, const char *path, const struct stat *owner, const char **last)
+{
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	const char *p = path, *slash;
+
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/'))) {
+		char part[NAME_MAX + 1];
+		size_t n = (size_t)(slash - p);
+		bool made;
+		int sub;
+
+		if (n == 0 || n > NAME_MAX) {
+			close(fd);
+			return -EINVAL;
+		}
+		memcpy(part, p, n);
+		part[n] = '\0';
+		if (!one_name(part)) {
+			close(fd);
+			return -EINVAL;
+		}
+		made = mkdirat(fd, part, 0700) == 0;
+		if (!made && errno != EEXIST) {
+			sub = -errno;
+			close(fd);
+			return sub;
+		}
+		sub = open_beneath(fd, part, O_RDONLY | O_DIRECTORY, 0);
+		close(fd);
+		if (sub < 0)
+			return sub == -ELOOP ? -ENOTDIR : sub;
+		if (made && (fchown(sub, owner->st_uid, owner->st_gid) < 0 ||
+			     fchmod(sub, 0750) < 0)) {
+			int rc = -errno;
+
+			close(sub);
+			return rc;
+		}
+		fd = sub;
+		p = slash + 1;
+	}
+	*last = p;
+	return fd;
+}
+
 int jobdir_write(const struct jobdir *d, const char *name, const void *data, size_t len,
 		 mode_t mode)
 {
+	const char *last = NULL;
 	struct stat st;
-	int fd, rc;
+	int dir, fd, rc;
 
-	if (!one_name(name))
+	if (!name || !*name || name[0] == '/')
 		return -EINVAL;
 	if (fstat(d->fd, &st) < 0)
 		return -errno;
-	fd = open_beneath(d->fd, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
+	dir = parent_dir(d->fd, name, &st, &last);
+	if (dir < 0)
+		return dir;
+	if (!one_name(last)) {
+		close(dir);
+		return -EINVAL;
+	}
+	fd = open_beneath(dir, last, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0) {
+		close(dir);
 		return fd;
+	}
 	/* fchmod after creation: the process umask must not change the mode */
 	if (fchown(fd, st.st_uid, st.st_gid) < 0 || fchmod(fd, mode & 07777) < 0) {
 		rc = -errno;
@@ -139,13 +204,16 @@ int jobdir_write(const struct jobdir *d, const char *name, const void *data, siz
 		goto fail;
 	if (close(fd) < 0) {
 		rc = -errno;
-		unlinkat(d->fd, name, 0);
+		unlinkat(dir, last, 0);
+		close(dir);
 		return rc;
 	}
+	close(dir);
 	return 0;
 fail:
 	close(fd);
-	unlinkat(d->fd, name, 0);
+	unlinkat(dir, last, 0);
+	close(dir);
 	return rc;
 }
 

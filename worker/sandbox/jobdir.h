@@ -38,8 +38,10 @@ int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out);
 int jobdir_adopt(const char *path, uid_t uid, gid_t gid, struct jobdir *out);
 /*
  * Write one file with openat(O_CREAT|O_EXCL|O_NOFOLLOW) relative to the
- * directory fd; name must already be validated. The file is chowned to the
- * directory's owner. Returns 0 or negative errno.
+ * directory fd; name must already be validated, and may name
+ * directories ("dir/x.py"), made where missing, mode 0750. The file and
+ * the directories made are chowned to the directory's owner. Returns 0
+ * or negative errno.
  */
 int jobdir_write(const struct jobdir *d, const char *name, const void *data, size_t len,
 		 mode_t mode);
