@@ -797,6 +797,25 @@ def test_additional_files_are_beside_the_source(daemon):
     assert (body["status_id"], body["stdout"]) == (3, "7\n"), body
 
 
+def test_additional_files_in_directories_as_unzip_makes_them(daemon):
+    # the SDK's filesystem example: a file at the top, one three levels down
+    # named with "./" before it, and a directory entry of its own
+    files = zipped([("my_file.txt", b"hello, world"), ("./dir1/dir2/dir3/my_file2.txt", b"two"),
+                    ("dir1/", b"")])
+    body = waited(daemon, {"language_id": BASH, "source_code": "find . -type f | sort; "
+                           "cat dir1/dir2/dir3/my_file2.txt; stat -c %a dir1/dir2",
+                           "additional_files": files}, "fields=status_id,stdout,stderr")
+    assert body["status_id"] == 3, body
+    lines = body["stdout"].split("\n")
+    assert "./dir1/dir2/dir3/my_file2.txt" in lines and "./my_file.txt" in lines, body
+    assert "two750" in body["stdout"], body
+    # python imports a package from a directory
+    files = zipped([("pkg/__init__.py", b""), ("pkg/mod.py", b"X = 5\n")])
+    body = waited(daemon, {"language_id": PY, "source_code": "from pkg.mod import X\nprint(X)",
+                           "additional_files": files}, "fields=status_id,stdout")
+    assert (body["status_id"], body["stdout"]) == (3, "5\n"), body
+
+
 def test_additional_files_refused(daemon):
     link = zipfile.ZipInfo("link")
     link.create_system = 3
@@ -807,6 +826,10 @@ def test_additional_files_refused(daemon):
         "up": zipped([("../x", b"evil")]),
         "absolute": zipped([("/etc/x", b"evil")]),
         "symlink": zipped([(link, b"/etc/passwd")]),
+        "up inside": zipped([("a/../../x", b"evil")]),
+        "a file where a directory is": zipped([("lib", b"x"), ("lib/y", b"y")]),
+        "under the source": zipped([("solution.py/x", b"x")]),
+        "too deep": zipped([("/".join("d" * 9), b"x")]),
         "not base64": "%%% not base64 %%%",
         "not a zip": b64(b"PK but not a zip at all"),
     }

@@ -2,8 +2,8 @@
  * libFuzzer target: a zip archive unpacked into a job's files
  * (zipfiles_unpack), within small bounds so that each of them is reached
  * from small inputs. Whatever it takes must hold to what it promises:
- * flat names validate_filename accepts, each distinct, sizes within the
- * bounds, data NUL-terminated.
+ * paths validate_path accepts, no two that clash (the same, or one a
+ * directory of the other), sizes within the bounds, data NUL-terminated.
  */
 #include "autoconf.h"
 
@@ -43,16 +43,16 @@ static void check_files(const struct req_file *files, size_t n)
 
 		if (!f->name || !f->data)
 			fail("a file without a name or data", NULL);
-		if (validate_filename(f->name, strlen(f->name), why, sizeof(why)) < 0)
-			fail("a file name validate_filename refuses", f->name);
+		if (validate_path(f->name, strlen(f->name), why, sizeof(why)) < 0)
+			fail("a file name validate_path refuses", f->name);
 		if (f->len > bounds.max_file)
 			fail("a file over max_file", f->name);
 		if (f->data[f->len] != '\0')
 			fail("a file's data not NUL-terminated", f->name);
 		total += f->len;
 		for (size_t k = 0; k < i; k++)
-			if (!strcmp(files[k].name, f->name))
-				fail("two files of one name", f->name);
+			if (validate_paths_clash(files[k].name, f->name))
+				fail("two files that clash", f->name);
 	}
 	if (total > bounds.max_total)
 		fail("more than max_total in all", NULL);

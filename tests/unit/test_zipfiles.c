@@ -289,18 +289,22 @@ Test(zipfiles, truncated_archive)
 	free(z);
 }
 
-Test(zipfiles, names_must_be_one_plain_component)
+Test(zipfiles, names_must_be_plain_paths)
 {
 	/* each name, and the error that must name it */
 	static const char *const bad[][2] = {
-		{ "dir/file", "entry \"dir/file\": file name must be one path component" },
-		{ "../evil", "entry \"../evil\": file name must be one path component" },
+		{ "../evil", "entry \"../evil\": path part '..': file name must not start with a dot" },
+		{ "a/../../evil", "entry \"a/../../evil\": path part '..'" },
+		{ "/etc/passwd", "entry \"/etc/passwd\": path has an empty part" },
+		{ "a//b", "entry \"a//b\": path has an empty part" },
 		{ "..", "entry \"..\": file name must not start with a dot" },
 		{ ".hidden", "entry \".hidden\": file name must not start with a dot" },
+		{ "dir/.hidden", "entry \"dir/.hidden\": path part '.hidden'" },
 		{ "-rf", "entry \"-rf\": file name must not start with '-'" },
 		{ "+x", "entry \"+x\": file name must not start with '+'" },
 		{ "a b.txt", "entry \"a b.txt\": file name may only contain" },
 		{ "caf\xc3\xa9", "entry \"caf\\xc3\\xa9\": file name may only contain" },
+		{ "a/b/c/d/e/f/g/h/i", "path is more than 8 names deep" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -308,6 +312,51 @@ Test(zipfiles, names_must_be_one_plain_component)
 
 		refuse_one(&e, bad[i][1]);
 	}
+}
+
+Test(zipfiles, files_in_directories_keep_their_paths)
+{
+	struct ent e[] = {
+		{ .name = "dir1", .dir = true },
+		{ .name = "./dir1/dir2/my_file2.txt", .data = "two", .len = 3 },
+		{ .name = "my_file.txt", .data = "one", .len = 3 },
+		{ .name = "empty", .dir = true },
+	};
+	struct unpacked u;
+	size_t len;
+	char *z = make_zip(e, 4, &len);
+
+	u = unpack(z, len, &roomy);
+	cr_assert_eq(u.r, 0, "%s", u.err);
+	cr_assert_eq(u.n, 2, "directories give no file of their own");
+	cr_expect_str_eq(u.files[0].name, "dir1/dir2/my_file2.txt", "\"./\" is nothing, as to unzip");
+	cr_expect_str_eq(u.files[0].data, "two");
+	cr_expect_str_eq(u.files[1].name, "my_file.txt");
+	free_unpacked(&u);
+	free(z);
+}
+
+Test(zipfiles, a_file_where_a_directory_is_clashes)
+{
+	struct ent e[] = {
+		{ .name = "lib", .data = "x", .len = 1 },
+		{ .name = "lib/util.py", .data = "y", .len = 1 },
+	};
+	struct ent d[] = {
+		{ .name = "lib", .dir = true },
+		{ .name = "lib", .data = "x", .len = 1 },
+	};
+	struct unpacked u;
+	size_t len;
+	char *z = make_zip(e, 2, &len);
+
+	u = unpack(z, len, &roomy);
+	expect_refused(&u, "entry \"lib/util.py\": clashes with the entry \"lib\"");
+	free(z);
+	z = make_zip(d, 2, &len);
+	u = unpack(z, len, &roomy);
+	expect_refused(&u, "entry \"lib\": clashes with the entry \"lib\"");
+	free(z);
 }
 
 Test(zipfiles, odd_bytes_of_a_name_are_escaped)
@@ -333,25 +382,31 @@ Test(zipfiles, long_name_is_cut_in_the_message)
 	free(z);
 }
 
-Test(zipfiles, directory_entry)
+Test(zipfiles, directory_entries_are_taken_and_give_no_file)
 {
-	struct ent e = { .name = "sub", .dir = true };
+	struct ent by_name = { .name = "sub", .dir = true };
+	struct ent by_mode = { .name = "sub", .data = "", .len = 0, .mode = S_IFDIR | 0755 };
+	struct ent by_dos = { .name = "SUB", .data = "", .len = 0, .dos = 0x10 };
+	const struct ent *each[] = { &by_name, &by_mode, &by_dos };
 
-	refuse_one(&e, "entry \"sub/\": is a directory");
+	for (size_t i = 0; i < 3; i++) {
+		struct unpacked u;
+		size_t len;
+		char *z = make_zip(each[i], 1, &len);
+
+		u = unpack(z, len, &roomy);
+		cr_expect_eq(u.r, 0, "%zu: %s", i, u.err);
+		cr_expect_eq(u.n, 0);
+		cr_expect_null(u.files);
+		free(z);
+	}
 }
 
-Test(zipfiles, directory_by_mode)
+Test(zipfiles, a_directory_with_data_is_refused)
 {
-	struct ent e = { .name = "sub", .data = "", .len = 0, .mode = S_IFDIR | 0755 };
+	struct ent e = { .name = "sub", .data = "data", .len = 4, .mode = S_IFDIR | 0755 };
 
-	refuse_one(&e, "entry \"sub\": is a directory");
-}
-
-Test(zipfiles, directory_made_by_dos)
-{
-	struct ent e = { .name = "SUB", .data = "", .len = 0, .dos = 0x10 };
-
-	refuse_one(&e, "entry \"SUB\": is a directory");
+	refuse_one(&e, "entry \"sub\": is a directory with data");
 }
 
 Test(zipfiles, symlink_entry)
@@ -420,7 +475,7 @@ Test(zipfiles, duplicate_names)
 	/* no writer makes two entries of one name: rename b.txt in its headers */
 	replace_all(z, len, "b.txt", "a.txt");
 	u = unpack(z, len, &roomy);
-	expect_refused(&u, "entry \"a.txt\": a second entry of this name");
+	expect_refused(&u, "entry \"a.txt\": clashes with the entry \"a.txt\"");
 	free(z);
 }
 

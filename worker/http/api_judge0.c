@@ -536,7 +536,7 @@ static void judge0_files(struct j0_ctx *c, struct job_request *r, char *source, 
 	free(zip);
 	r->files = xreallocarray(r->files, 1 + nextra, sizeof(*r->files));
 	for (size_t i = 0; i < nextra; i++) {
-		if (r->files[0].name && !strcmp(extra[i].name, r->files[0].name)) {
+		if (r->files[0].name && validate_paths_clash(extra[i].name, r->files[0].name)) {
 			field_error(c, "additional_files", "entry \"%s\": the source file's name",
 				    extra[i].name);
 			for (size_t k = i; k < nextra; k++) {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,8 +116,9 @@ out:
 	return r;
 }
 
-/* Whether the entry is anything but a regular file, by its attributes. */
-static const char *entry_type_problem(zip_t *za, zip_uint64_t i)
+/* Whether the entry is anything but a regular file or a directory, by
+ * its attributes; *dir says which of the two. */
+static const char *entry_type_problem(zip_t *za, zip_uint64_t i, bool *dir)
 {
 	zip_uint8_t opsys;
 	zip_uint32_t attr, mode;
@@ -128,28 +130,57 @@ static const char *entry_type_problem(zip_t *za, zip_uint64_t i)
 		mode = (attr >> 16) & S_IFMT;
 		if (mode == S_IFLNK)
 			return "is a symbolic link";
-		if (mode == S_IFDIR)
-			return "is a directory (the files are flat)";
-		if (mode != 0 && mode != S_IFREG)
+		*dir |= mode == S_IFDIR;
+		if (mode != 0 && mode != S_IFREG && mode != S_IFDIR)
 			return "is not a regular file";
 	}
-	if (attr & DOS_ATTR_DIR)
-		return "is a directory (the files are flat)";
+	*dir |= (attr & DOS_ATTR_DIR) != 0;
 	return NULL;
+}
+
+/* An entry as checked: its path in the job directory, and what it is. */
+struct entry {
+	char *path;        /* "./" and a directory's trailing '/' taken off */
+	bool dir;
+	size_t size;
+};
+
+/*
+ * The path an entry's name gives, as unzip takes it: leading "./" are
+ * nothing, a trailing '/' says it is a directory. NULL (with the reason)
+ * when what is left is not a path validate_path accepts.
+ */
+static char *entry_path(const char *name, bool *dir, char *why, size_t whylen)
+{
+	size_t len;
+	char *path;
+
+	while (name[0] == '.' && name[1] == '/')
+		name += 2;
+	len = strlen(name);
+	if (len > 0 && name[len - 1] == '/') {
+		*dir = true;
+		len--;
+	}
+	if (validate_path(name, len, why, whylen) < 0)
+		return NULL;
+	path = xmalloc(len + 1);
+	memcpy(path, name, len);
+	path[len] = '\0';
+	return path;
 }
 
 /*
  * Everything the central directory says about entry i, checked before any
  * data is read: a bad entry at the end of a big archive costs nothing to
- * refuse. Its declared size goes into *size and onto *total.
+ * refuse. What it is goes into *e, its declared size onto *total.
  */
 static int check_entry(zip_t *za, zip_uint64_t i, const struct zipfiles_bounds *b,
-		       size_t *total, size_t *size, char *err, size_t errlen)
+		       size_t *total, struct entry *e, char *err, size_t errlen)
 {
 	const char *name, *problem;
-	char why[128];
+	char why[160];
 	zip_stat_t st;
-	size_t len;
 
 	/* raw: the bytes a file would be named by, not libzip's CP437 guess */
 	if (zip_stat_index(za, i, ZIP_FL_ENC_RAW, &st) < 0) {
@@ -157,23 +188,19 @@ static int check_entry(zip_t *za, zip_uint64_t i, const struct zipfiles_bounds *
 		return -EINVAL;
 	}
 	name = st.name;
-	len = strlen(name);
-	if (len > 0 && name[len - 1] == '/')
-		return refuse(err, errlen, name, "is a directory (the files are flat)");
-	if (validate_filename(name, len, why, sizeof(why)) < 0)
-		return refuse(err, errlen, name, "%s", why);
-	/*
-	 * libzip's name table keeps the first entry of a name; its names are
-	 * decoded from CP437 or UTF-8, which for the ASCII that
-	 * validate_filename allows are the raw bytes.
-	 */
-	if (zip_name_locate(za, name, 0) != (zip_int64_t)i)
-		return refuse(err, errlen, name, "a second entry of this name");
-	problem = entry_type_problem(za, i);
+	problem = entry_type_problem(za, i, &e->dir);
 	if (problem)
 		return refuse(err, errlen, name, "%s", problem);
+	e->path = entry_path(name, &e->dir, why, sizeof(why));
+	if (!e->path)
+		return refuse(err, errlen, name, "%s", why);
 	if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
 		return refuse(err, errlen, name, "is encrypted");
+	if (e->dir) {
+		if ((st.valid & ZIP_STAT_SIZE) && st.size > 0)
+			return refuse(err, errlen, name, "is a directory with data");
+		return 0;
+	}
 	if ((st.valid & ZIP_STAT_COMP_METHOD) && !zip_compression_method_supported(st.comp_method, 0))
 		return refuse(err, errlen, name, "compression method %u is not supported",
 			      (unsigned)st.comp_method);
@@ -187,7 +214,27 @@ static int check_entry(zip_t *za, zip_uint64_t i, const struct zipfiles_bounds *
 		return -EINVAL;
 	}
 	*total += (size_t)st.size;
-	*size = (size_t)st.size;
+	e->size = (size_t)st.size;
+	return 0;
+}
+
+/*
+ * No two entries may name the same file, nor a file where another puts a
+ * directory ("a" and "a/b"); directories may repeat, and hold files.
+ */
+static int check_clashes(const struct entry *e, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n; k++) {
+			if (!validate_paths_clash(e[i].path, e[k].path) || (e[i].dir && e[k].dir))
+				continue;
+			if (e[i].dir && strlen(e[i].path) < strlen(e[k].path))
+				continue; /* a file inside a directory */
+			if (e[k].dir && strlen(e[k].path) < strlen(e[i].path))
+				continue;
+			return refuse(err, errlen, e[k].path, "clashes with the entry \"%.48s\"",
+				      e[i].path);
+		}
 	return 0;
 }
 
@@ -198,16 +245,16 @@ static int check_entry(zip_t *za, zip_uint64_t i, const struct zipfiles_bounds *
  * entry ends in libzip's size check (ZIP_ER_INCONS) or in got < len; a
  * full one is checked against its CRC as libzip meets its end.
  */
-static int read_entry(zip_t *za, zip_uint64_t i, struct req_file *f, char *err, size_t errlen)
+static int read_entry(zip_t *za, zip_uint64_t i, const struct entry *e, struct req_file *f,
+		      char *err, size_t errlen)
 {
-	const char *name = zip_get_name(za, i, ZIP_FL_ENC_RAW);
+	const char *name = e->path;
 	char *buf = NULL;
 	zip_file_t *zf;
 	size_t got = 0;
 	int r = -EINVAL;
 
-	if (!name)
-		name = "";
+	f->len = e->size;
 	zf = zip_fopen_index(za, i, 0);
 	if (!zf) {
 		check_memory(zip_get_error(za));
@@ -263,8 +310,9 @@ int zipfiles_unpack(const void *data, size_t len, const struct zipfiles_bounds *
 		    struct req_file **files, size_t *nfiles, char *err, size_t errlen)
 {
 	struct req_file *out = NULL;
+	struct entry *e = NULL;
 	zip_int64_t ne;
-	size_t n = 0, total = 0;
+	size_t n = 0, nout = 0, total = 0;
 	zip_t *za;
 	int r;
 
@@ -278,20 +326,33 @@ int zipfiles_unpack(const void *data, size_t len, const struct zipfiles_bounds *
 		goto out;
 	}
 	n = (size_t)ne;
-	if (n > 0)
-		out = xcalloc(n, sizeof(*out));
+	e = xcalloc(n + 1, sizeof(*e));
 	for (size_t i = 0; i < n; i++)
-		if ((r = check_entry(za, i, b, &total, &out[i].len, err, errlen)) < 0)
+		if ((r = check_entry(za, i, b, &total, &e[i], err, errlen)) < 0)
 			goto out;
+	if ((r = check_clashes(e, n, err, errlen)) < 0)
+		goto out;
 	for (size_t i = 0; i < n; i++)
-		if ((r = read_entry(za, i, &out[i], err, errlen)) < 0)
+		nout += !e[i].dir;
+	if (nout > 0)
+		out = xcalloc(nout, sizeof(*out));
+	nout = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].dir)
+			continue;
+		if ((r = read_entry(za, i, &e[i], &out[nout], err, errlen)) < 0)
 			goto out;
+		nout++;
+	}
 	*files = out;
-	*nfiles = n;
+	*nfiles = nout;
 	out = NULL;
 	r = 0;
 out:
-	free_files(out, n);
+	free_files(out, nout);
+	for (size_t i = 0; i < n; i++)
+		free(e[i].path);
+	free(e);
 	zip_discard(za);
 	return r;
 }

@@ -12,7 +12,7 @@
 #include "worker/judge/request.h"
 
 struct zipfiles_bounds {
-	size_t max_files;   /* entries (each must be a regular file) */
+	size_t max_files;   /* entries (files and directories) */
 	size_t max_file;    /* bytes of one file, uncompressed */
 	size_t max_total;   /* bytes of every file together, uncompressed */
 };
@@ -20,10 +20,12 @@ struct zipfiles_bounds {
 /*
  * Unpack the len bytes of a zip archive into *files (*nfiles of them, in
  * archive order; each name and data malloc'd, data NUL-terminated beyond
- * len; free each with free() and the array too; an empty archive gives
- * NULL and 0). Every entry must be a regular file, not encrypted, whose
- * name is one path component that validate_filename accepts, and no two
- * alike; a directory entry is refused too (the job's files are flat).
+ * len; free each with free() and the array too; an archive without files
+ * gives NULL and 0). Every entry must be a regular file or a directory,
+ * not encrypted, whose name (less leading "./", as unzip reads it) is a
+ * path that validate_path accepts; no two files alike, and no file where
+ * another entry puts a directory. Directories count among max_files;
+ * they give no file of their own (the files inside them make them).
  * Every entry is checked before any is inflated, and none is inflated
  * past its declared size plus one byte. Returns 0, or -EINVAL (not a
  * zip, an entry refused, a bound passed, sizes or CRC that do not match
