@@ -1031,10 +1031,12 @@ static int parse_judge0_ids(struct lctx *c, const struct yamlutil_node *v, const
 	return 0;
 }
 
-/* judge0: { id: N, name: "Lang (x.y.z)", listed_ids: [N...], older_ids: [N...] } */
+/* judge0: { id: N, name: "Lang (x.y.z)", project: BOOL, listed_ids: [N...],
+ *          older_ids: [N...] } */
 static int parse_judge0(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
-	static const char *const keys[] = { "id", "name", "listed_ids", "older_ids", NULL };
+	static const char *const keys[] = { "id", "name", "project", "listed_ids", "older_ids",
+					    NULL };
 	const struct yamlutil_node *v = yamlutil_get(root, "judge0"), *p;
 	uint64_t id;
 
@@ -1049,6 +1051,10 @@ static int parse_judge0(struct lctx *c, const struct yamlutil_node *root, struct
 		return -EINVAL;
 	l->judge0_id = (unsigned)id;
 	if (required_str(c, v, "judge0", "name", &l->judge0_name, &p) < 0)
+		return -EINVAL;
+	p = yamlutil_get(v, "project");
+	if (p && yamlutil_bool(p, c->file, "judge0.project", &l->judge0_project, c->err,
+			       c->errlen) < 0)
 		return -EINVAL;
 	if (parse_judge0_ids(c, v, "listed_ids", &l->judge0_listed) < 0 ||
 	    parse_judge0_ids(c, v, "older_ids", &l->judge0_older) < 0)

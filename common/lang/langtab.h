@@ -67,6 +67,10 @@ struct lang {
 	 */
 	unsigned judge0_id;
 	char *judge0_name;
+	/* A project (Judge0's Multi-file program): no source_code, the
+	 * program is the additional_files archive, its source_filename file
+	 * the entry. */
+	bool judge0_project;
 	unsigned *judge0_listed;
 	unsigned *judge0_older;
 	/* Piston's API: the runtime's name, its version (x.y.z), its aliases. */

@@ -65,7 +65,11 @@ def test_the_piston_table_is_the_language_files():
     rows = table_after(r"^### GET /api/v2/runtimes$", "goboxd language")
     assert [r[0].strip("`") for r in rows] == sorted(langs)
     for lid, runtime, version, aliases in rows:
-        p = langs[lid.strip("`")]["piston"]
+        p = langs[lid.strip("`")].get("piston")
+        if p is None:
+            # a language Piston has no runtime for (Judge0's own kinds)
+            assert (runtime, version, aliases) == ("—", "—", "—"), lid
+            continue
         assert runtime.strip("`") == p["runtime"], lid
         assert version == p["version"], lid
         assert names(aliases) == p.get("aliases", []), lid

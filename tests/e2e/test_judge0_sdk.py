@@ -14,8 +14,10 @@ repository at that tag (db/languages/active.rb, db/schema.rb).
 """
 import base64
 import datetime
-import os
+import io
+import subprocess
 import uuid
+import zipfile
 
 import pytest
 
@@ -159,7 +161,10 @@ def set_attributes(model, attributes):
             continue
         assert attr in SUBMISSION_MODEL, "the SDK's model has no field %r" % attr
         if attr in ENCODED:
-            value = base64.b64decode(value).decode() if value else None
+            # the SDK's decode: line breaks dropped, strict base64, bad
+            # UTF-8 kept as backslash escapes
+            value = base64.b64decode(value.replace("\n", ""), validate=True).decode(
+                errors="backslashreplace") if value else None
         elif attr == "status":
             assert 1 <= value["id"] <= 14, value
             value = value["id"]
@@ -357,3 +362,69 @@ def test_statistics_count_as_judge0_counts(with_tokens):
 def test_statistics_need_a_token_with_auth_tokens(with_tokens):
     status, body, _ = with_tokens.request("GET", "/statistics")
     assert status == 401, body
+
+
+# ---- Executable (44) and Multi-file program (89) ----------------------------
+
+
+@pytest.fixture(scope="module")
+def programs():
+    d = Daemon(languages=small("executable", "multifile"))
+    yield d
+    d.stop()
+
+
+def zipped(entries):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, data in entries:
+            z.writestr(name, data)
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def waited(d, sub):
+    status, body = d.post("/submissions?wait=true&base64_encoded=true&fields=*", sub)
+    assert status == 201, body
+    return set_attributes({}, body)
+
+
+def test_an_executable_runs_as_sent(programs, tmp_path):
+    src = tmp_path / "hello.c"
+    src.write_text('#include <stdio.h>\nint main(void){char w[16]; if (scanf("%15s", w) != 1)'
+                   ' return 1; printf("hello, %s\\n", w); return 0;}\n')
+    subprocess.run(["gcc", "-O2", "-o", str(tmp_path / "hello"), str(src)], check=True)
+    binary = base64.b64encode((tmp_path / "hello").read_bytes()).decode()
+    got = waited(programs, {"language_id": 44, "source_code": binary, "stdin": b64("world")})
+    assert (got["status"], got["stdout"]) == (3, "hello, world\n"), got
+    status, lang = programs.get("/languages/44")
+    assert status == 200 and lang["name"] == "Executable", lang
+
+
+def test_a_multi_file_program_compiles_and_runs_its_scripts(programs):
+    files = zipped([("compile", "gcc -O2 -o main src/main.c\n"),
+                    ("run", "./main \"$(cat data/word.txt)\"\n"),
+                    ("src/main.c", "#include <stdio.h>\nint main(int c, char **v)"
+                                   "{ printf(\"%s!\\n\", v[1]); return 0; }\n"),
+                    ("data/word.txt", "hi")])
+    got = waited(programs, {"language_id": 89, "additional_files": files})
+    assert (got["status"], got["stdout"]) == (3, "hi!\n"), got
+    # a compile script that fails is a compilation error, its output shown
+    files = zipped([("compile", "echo broken >&2; exit 1\n"), ("run", "echo never\n")])
+    got = waited(programs, {"language_id": 89, "additional_files": files})
+    assert (got["status"], got["compile_output"]) == (6, "broken\n"), got
+    # Judge0 shows no source file or commands for it: the archive has them
+    status, lang = programs.get("/languages/89")
+    assert status == 200 and (lang["source_file"], lang["compile_cmd"], lang["run_cmd"]) == \
+        (None, None, None), lang
+
+
+def test_a_multi_file_program_is_refused_as_judge0_refuses_it(programs):
+    files = zipped([("run", "echo hi\n")])
+    for sub, errors in (
+            ({"language_id": 89, "source_code": b64("x"), "additional_files": files},
+             {"source_code": ["must be blank"]}),
+            ({"language_id": 89}, {"additional_files": ["can't be blank"]}),
+            ({"language_id": 89, "additional_files": zipped([("compile", "true\n")])},
+             {"additional_files": ["has no run script"]})):
+        status, body = programs.post("/submissions?base64_encoded=true", sub)
+        assert (status, body) == (422, errors), sub

@@ -307,6 +307,7 @@ Test(langtab, judge0_and_piston_names)
 	cr_assert_eq(l->judge0_listed[0], 52u);
 	cr_assert_eq(l->judge0_listed[1], 0u);
 	cr_assert_eq(l->judge0_older[0], 53u);
+	cr_assert_not(l->judge0_project, "not a project unless it says so");
 	cr_assert_null(langtab_find_judge0(t, 71));
 	cr_assert_null(langtab_find_judge0(t, 0));
 	cr_assert_eq(langtab_find_piston(t, "c++"), l);
@@ -314,6 +315,12 @@ Test(langtab, judge0_and_piston_names)
 	cr_assert_str_eq(l->piston_version, "12.2.0");
 	cr_assert_null(langtab_find_piston(t, "python"), "py3 declares no Piston name");
 	cr_assert_eq(langtab_find(t, "py3")->judge0_id, 0u);
+	langtab_free(t);
+	put("py3.yaml", "id: multi\nname: M\nsource_filename: run\n"
+			"judge0: { id: 89, name: M, project: true }\n"
+			"run: { cmd: /bin/bash, args: [\"{{source}}\"] }\nprobe: [/bin/bash]\n");
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_assert(langtab_find_judge0(t, 89)->judge0_project);
 	langtab_free(t);
 }
 
@@ -334,6 +341,8 @@ Test(langtab, judge0_and_piston_errors)
 		    21, "judge0 id 5 is listed twice");
 	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { id: 54, name: C, listed_ids: 5 }"),
 		    21, "judge0.listed_ids: must be a list of ids");
+	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\njudge0: { id: 54, name: C, project: maybe }"),
+		    21, "judge0.project");
 	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\npiston: { runtime: c++, version: \"12.2\" }"),
 		    21, "piston.version: '12.2' is not x.y.z");
 	expect_fail(cpp_with(20, "probe: [/usr/bin/g++]\npiston: { runtime: \"C Plus\", version: 1.0.0 }"),

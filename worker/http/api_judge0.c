@@ -550,6 +550,55 @@ static void judge0_files(struct j0_ctx *c, struct job_request *r, char *source, 
 	free(extra);
 }
 
+/*
+ * A Multi-file program's files: the archive alone, its entry (the
+ * language's source file, Judge0's run script) first. Judge0 finds a
+ * missing run script when it runs it; goboxd says so at once.
+ */
+static void judge0_project_files(struct j0_ctx *c, struct job_request *r)
+{
+	const char *entry = r->lang->source_filename;
+	struct zipfiles_bounds zb = {
+		.max_files = c->cfg->max_files,
+		.max_file = c->cfg->max_file_bytes,
+		.max_total = c->cfg->run_max_body_bytes,
+	};
+	struct req_file *files = NULL;
+	size_t n = 0, zlen, at = 0;
+	char *zip = NULL, err[256];
+
+	if (text_field(c, "additional_files", true, 0, &zip, &zlen) != 0) {
+		if (!zip)
+			field_error(c, "additional_files", "can't be blank");
+		return;
+	}
+	if (zipfiles_unpack(zip, zlen, &zb, &files, &n, err, sizeof(err)) < 0) {
+		field_error(c, "additional_files", "%s", err);
+		free(zip);
+		return;
+	}
+	free(zip);
+	while (at < n && strcmp(files[at].name, entry) != 0)
+		at++;
+	if (at == n) {
+		field_error(c, "additional_files", "has no %s script", entry);
+		for (size_t i = 0; i < n; i++) {
+			free(files[i].name);
+			free(files[i].data);
+		}
+		free(files);
+		return;
+	}
+	if (at > 0) {
+		struct req_file first = files[at];
+
+		memmove(files + 1, files, at * sizeof(*files));
+		files[0] = first;
+	}
+	r->files = files;
+	r->nfiles = n;
+}
+
 /* number_of_runs copies of the one test; a failed run ends them (Judge0). */
 static void judge0_tests(struct job_request *r, long runs, char *in, size_t inlen)
 {
@@ -573,7 +622,9 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 	struct judge0_job *j = xcalloc(1, sizeof(*j));
 	char *source = NULL, *in = NULL, *options, *args, *url;
 	size_t slen = 0, inlen = 0;
+	bool project;
 	long runs;
+	int given;
 	char why[256];
 
 	*job = NULL;
@@ -592,9 +643,12 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 		goto out;
 	}
 	r->lang = language_field(&c, t);
+	project = r->lang && r->lang->judge0_project;
 	/* blank however it came: "" or base64 of nothing ("\n") */
-	if (text_field(&c, "source_code", base64, cfg->max_source_bytes, &source, &slen) == 1 ||
-	    (source && slen == 0))
+	given = text_field(&c, "source_code", base64, cfg->max_source_bytes, &source, &slen);
+	if (project && given == 0 && slen > 0)
+		field_error(&c, "source_code", "must be blank");
+	else if (!project && (given == 1 || (source && slen == 0)))
 		field_error(&c, "source_code", "can't be blank");
 	text_field(&c, "stdin", base64, cfg->max_test_stdin_bytes, &in, &inlen);
 	if (text_field(&c, "expected_output", base64, cfg->max_expected_bytes, &j->expected,
@@ -614,7 +668,9 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 		judge0_flags(&c, r, options);
 		r->run_flags = strv_dup(r->lang->run.default_flags);
 		r->run_args = args ? split_words(args) : NULL;
-		if (source) {
+		if (project) {
+			judge0_project_files(&c, r);
+		} else if (source) {
 			judge0_files(&c, r, source, slen);
 			source = NULL;
 			if (r->lang->artifact_from_request && r->files[0].name)
@@ -1012,7 +1068,13 @@ static cJSON *language_json(const struct lang *l, unsigned id, bool whole)
 
 	cJSON_AddNumberToObject(o, "id", id);
 	cJSON_AddStringToObject(o, "name", l->judge0_name);
-	if (whole) {
+	if (whole && l->judge0_project) {
+		/* Judge0's Multi-file program: the archive's scripts are all */
+		cJSON_AddBoolToObject(o, "is_archived", false);
+		cJSON_AddNullToObject(o, "source_file");
+		cJSON_AddNullToObject(o, "compile_cmd");
+		cJSON_AddNullToObject(o, "run_cmd");
+	} else if (whole) {
 		cJSON_AddBoolToObject(o, "is_archived", false);
 		cJSON_AddStringToObject(o, "source_file", l->source_filename ? l->source_filename :
 							 l->source_default ? l->source_default :
