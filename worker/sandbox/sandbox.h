@@ -115,7 +115,9 @@ struct step_result {
 	bool out_truncated, err_truncated;
 	uint64_t wall_ms;
 	uint64_t cpu_ms;
-	uint64_t memory_peak_kb;    /* the step cgroup's, page cache included */
+	/* the step cgroup's, page cache included; the resident set below
+	 * where the cgroup's counter never rose (sandbox_run.c's peak_kb) */
+	uint64_t memory_peak_kb;
 	uint64_t memory_rss_peak_kb; /* the largest resident set of its processes */
 	char internal_msg[256];     /* set when outcome.internal_error */
 	bool cancelled;             /* killed for spec.cancel_fd: no verdict */
