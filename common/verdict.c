@@ -141,7 +141,8 @@ enum compare_result verdict_compare_by(const struct compare_spec *spec, const ch
  *                   cannot be the right answer, whatever the exit status
  *   disk_exceeded   killed by SIGXFSZ, or failed with its disk full: the
  *                   write that failed is the likeliest reason
- *   runtime_error   killed by a signal, or a non-zero exit
+ *   runtime_error   killed by a signal, or a non-zero exit, or a
+ *                   program of the job's own that the kernel cannot run
  *   comparison      with no expected output, a clean run is accepted
  * An outcome that reports neither an exit nor a signal is the sandbox's
  * fault (internal_error): the program's fate is unknown.
@@ -160,7 +161,7 @@ enum test_status verdict_for_test(const struct run_outcome *o, bool have_expecte
 	if (o->term_signal == SIGXFSZ ||
 	    (o->disk_full && (o->term_signal != 0 || (o->exited && o->exit_code != 0))))
 		return TS_DISK_EXCEEDED;
-	if (o->term_signal != 0)
+	if (o->term_signal != 0 || o->exec_format_error)
 		return TS_RUNTIME_ERROR;
 	if (!o->exited)
 		return TS_INTERNAL_ERROR;

@@ -68,6 +68,9 @@ struct run_outcome {
 	bool oom;             /* cgroup OOM kill or memory limit hit */
 	bool output_limited;  /* killed for exceeding the output cap */
 	bool disk_full;       /* its job disk or its /tmp was full when it ended */
+	/* The program the job gave (a file of the job directory) is not one
+	 * the kernel runs: execve's ENOEXEC. Its fault, never the sandbox's. */
+	bool exec_format_error;
 	bool exited;          /* normal exit (exit_code valid) */
 	int exit_code;
 	int term_signal;      /* 0 unless killed by a signal */

@@ -428,3 +428,12 @@ def test_a_multi_file_program_is_refused_as_judge0_refuses_it(programs):
              {"additional_files": ["has no run script"]})):
         status, body = programs.post("/submissions?base64_encoded=true", sub)
         assert (status, body) == (422, errors), sub
+
+
+def test_an_executable_that_is_no_program_is_exec_format_error(programs):
+    got = waited(programs, {"language_id": 44, "source_code": b64("just words\n")})
+    # message is base64 too with base64_encoded=true (the SDK leaves it so)
+    assert (got["status"], base64.b64decode(got["message"])) == (14, b"Exec format error"), got
+    # the worker serves on: the next one runs
+    got = waited(programs, {"language_id": 44, "source_code": b64("#!/bin/sh\necho ok\n")})
+    assert (got["status"], got["stdout"]) == (3, "ok\n"), got

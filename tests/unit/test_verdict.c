@@ -70,8 +70,12 @@ Test(verdict, runtime_errors)
 	struct run_outcome e = { .exited = true, .exit_code = 3 };
 	struct run_outcome s = { .term_signal = SIGSEGV };
 
+	struct run_outcome x = { .exec_format_error = true };
+
 	cr_expect_eq(verdict_for_test(&e, true, CMP_EQUAL), TS_RUNTIME_ERROR);
 	cr_expect_eq(verdict_for_test(&s, true, CMP_EQUAL), TS_RUNTIME_ERROR);
+	cr_expect_eq(verdict_for_test(&x, false, CMP_EQUAL), TS_RUNTIME_ERROR,
+		     "a program of the job's own the kernel cannot run: no exit, no signal");
 }
 
 Test(verdict, precedence)

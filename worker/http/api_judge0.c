@@ -805,6 +805,10 @@ static int run_status(const struct judge0_job *j, const struct step_result *r, c
 		snprintf(msg, n, "Disk limit exceeded");
 		return J0_RUNTIME_OTHER;
 	}
+	if (o->exec_format_error) {
+		snprintf(msg, n, "Exec format error");
+		return J0_EXEC_FORMAT_ERROR;
+	}
 	if (o->exited && o->exit_code != 0) {
 		snprintf(msg, n, "Exited with error status %d", o->exit_code);
 		return J0_NZEC;

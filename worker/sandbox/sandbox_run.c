@@ -283,7 +283,9 @@ void sandbox_run_read_end(const struct run *run, const struct cgroup_stats *st,
 {
 	if (over_cpu_limit(run, st->cpu_us))
 		o->timed_out = true;
-	if (WIFEXITED(run->status)) {
+	if (run->exec_format) {
+		o->exec_format_error = true;
+	} else if (WIFEXITED(run->status)) {
 		o->exited = true;
 		o->exit_code = WEXITSTATUS(run->status);
 	} else if (WIFSIGNALED(run->status)) {
@@ -446,6 +448,14 @@ int sandbox_run_init_message(struct run *run)
 		if (m.h.len != sizeof(m.u.failed))
 			break;
 		run->reaped = true;
+		/* a file of the job directory (./a.out, the client's Executable)
+		 * that is no program: the job's fault; a command of the language
+		 * file's (an absolute path) that is none is the server's */
+		if (m.u.failed.stage == INITMSG_STAGE_EXEC && m.u.failed.err == ENOEXEC &&
+		    run->s->argv[0][0] != '/') {
+			run->exec_format = true;
+			return 0;
+		}
 		return sandbox_run_internal(run, -m.u.failed.err ? -m.u.failed.err : -EIO,
 				"starting %s: %s: %s", run->s->argv[0],
 				initmsg_stage_name(m.u.failed.stage), strerror(m.u.failed.err));

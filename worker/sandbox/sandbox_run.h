@@ -37,6 +37,7 @@ struct run {
 	int ncg;
 	int status;
 	uint32_t exit_flags;    /* INITMSG_EXITED_* from the init's EXITED */
+	bool exec_format;       /* the job's own program could not be run (ENOEXEC) */
 	bool started, reaped;
 	size_t in_off;
 	size_t out_cap, err_cap;
