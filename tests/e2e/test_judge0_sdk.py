@@ -437,3 +437,52 @@ def test_an_executable_that_is_no_program_is_exec_format_error(programs):
     # the worker serves on: the next one runs
     got = waited(programs, {"language_id": 44, "source_code": b64("#!/bin/sh\necho ok\n")})
     assert (got["status"], got["stdout"]) == (3, "ok\n"), got
+
+
+# ---- post_execution_filesystem (Judge0 1.14) --------------------------------
+
+
+def box_after(d, sub):
+    """The files of post_execution_filesystem, by name, and the submission."""
+    token = submit_and_wait(d, sub)
+    status, body = d.get("/submissions/%s?fields=post_execution_filesystem,status_id" % token)
+    assert status == 200, body
+    if body["post_execution_filesystem"] is None:
+        return None, body
+    z = zipfile.ZipFile(io.BytesIO(base64.b64decode(body["post_execution_filesystem"])))
+    return {i.filename: (z.read(i), (i.external_attr >> 16) & 0o777) for i in z.infolist()}, body
+
+
+def submit_and_wait(d, sub):
+    status, body = d.post("/submissions?wait=true&fields=token", sub)
+    assert status == 201, body
+    return body["token"]
+
+
+def test_the_box_after_the_run_when_a_client_names_it(daemon):
+    src = ("import os\nos.makedirs('out/deep', exist_ok=True)\n"
+           "open('out/deep/answer.txt', 'w').write('42')\nos.chmod('out/deep/answer.txt', 0o640)\n"
+           "print('done')\n")
+    files, body = box_after(daemon, {"language_id": 71, "source_code": src})
+    assert body["status_id"] == 3, body
+    assert files["out/deep/answer.txt"] == (b"42", 0o640), files
+    assert files["solution.py"][0] == src.encode()
+    # 1.13.1's "*" has no such field: its clients would refuse it
+    token = submit_and_wait(daemon, {"language_id": 71, "source_code": "print(1)"})
+    status, body = daemon.get("/submissions/%s?fields=*" % token)
+    assert status == 200 and "post_execution_filesystem" not in body
+
+
+def test_the_box_after_the_run_holds_nothing_it_should_not(daemon):
+    src = ("import os\nos.symlink('/etc/passwd', 'passwd')\nos.symlink('/etc', 'etc')\n"
+           "os.mkfifo('fifo')\nopen('big', 'wb').write(b'x' * (300 << 10))\n"
+           "for i in range(30):\n    open('f%02d' % i, 'w').write(str(i))\n")
+    files, body = box_after(daemon, {"language_id": 71, "source_code": src})
+    assert body["status_id"] == 3, body
+    names = set(files)
+    assert not names & {"passwd", "etc", "fifo"}, "links and FIFOs are never read"
+    assert "big" not in names, "a file over --max-file-size is left out"
+    assert len(names) <= 10, "at most --max-files files"
+    # and the worker goes on
+    files, body = box_after(daemon, {"language_id": 71, "source_code": "print(2)"})
+    assert body["status_id"] == 3 and "solution.py" in files

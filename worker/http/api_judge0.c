@@ -14,6 +14,7 @@
 #include "common/base64.h"
 #include "common/lang/validate.h"
 #include "common/limits.h"
+#include "common/log.h"
 #include "common/strv.h"
 #include "common/utf8.h"
 #include "common/util.h"
@@ -47,7 +48,9 @@ const char *api_judge0_status_name(int id)
 /* Every field a submission shows, in Judge0 CE 1.13.1's order: its
  * serializer gives the submissions table's columns (db/schema.rb, less
  * id), then status and language. Fields of later Judge0 versions stay
- * out: a strict client of 1.13.1 refuses a field it does not know. */
+ * out of "*" (a strict client of 1.13.1 refuses a field it does not
+ * know); post_execution_filesystem (1.14's, where 1.14 puts it) is
+ * shown to a client that names it. */
 static const char *const judge0_fields[] = {
 	"source_code", "language_id", "stdin", "expected_output", "stdout", "status_id",
 	"created_at", "finished_at", "time", "memory", "stderr", "token", "number_of_runs",
@@ -56,7 +59,7 @@ static const char *const judge0_fields[] = {
 	"enable_per_process_and_thread_memory_limit", "max_file_size", "compile_output",
 	"exit_code", "exit_signal", "message", "wall_time", "compiler_options",
 	"command_line_arguments", "redirect_stderr_to_stdout", "callback_url",
-	"additional_files", "enable_network", "status", "language",
+	"additional_files", "enable_network", "post_execution_filesystem", "status", "language",
 };
 
 static const char *const default_fields[] = {
@@ -95,7 +98,7 @@ int api_judge0_view(const struct http_request *r, struct judge0_view *v, char *e
 		int i = field_index(p, n);
 
 		if (n == 1 && *p == '*')
-			v->fields = ~0ull;
+			v->fields |= ~field_bit("post_execution_filesystem");
 		else if (i >= 0)
 			v->fields |= 1ull << i;
 		else if (n)
@@ -136,6 +139,9 @@ int api_judge0_view(const struct http_request *r, struct judge0_view *v, char *e
 #define J0_RUNS 1
 #define J0_MAX_RUNS 20
 #define J0_MAX_OPTIONS 512
+/* Names looked at in the box after the run, at most (a program may leave
+ * a million). */
+#define J0_FILESYSTEM_ENTRIES 10000
 
 /* What the job's answer needs beyond the job model. */
 struct judge0_job {
@@ -634,6 +640,13 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 	c.errors = cJSON_CreateObject();
 	c.stored = cJSON_CreateObject();
 	r->format = REQ_JUDGE0;
+	r->files_out = (struct outfiles_bounds){
+		/* the box after the run, bounded as the files it came with */
+		.max_files = cfg->max_files,
+		.max_file = cfg->max_file_bytes,
+		.max_total = cfg->run_max_body_bytes,
+		.max_entries = J0_FILESYSTEM_ENTRIES,
+	};
 	r->api = j;
 	r->api_free = judge0_job_free;
 	/* the build's output is one stream, as Judge0's --stderr-to-stdout */
@@ -836,6 +849,25 @@ char *api_judge0_result_failed(const char *message)
 	return print_result(o);
 }
 
+/* Judge0 1.14's post_execution_filesystem: a zip of what the run left in
+ * its directory, base64-encoded; null when it left nothing readable. */
+static void add_filesystem(cJSON *o, const struct outfiles *files)
+{
+	char *zip = NULL, *e, err[256];
+	size_t len = 0;
+
+	if (!files->n || zipfiles_pack(files, &zip, &len, err, sizeof(err)) < 0) {
+		if (files->n)
+			log_warn("post_execution_filesystem: %s", err);
+		cJSON_AddNullToObject(o, "post_execution_filesystem");
+		return;
+	}
+	e = base64_encode(zip, len);
+	cJSON_AddStringToObject(o, "post_execution_filesystem", e);
+	free(e);
+	free(zip);
+}
+
 char *api_judge0_result(const struct job_request *req, const struct job_result *res, int rc)
 {
 	const struct judge0_job *j = req->api;
@@ -895,6 +927,7 @@ char *api_judge0_result(const struct job_request *req, const struct job_result *
 	add_seconds(o, "time", cpu / (double)ran);
 	add_seconds(o, "wall_time", wall / (double)ran);
 	cJSON_AddNumberToObject(o, "memory", floor(mem / (double)ran));
+	add_filesystem(o, &res->files);
 	return print_result(o);
 }
 

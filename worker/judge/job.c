@@ -474,8 +474,22 @@ static void step_tests(struct job_state *js)
 	run_tests(js->env, js->req, js->judge, js->res, &js->pg);
 }
 
+/* The files the last test left, read back where the request asks. A
+ * directory that cannot be read gives none: the verdicts stand. */
+static void step_files_out(struct job_state *js)
+{
+	int rc;
+
+	if (!js->req->files_out.max_files)
+		return;
+	rc = outfiles_collect(js->d->fd, &js->req->files_out, &js->res->files);
+	if (rc < 0)
+		log_warn("reading the job directory's files back: %s", strerror(-rc));
+}
+
 static void (*const job_steps[])(struct job_state *) = {
 	step_files, step_judge_open, step_build, step_snapshot, step_judge_build, step_tests,
+	step_files_out,
 };
 
 static void job_result_init(struct job_result *res, const struct job_request *req,
@@ -552,4 +566,5 @@ void job_result_free(struct job_result *res)
 	free(res->groups);
 	res->groups = NULL;
 	res->ngroups = 0;
+	outfiles_free(&res->files);
 }

@@ -74,6 +74,8 @@ struct job_result {
 	 * every step's capture draws on it, so the answer stays bounded
 	 * whatever the number of tests times their output. */
 	struct outtext_budget budget;
+	/* The files req->files_out asked for, as the last test left them. */
+	struct outfiles files;
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "common/lang/langtab.h"
 #include "common/limits.h"
 #include "common/verdict.h"
+#include "worker/judge/outfiles.h"
 
 struct req_file {
 	char *name;
@@ -86,6 +87,10 @@ struct job_request {
 	/* Capture stdout and stderr as one stream too, as they interleaved
 	 * (Piston's "output", Judge0's redirect_stderr_to_stdout). */
 	bool interleave;
+	/* The job directory's files to read back after the last test, within
+	 * these bounds (Judge0's post_execution_filesystem); max_files 0:
+	 * none. */
+	struct outfiles_bounds files_out;
 	/* What the API that parsed the job keeps for its answer, freed with
 	 * the request by api_free (NULL: nothing). */
 	void *api;

@@ -356,3 +356,86 @@ out:
 	zip_discard(za);
 	return r;
 }
+
+/* The archive libzip wrote into src, read back whole. */
+static int read_source(zip_source_t *src, char **out, size_t *len)
+{
+	zip_stat_t st;
+	zip_int64_t got;
+	char *buf;
+
+	if (zip_source_open(src) < 0)
+		return -EIO;
+	zip_stat_init(&st);
+	if (zip_source_stat(src, &st) < 0 || !(st.valid & ZIP_STAT_SIZE)) {
+		zip_source_close(src);
+		return -EIO;
+	}
+	buf = xmalloc(st.size ? st.size : 1);
+	got = zip_source_read(src, buf, st.size);
+	zip_source_close(src);
+	if (got < 0 || (zip_uint64_t)got != st.size) {
+		free(buf);
+		return -EIO;
+	}
+	*out = buf;
+	*len = (size_t)got;
+	return 0;
+}
+
+int zipfiles_pack(const struct outfiles *f, char **out, size_t *len, char *err,
+		  size_t errlen)
+{
+	zip_source_t *src;
+	zip_error_t ze;
+	zip_t *za;
+	int r = -EIO;
+
+	zip_error_init(&ze);
+	src = zip_source_buffer_create(NULL, 0, 0, &ze);
+	if (!src) {
+		check_memory(&ze);
+		snprintf(err, errlen, "zip_source_buffer_create: %s", zip_error_strerror(&ze));
+		zip_error_fini(&ze);
+		return -EIO;
+	}
+	/* kept past zip_close, which writes the archive into it */
+	zip_source_keep(src);
+	za = zip_open_from_source(src, ZIP_TRUNCATE, &ze);
+	if (!za) {
+		check_memory(&ze);
+		snprintf(err, errlen, "zip_open_from_source: %s", zip_error_strerror(&ze));
+		goto out;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		const struct outfile *o = &f->v[i];
+		zip_source_t *data = zip_source_buffer(za, o->data, o->len, 0);
+		zip_int64_t at = data ? zip_file_add(za, o->path, data, ZIP_FL_ENC_UTF_8) : -1;
+
+		/* once added, the data's source is the archive's to free */
+		if (at < 0)
+			zip_source_free(data);
+		if (at < 0 || zip_file_set_external_attributes(za, (zip_uint64_t)at, 0,
+							       ZIP_OPSYS_UNIX,
+							       (S_IFREG | o->mode) << 16) < 0) {
+			check_memory(zip_get_error(za));
+			snprintf(err, errlen, "%s: %s", o->path, zip_strerror(za));
+			zip_discard(za);
+			goto out;
+		}
+	}
+	if (zip_close(za) < 0) {
+		check_memory(zip_get_error(za));
+		snprintf(err, errlen, "zip_close: %s", zip_strerror(za));
+		zip_discard(za);
+		goto out;
+	}
+	r = read_source(src, out, len);
+	if (r < 0)
+		snprintf(err, errlen, "reading the archive back: %s",
+			 zip_error_strerror(zip_source_error(src)));
+out:
+	zip_source_free(src);
+	zip_error_fini(&ze);
+	return r;
+}

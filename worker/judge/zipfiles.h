@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "worker/judge/outfiles.h"
 #include "worker/judge/request.h"
 
 struct zipfiles_bounds {
@@ -35,5 +36,13 @@ struct zipfiles_bounds {
  */
 int zipfiles_unpack(const void *data, size_t len, const struct zipfiles_bounds *b,
 		    struct req_file **files, size_t *nfiles, char *err, size_t errlen);
+
+/*
+ * A zip archive (deflated, Unix modes kept) of the files in f, into *out
+ * (malloc'd, *len bytes). 0, or -EIO when libzip failed (its words in
+ * err).
+ */
+int zipfiles_pack(const struct outfiles *f, char **out, size_t *len, char *err,
+		  size_t errlen);
 
 #endif
