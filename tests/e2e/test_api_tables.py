@@ -60,6 +60,20 @@ def test_the_judge0_table_is_the_language_files():
         assert name == j["name"], lid
 
 
+def test_every_active_judge0_id_is_listed_or_said_not_to_be():
+    # Judge0 CE 1.13.1's active languages are ids 43 to 89 (its
+    # db/languages/active.rb); each is listed by some language file, or
+    # docs/api.md says why goboxd has none
+    listed = set()
+    for lang in languages().values():
+        j = lang.get("judge0")
+        if j:
+            listed |= {j["id"], *j.get("listed_ids", [])}
+    unserved = {int(r[0]) for r in table_after(r"^### Languages$", "Judge0 id")}
+    assert not unserved & listed, unserved & listed
+    assert set(range(43, 90)) - listed == unserved
+
+
 def test_the_piston_table_is_the_language_files():
     langs = languages()
     rows = table_after(r"^### GET /api/v2/runtimes$", "goboxd language")
