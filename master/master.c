@@ -66,6 +66,9 @@ struct master {
 	 * expired, and taken in turn with the clients by their age */
 	struct queue subs;
 	struct store *store;  /* claimed for the master's life; NULL: none */
+	/* Why there is none (a SQLite store that did not open): the workers
+	 * never open it either, and answer 503 with this. */
+	char store_refused[512];
 	/* A shared store (PostgreSQL): nodes lease their work from it, so
 	 * subs holds leases to take (CHANNEL_RUN_LEASE), one per submission a
 	 * worker here took in and one each look, never an id. */
@@ -217,6 +220,7 @@ static int spawn_worker(struct master *m, size_t idx)
 			.cfg = &m->cfg, .langs = m->langs,
 			.stats = m->stats, .probes = m->probes, .listen_fd = m->listen_fd,
 			.channel_fd = sv[1],
+			.store_refused = m->store_refused[0] ? m->store_refused : NULL,
 		};
 		sigset_t none;
 
@@ -495,11 +499,14 @@ static void store_empty(struct master *m)
 
 /*
  * The store, claimed for this daemon, and what it holds unfinished
- * queued again, oldest first: a restart or a crash loses none. Without
- * a store goboxd still serves every API whose client waits; Judge0's
- * async submissions then get 503 (each worker says why).
+ * queued again, oldest first: a restart or a crash loses none. A store
+ * another goboxd holds stops the start (-EBUSY, why in err): two daemons
+ * on one file would run, and expire, each other's submissions. Any other
+ * failure leaves goboxd without a store: it serves every API whose client
+ * waits, its workers never open the store, and Judge0's submissions get
+ * 503 with the reason.
  */
-static int open_store(struct master *m)
+static int open_store(struct master *m, char *why, size_t whylen)
 {
 	int64_t *ids = NULL;
 	size_t n = 0;
@@ -507,9 +514,11 @@ static int open_store(struct master *m)
 	int rc = store_open(m->cfg.store, m->cfg.store_max_bytes, &m->store, err, sizeof(err));
 
 	m->shared = store_url_shared(m->cfg.store);
+	m->store_refused[0] = '\0';
 	if (rc == -EPROTO) {
 		/* a newer goboxd's data: nothing here may touch it */
 		log_error("the submission store: %s", err);
+		snprintf(why, whylen, "the submission store was written by a newer goboxd");
 		return rc;
 	}
 	if (m->shared) {
@@ -525,10 +534,19 @@ static int open_store(struct master *m)
 	}
 	if (rc == 0)
 		rc = store_claim(m->store, err, sizeof(err));
-	if (rc == 0)
-		rc = store_pending(m->store, true, &ids, &n) < 0 ? -EIO : 0;
+	if (rc == -EBUSY) {
+		snprintf(why, whylen, "the submission store %s", err);
+		store_close(m->store);
+		m->store = NULL;
+		return rc;
+	}
+	if (rc == 0 && store_pending(m->store, true, &ids, &n) < 0) {
+		snprintf(err, sizeof(err), "%s: %s", m->cfg.store, store_error(m->store));
+		rc = -EIO;
+	}
 	if (rc < 0) {
 		log_error("the submission store: %s", err);
+		snprintf(m->store_refused, sizeof(m->store_refused), "%s", err);
 		store_close(m->store);
 		m->store = NULL;
 		return 0;
@@ -1144,10 +1162,9 @@ static int setup(struct master *m, char *err, size_t errlen)
 	m->listen_fd = master_listen(&m->cfg, err, errlen);
 	if (m->listen_fd < 0)
 		return m->listen_fd;
-	if (open_store(m) < 0) {
-		snprintf(err, errlen, "the submission store was written by a newer goboxd");
-		return -EPROTO;
-	}
+	rc = open_store(m, err, errlen);
+	if (rc < 0)
+		return rc;
 	return 0;
 }
 

@@ -262,18 +262,28 @@ static void judge0_answer(struct jobthread *j)
 	st = thread_store(j);
 	if (!st || store_add_done(st, "judge0", sub.request, result, sub.started_ms, sub.token,
 				  err, sizeof(err)) < 0) {
+		char msg[320];
+
+		/* no token to answer for it: nothing is promised, the client
+		 * may send it again */
 		log_error("a waited-for submission was not stored: %s", st ? err : j->store_error);
-		sub.token[0] = '\0';
+		snprintf(msg, sizeof(msg), "the submission ran but could not be stored: %.200s",
+			 st ? err : j->store_error);
+		body = api_judge0_error(msg);
+		status = 503;
+		shown = NULL;
+	} else {
+		/* as Judge0, a waited-for submission calls back too */
+		call_back(j, &sub, api_judge0_callback(j->req));
+		shown = api_judge0_show(&sub, &j->view, j->langs);
 	}
-	/* as Judge0, a waited-for submission calls back too */
-	call_back(j, &sub, api_judge0_callback(j->req));
-	shown = api_judge0_show(&sub, &j->view, j->langs);
-	if (!shown) {
+	if (!shown && status == 201) {
 		shown = cJSON_CreateObject();
 		cJSON_AddStringToObject(shown, "error", API_JUDGE0_NOT_UTF8);
 		cJSON_AddStringToObject(shown, "token", sub.token);
 	}
-	body = cJSON_PrintUnformatted(shown);
+	if (shown)
+		body = cJSON_PrintUnformatted(shown);
 	cJSON_Delete(shown);
 	free(result);
 	j->status = status;

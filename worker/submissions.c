@@ -34,7 +34,8 @@ static struct store *loop_store(struct submissions *s)
 {
 	uint64_t now = now_ms();
 
-	if (s->store || now < s->reopen_ms)
+	/* the master did not claim it: it may be another goboxd's */
+	if (s->store || s->refused || now < s->reopen_ms)
 		return s->store;
 	s->reopen_ms = now + REOPEN_EVERY_MS;
 	if (store_open(s->cfg->store, s->cfg->store_max_bytes, &s->store, s->error,
@@ -48,15 +49,20 @@ static struct store *loop_store(struct submissions *s)
 }
 
 void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
-		      bool watcher, struct stats *stats, struct callbacks *cb)
+		      const char *refused, bool watcher, struct stats *stats,
+		      struct callbacks *cb)
 {
 	s->cfg = cfg;
+	if (refused) {
+		s->refused = true;
+		snprintf(s->error, sizeof(s->error), "%s", refused);
+	}
 	s->langs = t;
 	s->expires = watcher;
 	s->stats = stats;
 	s->callbacks = cb;
 	s->next_expire_ms = now_ms() + expire_every_ms(cfg);
-	if (!loop_store(s))
+	if (!loop_store(s) && !s->refused)
 		log_error("the submission store: %s", s->error);
 }
 
@@ -557,6 +563,14 @@ int submissions_parse_waited(struct submissions *s, const struct http_request *r
 		*status = 413;
 		*body = api_judge0_error("request body too large");
 		return -E2BIG;
+	}
+	/* Judge0 saves a submission before it runs it: one that cannot be
+	 * kept (to answer for its token) is not run */
+	if (!loop_store(s)) {
+		snprintf(err, sizeof(err), "the submission store is unavailable: %.200s", s->error);
+		*status = 503;
+		*body = api_judge0_error(err);
+		return -EIO;
 	}
 	root = parse_body(r, &m);
 	if (!cJSON_IsObject(root)) {

@@ -30,6 +30,7 @@ struct submissions {
 	bool expires;              /* this worker removes the expired ones, and watches */
 	uint64_t next_expire_ms;
 	uint64_t reopen_ms;        /* a store that failed to open is tried again then */
+	bool refused;              /* the master has none: never opened here (error says why) */
 	/* the watcher (worker 0): the store's overview into stats, this
 	 * node's beat, and callbacks that other nodes did not deliver */
 	struct stats *stats;
@@ -49,10 +50,12 @@ struct submissions {
 
 /* Open the loop's store connection; a failure is logged and kept in
  * s->error (every request that needs the store then gets 503, and it is
- * tried again a second later). The watcher publishes into stats and
- * hands callbacks found undelivered to cb. */
+ * tried again a second later). refused (non-NULL: the master has no
+ * store, and why) keeps it closed for good. The watcher publishes into
+ * stats and hands callbacks found undelivered to cb. */
 void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
-		      bool watcher, struct stats *stats, struct callbacks *cb);
+		      const char *refused, bool watcher, struct stats *stats,
+		      struct callbacks *cb);
 void submissions_close(struct submissions *s);
 
 /*

@@ -990,7 +990,8 @@ int worker_main(const struct worker_ctx *ctx)
 	conn_set_init(&w.conns, w.epfd, w.cfg, &hooks);
 	/* one worker removes the expired submissions and watches the store;
 	 * every one takes new ones */
-	submissions_open(&w.subs, ctx->cfg, ctx->langs, ctx->index == 0, ctx->stats, &w.callbacks);
+	submissions_open(&w.subs, ctx->cfg, ctx->langs, ctx->store_refused, ctx->index == 0,
+			 ctx->stats, &w.callbacks);
 	w.subs.submitted = tell_submitted;
 	w.subs.arg = &w;
 	setup_sandbox(&w);

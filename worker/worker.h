@@ -25,6 +25,9 @@ struct worker_ctx {
 	struct probe_table *probes;
 	int listen_fd;
 	int channel_fd;
+	/* Why the master has no submission store (NULL: it has one, or it is
+	 * shared): the worker never opens it either. */
+	const char *store_refused;
 };
 
 /* Never returns to the caller's loop: the result is the exit code. */

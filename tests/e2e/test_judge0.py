@@ -17,6 +17,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import time
 import zipfile
 
 import pytest
@@ -1212,3 +1213,51 @@ def test_a_store_change_waits_for_a_restart():
     finally:
         d.stop()
         shutil.rmtree(tmp)
+
+
+# ---- one daemon per store ------------------------------------------------------
+
+
+def test_a_second_daemon_on_the_same_store_refuses_to_start(tmp_path):
+    """A SQLite store is one daemon's: a second goboxd started on it by
+    mistake would run, and expire, the first one's submissions. It says
+    so and stops; the first goes on with everything it had."""
+    store = str(tmp_path / "shared.db")
+    first = Daemon(languages=small(), workers=1, args=["--store", store], own_store=False)
+    try:
+        token = submit(first, {"language_id": PY, "source_code": "print(7)"})
+        with pytest.raises(RuntimeError) as failed:
+            Daemon(languages=small(), workers=1,
+                   args=["--store", store, "--submission-ttl", "1s"], own_store=False)
+        assert "another goboxd serves this store" in str(failed.value), failed.value
+        assert store in str(failed.value), failed.value
+        assert finished(first, token)["stdout"] == "7\n"
+        time.sleep(2)
+        status, body = first.get("/submissions/%s" % token)
+        assert status == 200 and body["stdout"] == "7\n", "the second one expired nothing"
+    finally:
+        first.stop()
+
+
+def test_without_its_store_judge0_is_refused_and_the_rest_serves(tmp_path):
+    """A store that does not open (here: under a file) leaves goboxd
+    without one: every API whose client waits is served, Judge0's
+    submissions get 503 with the reason, and a waited-for one is not run
+    (it could never answer for a token)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    d = Daemon(languages=small(), workers=1, args=["--store", str(blocker / "s.db")],
+               own_store=False)
+    try:
+        for query in ("", "?wait=true"):
+            status, body = d.post("/submissions" + query,
+                                  {"language_id": PY, "source_code": "print(1)"})
+            assert status == 503, (query, body)
+            assert body["error"].startswith("the submission store is unavailable: "), body
+            assert "token" not in body
+        status, body = d.post("/run", {"language": "py3", "source": "print(1)",
+                                       "tests": [{"stdin": ""}]})
+        assert status == 200 and body["status"] == "accepted", body
+        assert d.stats()["jobs_total"] == 1, "the waited-for submission never ran"
+    finally:
+        d.stop()
