@@ -186,15 +186,16 @@ static int sq_add(struct store *s, const char *api, const char *request, const c
 	int rc;
 
 	/*
-	 * The cap holds new submissions back, never a result: what the store
-	 * took must finish even when it is full.
+	 * The cap holds every new submission back, a waited-for one (added
+	 * finished, its result with it) as an async one; never a result of
+	 * one it took: what the store took must finish even when it is full.
 	 */
-	if (q->max_bytes && !result) {
+	if (q->max_bytes) {
 		st = stmt(q, ST_USED);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW &&
 		    (uint64_t)sqlite3_column_int64(st, 0) * (uint64_t)sqlite3_column_int64(st, 1) +
-				    strlen(request) > q->max_bytes) {
+				    strlen(request) + (result ? strlen(result) : 0) > q->max_bytes) {
 			sqlite3_reset(st);
 			snprintf(err, errlen, "the submission store is full");
 			return -ENOSPC;
@@ -583,6 +584,34 @@ static int ensure_schema(sqlite3 *db, const char *path, char *err, size_t errlen
 	return exec(db, "COMMIT", path, err, errlen);
 }
 
+/*
+ * A store file is goboxd's own: one another user made (in advance, where
+ * goboxd would make it) or one anyone else may write could hold what its
+ * maker wants, and hand clients' code over. Readable by others (a file of
+ * an older goboxd) is mended by the caller; these are refused.
+ */
+static int check_owner(int fd, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s is owned by uid %u, not by goboxd's (%u): remove it, or "
+			 "give it to goboxd's user", path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & 0022) {
+		snprintf(err, errlen, "%s may be written by others (mode %04o): anyone could have "
+			 "changed what it holds; check it, then chmod 600 it", path,
+			 (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, char *err,
 		      size_t errlen)
 {
@@ -609,15 +638,20 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 	/* the store holds clients' code: its owner's alone (SQLite gives
 	 * its -wal and -shm files the database's mode) */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	/* one made before this rule (or by hand) is made private too */
-	if (fd < 0 || fchmod(fd, 0600) < 0) {
+	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		rc = -errno;
-		if (fd >= 0)
-			close(fd);
 		goto fail;
 	}
+	rc = check_owner(fd, path, err, errlen);
+	/* one made before this rule (or by hand) is made private too */
+	if (rc == 0 && fchmod(fd, 0600) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rc = -errno;
+	}
 	close(fd);
+	if (rc < 0)
+		goto fail;
 	rc = sqlite3_open_v2(path, &q->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {

@@ -305,3 +305,43 @@ Test(store, counts_by_a_number_of_the_texts_and_by_day)
 	cr_expect_gt(bytes, 0u);
 	store_close(s);
 }
+
+Test(store, a_store_someone_else_could_have_written_is_refused)
+{
+	struct store *s = open_store(0), *none = NULL;
+	char err[512] = "";
+
+	store_close(s);
+	cr_assert_eq(chmod(path, 0666), 0);
+	cr_expect_eq(store_open(path, 0, &none, err, sizeof(err)), -EPERM);
+	cr_expect_null(none);
+	cr_expect_not_null(strstr(err, path), "the message names it: %s", err);
+	cr_expect_not_null(strstr(err, "written by others"), "%s", err);
+	cr_assert_eq(chmod(path, 0600), 0);
+	if (geteuid() == 0) {
+		cr_assert_eq(chown(path, 65534, 65534), 0);
+		cr_expect_eq(store_open(path, 0, &none, err, sizeof(err)), -EPERM);
+		cr_expect_not_null(strstr(err, "is owned by uid 65534"), "%s", err);
+	}
+}
+
+Test(store, the_cap_counts_a_submission_added_finished)
+{
+	struct store *s = open_store(64 * 1024);
+	char token[STORE_TOKEN_LEN + 1], err[128];
+	char *big = xmalloc(30 * 1024);
+	int rc = 0, added = 0;
+
+	memset(big, 'r', 30 * 1024 - 1);
+	big[30 * 1024 - 1] = '\0';
+	for (int i = 0; i < 20 && rc == 0; i++) {
+		rc = store_add_done(s, "judge0", "{}", big, 1, token, err, sizeof(err));
+		added += rc == 0;
+	}
+	cr_expect_eq(rc, -ENOSPC, "a waited-for submission fills the store too");
+	cr_expect(added >= 1 && added < 3, "%d results of 30 KiB in a 64 KiB store", added);
+	rc = store_add(s, "judge0", big, NULL, token, &(int64_t){ 0 }, err, sizeof(err));
+	cr_expect_eq(rc, -ENOSPC, "and then an async one of the same size is refused");
+	free(big);
+	store_close(s);
+}
