@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/auth.h"
+#include "common/cidr.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "common/yamlutil.h"
@@ -122,7 +123,10 @@ static const struct opt opts[] = {
 	{ "submission-ttl", OT_SEC, F(submission_ttl_s), 1000, 365 * 24 * HOUR_MS,
 	  "how long a finished submission is kept" },
 	{ "callback-allow-local", OT_BOOL, F(callback_allow_local), 0, 1,
-	  "let callbacks go to loopback and link-local addresses" },
+	  "let callbacks go to loopback and link-local addresses, and this host's own" },
+	{ "callback-allow-networks", OT_STR, F(callback_allow_networks), 0, 0,
+	  "private networks callbacks may reach, as CIDRs: 10.2.0.0/16,fd00::/8"
+	  " (default: none)" },
 	{ "auth-tokens", OT_STR, F(auth_tokens_file), 0, 0,
 	  "file of API tokens, one per line: every request then needs one (default: none)" },
 	{ "auth-probes", OT_BOOL, F(auth_probes), 0, 1,
@@ -783,6 +787,14 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 		c->node_name = xstrdup(name);
 	}
 	rc = config_validate(c, err, errlen);
+	if (rc == 0 &&
+	    cidr_list_parse(c->callback_allow_networks, &c->callback_nets, err, errlen) < 0) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "--callback-allow-networks: %s", err);
+		snprintf(err, errlen, "%s", why);
+		return -EINVAL;
+	}
 	if (rc == 0 && c->auth_tokens_file && c->auth_tokens_file[0] &&
 	    (rc = auth_load(c->auth_tokens_file, &c->auth, err, errlen)) < 0) {
 		char why[512];

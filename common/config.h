@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cidr.h"
 #include "common/limits.h"
 #include "common/stats.h"
 
@@ -80,6 +81,8 @@ struct config {
 	char *node_name;            /* in a shared store; NULL or "": hostname:port */
 	uint32_t submission_ttl_s;  /* a finished submission is kept this long */
 	bool callback_allow_local;  /* callbacks may go to loopback and link-local */
+	char *callback_allow_networks; /* private CIDRs callbacks may reach; NULL: none */
+	struct cidr_list callback_nets; /* those, parsed by config_build */
 
 	/* who may use the APIs (common/auth.h) */
 	char *auth_tokens_file;     /* NULL or "": everyone */

@@ -103,7 +103,7 @@ static void *thread_main(void *arg)
 {
 	struct callbacks *cb = arg;
 	struct callback_opts o = { .timeout_ms = CALLBACKS_TIMEOUT_MS,
-				   .allow_local = cb->allow_local };
+				   .allow_local = cb->allow_local, .allow_nets = cb->allow_nets };
 
 	pthread_mutex_lock(&cb->mu);
 	while (!cb->quit) {
@@ -157,7 +157,8 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-int callbacks_start(struct callbacks *cb, bool allow_local, const char *store_url)
+int callbacks_start(struct callbacks *cb, bool allow_local, const struct cidr_list *allow_nets,
+		    const char *store_url)
 {
 	sigset_t all, old;
 	int rc;
@@ -166,6 +167,7 @@ int callbacks_start(struct callbacks *cb, bool allow_local, const char *store_ur
 	pthread_mutex_init(&cb->mu, NULL);
 	pthread_cond_init(&cb->cv, NULL);
 	cb->allow_local = allow_local;
+	cb->allow_nets = allow_nets;
 	cb->store_url = store_url;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cidr.h"
 #include "common/store.h"
 
 #define CALLBACKS_TRIES 3
@@ -32,6 +33,7 @@ struct callbacks_item;
 struct callbacks {
 	bool running;
 	bool allow_local;
+	const struct cidr_list *allow_nets; /* private ranges let through */
 	const char *store_url;              /* a shared store's; NULL: none */
 	struct store *store;                /* the thread's, opened at first need */
 	pthread_t thread;
@@ -42,9 +44,11 @@ struct callbacks {
 	bool quit;                          /* under mu */
 };
 
-/* Start the thread (every signal blocked in it). store_url: the shared
- * store's (NULL otherwise). 0 or a negative errno. */
-int callbacks_start(struct callbacks *cb, bool allow_local, const char *store_url);
+/* Start the thread (every signal blocked in it). allow_local and
+ * allow_nets as callback_opts has them (allow_nets outlives cb);
+ * store_url: the shared store's (NULL otherwise). 0 or a negative errno. */
+int callbacks_start(struct callbacks *cb, bool allow_local, const struct cidr_list *allow_nets,
+		    const char *store_url);
 /* Send body to url, later (all copied), for submission id (0: none in a
  * shared store) whose token is key. */
 void callbacks_add(struct callbacks *cb, int64_t id, const char *key, const char *url,

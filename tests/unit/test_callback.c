@@ -41,7 +41,14 @@ struct addr_case {
 static const struct addr_case addr_cases[] = {
 	{ "8.8.8.8", NULL },
 	{ "1.0.0.0", NULL },
-	{ "10.1.2.3", NULL },            /* private networks are the operator's business */
+	{ "10.1.2.3", "private" },        /* the operator's other machines */
+	{ "172.16.0.1", "private" },
+	{ "172.31.255.255", "private" },
+	{ "172.32.0.0", NULL },
+	{ "192.168.1.1", "private" },
+	{ "100.64.0.1", "private" },
+	{ "198.18.0.1", "private" },
+	{ "11.0.0.1", NULL },
 	{ "126.255.255.255", NULL },
 	{ "128.0.0.0", NULL },
 	{ "169.253.255.255", NULL },
@@ -53,7 +60,11 @@ static const struct addr_case addr_cases[] = {
 	{ "127.0.0.1", "loopback" },
 	{ "127.255.255.254", "loopback" },
 	{ "169.254.0.0", "link-local" },
-	{ "169.254.169.254", "link-local" },
+	{ "169.254.169.254", "a cloud's metadata service" },
+	{ "169.254.170.2", "a cloud's metadata service" },
+	{ "169.254.1.1", "link-local" },
+	{ "100.100.100.200", "a cloud's metadata service" },
+	{ "168.63.129.16", "a cloud's metadata service" },
 	{ "224.0.0.1", "multicast" },
 	{ "239.255.255.255", "multicast" },
 	{ "255.255.255.255", "broadcast" },
@@ -73,7 +84,11 @@ static const struct addr_case addr_cases[] = {
 	{ "::ffff:127.0.0.1", "loopback" },
 	{ "::ffff:127.1.2.3", "loopback" },
 	{ "::ffff:0.0.0.0", "unspecified" },
-	{ "::ffff:169.254.169.254", "link-local" },
+	{ "::ffff:169.254.169.254", "a cloud's metadata service" },
+	{ "::ffff:10.0.0.1", "private" },
+	{ "fd00::1", "private" },
+	{ "fc00::1", "private" },
+	{ "fd00:ec2::254", "a cloud's metadata service" },
 	{ "::ffff:224.0.0.1", "multicast" },
 	{ "::ffff:255.255.255.255", "broadcast" },
 };
@@ -104,16 +119,56 @@ Test(callback, addr_rule_table)
 		const char *why = "untouched";
 		bool refused;
 
-		refused = callback_addr_refused(sa, len, false, &why);
+		refused = callback_addr_refused(sa, len, false, NULL, &why);
 		cr_expect_eq(refused, t->why != NULL, "%s: refused=%d", t->addr, refused);
 		if (t->why)
 			cr_expect_str_eq(why, t->why, "%s", t->addr);
 		else
 			cr_expect_str_eq(why, "untouched", "%s: why set when allowed", t->addr);
-		/* allow_local lifts every one of these rules */
-		cr_expect_not(callback_addr_refused(sa, len, true, &why),
-			      "%s refused with allow_local", t->addr);
+		/* allow_local lifts the local rules, never the private or the
+		 * metadata ones */
+		refused = callback_addr_refused(sa, len, true, NULL, &why);
+		cr_expect_eq(refused, t->why && (!strcmp(t->why, "private") ||
+						 !strcmp(t->why, "a cloud's metadata service")),
+			     "%s with allow_local: refused=%d", t->addr, refused);
 	}
+}
+
+Test(callback, addr_rule_private_ranges_the_operator_allows)
+{
+	struct sockaddr_storage ss;
+	const struct sockaddr *sa = (const struct sockaddr *)&ss;
+	struct cidr_list allow;
+	const char *why = NULL;
+	char err[128];
+	size_t len;
+
+	cr_assert_eq(cidr_list_parse("10.2.0.0/16, fd00:1::/32", &allow, err, sizeof(err)), 0, "%s",
+		     err);
+	len = make_addr("10.2.3.4", &ss);
+	cr_expect_not(callback_addr_refused(sa, len, false, &allow, &why));
+	len = make_addr("10.3.0.1", &ss);
+	cr_expect(callback_addr_refused(sa, len, false, &allow, &why), "outside the range");
+	len = make_addr("fd00:1:2::3", &ss);
+	cr_expect_not(callback_addr_refused(sa, len, false, &allow, &why));
+	len = make_addr("::ffff:10.2.0.9", &ss);
+	cr_expect_not(callback_addr_refused(sa, len, false, &allow, &why), "mapped IPv4 too");
+	/* no allow-list opens a metadata service */
+	cr_assert_eq(cidr_list_parse("100.64.0.0/10,fd00::/8", &allow, err, sizeof(err)), 0);
+	len = make_addr("100.100.100.200", &ss);
+	cr_expect(callback_addr_refused(sa, len, true, &allow, &why));
+	len = make_addr("fd00:ec2::254", &ss);
+	cr_expect(callback_addr_refused(sa, len, true, &allow, &why));
+}
+
+Test(callback, this_hosts_own_addresses)
+{
+	struct sockaddr_storage ss;
+	size_t len = make_addr("127.0.0.1", &ss);
+
+	cr_expect(callback_addr_is_host((const struct sockaddr *)&ss, len), "lo is this host's");
+	len = make_addr("8.8.8.8", &ss);
+	cr_expect_not(callback_addr_is_host((const struct sockaddr *)&ss, len));
 }
 
 Test(callback, addr_rule_non_inet_always_refused)
@@ -125,15 +180,15 @@ Test(callback, addr_rule_non_inet_always_refused)
 
 	for (int allow = 0; allow <= 1; allow++) {
 		why = NULL;
-		cr_expect(callback_addr_refused((struct sockaddr *)&un, sizeof(un), allow, &why));
+		cr_expect(callback_addr_refused((struct sockaddr *)&un, sizeof(un), allow, NULL, &why));
 		cr_expect_str_eq(why, "not an internet address");
-		cr_expect(callback_addr_refused(&sa, sizeof(sa), allow, &why));
+		cr_expect(callback_addr_refused(&sa, sizeof(sa), allow, NULL, &why));
 		/* a public address, but shorter than its family's sockaddr */
-		cr_expect(callback_addr_refused((struct sockaddr *)&s4, sizeof(s4) - 1, allow, &why));
-		cr_expect(callback_addr_refused((struct sockaddr *)&s4, 1, allow, &why));
-		cr_expect(callback_addr_refused(NULL, 0, allow, &why));
+		cr_expect(callback_addr_refused((struct sockaddr *)&s4, sizeof(s4) - 1, allow, NULL, &why));
+		cr_expect(callback_addr_refused((struct sockaddr *)&s4, 1, allow, NULL, &why));
+		cr_expect(callback_addr_refused(NULL, 0, allow, NULL, &why));
 	}
-	cr_expect_not(callback_addr_refused((struct sockaddr *)&s4, sizeof(s4), false, &why));
+	cr_expect_not(callback_addr_refused((struct sockaddr *)&s4, sizeof(s4), false, NULL, &why));
 }
 
 /* ---- URL check ---- */

@@ -5,12 +5,17 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+
+#include "common/cidr.h"
+#include "common/util.h"
 
 /* Longer than any callback a client means; it also bounds what we log */
 #define CALLBACK_URL_MAX 2048
@@ -20,6 +25,7 @@
 /* One callback_put's state, shared with libcurl's callbacks. */
 struct put_ctx {
 	bool allow_local;
+	const struct cidr_list *allow_nets;
 	bool refused;                       /* an address was refused */
 	const char *refused_why;            /* the first refusal's rule */
 	char refused_addr[INET6_ADDRSTRLEN];
@@ -136,6 +142,32 @@ int callback_url_check(const char *url, char *err, size_t errlen)
 	return rc;
 }
 
+/* The metadata services of the major clouds: never a callback's. */
+static const char *const metadata_addrs[] = {
+	"169.254.169.254", /* AWS, GCP, Azure, Oracle, DigitalOcean... */
+	"169.254.170.2",   /* AWS ECS task metadata */
+	"100.100.100.200", /* Alibaba Cloud */
+	"168.63.129.16",   /* Azure's WireServer */
+	"fd00:ec2::254",   /* AWS over IPv6 */
+};
+
+/* Private ranges: another machine of the operator's, reached from inside
+ * its network on a client's say. */
+static const char *const private_nets[] = {
+	"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "198.18.0.0/15",
+	"fc00::/7",
+};
+
+static bool in_list(const char *const *list, size_t n, int family, const unsigned char *a)
+{
+	struct cidr net;
+
+	for (size_t i = 0; i < n; i++)
+		if (cidr_parse(list[i], strlen(list[i]), &net) == 0 && cidr_holds(&net, family, a))
+			return true;
+	return false;
+}
+
 /* a is in host order */
 static const char *v4_refused(uint32_t a)
 {
@@ -174,12 +206,64 @@ static const char *v6_refused(const struct in6_addr *a)
 	return NULL;
 }
 
+/*
+ * The address an IPv4-mapped IPv6 one stands for: a dual-stack socket
+ * reaches that IPv4 address itself. *family and a (16 bytes) are set.
+ */
+static void unmap(int *family, unsigned char *a)
+{
+	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (*family == AF_INET6 && memcmp(a, mapped, sizeof(mapped)) == 0) {
+		memmove(a, a + 12, 4);
+		*family = AF_INET;
+	}
+}
+
+static bool is_metadata(int family, const unsigned char *a)
+{
+	return in_list(metadata_addrs, ARRAY_SIZE(metadata_addrs), family, a);
+}
+
+static bool is_private(int family, const unsigned char *a, const struct cidr_list *allow_nets)
+{
+	return in_list(private_nets, ARRAY_SIZE(private_nets), family, a) &&
+	       !cidr_list_holds(allow_nets, family, a);
+}
+
+/* sa's address as bytes (IPv4-mapped ones as IPv4): false for another
+ * family or a short sockaddr. */
+static bool addr_bytes(const struct sockaddr *sa, size_t salen, int *family, unsigned char *a)
+{
+	struct sockaddr_in6 s6;
+	struct sockaddr_in s4;
+	sa_family_t f;
+
+	if (!sa || salen < sizeof(f))
+		return false;
+	memcpy(&f, &sa->sa_family, sizeof(f));
+	if (f == AF_INET && salen >= sizeof(s4)) {
+		memcpy(&s4, sa, sizeof(s4));
+		memcpy(a, &s4.sin_addr, 4);
+	} else if (f == AF_INET6 && salen >= sizeof(s6)) {
+		memcpy(&s6, sa, sizeof(s6));
+		memcpy(a, &s6.sin6_addr, 16);
+	} else {
+		return false;
+	}
+	*family = f;
+	unmap(family, a);
+	return true;
+}
+
 bool callback_addr_refused(const struct sockaddr *sa, size_t salen, bool allow_local,
-			   const char **why)
+			   const struct cidr_list *allow_nets, const char **why)
 {
 	struct sockaddr_in6 s6;
 	struct sockaddr_in s4;
 	sa_family_t family;
+	unsigned char a[16];
+	int fam;
 	const char *rule;
 
 	/* copies, not casts: sa is whichever sockaddr its family says */
@@ -189,19 +273,54 @@ bool callback_addr_refused(const struct sockaddr *sa, size_t salen, bool allow_l
 	if (family == AF_INET && salen >= sizeof(s4)) {
 		memcpy(&s4, sa, sizeof(s4));
 		rule = v4_refused(ntohl(s4.sin_addr.s_addr));
+		memcpy(a, &s4.sin_addr, 4);
 	} else if (family == AF_INET6 && salen >= sizeof(s6)) {
 		memcpy(&s6, sa, sizeof(s6));
 		rule = v6_refused(&s6.sin6_addr);
+		memcpy(a, &s6.sin6_addr, 16);
 	} else {
 		goto not_inet;
 	}
-	if (!rule || allow_local)
+	fam = family;
+	unmap(&fam, a);
+	/* no operator lifts this one; local rules, then private ranges */
+	if (is_metadata(fam, a))
+		rule = "a cloud's metadata service";
+	else if (allow_local)
+		rule = NULL;
+	if (!rule && is_private(fam, a, allow_nets))
+		rule = "private";
+	if (!rule)
 		return false;
 	*why = rule;
 	return true;
 not_inet:
 	*why = "not an internet address";
 	return true;
+}
+
+bool callback_addr_is_host(const struct sockaddr *sa, size_t salen)
+{
+	struct ifaddrs *list, *i;
+	unsigned char want[16], have[16];
+	int want_family, have_family;
+	bool found = false;
+
+	if (!addr_bytes(sa, salen, &want_family, want) || getifaddrs(&list) < 0)
+		return false;
+	for (i = list; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr)
+			continue;
+		if (!addr_bytes(i->ifa_addr, i->ifa_addr->sa_family == AF_INET ?
+						     sizeof(struct sockaddr_in) :
+						     sizeof(struct sockaddr_in6),
+				&have_family, have))
+			continue;
+		found = have_family == want_family &&
+			!memcmp(have, want, want_family == AF_INET ? 4 : 16);
+	}
+	freeifaddrs(list);
+	return found;
 }
 
 static void put_note_refused(struct put_ctx *c, const struct curl_sockaddr *a, const char *why)
@@ -242,8 +361,13 @@ static curl_socket_t put_opensocket(void *clientp, curlsocktype purpose, struct 
 		put_note_refused(c, a, "not an outgoing connection");
 		return CURL_SOCKET_BAD;
 	}
-	if (callback_addr_refused(&a->addr, a->addrlen, c->allow_local, &why)) {
+	if (callback_addr_refused(&a->addr, a->addrlen, c->allow_local, c->allow_nets, &why)) {
 		put_note_refused(c, a, why);
+		return CURL_SOCKET_BAD;
+	}
+	/* this host's own addresses reach its own services (goboxd's /metrics) */
+	if (!c->allow_local && callback_addr_is_host(&a->addr, a->addrlen)) {
+		put_note_refused(c, a, "this host");
 		return CURL_SOCKET_BAD;
 	}
 	fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
@@ -345,7 +469,7 @@ static int put_result(CURL *h, CURLcode res, const struct put_ctx *c, const stru
 int callback_put(const char *url, const char *body, size_t len, const struct callback_opts *o,
 		 char *err, size_t errlen)
 {
-	struct put_ctx c = { .allow_local = o->allow_local };
+	struct put_ctx c = { .allow_local = o->allow_local, .allow_nets = o->allow_nets };
 	char curlerr[CURL_ERROR_SIZE] = "";
 	struct curl_slist *hdrs = NULL, *l;
 	CURLU *u = NULL;

@@ -3,10 +3,11 @@
  * (Judge0's callback_url), with libcurl. The URL is a client's, so the
  * request is bounded and goes nowhere it should not: http or https only,
  * no redirect followed, no proxy, a time limit on the whole exchange, and
- * no connection to a loopback, link-local, unspecified, multicast or
- * broadcast address (checked on the address actually connected to, after
- * resolution, so a name that resolves there is refused too) unless the
- * operator allows it.
+ * no connection to a cloud's metadata service ever, nor to a loopback,
+ * link-local, unspecified, multicast or broadcast address, an address of
+ * this host or a private range (checked on the address actually
+ * connected to, after resolution, so a name that resolves there is
+ * refused too) unless the operator allows it.
  */
 #ifndef GOBOXD_CALLBACK_H
 #define GOBOXD_CALLBACK_H
@@ -14,11 +15,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/cidr.h"
+
 struct sockaddr;
 
 struct callback_opts {
 	unsigned timeout_ms;   /* the whole exchange, connecting included; > 0 */
-	bool allow_local;      /* loopback and link-local addresses allowed */
+	/* loopback and link-local addresses, and this host's own, allowed */
+	bool allow_local;
+	/* private ranges allowed (NULL: none) */
+	const struct cidr_list *allow_nets;
 	/* sent as Idempotency-Key (NULL: none): the same for every try and
 	 * every node that sends this callback, so that its receiver can tell
 	 * a repeat; letters, digits and '-' only */
@@ -39,13 +45,20 @@ int callback_url_check(const char *url, char *err, size_t errlen);
 
 /*
  * Whether a callback may not connect to sa (salen bytes): anything but
- * AF_INET and AF_INET6 always; unless allow_local, IPv4 0/8, 127/8,
+ * AF_INET and AF_INET6 always; the metadata services of the major clouds
+ * always (169.254.169.254, 169.254.170.2, 100.100.100.200,
+ * 168.63.129.16, fd00:ec2::254); unless allow_local, IPv4 0/8, 127/8,
  * 169.254/16, 224/4 and 255.255.255.255, IPv6 ::, ::1, fe80::/10 and
- * ff00::/8, and the IPv4 ones written as ::ffff:a.b.c.d. When refused,
- * *why says which rule ("loopback", "link-local"...). Pure.
+ * ff00::/8; unless allow_nets holds them, the private ranges (10/8,
+ * 172.16/12, 192.168/16, 100.64/10, 198.18/15, fc00::/7); IPv4 ones
+ * written as ::ffff:a.b.c.d alike. When refused, *why says which rule
+ * ("loopback", "private"...). Pure.
  */
 bool callback_addr_refused(const struct sockaddr *sa, size_t salen, bool allow_local,
-			   const char **why);
+			   const struct cidr_list *allow_nets, const char **why);
+/* Whether sa is an address of one of this host's interfaces (getifaddrs):
+ * a callback there would reach the host's own services. */
+bool callback_addr_is_host(const struct sockaddr *sa, size_t salen);
 
 /*
  * PUT body (len bytes, Content-Type: application/json) to url, once.
