@@ -8,6 +8,7 @@
 #include "common/lang/validate.h"
 #include "common/yamlutil.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -95,6 +96,11 @@ static void lang_clear(struct lang *l)
 	free(l->piston_runtime);
 	free(l->piston_version);
 	strv_free(l->piston_aliases);
+	free(l->piston_extension);
+	free(l->piston_build.cmd);
+	strv_free(l->piston_build.args);
+	free(l->piston_run.cmd);
+	strv_free(l->piston_run.args);
 	strv_free(l->debian_packages);
 	strv_free(l->npm_packages);
 	free(l->file);
@@ -390,36 +396,56 @@ static bool cmd_located(const char *cmd)
 	       !strncmp(cmd, "{{tmp}}/", 8);
 }
 
+/* A step's cmd (or piston.build's...): step names it in messages. */
+static int check_cmd_template(struct lctx *c, int line, const struct lang *l, const char *step,
+			      const char *cmd)
+{
+	char why[256];
+
+	if (!cmd[0])
+		return lfail(c, line, "%s.cmd: must not be empty", step);
+	if (placeholder_check(cmd, PH_IN_CMD, why, sizeof(why)) < 0)
+		return lfail(c, line, "%s.cmd: %s", step, why);
+	if (!cmd_located(cmd))
+		return lfail(c, line,
+			     "%s.cmd: '%s' must be an absolute path or start with ./ (the job directory)",
+			     step, cmd);
+	if (!l->artifact && placeholder_uses(cmd, "artifact"))
+		return lfail(c, line, "%s.cmd: {{artifact}} used but the language has no artifact",
+			     step);
+	return 0;
+}
+
+/* A step's args; *has_flags: one is "{{flags}}". */
+static int check_arg_templates(struct lctx *c, const struct yamlutil_node *n, const struct lang *l,
+			       const char *step, char *const *args, bool *has_flags)
+{
+	char why[256];
+
+	*has_flags = false;
+	for (size_t i = 0; args && args[i]; i++) {
+		const char *a = args[i];
+
+		if (placeholder_check(a, PH_IN_ARG, why, sizeof(why)) < 0)
+			return lfail(c, item_line(n, i), "%s.args: %s", step, why);
+		if (!l->artifact && placeholder_uses(a, "artifact"))
+			return lfail(c, item_line(n, i),
+				     "%s.args: {{artifact}} used but the language has no artifact", step);
+		if (!strcmp(a, "{{flags}}"))
+			*has_flags = true;
+	}
+	return 0;
+}
+
 static int check_step_templates(struct lctx *c, const struct yamlutil_node *n, const struct lang *l,
 				const char *step, struct lang_step *s)
 {
 	const struct yamlutil_node *args = yamlutil_get(n, "args"), *env = yamlutil_get(n, "env");
-	const struct yamlutil_node *cmdn = yamlutil_get(n, "cmd");
 	bool has_flags = false;
-	char why[256];
 
-	if (!s->cmd[0])
-		return lfail(c, cmdn->line, "%s.cmd: must not be empty", step);
-	if (placeholder_check(s->cmd, PH_IN_CMD, why, sizeof(why)) < 0)
-		return lfail(c, cmdn->line, "%s.cmd: %s", step, why);
-	if (!cmd_located(s->cmd))
-		return lfail(c, cmdn->line,
-			     "%s.cmd: '%s' must be an absolute path or start with ./ (the job directory)",
-			     step, s->cmd);
-	if (!l->artifact && placeholder_uses(s->cmd, "artifact"))
-		return lfail(c, cmdn->line, "%s.cmd: {{artifact}} used but the language has no artifact",
-			     step);
-	for (size_t i = 0; s->args && s->args[i]; i++) {
-		const char *a = s->args[i];
-
-		if (placeholder_check(a, PH_IN_ARG, why, sizeof(why)) < 0)
-			return lfail(c, item_line(args, i), "%s.args: %s", step, why);
-		if (!l->artifact && placeholder_uses(a, "artifact"))
-			return lfail(c, item_line(args, i),
-				     "%s.args: {{artifact}} used but the language has no artifact", step);
-		if (!strcmp(a, "{{flags}}"))
-			has_flags = true;
-	}
+	if (check_cmd_template(c, yamlutil_get(n, "cmd")->line, l, step, s->cmd) < 0 ||
+	    check_arg_templates(c, args, l, step, s->args, &has_flags) < 0)
+		return -EINVAL;
 	for (size_t i = 0; s->env[i]; i++) {
 		if (!l->artifact && placeholder_uses(s->env[i], "artifact"))
 			return lfail(c, env->items[i]->line,
@@ -1090,10 +1116,102 @@ static bool piston_name(const char *s)
 	return ok;
 }
 
-/* piston: { runtime: NAME, version: "x.y.z", aliases: [...] } */
+/* ".c", ".f90": a dot and a few [A-Za-z0-9_+-]. */
+static bool valid_extension(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 2 || n > 16 || s[0] != '.')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("_+-", s[i]))
+			return false;
+	return true;
+}
+
+/* piston.extension and piston.compiled, once the steps are known. */
+static int parse_piston_build_keys(struct lctx *c, const struct yamlutil_node *v, struct lang *l)
+{
+	const struct yamlutil_node *p;
+
+	l->piston_compiled = l->has_build;
+	if ((p = yamlutil_get(v, "extension"))) {
+		if (get_str(c, p, "piston.extension", &l->piston_extension) < 0)
+			return -EINVAL;
+		if (!valid_extension(l->piston_extension))
+			return lfail(c, p->line,
+				     "piston.extension: '%s' is not a dot and up to 15 of "
+				     "[A-Za-z0-9_+-]", l->piston_extension);
+	}
+	if ((p = yamlutil_get(v, "compiled"))) {
+		if (yamlutil_bool(p, c->file, "piston.compiled", &l->piston_compiled, c->err,
+				  c->errlen) < 0)
+			return -EINVAL;
+		if (l->piston_compiled && !l->has_build)
+			return lfail(c, p->line, "piston.compiled: true, but the language has no build");
+	}
+	return 0;
+}
+
+/* piston.build or piston.run: { cmd?, args? } for the step of that name. */
+static int parse_piston_cmd(struct lctx *c, const struct yamlutil_node *v, const struct lang *l,
+			    const char *step, struct lang_piston_cmd *out)
+{
+	static const char *const keys[] = { "cmd", "args", NULL };
+	const struct yamlutil_node *n = yamlutil_get(v, step), *p;
+	char key[32], sub[48];
+	bool has_flags;
+
+	if (!n)
+		return 0;
+	snprintf(key, sizeof(key), "piston.%s", step);
+	if (want_map(c, n, key) < 0 || check_keys(c, n, keys, key) < 0)
+		return -EINVAL;
+	if (!strcmp(step, "build") && !l->has_build)
+		return lfail(c, n->line, "piston.build: the language has no build");
+	if (!n->n)
+		return lfail(c, n->line, "%s: give cmd, args or both", key);
+	snprintf(sub, sizeof(sub), "%s.cmd", key);
+	if ((p = yamlutil_get(n, "cmd")) &&
+	    (get_str(c, p, sub, &out->cmd) < 0 ||
+	     check_cmd_template(c, p->line, l, key, out->cmd) < 0))
+		return -EINVAL;
+	snprintf(sub, sizeof(sub), "%s.args", key);
+	if ((p = yamlutil_get(n, "args")) && get_strv(c, p, sub, &out->args) < 0)
+		return -EINVAL;
+	/* an empty list is "no arguments", never "the step's" */
+	if (p && !out->args)
+		out->args = strv_new();
+	if (p && check_arg_templates(c, p, l, key, out->args, &has_flags) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * How Piston's scripts differ from the steps: read after the steps,
+ * which they refer to.
+ */
+static int parse_piston_steps(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
+{
+	const struct yamlutil_node *v = yamlutil_get(root, "piston");
+
+	if (!v)
+		return 0;
+	if (parse_piston_build_keys(c, v, l) < 0 ||
+	    parse_piston_cmd(c, v, l, "build", &l->piston_build) < 0 ||
+	    parse_piston_cmd(c, v, l, "run", &l->piston_run) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * piston: { runtime: NAME, version: "x.y.z", aliases: [...], extension,
+ * compiled, build, run } (the last four in parse_piston_steps)
+ */
 static int parse_piston(struct lctx *c, const struct yamlutil_node *root, struct lang *l)
 {
-	static const char *const keys[] = { "runtime", "version", "aliases", NULL };
+	static const char *const keys[] = { "runtime", "version", "aliases", "extension",
+					    "compiled", "build", "run", NULL };
 	const struct yamlutil_node *v = yamlutil_get(root, "piston"), *p;
 
 	if (!v)
@@ -1147,7 +1265,7 @@ static int parse_lang(struct lctx *c, const struct yamlutil_node *root, struct l
 	}
 	if (!yamlutil_get(root, "run"))
 		return lfail(c, root->line, "missing required key 'run'");
-	if (parse_step(c, root, l, "run", &l->run) < 0)
+	if (parse_step(c, root, l, "run", &l->run) < 0 || parse_piston_steps(c, root, l) < 0)
 		return -EINVAL;
 	fill_empty(&l->build.args);
 	fill_empty(&l->build.env);
@@ -1235,7 +1353,8 @@ static int check_unique_api_names(struct lctx *c, const struct langtab *t, const
 			return lfail(c, p->line,
 				     "piston name '%s' is already used by language '%s' (%s:%d)", name,
 				     o->id, o->file, o->line);
-		for (size_t k = 0; l->piston_aliases[k]; k++)
+		/* Piston lists some runtimes among their own aliases (clojure) */
+		for (size_t k = 0; i > 0 && l->piston_aliases[k]; k++)
 			if (!strcmp(l->piston_aliases[k], name) && k + 1 != i)
 				return lfail(c, p->line, "piston name '%s' is listed twice", name);
 	}
@@ -1498,4 +1617,11 @@ const struct lang *langtab_find_piston(const struct langtab *t, const char *name
 		if (strv_contains(t->langs[i].piston_aliases, name))
 			return &t->langs[i];
 	return NULL;
+}
+
+void langtab_step_cmdline(const struct lang_step *step, const struct lang_piston_cmd *instead,
+			  const char **cmd, char *const **args)
+{
+	*cmd = instead && instead->cmd ? instead->cmd : step->cmd;
+	*args = instead && instead->args ? instead->args : step->args;
 }

@@ -21,6 +21,17 @@ struct lang_step {
 	unsigned open_files;     /* RLIMIT_NOFILE of the step's program */
 };
 
+/*
+ * What Piston's compile or run script runs where it differs from the
+ * step's own command (the keys piston.build and piston.run): used for
+ * Piston's requests only, with the step's env, limits and flags. NULL
+ * cmd or args: the step's.
+ */
+struct lang_piston_cmd {
+	char *cmd;
+	char **args;
+};
+
 /* Default open_files of build and run steps. */
 #define LANG_BUILD_OPEN_FILES 256
 #define LANG_RUN_OPEN_FILES 64
@@ -77,6 +88,16 @@ struct lang {
 	char *piston_runtime;
 	char *piston_version;
 	char **piston_aliases;
+	/*
+	 * The extension Piston's compile script gives the files it builds
+	 * (".c"), NULL: none; whether Piston answers a compile stage (false
+	 * where its run script builds: go run, java's source launcher);
+	 * and its own commands where they differ from the steps'.
+	 */
+	char *piston_extension;
+	bool piston_compiled;
+	struct lang_piston_cmd piston_build;
+	struct lang_piston_cmd piston_run;
 	char **debian_packages;  /* install step (setup script) */
 	char **npm_packages;     /* install step (setup script) */
 	char *file;              /* origin, for messages */
@@ -144,5 +165,12 @@ size_t langtab_runtime_list(const struct langtab *t, char *buf, size_t n);
 const struct lang *langtab_find_judge0(const struct langtab *t, unsigned id);
 /* By Piston runtime name or alias. NULL when unknown. */
 const struct lang *langtab_find_piston(const struct langtab *t, const char *name);
+/*
+ * The command line a step runs: its own cmd and args, or what instead
+ * (a language's piston.build or piston.run, for Piston's requests) gives
+ * in their place, each where it gives one (instead NULL: none).
+ */
+void langtab_step_cmdline(const struct lang_step *step, const struct lang_piston_cmd *instead,
+			  const char **cmd, char *const **args);
 
 #endif

@@ -1233,3 +1233,98 @@ Test(langtab, bad_open_files)
 {
 	expect_fail(cpp_with(19, "  open_files: 4"), 19, "run.open_files");
 }
+
+/* cpp_yaml with a piston block of its own at line 21 and below. */
+static char *cpp_piston(const char *block)
+{
+	static char out[4096];
+
+	snprintf(out, sizeof(out), "%s%s", cpp_with(20, "probe: [/usr/bin/g++]"), block);
+	return out;
+}
+
+Test(langtab, piston_commands)
+{
+	struct langtab *t = NULL;
+	const struct lang *cpp, *py;
+	char *const *args;
+	const char *cmd;
+
+	put("cpp.yaml", cpp_piston("piston:\n"
+				   "  runtime: c++\n"
+				   "  version: 12.2.0\n"
+				   "  aliases: [c++, g++]\n"     /* Piston lists some runtimes as aliases */
+				   "  extension: .cpp\n"
+				   "  build:\n"
+				   "    cmd: /bin/sh\n"
+				   "    args: [\"-c\", \"exec /usr/bin/g++ -o {{artifact}} *.cpp\"]\n"
+				   "  run: { args: [] }\n"));
+	put("py3.yaml", yaml_with(py_yaml, 8, "probe: [/usr/bin/python3]\n"
+					      "piston: { runtime: python, version: 3.11.2,"
+					      " run: { args: [\"-u\", \"{{source}}\"] } }"));
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cpp = langtab_find(t, "cpp");
+	cr_assert_str_eq(cpp->piston_extension, ".cpp");
+	cr_assert(cpp->piston_compiled, "a language that builds answers a compile stage");
+	langtab_step_cmdline(&cpp->build, &cpp->piston_build, &cmd, &args);
+	cr_assert_str_eq(cmd, "/bin/sh");
+	cr_assert_str_eq(args[1], "exec /usr/bin/g++ -o {{artifact}} *.cpp");
+	langtab_step_cmdline(&cpp->build, NULL, &cmd, &args);
+	cr_assert_str_eq(cmd, "/usr/bin/g++", "other APIs run the step's own command");
+	cr_assert_str_eq(args[0], "{{flags}}");
+	langtab_step_cmdline(&cpp->run, &cpp->piston_run, &cmd, &args);
+	cr_assert_str_eq(cmd, "./{{artifact}}", "no cmd given: the step's");
+	cr_assert_null(args[0], "args: [] is no argument, not the step's");
+	py = langtab_find(t, "py3");
+	cr_assert_null(py->piston_extension);
+	cr_assert_not(py->piston_compiled);
+	langtab_step_cmdline(&py->run, &py->piston_run, &cmd, &args);
+	cr_assert_str_eq(cmd, "/usr/bin/python3");
+	cr_assert_str_eq(args[0], "-u");
+	langtab_free(t);
+	put("cpp.yaml", cpp_piston("piston: { runtime: c++, version: 12.2.0, compiled: false }\n"));
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_assert_not(langtab_find(t, "cpp")->piston_compiled);
+	langtab_free(t);
+}
+
+Test(langtab, piston_command_errors)
+{
+	expect_fail(cpp_piston("piston: { runtime: c++, version: 1.0.0, extension: cpp }\n"), 21,
+		    "piston.extension: 'cpp' is not a dot");
+	expect_fail(cpp_piston("piston: { runtime: c++, version: 1.0.0, extension: \".c/x\" }\n"),
+		    21, "piston.extension: '.c/x'");
+	expect_fail(cpp_piston("piston: { runtime: c++, version: 1.0.0, extension: }\n"), 21,
+		    "piston.extension");
+	expect_fail(cpp_piston("piston: { runtime: c++, version: 1.0.0, compiled: perhaps }\n"), 21,
+		    "piston.compiled");
+	expect_fail(yaml_with(py_yaml, 8, "probe: [/usr/bin/python3]\n"
+					  "piston: { runtime: py, version: 1.0.0, compiled: true }"),
+		    9, "piston.compiled: true, but the language has no build");
+	expect_fail(yaml_with(py_yaml, 8, "probe: [/usr/bin/python3]\n"
+					  "piston:\n  runtime: py\n  version: 1.0.0\n"
+					  "  build: { args: [] }"),
+		    12, "piston.build: the language has no build");
+	expect_fail(cpp_piston("piston:\n  runtime: c++\n  version: 1.0.0\n  build: {}\n"), 24,
+		    "piston.build: give cmd, args or both");
+	expect_fail(cpp_piston("piston:\n  runtime: c++\n  version: 1.0.0\n"
+			       "  build: { cmd: g++ }\n"), 24,
+		    "piston.build.cmd: 'g++' must be an absolute path");
+	expect_fail(cpp_piston("piston:\n  runtime: c++\n  version: 1.0.0\n"
+			       "  run: { cmd: }\n"), 24, "piston.run.cmd: expected a string");
+	expect_fail(cpp_piston("piston:\n  runtime: c++\n  version: 1.0.0\n"
+			       "  run: { cmd: \"\" }\n"), 24, "piston.run.cmd: must not be empty");
+	expect_fail(cpp_piston("piston:\n  runtime: c++\n  version: 1.0.0\n"
+			       "  run:\n    args: [\"{{source}}\", \"{{output}}\"]\n"), 25,
+		    "piston.run.args: ");
+	expect_fail(cpp_piston("piston:\n  runtime: c++\n  version: 1.0.0\n"
+			       "  run: { args: [\"-f{{sources}}\"] }\n"), 24, "piston.run.args: ");
+	expect_fail(yaml_with(py_yaml, 8, "probe: [/usr/bin/python3]\n"
+					  "piston:\n  runtime: py\n  version: 1.0.0\n"
+					  "  run: { args: [\"{{artifact}}\"] }"),
+		    12, "piston.run.args: {{artifact}} used but the language has no artifact");
+	expect_fail(cpp_piston("piston:\n  runtime: c++\n  version: 1.0.0\n"
+			       "  run: { argv: [] }\n"), 24, "unknown key 'argv'");
+	expect_fail(cpp_piston("piston: { runtime: c++, version: 1.0.0, aliases: [g++, g++] }\n"),
+		    21, "piston name 'g++' is listed twice");
+}

@@ -59,13 +59,19 @@ int jobstep_plan_make(const struct job_request *req, const struct lang_step *ste
 	};
 	static const char *const none[] = { NULL };
 	char **lang_env = NULL;
+	char *const *args;
+	const char *cmd;
 	int rc;
 
 	if (!flags)
 		ctx.flags = none;
 	for (size_t i = 0; i < req->nfiles; i++)
 		names[i] = req->files[i].name;
-	rc = placeholder_expand_argv(step->cmd, step->args, &ctx, &p->argv);
+	langtab_step_cmdline(step, step == &req->lang->build ? req->build_cmdline :
+				   step == &req->lang->run   ? req->run_cmdline :
+							       NULL,
+			     &cmd, &args);
+	rc = placeholder_expand_argv(cmd, args, &ctx, &p->argv);
 	if (rc == 0)
 		rc = placeholder_expand_env(step->env, &ctx, &lang_env);
 	if (rc == 0)

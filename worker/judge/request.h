@@ -84,6 +84,11 @@ struct job_request {
 	 */
 	struct job_request *interactor;
 	struct job_request *checker;
+	/* What the build and run steps run in place of the language's own
+	 * command lines, where the API's differ (Piston's scripts): a cmd
+	 * or args left NULL is the step's own; NULL, the language's. */
+	const struct lang_piston_cmd *build_cmdline;
+	const struct lang_piston_cmd *run_cmdline;
 	/* Capture stdout and stderr as one stream too, as they interleaved
 	 * (Piston's "output", Judge0's redirect_stderr_to_stdout). */
 	bool interleave;
