@@ -111,6 +111,9 @@ static const struct opt opts[] = {
 	  "/v1/run: compile step wall time" },
 	{ "output-limit", OT_BYTES64, F(output_limit_bytes), 1024, GiB,
 	  "/v1/run: stdout+stderr cap" },
+	{ "piston-any-version", OT_BOOL, F(piston_any_version), 0, 1,
+	  "/api/v2/execute: a version no runtime has (python 3.10.0) is served by the"
+	  " language's installed one (default false: runtime is unknown)" },
 	{ "store", OT_STR, F(store), 0, 0,
 	  "where async submissions are kept: sqlite:PATH or a path (SQLite),"
 	  " or postgresql://... (PostgreSQL, shared by a fleet)" },

@@ -73,6 +73,8 @@ struct config {
 	uint32_t run_timeout_ms;
 	uint32_t compile_timeout_ms;
 	uint64_t output_limit_bytes;
+	/* Piston's API: a pinned version the language lacks runs on the installed one */
+	bool piston_any_version;
 
 	/* submissions kept for their clients (Judge0's API; common/store.h) */
 	char *store;                /* the store's URL: sqlite:PATH or a path */

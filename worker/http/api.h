@@ -88,6 +88,19 @@ char *api_piston_error(const struct req_error *e);
  * language with a Piston name. */
 cJSON *api_piston_runtimes(const struct langtab *t);
 /*
+ * GET /api/v2/packages: [{language, language_version, installed: true}],
+ * one per runtime served (each goboxd language is its own package), as
+ * Piston lists what it has installed.
+ */
+cJSON *api_piston_packages(const struct langtab *t);
+/*
+ * POST (install) or DELETE (uninstall) /api/v2/packages {language,
+ * version}, answered as a Piston whose package repository holds what is
+ * installed and nothing else: the HTTP status, and its body in *out.
+ */
+int api_piston_package_change(bool install, const char *body, size_t len,
+			      const struct langtab *t, cJSON **out);
+/*
  * Whether the release version (x.y.z) satisfies range as node-semver's
  * satisfies() would, Piston's test of a request's "version": "*", "3",
  * "3.11", "3.x", "3.11.x", "3.11.2", the operators ^ ~ ~> >= <= > < =, a

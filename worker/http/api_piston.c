@@ -2,8 +2,9 @@
 
 /*
  * Piston's API v2 (engineer-man/piston, api/src/api/v2.js and job.js):
- * POST /api/v2/execute parsed into the one job model, the job's result
- * rendered as Piston's answer, and GET /api/v2/runtimes. Piston's own
+ * POST /api/v2/execute parsed into the one job model (its files laid out
+ * by api_piston_files.c), the job's result rendered as Piston's answer,
+ * GET /api/v2/runtimes and /api/v2/packages (package.js). Piston's own
  * checks come first, in its order and its words; goboxd's caps (file
  * names, sizes, the server's maxima) follow, worded the same way.
  * docs/api.md ("Piston's API v2") lists where goboxd differs, and why.
@@ -18,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/lang/validate.h"
 #include "common/outtext.h"
 #include "common/strv.h"
 #include "common/util.h"
 #include "worker/http/api.h"
+#include "worker/http/api_piston_files.h"
 #include "worker/http/json_body.h"
 
 /* ---- version ranges: the part of node-semver that clients send ---- */
@@ -354,77 +355,11 @@ bool api_piston_version_matches(const char *range, const char *version)
 	}
 }
 
-/* ---- file contents: Node's Buffer.from(content, encoding) ---- */
-
-static int node_base64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
-}
-
-/*
- * Piston never refuses an encoding's content: Node decodes base64 from
- * both alphabets, skipping any other byte and stopping at the first '=',
- * and hex two digits at a time up to the first pair that is not one.
- */
-static char *node_base64(const char *s, size_t n, size_t *len)
-{
-	char *out = xmalloc(n / 4 * 3 + 4);
-	uint32_t acc = 0;
-	unsigned bits = 0;
-	size_t o = 0;
-
-	for (size_t i = 0; i < n && s[i] != '='; i++) {
-		int v = node_base64_value((unsigned char)s[i]);
-
-		if (v < 0)
-			continue;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	out[o] = '\0';
-	*len = o;
-	return out;
-}
-
-static char *node_hex(const char *s, size_t n, size_t *len)
-{
-	char *out = xmalloc(n / 2 + 1);
-	size_t o = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2) {
-		int hi = hex_digit_value(s[i]), lo = hex_digit_value(s[i + 1]);
-
-		if (hi < 0 || lo < 0)
-			break;
-		out[o++] = (char)(hi << 4 | lo);
-	}
-	out[o] = '\0';
-	*len = o;
-	return out;
-}
-
 /* ---- POST /api/v2/execute: the request ---- */
 
 /* Bounds of "args", which Piston leaves to execve: E2BIG would be a 5xx. */
 #define PISTON_MAX_ARGS 1024
 #define PISTON_MAX_ARGS_BYTES (64u * 1024u)
-
-enum piston_encoding { ENC_UTF8, ENC_BASE64, ENC_HEX };
 
 struct piston_ctx {
 	const struct config *cfg;
@@ -439,77 +374,25 @@ static int piston_refuse(struct piston_ctx *c, const char *code, const char *fmt
 /* A 400 in Piston's shape: one message. */
 static int piston_refuse(struct piston_ctx *c, const char *code, const char *fmt, ...)
 {
+	char msg[sizeof(c->e->message)];
 	va_list ap;
 
-	c->e->http_status = 400;
-	snprintf(c->e->code, sizeof(c->e->code), "%s", code);
-	c->e->path[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(c->e->message, sizeof(c->e->message), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return -EINVAL;
-}
-
-/*
- * JSON.parse's view of an object: a key given twice takes its last value.
- * NULL when absent or null (Piston reads every field with ?? or !).
- */
-static const cJSON *piston_field(const cJSON *o, const char *key)
-{
-	const cJSON *v, *last = NULL;
-
-	if (!cJSON_IsObject(o))
-		return NULL;
-	cJSON_ArrayForEach(v, o) {
-		if (v->string && strcmp(v->string, key) == 0)
-			last = v;
-	}
-	return last && !cJSON_IsNull(last) ? last : NULL;
-}
-
-/* JavaScript's !v: absent, null, false, 0 and "". */
-static bool js_falsy(const cJSON *v)
-{
-	return !v || cJSON_IsFalse(v) || (cJSON_IsNumber(v) && v->valuedouble == 0) ||
-	       (cJSON_IsString(v) && !v->valuestring[0]);
+	return api_piston_files_refuse(c->e, code, "%s", msg);
 }
 
 /* A required non-empty string (language, version). */
 static const char *piston_required(struct piston_ctx *c, const cJSON *root, const char *key)
 {
-	const cJSON *v = piston_field(root, key);
+	const cJSON *v = api_piston_files_field(root, key);
 
-	if (js_falsy(v) || !cJSON_IsString(v)) {
+	if (api_piston_files_falsy(v) || !cJSON_IsString(v)) {
 		piston_refuse(c, "invalid_request", "%s is required as a string", key);
 		return NULL;
 	}
 	return v->valuestring;
-}
-
-/* Unknown encodings are utf8, as Job's constructor makes them. */
-static enum piston_encoding piston_encoding_of(const cJSON *f)
-{
-	const cJSON *v = piston_field(f, "encoding");
-
-	if (cJSON_IsString(v) && !strcmp(v->valuestring, "base64"))
-		return ENC_BASE64;
-	if (cJSON_IsString(v) && !strcmp(v->valuestring, "hex"))
-		return ENC_HEX;
-	return ENC_UTF8;
-}
-
-/* v2.js's own count: a file without encoding or "utf8" (not what Job maps to utf8). */
-static bool piston_has_code(const cJSON *files)
-{
-	const cJSON *f;
-
-	cJSON_ArrayForEach(f, files) {
-		const cJSON *v = piston_field(f, "encoding");
-
-		if (js_falsy(v) || (cJSON_IsString(v) && !strcmp(v->valuestring, "utf8")))
-			return true;
-	}
-	return false;
 }
 
 /* language, version, files and each file's content: get_job's first checks. */
@@ -520,11 +403,11 @@ static int piston_shape(struct piston_ctx *c, const cJSON *root, const cJSON **f
 
 	if (!piston_required(c, root, "language") || !piston_required(c, root, "version"))
 		return -EINVAL;
-	*files = piston_field(root, "files");
+	*files = api_piston_files_field(root, "files");
 	if (!cJSON_IsArray(*files))
 		return piston_refuse(c, "invalid_request", "files is required as an array");
 	cJSON_ArrayForEach(f, *files) {
-		if (!cJSON_IsString(piston_field(f, "content")))
+		if (!cJSON_IsString(api_piston_files_field(f, "content")))
 			return piston_refuse(c, "invalid_request",
 					     "files[%zu].content is required as a string", i);
 		i++;
@@ -534,14 +417,20 @@ static int piston_shape(struct piston_ctx *c, const cJSON *root, const cJSON **f
 
 static int piston_runtime(struct piston_ctx *c, const cJSON *root, const struct langtab *t)
 {
-	const char *language = piston_field(root, "language")->valuestring;
-	const char *version = piston_field(root, "version")->valuestring;
+	const char *language = api_piston_files_field(root, "language")->valuestring;
+	const char *version = api_piston_files_field(root, "version")->valuestring;
 	const struct lang *l = langtab_find_piston(t, language);
 
-	if (!l || !api_piston_version_matches(version, l->piston_version))
+	/* --piston-any-version: one version per language, whatever was pinned */
+	if (!l || (!api_piston_version_matches(version, l->piston_version) &&
+		   !c->cfg->piston_any_version))
 		return piston_refuse(c, "unknown_runtime", "%.200s-%.200s runtime is unknown",
 				     language, version);
 	c->r->lang = l;
+	/* Piston's compile and run scripts, where the language says they
+	 * differ from its steps */
+	c->r->build_cmdline = &l->piston_build;
+	c->r->run_cmdline = &l->piston_run;
 	return 0;
 }
 
@@ -597,8 +486,8 @@ static int piston_limits(struct piston_ctx *c, const cJSON *root, struct limits 
 			char name[32];
 
 			snprintf(name, sizeof(name), "%s_%s", types[k], constraints[i]);
-			v = piston_field(root, name);
-			if (js_falsy(v))
+			v = api_piston_files_field(root, name);
+			if (api_piston_files_falsy(v))
 				continue;
 			if (!cJSON_IsNumber(v))
 				return piston_refuse(c, "invalid_limit",
@@ -617,208 +506,10 @@ static int piston_limits(struct piston_ctx *c, const cJSON *root, struct limits 
 	return 0;
 }
 
-/*
- * The entry file's name. Piston runs a file by any name; goboxd's build
- * and run commands want the language's: its fixed source name; for a
- * language with a default name (GNAT wants the unit's name, Kotlin's
- * class follows it), the request's name when it is a /run source name
- * with the default's extension, else the default; for one whose source
- * declares its name (Java's public class), what the source declares,
- * whatever the request says (a client of Piston names files at random);
- * else the request's name.
- */
-static char *piston_entry_name(const struct lang *l, const char *given, size_t glen,
-			       const char *data)
-{
-	const char *ext = l->source_default ? strrchr(l->source_default, '.') : NULL;
-	bool valid = false;
-	char *name;
-
-	if (!l->source_from_request)
-		return xstrdup(l->source_filename);
-	if (given) {
-		char why[128];
-
-		valid = validate_filename(given, glen, why, sizeof(why)) == 0;
-	}
-	if (l->source_default && valid &&
-	    (!ext || ext == l->source_default ||
-	     (glen > strlen(ext) && !strcmp(given + glen - strlen(ext), ext))))
-		return xstrdup(given);
-	name = request_default_source(l, data);
-	if (!name && valid)
-		name = xstrdup(given);
-	return name;
-}
-
-/* A given name as Piston's files[i].name, checked; NULL with *name unset: none given. */
-static int piston_given_name(struct piston_ctx *c, const cJSON *f, size_t i, char **name,
-			     size_t *len)
-{
-	const cJSON *v = piston_field(f, "name");
-	char bad;
-
-	*name = NULL;
-	if (js_falsy(v))
-		return 0;
-	if (!cJSON_IsString(v))
-		return piston_refuse(c, "invalid_filename", "files[%zu].name must be a string", i);
-	*name = json_body_bytes(v, &c->m, len);
-	switch (validate_filename_check(&validate_filename_codize, *name, *len, &bad)) {
-	case VALIDATE_FILENAME_OK:
-	case VALIDATE_FILENAME_EMPTY:
-		return 0;
-	case VALIDATE_FILENAME_TOO_LONG:
-		piston_refuse(c, "invalid_filename", "files[%zu].name is longer than %zu bytes", i,
-			      validate_filename_codize.max_len);
-		break;
-	case VALIDATE_FILENAME_BAD_BYTE:
-	case VALIDATE_FILENAME_DOTS:
-		piston_refuse(c, "invalid_filename",
-			      "files[%zu].name must be a plain file name (no directories)", i);
-		break;
-	case VALIDATE_FILENAME_BAD_FIRST:
-		piston_refuse(c, "invalid_filename", "files[%zu].name must not start with '%c'", i,
-			      bad);
-		break;
-	}
-	free(*name);
-	*name = NULL;
-	return -EINVAL;
-}
-
-/* File i's bytes, decoded as Node would, within cap. */
-static int piston_content(struct piston_ctx *c, const cJSON *f, size_t i, size_t cap,
-			  struct req_file *out)
-{
-	size_t rlen;
-	char *raw = json_body_bytes(piston_field(f, "content"), &c->m, &rlen);
-
-	switch (piston_encoding_of(f)) {
-	case ENC_BASE64:
-		out->data = node_base64(raw, rlen, &out->len);
-		free(raw);
-		break;
-	case ENC_HEX:
-		out->data = node_hex(raw, rlen, &out->len);
-		free(raw);
-		break;
-	case ENC_UTF8:
-		out->data = raw;
-		out->len = rlen;
-		break;
-	}
-	if (json_body_over_cap(out->len, cap))
-		return piston_refuse(c, "file_too_large",
-				     "files[%zu].content cannot exceed the configured limit of %zu "
-				     "bytes", i, cap);
-	return 0;
-}
-
-/* The first file Piston counts as code (utf8, as Job maps encodings) is the entry. */
-static size_t piston_entry_index(const cJSON *files)
-{
-	const cJSON *f;
-	size_t i = 0;
-
-	cJSON_ArrayForEach(f, files) {
-		if (piston_encoding_of(f) == ENC_UTF8)
-			return i;
-		i++;
-	}
-	return 0;
-}
-
-/*
- * A name may be given once (given[i] is file i's, NULL: none, or not
- * read yet), and not be the entry's or the build's output.
- */
-static int piston_name_clash(struct piston_ctx *c, size_t i, const char *name,
-			     char *const *given, size_t n)
-{
-	const struct job_request *r = c->r;
-
-	for (size_t k = 0; k < n; k++)
-		if (k != i && given[k] && !strcmp(given[k], name))
-			return piston_refuse(c, "invalid_filename",
-					     "files[%zu].name '%.200s' is given twice", i, name);
-	if (r->nfiles > 0 && !strcmp(r->files[0].name, name))
-		return piston_refuse(c, "invalid_filename",
-				     "files[%zu].name '%.200s' is the entry file's name for this "
-				     "runtime", i, name);
-	if (r->artifact && !strcmp(r->artifact, name))
-		return piston_refuse(c, "invalid_filename",
-				     "files[%zu].name '%.200s' is the name of the program this "
-				     "runtime builds", i, name);
-	return 0;
-}
-
-/* The entry: files[0] of the job, named for the language, and the artifact. */
-static int piston_entry(struct piston_ctx *c, const cJSON *f, size_t i, char **given)
-{
-	struct job_request *r = c->r;
-	struct req_file *e = &r->files[0];
-	size_t glen = 0;
-
-	/* counted now, so that request_free releases what is read */
-	r->nfiles = 1;
-	if (piston_given_name(c, f, i, &given[i], &glen) < 0 ||
-	    piston_content(c, f, i, c->cfg->max_source_bytes, e) < 0)
-		return -EINVAL;
-	e->name = piston_entry_name(r->lang, given[i], glen, e->data);
-	if (!e->name)
-		return piston_refuse(c, "invalid_filename",
-				     "files[%zu].name is required: this runtime cannot name its "
-				     "entry file", i);
-	if (r->lang->artifact_from_request)
-		r->artifact = request_default_artifact(r->lang, e);
-	else if (r->lang->artifact)
-		r->artifact = xstrdup(r->lang->artifact);
-	return 0;
-}
-
-/* Every file: the entry first, the others in order, with Piston's generated names. */
-static int piston_files(struct piston_ctx *c, const cJSON *files)
-{
-	size_t n = (size_t)cJSON_GetArraySize(files), entry = piston_entry_index(files), i = 0;
-	struct job_request *r = c->r;
-	char **given = xcalloc(n, sizeof(*given));
-	const cJSON *f;
-	int rc = -EINVAL;
-
-	r->files = xcalloc(n, sizeof(*r->files));
-	if (piston_entry(c, cJSON_GetArrayItem(files, (int)entry), entry, given) < 0)
-		goto out;
-	cJSON_ArrayForEach(f, files) {
-		struct req_file *o = &r->files[r->nfiles];
-		size_t len = 0;
-
-		if (i == entry) {
-			i++;
-			continue;
-		}
-		if (piston_given_name(c, f, i, &given[i], &len) < 0)
-			goto out;
-		o->name = given[i] ? xstrdup(given[i]) : xasprintf("file%zu.code", i);
-		/* counted now, so that request_free releases it */
-		r->nfiles++;
-		if (piston_name_clash(c, i, o->name, given, n) < 0 ||
-		    piston_content(c, f, i, c->cfg->max_file_bytes, o) < 0)
-			goto out;
-		i++;
-	}
-	rc = 0;
-out:
-	for (size_t k = 0; k < n; k++)
-		free(given[k]);
-	free(given);
-	return rc;
-}
-
 /* stdin, with the newline Job's constructor adds when it has none. */
 static int piston_stdin(struct piston_ctx *c, const cJSON *root, struct req_test *t)
 {
-	const cJSON *v = piston_field(root, "stdin");
+	const cJSON *v = api_piston_files_field(root, "stdin");
 	size_t cap = c->cfg->max_test_stdin_bytes, len = 0;
 	char *s;
 
@@ -847,7 +538,7 @@ static int piston_stdin(struct piston_ctx *c, const cJSON *root, struct req_test
 /* args: the program's own arguments, after the entry (job.c appends run_args). */
 static int piston_args(struct piston_ctx *c, const cJSON *root)
 {
-	const cJSON *a = piston_field(root, "args"), *v;
+	const cJSON *a = api_piston_files_field(root, "args"), *v;
 	size_t i = 0, bytes = 0;
 
 	if (!a)
@@ -909,7 +600,7 @@ static int piston_request(struct piston_ctx *c, const cJSON *root, const struct 
 
 	if (piston_shape(c, root, &files) < 0 || piston_runtime(c, root, t) < 0)
 		return -EINVAL;
-	if (!piston_has_code(files))
+	if (!api_piston_files_have_code(files))
 		return piston_refuse(c, "invalid_request",
 				     "files must include at least one utf8 encoded file");
 	if (piston_limits(c, root, &build, &run) < 0)
@@ -920,7 +611,8 @@ static int piston_request(struct piston_ctx *c, const cJSON *root, const struct 
 				     c->cfg->max_files);
 	r->tests = xcalloc(1, sizeof(*r->tests));
 	r->ntests = 1;
-	if (piston_files(c, files) < 0 || piston_stdin(c, root, &r->tests[0]) < 0 ||
+	if (api_piston_files_layout(files, c->cfg, &c->m, r, c->e) < 0 ||
+	    piston_stdin(c, root, &r->tests[0]) < 0 ||
 	    piston_args(c, root) < 0)
 		return -EINVAL;
 	r->build_flags = strv_dup(r->lang->build.default_flags);
@@ -1064,22 +756,27 @@ static cJSON *piston_stage(const struct step_result *r, const struct limits *lim
 }
 
 /*
- * {compile (languages that build), run, language, version}. A failed
- * build runs nothing; v2.js then answers the compile stage as run too
- * ("backward compatibility when the run stage is not started").
+ * {compile (languages Piston compiles), run, language, version}. A
+ * failed build runs nothing; v2.js then answers the compile stage as run
+ * too ("backward compatibility when the run stage is not started"). Where
+ * Piston builds in its run script (go run, java's source launcher), the
+ * build is no stage of its own: a failed one is the run stage.
  */
 cJSON *api_piston_json(const struct job_request *req, const struct job_result *res)
 {
 	cJSON *o = cJSON_CreateObject(), *compile = NULL, *run;
+	bool failed = req->lang->has_build && res->build_status != BS_OK;
 
 	if (!o)
 		return NULL;
-	if (req->lang->has_build) {
+	if (req->lang->has_build && req->lang->piston_compiled) {
 		compile = piston_stage(&res->build, &req->build_limits);
 		cJSON_AddItemToObject(o, "compile", compile);
 	}
-	if (compile && res->build_status != BS_OK)
+	if (compile && failed)
 		run = cJSON_Duplicate(compile, true);
+	else if (failed)
+		run = piston_stage(&res->build, &req->build_limits);
 	else
 		run = piston_stage(&res->tests[0].r, &req->run_limits);
 	cJSON_AddItemToObject(o, "run", run);
@@ -1121,4 +818,134 @@ cJSON *api_piston_runtimes(const struct langtab *t)
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
+}
+
+cJSON *api_piston_packages(const struct langtab *t)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; a && i < langtab_count(t); i++) {
+		const struct lang *l = langtab_at(t, i);
+		cJSON *o;
+
+		if (!l->piston_runtime)
+			continue;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "language", l->piston_runtime);
+		cJSON_AddStringToObject(o, "language_version", l->piston_version);
+		cJSON_AddTrueToObject(o, "installed");
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+/* A value as JavaScript's String(v) prints it (NULL: undefined). */
+static void js_string(const cJSON *v, const struct json_body_marker *m, bool item, struct buf *b)
+{
+	if (!v) {
+		buf_puts(b, "undefined");
+	} else if (cJSON_IsString(v)) {
+		size_t len;
+		char *s = json_body_bytes(v, m, &len);
+
+		buf_append(b, s, len);
+		free(s);
+	} else if (cJSON_IsNull(v)) {
+		/* Array.prototype.join prints null items as "" */
+		buf_puts(b, item ? "" : "null");
+	} else if (cJSON_IsObject(v)) {
+		buf_puts(b, "[object Object]");
+	} else if (cJSON_IsArray(v)) {
+		for (const cJSON *e = v->child; e; e = e->next) {
+			if (e != v->child)
+				buf_puts(b, ",");
+			js_string(e, m, true, b);
+		}
+	} else {
+		char *s = cJSON_PrintUnformatted(v);
+
+		buf_puts(b, s ? s : "");
+		free(s);
+	}
+}
+
+/* JSON.parse's last value of key, null included (NULL: undefined). */
+static const cJSON *js_field(const cJSON *o, const char *key)
+{
+	const cJSON *v = NULL, *f;
+
+	cJSON_ArrayForEach(f, o) {
+		if (f->string && !strcmp(f->string, key))
+			v = f;
+	}
+	return v;
+}
+
+/*
+ * package.js's get_package against the installed runtimes: the name as
+ * it is (no alias), the version a range it satisfies.
+ */
+static const struct lang *piston_package(const struct langtab *t, const cJSON *language,
+					 const cJSON *version)
+{
+	for (size_t i = 0; cJSON_IsString(language) && cJSON_IsString(version) &&
+			   i < langtab_count(t); i++) {
+		const struct lang *l = langtab_at(t, i);
+
+		if (l->piston_runtime && !strcmp(l->piston_runtime, language->valuestring) &&
+		    api_piston_version_matches(version->valuestring, l->piston_version))
+			return l;
+	}
+	return NULL;
+}
+
+static cJSON *piston_message_of(const char *msg)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "message", msg);
+	return o;
+}
+
+/*
+ * v2.js's POST and DELETE /packages: a package the repository does not
+ * hold is 404 in its words; installing one that is installed fails as
+ * Package.install does ("Already installed", 500); goboxd cannot remove
+ * a toolchain, which comes with the host (500 too, as a failed
+ * uninstall is).
+ */
+int api_piston_package_change(bool install, const char *body, size_t len,
+			      const struct langtab *t, cJSON **out)
+{
+	struct json_body_marker m = { 0 };
+	cJSON *root = len ? json_body_parse(body, len, &m) : cJSON_CreateObject();
+	const struct lang *l;
+	struct buf b = { 0 };
+	int status;
+
+	if (!root || !(cJSON_IsObject(root) || cJSON_IsArray(root))) {
+		cJSON_Delete(root);
+		*out = piston_message_of("request body is not valid JSON");
+		return 400;
+	}
+	l = piston_package(t, js_field(root, "language"), js_field(root, "version"));
+	if (!l) {
+		buf_puts(&b, "Requested package ");
+		js_string(js_field(root, "language"), &m, false, &b);
+		buf_puts(&b, "-");
+		js_string(js_field(root, "version"), &m, false, &b);
+		buf_puts(&b, " does not exist");
+		status = 404;
+	} else if (install) {
+		buf_puts(&b, "Already installed");
+		status = 500;
+	} else {
+		buf_printf(&b, "%s-%s cannot be uninstalled: its toolchain comes with the host",
+			   l->piston_runtime, l->piston_version);
+		status = 500;
+	}
+	*out = piston_message_of(b.data ? b.data : "");
+	buf_free(&b);
+	cJSON_Delete(root);
+	return status;
 }

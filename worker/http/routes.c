@@ -155,6 +155,25 @@ static cJSON *piston_message(const char *msg)
 	return o;
 }
 
+/*
+ * Piston's /api/v2/packages: GET lists, POST installs, DELETE removes;
+ * any other method is no route of its router (its 404).
+ */
+static int piston_packages(const struct route_ctx *rc, const struct http_request *r, bool ka,
+			   const char *hdr, struct buf *out)
+{
+	bool post = !strcmp(r->method, "POST");
+	cJSON *body = NULL;
+	int status;
+
+	if (!strcmp(r->method, "GET"))
+		return send_json(out, 200, api_piston_packages(rc->langs), ka, hdr);
+	if (!post && strcmp(r->method, "DELETE") != 0)
+		return send_json(out, 404, piston_message("Not Found"), ka, hdr);
+	status = api_piston_package_change(post, r->body.data, r->body.len, rc->langs, &body);
+	return send_json(out, status, body, ka, hdr);
+}
+
 static void iso_time(uint64_t ms, char *out, size_t n)
 {
 	time_t t = (time_t)(ms / 1000);
@@ -544,7 +563,7 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 {
 	static const char *const known[] = { "/healthz", "/readyz", "/info", "/metrics",
 					     "/run", "/v1/run", "/api/v2/execute",
-					     "/api/v2/runtimes" };
+					     "/api/v2/runtimes", "/api/v2/packages" };
 	bool is_get = !strcmp(r->method, "GET");
 	bool is_known = false;
 	cJSON *body = NULL;
@@ -591,6 +610,8 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 			http_format_error(out, 405, "method_not_allowed", "use POST", ka, allow);
 		return 405;
 	}
+	if (!strcmp(r->path, "/api/v2/packages"))
+		return piston_packages(rc, r, ka, hdr, out);
 	if (!is_get && !strcmp(r->path, "/api/v2/runtimes"))
 		return send_json(out, 404, piston_message("Not Found"), ka, hdr);
 	if (!is_get) {
