@@ -77,7 +77,7 @@ def test_every_active_judge0_id_is_listed_or_said_not_to_be():
 def test_the_piston_table_is_the_language_files():
     langs = languages()
     rows = table_after(r"^### GET /api/v2/runtimes$", "goboxd language")
-    assert [r[0].strip("`") for r in rows] == sorted(langs)
+    assert [r[0].strip("`") for r in rows] == sorted(k for k in langs if "piston" in langs[k])
     for lid, runtime, version, aliases in rows:
         p = langs[lid.strip("`")].get("piston")
         if p is None:

@@ -1,0 +1,1 @@
+BEGIN { printf "%s%s\n", "O", "K" }

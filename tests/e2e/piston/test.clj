@@ -1,0 +1,1 @@
+(println (apply str (map char [79 75])))

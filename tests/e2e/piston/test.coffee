@@ -1,0 +1,2 @@
+letters = ["O", "K"]
+console.log letters.join ""

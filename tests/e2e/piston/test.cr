@@ -1,0 +1,2 @@
+word = ['O', 'K'].join
+puts word

@@ -1,0 +1,2 @@
+(princ (concat "O" "K"))
+(terpri)

@@ -1,0 +1,3 @@
+%% an escript: main/1 runs
+main(_Args) ->
+    io:format("~s~n", [[$O, $K]]).

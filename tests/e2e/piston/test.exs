@@ -1,0 +1,1 @@
+["O", "K"] |> Enum.join() |> IO.puts()

@@ -1,0 +1,2 @@
+: ok-word ( -- ) ." OK" cr ;
+ok-word bye

@@ -1,0 +1,2 @@
+def word = ['O', 'K'].join('')
+println word

@@ -1,0 +1,2 @@
+const word = ["O", "K"].join("");
+console.log(word);

@@ -1,0 +1,4 @@
+fun main() {
+    val word = listOf('O', 'K').joinToString("")
+    println(word)
+}

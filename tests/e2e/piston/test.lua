@@ -1,0 +1,2 @@
+local word = table.concat({"O", "K"})
+print(word)

@@ -1,0 +1,1 @@
+let () = print_endline (String.concat "" ["O"; "K"])

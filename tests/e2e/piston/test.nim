@@ -1,0 +1,2 @@
+import strutils
+echo ["O", "K"].join("")

@@ -1,0 +1,3 @@
+<?php
+$word = implode('', ['O', 'K']);
+echo $word, "\n";

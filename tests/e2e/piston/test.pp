@@ -1,0 +1,7 @@
+program SaysOk;
+var
+    word: string;
+begin
+    word := 'O' + 'K';
+    writeln(word);
+end.

@@ -1,0 +1,2 @@
+word = "".join(["O", "K"])
+print(word)

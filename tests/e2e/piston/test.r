@@ -1,0 +1,1 @@
+cat(paste0("O", "K"), "\n", sep = "")

@@ -1,0 +1,2 @@
+word = %w[O K].join
+puts word

@@ -1,0 +1,4 @@
+fn main() {
+    let word: String = ['O', 'K'].iter().collect();
+    println!("{}", word);
+}

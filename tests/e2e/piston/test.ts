@@ -1,0 +1,2 @@
+const parts: string[] = ["O", "K"];
+console.log(parts.join(""));
