@@ -148,6 +148,37 @@ static const struct opt opts[] = {
 	{ "log-file", OT_STR, F(log_file), 0, 0, "log here, not on stderr (SIGUSR1 reopens)" },
 };
 
+/*
+ * The store a goboxd has when none is named: root's under /var/lib/goboxd;
+ * another user's in that user's own state directory ($STATE_DIRECTORY,
+ * which systemd's StateDirectory= gives a unit, else $XDG_STATE_HOME,
+ * else ~/.local/state, then goboxd/). Decided once, by the real uid at
+ * the first call: a rootless goboxd is root of its own namespace later,
+ * and a reload keeps the store it started with.
+ */
+const char *config_default_store(void)
+{
+	static char store[4096];
+	const char *dir = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	size_t n;
+
+	if (store[0])
+		return store;
+	if (getuid() == 0)
+		snprintf(store, sizeof(store), "sqlite:/var/lib/goboxd/submissions.db");
+	else if (dir && dir[0] == '/' && (n = strcspn(dir, ":")) < sizeof(store) - 32)
+		snprintf(store, sizeof(store), "sqlite:%.*s/submissions.db", (int)n, dir);
+	else if (xdg && xdg[0] == '/' && strlen(xdg) < sizeof(store) - 40)
+		snprintf(store, sizeof(store), "sqlite:%s/goboxd/submissions.db", xdg);
+	else if (home && home[0] == '/' && strlen(home) < sizeof(store) - 48)
+		snprintf(store, sizeof(store), "sqlite:%s/.local/state/goboxd/submissions.db",
+			 home);
+	else
+		snprintf(store, sizeof(store), "sqlite:/var/lib/goboxd/submissions.db");
+	return store;
+}
+
 void config_defaults(struct config *c)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -172,7 +203,7 @@ void config_defaults(struct config *c)
 	c->jobs_per_jail = 1000;
 	/* thousands of C, C++ or Java builds, a hundred Rust ones (docs/goboxd.8) */
 	c->build_cache_mb = 1024;
-	c->store = xstrdup("sqlite:/var/lib/goboxd/submissions.db");
+	c->store = xstrdup(config_default_store());
 	c->store_max_bytes = 1024ull * 1024 * 1024;
 	c->store_lease_ms = 30 * 1000;
 	c->submission_ttl_s = 24 * 3600;

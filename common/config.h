@@ -105,6 +105,9 @@ struct config {
 
 /* Fill with built-in defaults (workers and max_concurrent_jobs = nCPU). */
 void config_defaults(struct config *c);
+/* The store --store names when it is not given: root's in /var/lib/goboxd,
+ * another user's in its own state directory. */
+const char *config_default_store(void);
 /* Recompute the fields that follow from others (max_body_bytes). */
 void config_derive(struct config *c);
 void config_free(struct config *c);

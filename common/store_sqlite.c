@@ -584,6 +584,40 @@ static int ensure_schema(sqlite3 *db, const char *path, char *err, size_t errlen
 	return exec(db, "COMMIT", path, err, errlen);
 }
 
+/* mkdir -p: each missing level of path (writable, NUL-terminated) with mode. */
+static int make_dirs(char *path, mode_t mode)
+{
+	for (char *p = path + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(path, mode) < 0 && errno != EEXIST) {
+			int e = errno;
+
+			*p = c;
+			return -e;
+		}
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
+/* A store directory an older goboxd made 0700 hid the default jail dir
+ * beneath it from the sandbox uids: made searchable (0711), if ours. */
+static int unhide_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (st.st_uid == geteuid() && (st.st_mode & 07777) == 0700 && chmod(dir, 0711) < 0)
+		return -errno;
+	return 0;
+}
+
 /*
  * A store file is goboxd's own: one another user made (in advance, where
  * goboxd would make it) or one anyone else may write could hold what its
@@ -621,14 +655,20 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 	char *slash = strrchr(dir, '/');
 	int rc;
 
-	/* its directory's last level, private: the store holds clients' code */
+	/* its directory, made where missing (a user's ~/.local/state may not
+	 * be there yet); the file is its owner's alone, so the directory
+	 * need not be: 0711 leaves it searchable, so that a jail dir beside
+	 * or under it (/var/lib/goboxd/jails) stays reachable, and unlistable */
 	if (slash && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		rc = make_dirs(dir, 0711);
+		if (rc == 0)
+			rc = unhide_dir(dir);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
 			free(dir);
 			free(q);
-			return -errno;
+			return rc;
 		}
 	}
 	free(dir);

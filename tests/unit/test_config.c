@@ -358,3 +358,43 @@ Test(config, the_build_tree_falls_back_to_the_source_tree_s_languages)
 	rmdir(langs);
 	rmdir(src);
 }
+
+/* In a test's own process: a user's store is in its own state directory. */
+static const char *store_as_user(const char *state_dir, const char *xdg, const char *home)
+{
+	if (geteuid() == 0)
+		cr_assert_eq(setuid(65534), 0);
+	unsetenv("STATE_DIRECTORY");
+	unsetenv("XDG_STATE_HOME");
+	if (state_dir)
+		setenv("STATE_DIRECTORY", state_dir, 1);
+	if (xdg)
+		setenv("XDG_STATE_HOME", xdg, 1);
+	setenv("HOME", home, 1);
+	return config_default_store();
+}
+
+Test(config, a_users_store_is_in_its_state_directory_as_systemd_gives_it)
+{
+	cr_expect_str_eq(store_as_user("/home/u/.local/state/goboxd:/other", NULL, "/home/u"),
+			 "sqlite:/home/u/.local/state/goboxd/submissions.db");
+}
+
+Test(config, a_users_store_is_under_xdg_state_home)
+{
+	cr_expect_str_eq(store_as_user(NULL, "/srv/st", "/home/u"),
+			 "sqlite:/srv/st/goboxd/submissions.db");
+}
+
+Test(config, a_users_store_is_under_its_home_else)
+{
+	struct config c;
+
+	cr_expect_str_eq(store_as_user(NULL, NULL, "/home/u"),
+			 "sqlite:/home/u/.local/state/goboxd/submissions.db");
+	/* and it stays the same, whatever the process becomes later */
+	setenv("HOME", "/elsewhere", 1);
+	config_defaults(&c);
+	cr_expect_str_eq(c.store, "sqlite:/home/u/.local/state/goboxd/submissions.db");
+	config_free(&c);
+}

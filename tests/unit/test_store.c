@@ -345,3 +345,26 @@ Test(store, the_cap_counts_a_submission_added_finished)
 	free(big);
 	store_close(s);
 }
+
+Test(store, its_directories_are_made_searchable_and_unlistable)
+{
+	char deep[128], level[128];
+	struct store *s = NULL;
+	char err[256] = "";
+	struct stat st;
+
+	snprintf(deep, sizeof(deep), "%s/state/goboxd/submissions.db", dir);
+	cr_assert_eq(store_open(deep, 0, &s, err, sizeof(err)), 0, "%s", err);
+	store_close(s);
+	snprintf(level, sizeof(level), "%s/state/goboxd", dir);
+	cr_assert_eq(stat(level, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0711, "a jail dir under it stays reachable");
+	/* one an older goboxd made private is opened up as far as that */
+	cr_assert_eq(chmod(level, 0700), 0);
+	cr_assert_eq(store_open(deep, 0, &s, err, sizeof(err)), 0, "%s", err);
+	store_close(s);
+	cr_assert_eq(stat(level, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0711);
+	cr_assert_eq(stat(deep, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0600, "the file stays its owner's alone");
+}
