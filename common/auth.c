@@ -3,10 +3,14 @@
 #include "common/auth.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "common/seqlock.h"
 #include "common/sha256.h"
 #include "common/util.h"
 
@@ -14,6 +18,28 @@ struct auth {
 	unsigned char (*digests)[SHA256_LEN];
 	size_t n;
 };
+
+/* What the master publishes. Zeroed (never published, or a writer that
+ * died in the middle: seqlock_read) it lets nobody in but the probes. */
+struct auth_view {
+	uint64_t version;     /* 1 and up, one more at each publication */
+	bool required;        /* --auth-tokens */
+	bool probes;          /* --auth-probes */
+	uint32_t n;
+	unsigned char digests[AUTH_TOKENS_MAX][SHA256_LEN];
+};
+
+struct auth_shared {
+	_Atomic uint64_t seq;
+	_Atomic uint64_t version;  /* the view's, to be read without the lock */
+	struct auth_view view;
+};
+
+/* A view's bytes with n tokens: only those are written and copied. */
+static size_t view_size(uint32_t n)
+{
+	return offsetof(struct auth_view, digests) + (size_t)n * SHA256_LEN;
+}
 
 static void digest(const char *s, size_t len, unsigned char out[SHA256_LEN])
 {
@@ -98,25 +124,104 @@ void auth_free(struct auth *a)
 	free(a);
 }
 
-bool auth_check(const struct auth *a, const char *token, size_t len)
+/* Every digest is compared in full, whatever matches first. */
+static bool digests_hold(const unsigned char (*digests)[SHA256_LEN], size_t n, const char *token,
+			 size_t len)
 {
 	unsigned char want[SHA256_LEN];
 	unsigned ok = 0;
 
-	if (!a || !token)
-		return false;
 	digest(token, len, want);
-	for (size_t i = 0; i < a->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		unsigned diff = 0;
 
 		for (size_t k = 0; k < SHA256_LEN; k++)
-			diff |= (unsigned)(a->digests[i][k] ^ want[k]);
+			diff |= (unsigned)(digests[i][k] ^ want[k]);
 		ok |= diff == 0;
 	}
 	return ok != 0;
 }
 
+bool auth_check(const struct auth *a, const char *token, size_t len)
+{
+	if (!a || !token)
+		return false;
+	return digests_hold((const unsigned char (*)[SHA256_LEN])a->digests, a->n, token, len);
+}
+
 size_t auth_count(const struct auth *a)
 {
 	return a ? a->n : 0;
+}
+
+struct auth_shared *auth_shared_map(void)
+{
+	void *p = mmap(NULL, sizeof(struct auth_shared), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void auth_shared_unmap(struct auth_shared *s)
+{
+	if (s)
+		munmap(s, sizeof(*s));
+}
+
+void auth_shared_publish(struct auth_shared *s, const struct auth *a, bool probes)
+{
+	struct auth_view *v = xcalloc(1, sizeof(*v));
+
+	v->version = atomic_load(&s->version) + 1;
+	v->required = a != NULL;
+	v->probes = probes;
+	/* auth_load keeps a file to AUTH_TOKENS_MAX, which readers count on */
+	v->n = a ? (uint32_t)(a->n < AUTH_TOKENS_MAX ? a->n : AUTH_TOKENS_MAX) : 0;
+	if (v->n)
+		memcpy(v->digests, a->digests, v->n * sizeof(*v->digests));
+	seqlock_write(&s->seq, &s->view, v, view_size(v->n));
+	/* readers take it from here on: it is whole */
+	atomic_store(&s->version, v->version);
+	free(v);
+}
+
+/* A copy of the view: its head tells how many tokens to copy, which a
+ * publication between the two copies may have changed. */
+static void view_take(const struct auth_shared *s, struct auth_view *v)
+{
+	uint32_t n;
+
+	do {
+		seqlock_read(&s->seq, v, &s->view, view_size(0));
+		n = v->n < AUTH_TOKENS_MAX ? v->n : AUTH_TOKENS_MAX;
+		seqlock_read(&s->seq, v, &s->view, view_size(n));
+	} while (v->n > n);
+}
+
+bool auth_shared_allows(const struct auth_shared *s, struct auth_view **copy, bool probe,
+			const char *token, size_t len)
+{
+	struct auth_view *v;
+
+	if (!*copy)
+		*copy = xcalloc(1, sizeof(**copy));
+	v = *copy;
+	/* taken again only when a reload published anew */
+	if (!v->version || v->version != atomic_load(&s->version))
+		view_take(s, v);
+	if (!v->version)
+		return probe;
+	if (!v->required || (probe && !v->probes))
+		return true;
+	if (!token)
+		return false;
+	return digests_hold((const unsigned char (*)[SHA256_LEN])v->digests, v->n, token, len);
+}
+
+void auth_view_free(struct auth_view *v)
+{
+	if (!v)
+		return;
+	explicit_bzero(v->digests, (size_t)v->n * SHA256_LEN);
+	free(v);
 }

@@ -27,4 +27,27 @@ void auth_free(struct auth *a);
 bool auth_check(const struct auth *a, const char *token, size_t len);
 size_t auth_count(const struct auth *a);
 
+/*
+ * The tokens in force, in memory the master maps before its first fork
+ * and shares with every child: a reload publishes its tokens there, so
+ * that the workers of the generation it retires, which still finish the
+ * requests of the connections they hold, refuse a removed token at once
+ * too. Each worker checks against its own copy (struct auth_view), taken
+ * again when a reload published since.
+ */
+struct auth_shared;
+struct auth_view;
+
+struct auth_shared *auth_shared_map(void);
+void auth_shared_unmap(struct auth_shared *s);
+/* The master: a's tokens (NULL: none needed), and whether the probes
+ * need one too, are in force from now on. */
+void auth_shared_publish(struct auth_shared *s, const struct auth *a, bool probes);
+/* Whether a request (for a probe or not) with token (len bytes; NULL:
+ * none) may go on under the tokens in force; *copy is the caller's copy
+ * of them (NULL at first), renewed as needed. */
+bool auth_shared_allows(const struct auth_shared *s, struct auth_view **copy, bool probe,
+			const char *token, size_t len);
+void auth_view_free(struct auth_view *v);
+
 #endif

@@ -19,6 +19,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "common/auth.h"
 #include "common/channel.h"
 #include "common/log.h"
 #include "common/proctitle.h"
@@ -60,6 +61,7 @@ struct master {
 	int sigfd;
 	struct stats *stats;
 	struct probe_table *probes;
+	struct auth_shared *auth;  /* the tokens in force, for every generation */
 	struct wslot slots[STATS_MAX_WORKERS];
 	struct queue q;
 	/* stored submissions waiting (common/store.h): unbounded, never
@@ -218,7 +220,8 @@ static int spawn_worker(struct master *m, size_t idx)
 		struct worker_ctx ctx = {
 			.index = (unsigned)idx, .master_pid = master_pid, .generation = m->gen,
 			.cfg = &m->cfg, .langs = m->langs,
-			.stats = m->stats, .probes = m->probes, .listen_fd = m->listen_fd,
+			.stats = m->stats, .probes = m->probes, .auth = m->auth,
+			.listen_fd = m->listen_fd,
 			.channel_fd = sv[1],
 			.store_refused = m->store_refused[0] ? m->store_refused : NULL,
 		};
@@ -849,6 +852,8 @@ static void reload(struct master *m)
 	nc.cgroup_root = m->cgroup_root ? xstrdup(m->cgroup_root) : NULL;
 	config_free(&m->cfg);
 	m->cfg = nc;
+	/* in force at once, also on the connections the old workers hold */
+	auth_shared_publish(m->auth, m->cfg.auth, m->cfg.auth_probes);
 	langtab_free(m->langs);
 	m->langs = new_langs;
 	queue_resize(&m->q, m->cfg.max_queue);
@@ -1147,12 +1152,14 @@ static int setup(struct master *m, char *err, size_t errlen)
 	}
 	m->stats = stats_map();
 	m->probes = probe_table_map();
-	if (!m->stats || !m->probes) {
+	m->auth = auth_shared_map();
+	if (!m->stats || !m->probes || !m->auth) {
 		int e = errno;
 
 		snprintf(err, errlen, "mmap(shared stats): %s", strerror(e));
 		return -e;
 	}
+	auth_shared_publish(m->auth, m->cfg.auth, m->cfg.auth_probes);
 	queue_init(&m->q, m->cfg.max_queue);
 	queue_init(&m->subs, 0);
 	if ((rc = prepare_dirs(m, err, errlen)) < 0)
@@ -1273,6 +1280,7 @@ out:
 	sweeper_free(&m->sweeper);
 	stats_unmap(m->stats);
 	probe_table_unmap(m->probes);
+	auth_shared_unmap(m->auth);
 	langtab_free(m->langs);
 	config_free(&m->cfg);
 	free(m->cgroup_option);

@@ -25,6 +25,15 @@
 #define READ_AHEAD (256 * 1024)
 #define OUT_HIGH (256 * 1024)
 #define CONN_BUF_KEEP (64 * 1024)
+/*
+ * A request refused at its headers leaves its body unsent or unread, and
+ * a socket closed with bytes unread answers with a reset that may destroy
+ * the refusal before its client reads it (RFC 9112, 9.6). So such a
+ * connection is shut for writing once its answer is out, and what its
+ * client still sends is read and dropped, never kept: until the client
+ * closes, for LINGER_MS at most, and no more than one request may take.
+ */
+#define LINGER_MS 2000
 
 static size_t in_left(const struct conn *c)
 {
@@ -72,7 +81,7 @@ static bool conn_may_read(const struct conn *c)
  */
 void conn_watch(struct conn_set *s, struct conn *c)
 {
-	uint32_t want = (conn_may_read(c) ? EPOLLIN | EPOLLRDHUP : 0) |
+	uint32_t want = (conn_may_read(c) || c->state == C_LINGER ? EPOLLIN | EPOLLRDHUP : 0) |
 			(out_left(c) ? EPOLLOUT : 0);
 
 	/* A streamed answer's client that goes away stops its job: its end
@@ -218,6 +227,7 @@ void conn_next_request(struct conn *c, bool keep_alive)
 	release_if_large(&c->raw);
 	c->served++;
 	c->req_start_ms = 0;
+	c->admitted = false;
 	if (!keep_alive)
 		c->state = C_CLOSING;
 }
@@ -337,6 +347,13 @@ static void conn_parse(struct conn_set *s, struct conn *c)
 		if (f == HTTP_NEED_MORE)
 			break;
 		if (f == HTTP_HEADERS_DONE) {
+			/* Before any of the body is parsed or promised: a request
+			 * that may not go on (no token) never has it read. */
+			if (!s->hooks.headers(s->hooks.arg, c)) {
+				c->body_unread = true;
+				c->state = C_CLOSING;
+				break;
+			}
 			/*
 			 * Only to a client that waits for it: when some of the body is
 			 * here already (the client did not wait, or the connection was
@@ -360,6 +377,50 @@ static void conn_parse(struct conn_set *s, struct conn *c)
 	}
 }
 
+/*
+ * Drop what a lingering connection's client sends, as much as one read
+ * ahead per event; close at its end, or once it sent more than one
+ * request may take.
+ */
+static void conn_drop_input(struct conn_set *s, struct conn *c)
+{
+	char tmp[READ_CHUNK];
+
+	for (size_t got = 0; got < READ_AHEAD;) {
+		ssize_t n = recv(c->fd, tmp, sizeof(tmp), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0 || (size_t)n >= c->linger_left) {
+			conn_free(s, c);
+			return;
+		}
+		c->linger_left -= (size_t)n;
+		got += (size_t)n;
+	}
+	/* more may be waiting: the next event reads it */
+}
+
+/* Its answer is out and the rest of its request is not wanted (see
+ * LINGER_MS): shut for writing, then drop what comes. */
+static void conn_linger(struct conn_set *s, struct conn *c)
+{
+	if (shutdown(c->fd, SHUT_WR) < 0) {
+		conn_free(s, c);
+		return;
+	}
+	buf_free(&c->in);
+	buf_free(&c->raw);
+	c->in_off = 0;
+	c->state = C_LINGER;
+	c->linger_until_ms = now_ms() + LINGER_MS;
+	c->linger_left = http_request_max_bytes(s->cfg->max_header_bytes, s->cfg->max_body_bytes);
+	conn_watch(s, c);
+	conn_drop_input(s, c);
+}
+
 void conn_process(struct conn_set *s, struct conn *c)
 {
 	/* A flush that makes room lets the rest of the input be parsed. */
@@ -371,8 +432,10 @@ void conn_process(struct conn_set *s, struct conn *c)
 		s->hooks.handoff(s->hooks.arg, c);
 		return;
 	}
-	if ((c->state == C_CLOSING || (c->peer_closed && c->state == C_READING)) &&
-	    out_left(c) == 0)
+	if (c->state == C_CLOSING && c->body_unread && !c->peer_closed && out_left(c) == 0)
+		conn_linger(s, c);
+	else if ((c->state == C_CLOSING || (c->peer_closed && c->state == C_READING)) &&
+		 out_left(c) == 0)
 		conn_free(s, c);
 }
 
@@ -420,6 +483,10 @@ static void conn_readable(struct conn_set *s, struct conn *c)
 
 void conn_event(struct conn_set *s, struct conn *c, uint32_t events)
 {
+	if (c->state == C_LINGER) {
+		conn_drop_input(s, c);
+		return;
+	}
 	if (events & EPOLLOUT)
 		conn_flush(s, c);
 	if (c->dead)
@@ -439,6 +506,11 @@ void conn_set_sweep(struct conn_set *s)
 		next = c->next;
 		if (c->state == C_JOB)
 			continue;
+		if (c->state == C_LINGER) {
+			if (now >= c->linger_until_ms)
+				conn_free(s, c);
+			continue;
+		}
 		if (c->state == C_READING && http_parser_in_request(&c->hp) && c->req_start_ms &&
 		    now - c->req_start_ms > s->cfg->read_timeout_ms) {
 			random_hex(c->reqid, 8);

@@ -21,6 +21,7 @@ enum conn_state {
 	C_JOB,       /* its job runs in the job thread */
 	C_HANDOFF,   /* a job request waits for the output to drain, then moves */
 	C_CLOSING,   /* write what is left, then close */
+	C_LINGER,    /* answered and shut for writing: what comes is dropped, then close */
 };
 
 struct conn {
@@ -36,6 +37,10 @@ struct conn {
 	uint64_t queued_ms;    /* time the job waited in the master's queue */
 	unsigned served;       /* requests answered on it */
 	bool job_token;        /* dispatched by the master: may run one job */
+	bool admitted;         /* the worker let its current request in already */
+	bool body_unread;      /* refused at its headers: its body is not wanted */
+	uint64_t linger_until_ms;
+	size_t linger_left;    /* the most still read and dropped */
 	bool streaming;        /* its job's answer goes out line by line */
 	bool peer_closed;
 	bool dead;             /* closed; freed after the current epoll batch */
@@ -51,6 +56,12 @@ struct conn_hooks {
 	 * call conn_next_request, or start its job (C_JOB), or move it
 	 * (C_HANDOFF). */
 	void (*request)(void *arg, struct conn *c);
+	/* The headers of a request with a body are complete (c->hp.req
+	 * without its body): true to read the body (after a 100 Continue
+	 * when asked); false when it was refused, its answer (Connection:
+	 * close) in c->out and conn_next_request called: the connection
+	 * then closes without reading the body. */
+	bool (*headers)(void *arg, struct conn *c);
 	/* A C_HANDOFF connection has sent all its answers: move it now. */
 	void (*handoff)(void *arg, struct conn *c);
 	/* Its request was refused: it will run no job, so a token the

@@ -64,6 +64,7 @@ struct worker {
 	struct callbacks callbacks;
 	int64_t job_sub;        /* the stored submission the job runs, 0: none */
 	uint64_t job_queued_ms;
+	struct auth_view *auth; /* its copy of the tokens in force */
 };
 
 /* Tags for epoll data: pointers to these identify the fd. */
@@ -472,10 +473,11 @@ static bool authorized(struct worker *w, struct conn *c, bool ka)
 	char hdr[192], *body = NULL;
 	static const char why[] = "a valid token is required (X-Auth-Token, or Authorization: Bearer)";
 
-	if (!w->cfg->auth || (routes_is_probe(r->path) && !w->cfg->auth_probes))
-		return true;
+	/* The master's tokens, not this generation's: a worker that a reload
+	 * retires still serves the connections it holds. */
 	token = request_token(r);
-	if (token && auth_check(w->cfg->auth, token, strlen(token)))
+	if (auth_shared_allows(w->ctx->auth, &w->auth, routes_is_probe(r->path), token,
+			       token ? strlen(token) : 0))
 		return true;
 	conn_headers(c, hdr, sizeof(hdr), "WWW-Authenticate: Bearer\r\n");
 	switch (routes_api(r->path)) {
@@ -510,6 +512,28 @@ static bool authorized(struct worker *w, struct conn *c, bool ka)
 	return false;
 }
 
+/*
+ * A request is let in once, at its headers when it has a body (before
+ * any of it is read), else when it is whole: its id, its count, its
+ * token. False: refused, its answer in c->out.
+ */
+static bool admit(struct worker *w, struct conn *c, bool ka)
+{
+	if (c->admitted)
+		return true;
+	c->admitted = true;
+	conn_request_id(c, &c->hp.req);
+	atomic_fetch_add(&w->ctx->stats->requests_total, 1);
+	return authorized(w, c, ka);
+}
+
+/* The headers of a request with a body: a body that its sender may not
+ * send is never read, nor a 100 Continue promised for it. */
+static bool headers_complete(void *arg, struct conn *c)
+{
+	return admit(arg, c, false);
+}
+
 /* A whole request, from the connection's parser. */
 static void handle_request(void *arg, struct conn *c)
 {
@@ -520,9 +544,7 @@ static void handle_request(void *arg, struct conn *c)
 	char hdr[128];
 	int status;
 
-	conn_request_id(c, r);
-	atomic_fetch_add(&w->ctx->stats->requests_total, 1);
-	if (!authorized(w, c, ka))
+	if (!admit(w, c, ka))
 		return;
 	/* Judge0's token checks: the token was good */
 	if (!strcmp(r->method, "POST") &&
@@ -953,7 +975,8 @@ static void worker_loop(struct worker *w)
 int worker_main(const struct worker_ctx *ctx)
 {
 	struct worker w;
-	const struct conn_hooks hooks = { .arg = &w, .request = handle_request, .handoff = handoff,
+	const struct conn_hooks hooks = { .arg = &w, .request = handle_request,
+					  .headers = headers_complete, .handoff = handoff,
 					  .no_job = drop_token, .closing = forget_conn };
 	char role[32];
 	int rc;
@@ -1034,5 +1057,6 @@ int worker_main(const struct worker_ctx *ctx)
 	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
 	sandbox_close(w.sandbox);
 	buildcache_close(w.cache);
+	auth_view_free(w.auth);
 	return 0;
 }

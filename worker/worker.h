@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/auth.h"
 #include "common/config.h"
 #include "common/lang/langtab.h"
 #include "common/stats.h"
@@ -23,6 +24,7 @@ struct worker_ctx {
 	const struct langtab *langs;
 	struct stats *stats;
 	struct probe_table *probes;
+	const struct auth_shared *auth; /* the tokens in force (a reload's, at once) */
 	int listen_fd;
 	int channel_fd;
 	/* Why the master has no submission store (NULL: it has one, or it is

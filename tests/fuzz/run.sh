@@ -10,6 +10,7 @@
 #                  and shown (the input's first byte: its switches)
 #   fuzz_piston    Piston's /api/v2/execute parser, and its semver ranges
 #   fuzz_zipfiles  a zip archive unpacked into a job's files (libzip)
+#   fuzz_tokens    GET /submissions/batch's token list, against Ruby's split
 #
 # Each target's corpus grows in BUILD_DIR/fuzz/corpus-TARGET; the seeds are
 # tests/fuzz/seeds-TARGET (inputs that once failed among them), and for
@@ -20,14 +21,17 @@ build=$(cd "${1:?usage: tests/fuzz/run.sh BUILD_DIR [TARGET...]}" && pwd)
 shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
-	targets=(fuzz_http fuzz_request fuzz_codize fuzz_langtab fuzz_judge0 fuzz_piston fuzz_zipfiles)
+	targets=(fuzz_http fuzz_request fuzz_codize fuzz_langtab fuzz_judge0 fuzz_piston fuzz_zipfiles
+		 fuzz_tokens)
 secs=${GOBOXD_FUZZ_SECONDS:-60}
 out="$build/fuzz"
 mkdir -p "$out"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$build"
        -I/usr/share/include/llhttp -DGOBOXD_SRCDIR="\"$top\"" -DGOBOXD_BUILDDIR="\"$build\"")
 libs=$(pkg-config --cflags --libs libcjson yaml-0.1 libzip libcurl)
-common=("$top"/common/{buf,strv,utf8,log,util,limits,config,yamlutil,base64,outtext,verdict,auth,sha256}.c
+# the submission store's, for worker/submissions.c (fuzz_tokens)
+store_libs=$(pkg-config --cflags --libs sqlite3 libpq)
+common=("$top"/common/{buf,strv,utf8,log,util,limits,config,yamlutil,base64,outtext,verdict,auth,sha256,seqlock,cidr}.c
 	"$top"/common/lang/{langtab,placeholder,validate}.c "$top"/worker/judge/request.c
 	"$top"/worker/http/{json_body,api_run,api_codize}.c)
 llhttp=(/usr/share/llhttp/{api,http,llhttp}.c)
@@ -42,9 +46,17 @@ done
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_judge0.c" "${common[@]}" "${judge0[@]}" $libs \
 	-o "$out/fuzz_judge0"
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_piston.c" "${common[@]}" "$top/worker/http/api_piston.c" \
-	$libs -o "$out/fuzz_piston"
+	"$top/worker/http/api_piston_files.c" $libs -o "$out/fuzz_piston"
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_zipfiles.c" "$top"/common/{util,log}.c \
 	"$top/common/lang/validate.c" "$top/worker/judge/zipfiles.c" $libs -o "$out/fuzz_zipfiles"
+# the token list is split in worker/submissions.c, which links the store,
+# the callbacks and Judge0's renderer: built with all of them
+# (each source once, whichever of them common holds already)
+mapfile -t tokens_src < <(printf '%s\n' "${common[@]}" "${judge0[@]}" "$top/worker/submissions.c" \
+	"$top"/common/{store,store_sqlite,store_pg,stats,seqlock,cidr}.c "$top/worker/callbacks.c" |
+	awk '!seen[$0]++')
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_tokens.c" "${tokens_src[@]}" $libs $store_libs -lpthread \
+	-o "$out/fuzz_tokens"
 for t in "${targets[@]}"; do
 	seeds=("$top/tests/fuzz/seeds-$t")
 	max_len=8192

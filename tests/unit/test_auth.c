@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/auth.h"
@@ -54,4 +55,83 @@ Test(auth, a_bad_file_is_refused_with_its_line)
 	cr_expect_null(load("# only a comment\n\n", -EINVAL, "no token in it"));
 	cr_expect_eq(auth_load("/nonexistent/goboxd-tokens", &(struct auth *){ NULL }, (char[64]){ 0 },
 			       64), -ENOENT);
+}
+
+#define ONE "front-end-0123456789"
+#define TWO "second-token-abcdefgh"
+
+static bool allows(const struct auth_shared *s, struct auth_view **copy, bool probe,
+		   const char *token)
+{
+	return auth_shared_allows(s, copy, probe, token, token ? strlen(token) : 0);
+}
+
+Test(auth, the_shared_tokens_are_those_last_published)
+{
+	struct auth_shared *s = auth_shared_map();
+	struct auth *both = load(ONE "\n" TWO "\n", 0, NULL), *two = load(TWO "\n", 0, NULL);
+	struct auth_view *copy = NULL;
+
+	cr_assert_not_null(s);
+	/* never published: nobody in but the probes */
+	cr_expect_not(allows(s, &copy, false, ONE));
+	cr_expect(allows(s, &copy, true, NULL));
+	auth_shared_publish(s, both, false);
+	cr_expect(allows(s, &copy, false, ONE));
+	cr_expect(allows(s, &copy, false, TWO));
+	cr_expect_not(allows(s, &copy, false, NULL));
+	cr_expect_not(allows(s, &copy, false, ONE "x"));
+	cr_expect(allows(s, &copy, true, NULL), "the probes stay open");
+	/* a reload: the copy taken before follows it */
+	auth_shared_publish(s, two, true);
+	cr_expect_not(allows(s, &copy, false, ONE), "a removed token stops at once");
+	cr_expect(allows(s, &copy, false, TWO));
+	cr_expect_not(allows(s, &copy, true, NULL), "--auth-probes");
+	cr_expect(allows(s, &copy, true, TWO));
+	/* no --auth-tokens any more */
+	auth_shared_publish(s, NULL, false);
+	cr_expect(allows(s, &copy, false, NULL));
+	auth_view_free(copy);
+	auth_free(both);
+	auth_free(two);
+	auth_shared_unmap(s);
+}
+
+Test(auth, a_child_forked_before_a_publication_checks_against_it)
+{
+	struct auth_shared *s = auth_shared_map();
+	struct auth *one = load(ONE "\n", 0, NULL), *two = load(TWO "\n", 0, NULL);
+	struct auth_view *copy = NULL;
+	int ready[2], go[2], status;
+	char b;
+	pid_t pid;
+
+	cr_assert_not_null(s);
+	auth_shared_publish(s, one, false);
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		bool before = allows(s, &copy, false, ONE);
+
+		/* the master's reload happens between these */
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &b, 1) != 1)
+			_exit(3);
+		_exit(before && !allows(s, &copy, false, ONE) && allows(s, &copy, false, TWO) ?
+		      0 : 1);
+	}
+	cr_assert_eq(read(ready[0], &b, 1), 1);
+	auth_shared_publish(s, two, false);
+	cr_assert_eq(write(go[1], "g", 1), 1);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child kept its tokens of before (status %d)", status);
+	for (int i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(go[i]);
+	}
+	auth_free(one);
+	auth_free(two);
+	auth_shared_unmap(s);
 }

@@ -703,6 +703,28 @@ Test(http, expect_continue)
 	cr_assert_str_eq(HTTP_CONTINUE_RESPONSE, "HTTP/1.1 100 Continue\r\n\r\n");
 }
 
+/*
+ * A request's headers are reported before any byte of its body is used,
+ * even when the body came with them: the worker checks its token there,
+ * and a refused body is never buffered.
+ */
+Test(http, headers_done_comes_before_any_body_byte)
+{
+	const char *req = "POST /run HTTP/1.1\r\nHost: x\r\nX-Auth-Token: t0ken\r\n"
+			  "Content-Length: 10\r\n\r\n0123456789";
+	const char *body = strstr(req, "\r\n\r\n") + 4;
+	struct http_parser p;
+	size_t used;
+
+	http_parser_init(&p, MAX_HDR, MAX_BODY);
+	cr_assert_eq(http_parser_feed(&p, req, strlen(req), &used), HTTP_HEADERS_DONE);
+	cr_assert_eq(used, (size_t)(body - req));
+	cr_assert_eq(p.req.body.len, 0);
+	cr_assert_str_eq(http_header_get(&p.req, "x-auth-token"), "t0ken");
+	cr_assert_str_eq(p.req.path, "/run");
+	http_parser_free(&p);
+}
+
 Test(http, query_split)
 {
 	struct feeder c;
@@ -901,11 +923,12 @@ Test(http, codize_route_413_in_codize_words)
 
 Test(http, status_text_covers_used_statuses)
 {
-	static const int used[] = { 100, 200, 400, 404, 405, 408, 411, 413, 414, 429, 431,
+	static const int used[] = { 100, 200, 400, 401, 404, 405, 408, 411, 413, 414, 429, 431,
 				    500, 501, 503, 505 };
 
 	for (size_t i = 0; i < sizeof(used) / sizeof(used[0]); i++)
 		cr_assert_str_neq(http_status_text(used[i]), "Unknown", "%d", used[i]);
+	cr_assert_str_eq(http_status_text(401), "Unauthorized");
 	cr_assert_str_eq(http_status_text(404), "Not Found");
 	cr_assert_str_eq(http_status_text(413), "Content Too Large");
 	cr_assert_str_eq(http_status_text(799), "Unknown");

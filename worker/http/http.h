@@ -88,7 +88,8 @@ void http_parser_free(struct http_parser *p);
  * keeps the rest and feeds it again after handling the result. After
  * HTTP_REQUEST_DONE, call http_parser_next() before feeding again (until
  * then every feed returns HTTP_REQUEST_DONE and uses nothing).
- * HTTP_HEADERS_DONE comes once, only for requests with a body. After
+ * HTTP_HEADERS_DONE comes once, only for requests with a body, before
+ * any byte of it is used (a request may be refused there). After
  * HTTP_ERROR, answer p->err_status with Connection: close and close; the
  * parser keeps returning HTTP_ERROR.
  */
