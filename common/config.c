@@ -106,6 +106,8 @@ static const struct opt opts[] = {
 	  "captured stdout/stderr cap of a step" },
 	{ "max-job-output-size", OT_SIZE, F(max_job_output_bytes), 64 * 1024, GiB,
 	  "captured output of a whole job, counted as it costs in the answer" },
+	{ "max-batch-answer-size", OT_SIZE, F(max_batch_answer_bytes), 1024, GiB,
+	  "Judge0's GET /submissions/batch and GET /submissions: the answer's JSON cap" },
 	{ "run-timeout", OT_MS, F(run_timeout_ms), 0, HOUR_MS, "/v1/run: run step wall time" },
 	{ "compile-timeout", OT_MS, F(compile_timeout_ms), 0, HOUR_MS,
 	  "/v1/run: compile step wall time" },
@@ -221,6 +223,7 @@ void config_defaults(struct config *c)
 	c->max_files = 10;
 	c->max_file_bytes = 256 * 1024;
 	c->max_job_output_bytes = 32 * 1024 * 1024;
+	c->max_batch_answer_bytes = 32 * 1024 * 1024;
 	c->read_timeout_ms = 10 * 1000;
 	c->keepalive_timeout_ms = 30 * 1000;
 	c->limits_max.wall_ms = 60 * 1000;

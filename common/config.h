@@ -64,6 +64,7 @@ struct config {
 	unsigned max_files;         /* /v1/run */
 	size_t max_file_bytes;      /* /v1/run, per file */
 	size_t max_job_output_bytes; /* a job's output, as it costs in the answer */
+	size_t max_batch_answer_bytes; /* GET /submissions/batch's JSON, and a page's */
 	uint32_t read_timeout_ms;   /* slow-client guard, per request */
 	uint32_t keepalive_timeout_ms;
 

@@ -77,6 +77,9 @@ struct stats {
 	_Atomic int64_t queued;                    /* written by the master */
 	_Atomic uint64_t queue_rejected_full;
 	_Atomic uint64_t queue_rejected_timeout;
+	/* Judge0 answers of many submissions refused for their size
+	 * (--max-batch-answer-size; worker/submissions.c). */
+	_Atomic uint64_t batch_answers_refused;
 	_Atomic uint64_t workers_respawned;
 	_Atomic uint64_t reloads;
 	_Atomic uint32_t generation;               /* current worker generation */

@@ -76,6 +76,24 @@ void submissions_close(struct submissions *s)
 
 /* ---- answers -------------------------------------------------------- */
 
+/*
+ * A JSON body (malloc'd, taken over) as the answer. With no answer before
+ * it on the connection the head is written in front of it in its own
+ * block (a big body is then never held twice); behind pipelined ones it
+ * is copied after them.
+ */
+static int answer_body(struct buf *out, int status, char *body, size_t len, bool ka,
+		       const char *hdr)
+{
+	if (out->len == 0) {
+		http_response_around(out, status, "application/json", body, len, ka, hdr);
+		return status;
+	}
+	http_format_response(out, status, "application/json", body, len, ka, hdr);
+	free(body);
+	return status;
+}
+
 static int answer_json(struct buf *out, int status, cJSON *o, bool ka, const char *hdr)
 {
 	char *body = o ? cJSON_PrintUnformatted(o) : NULL;
@@ -85,9 +103,7 @@ static int answer_json(struct buf *out, int status, cJSON *o, bool ka, const cha
 		http_format_error(out, 500, "out_of_memory", "no memory", ka, hdr);
 		return 500;
 	}
-	http_format_response(out, status, "application/json", body, strlen(body), ka, hdr);
-	free(body);
-	return status;
+	return answer_body(out, status, body, strlen(body), ka, hdr);
 }
 
 /* Judge0's {"error": ...} */
@@ -237,71 +253,228 @@ static int get_one(struct submissions *s, const char *token, const struct judge0
 	return answer_json(out, 200, shown, ka, hdr);
 }
 
+/* ---- answers of many submissions ----------------------------------- */
+
+/*
+ * An answer of many submissions ({"submissions":[...]} and, for a page,
+ * its meta) is measured as it is made, each submission rendered once
+ * however often it is asked for, and refused as soon as it would pass
+ * --max-batch-answer-size: 20 tokens of one submission of 14 MiB were a
+ * 277 MiB answer, built in the loop.
+ */
+#define MANY_HEAD "{\"submissions\":["
+#define MANY_NULL "null"
+
+/* One submission as such an answer shows it, rendered once. */
+struct shown {
+	char *json;     /* NULL: null (no such token) */
+	size_t len;
+};
+
+struct many {
+	size_t cap;     /* --max-batch-answer-size */
+	size_t total;   /* the answer's bytes so far, its frame and commas included */
+};
+
+/* The frame of n entries and the tail after the list (a page's meta). */
+static void many_start(struct many *m, size_t cap, size_t n, const char *tail)
+{
+	m->cap = cap;
+	m->total = strlen(MANY_HEAD) + (n ? n - 1 : 0) + strlen("]") + strlen(tail) + strlen("}");
+}
+
+/* One entry more: false once the answer passes its cap. */
+static bool many_add(struct many *m, const struct shown *e)
+{
+	m->total += e->json ? e->len : strlen(MANY_NULL);
+	return m->total <= m->cap;
+}
+
+/* 0, or -EILSEQ when a text is not UTF-8 and base64 was not asked for. */
+static int render(struct submissions *s, const struct store_sub *sub,
+		  const struct judge0_view *v, struct shown *e)
+{
+	cJSON *o = api_judge0_show(sub, v, s->langs);
+
+	if (!o)
+		return -EILSEQ;
+	e->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!e->json)
+		abort(); /* out of memory, as xmalloc's rule says */
+	e->len = strlen(e->json);
+	return 0;
+}
+
+int submissions_split_tokens(char *list, char **tokens, size_t max, size_t *n)
+{
+	static const char blanks[] = " \t\r\n\v\f";
+	char *p = list + strspn(list, blanks), *end = p + strlen(p);
+	size_t k = 0, kept = 0;
+
+	while (end > p && strchr(blanks, end[-1]))
+		*--end = '\0';
+	for (char *t = *p ? p : NULL, *next; t; t = next) {
+		next = strchr(t, ',');
+		if (next)
+			*next++ = '\0';
+		if (k < max)
+			tokens[k] = t;
+		k++;
+		/* split drops the empty pieces at the end, and only those */
+		if (*t)
+			kept = k;
+	}
+	if (kept > max)
+		return -E2BIG;
+	*n = kept;
+	return 0;
+}
+
+/* For each token, the first one alike: a token given twice is looked up
+ * and rendered once. */
+static void batch_firsts(char *const *tokens, size_t n, size_t *first)
+{
+	for (size_t i = 0; i < n; i++) {
+		first[i] = i;
+		for (size_t k = 0; k < i && first[i] == i; k++)
+			if (!strcmp(tokens[k], tokens[i]))
+				first[i] = k;
+	}
+}
+
+/*
+ * The distinct tokens looked up and rendered into shown[] (a token's
+ * entry at its first place), in the order given, each entry counted in m
+ * as it comes: 0; -EFBIG as soon as the answer passes its cap (nothing
+ * after is looked up); -EIO when the store failed; -EILSEQ (not UTF-8).
+ */
+static int batch_render(struct submissions *s, char *const *tokens, size_t n,
+			const size_t *first, const struct judge0_view *v, struct many *m,
+			struct shown *shown)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct store_sub sub;
+		int rc;
+
+		if (first[i] == i && *tokens[i]) {
+			rc = store_find(s->store, tokens[i], &sub);
+			if (rc < 0 && rc != -ENOENT)
+				return -EIO;
+			if (rc == 0) {
+				rc = render(s, &sub, v, &shown[i]);
+				store_sub_free(&sub);
+				if (rc < 0)
+					return rc;
+			}
+		}
+		if (!many_add(m, &shown[first[i]]))
+			return -EFBIG;
+	}
+	return 0;
+}
+
+/* len bytes at *at of body, *at moved past them. */
+static void put(char *body, size_t *at, const char *p, size_t len)
+{
+	memcpy(body + *at, p, len);
+	*at += len;
+}
+
+/*
+ * The answer's text, m->total bytes: entry i shows shown[of[i]]. Each
+ * rendering is freed after its last use, so that what is held stays about
+ * one answer, not the answer and its parts.
+ */
+static char *many_body(const struct many *m, struct shown *shown, const size_t *of, size_t n,
+		       const char *tail)
+{
+	size_t *last = xcalloc(n ? n : 1, sizeof(*last)), at = 0;
+	char *body = xmalloc(m->total + 1);
+
+	for (size_t i = 0; i < n; i++)
+		last[of[i]] = i;
+	put(body, &at, MANY_HEAD, strlen(MANY_HEAD));
+	for (size_t i = 0; i < n; i++) {
+		struct shown *e = &shown[of[i]];
+
+		if (i)
+			put(body, &at, ",", 1);
+		if (e->json)
+			put(body, &at, e->json, e->len);
+		else
+			put(body, &at, MANY_NULL, strlen(MANY_NULL));
+		if (last[of[i]] == i) {
+			free(e->json);
+			e->json = NULL;
+		}
+	}
+	put(body, &at, "]", 1);
+	put(body, &at, tail, strlen(tail));
+	put(body, &at, "}", 1);
+	body[at] = '\0';
+	free(last);
+	return body;
+}
+
+static void shown_free(struct shown *shown, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(shown[i].json);
+		shown[i].json = NULL;
+	}
+}
+
+/* The answer of many, as rc (batch_render's) says; the renderings freed. */
+static int answer_many(struct submissions *s, int rc, const struct many *m, struct shown *shown,
+		       const size_t *of, size_t n, const char *tail, const char *hint, bool ka,
+		       const char *hdr, struct buf *out)
+{
+	char msg[256];
+
+	if (rc == 0)
+		return answer_body(out, 200, many_body(m, shown, of, n, tail), m->total, ka, hdr);
+	shown_free(shown, n);
+	if (rc == -EIO)
+		return answer_error(out, 503, "the submission store failed; retry later", ka, hdr);
+	if (rc == -EILSEQ)
+		return answer_error(out, 400, API_JUDGE0_NOT_UTF8_SOME, ka, hdr);
+	if (s->stats)
+		atomic_fetch_add(&s->stats->batch_answers_refused, 1);
+	snprintf(msg, sizeof(msg), "the answer would be larger than %zu bytes"
+		 " (--max-batch-answer-size); %s", m->cap, hint);
+	return answer_error(out, 400, msg, ka, hdr);
+}
+
 static int get_batch(struct submissions *s, const struct http_request *r,
 		     const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
 {
 	const char *given = http_header_get(r, "tokens");
-	char *tokens = given ? xstrdup(given) : http_query_param(r, "tokens");
-	char *p, *end;
-	cJSON *list, *o;
-	size_t n = 0;
-	char msg[128];
-	bool utf8 = true;
+	char *list = given ? xstrdup(given) : http_query_param(r, "tokens");
+	char *tokens[JUDGE0_MAX_BATCH], msg[128];
+	struct shown shown[JUDGE0_MAX_BATCH] = { { 0 } };
+	size_t n = 0, first[JUDGE0_MAX_BATCH];
+	struct many m;
+	int rc = list ? submissions_split_tokens(list, tokens, JUDGE0_MAX_BATCH, &n) : 0;
 
-	/*
-	 * As Judge0 reads them (Ruby's strip.split(",")): blanks around the
-	 * list go, an empty token between commas stays (and finds nothing),
-	 * empty ones at the end go.
-	 */
-	p = tokens ? tokens + strspn(tokens, " \t\r\n\v\f") : NULL;
-	end = p ? p + strlen(p) : NULL;
-	while (p && end > p && (strchr(" \t\r\n\v\f,", end[-1])))
-		*--end = '\0';
-	for (char *q = p; q && *q; q++)
-		n += *q == ',';
-	n += p && *p;
-	if (n > JUDGE0_MAX_BATCH) {
-		free(tokens);
+	if (rc == -E2BIG) {
+		free(list);
 		snprintf(msg, sizeof(msg),
 			 "number of submissions in a batch should be less than or equal to %d",
 			 JUDGE0_MAX_BATCH);
 		return answer_error(out, 400, msg, ka, hdr);
 	}
 	if (n == 0) {
-		free(tokens);
+		free(list);
 		return answer_error(out, 400, "there should be at least one submission in a batch",
 				    ka, hdr);
 	}
-	o = cJSON_CreateObject();
-	list = cJSON_AddArrayToObject(o, "submissions");
-	for (char *t = p, *next; t && utf8; t = next) {
-		struct store_sub sub;
-		cJSON *shown = NULL;
-		int rc;
-
-		next = strchr(t, ',');
-		if (next)
-			*next++ = '\0';
-		rc = *t ? store_find(s->store, t, &sub) : -ENOENT;
-		if (rc < 0 && rc != -ENOENT) {
-			free(tokens);
-			cJSON_Delete(o);
-			return answer_error(out, 503, "the submission store failed; retry later", ka,
-					    hdr);
-		}
-		if (rc == 0) {
-			shown = api_judge0_show(&sub, v, s->langs);
-			utf8 = shown != NULL;
-			store_sub_free(&sub);
-		}
-		cJSON_AddItemToArray(list, rc == 0 ? shown : cJSON_CreateNull());
-	}
-	free(tokens);
-	if (!utf8) {
-		cJSON_Delete(o);
-		return answer_error(out, 400, API_JUDGE0_NOT_UTF8_SOME, ka, hdr);
-	}
-	return answer_json(out, 200, o, ka, hdr);
+	batch_firsts(tokens, n, first);
+	many_start(&m, s->cfg->max_batch_answer_bytes, n, "");
+	rc = batch_render(s, tokens, n, first, v, &m, shown);
+	free(list);
+	return answer_many(s, rc, &m, shown, first, n, "", "ask for fewer tokens or fewer fields",
+			   ka, hdr, out);
 }
 
 /* Judge0's pages: 20 by default; goboxd's bound, so that a page is
@@ -354,6 +527,41 @@ static cJSON *page_meta(long long page, long long per_page, uint64_t total)
 	return m;
 }
 
+/* A page's answer: the n submissions (freed here), then its meta (taken
+ * over), held to the cap as the batch's is. */
+static int answer_page(struct submissions *s, struct store_sub *subs, size_t n, cJSON *meta,
+		       const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+{
+	char *json = cJSON_PrintUnformatted(meta), *tail;
+	size_t tlen;
+	struct shown *shown = xcalloc(n ? n : 1, sizeof(*shown));
+	size_t *of = xcalloc(n ? n : 1, sizeof(*of));
+	struct many m;
+	int rc = 0, status;
+
+	cJSON_Delete(meta);
+	if (!json)
+		abort(); /* out of memory, as xmalloc's rule says */
+	tlen = strlen(",\"meta\":") + strlen(json) + 1;
+	tail = xmalloc(tlen);
+	snprintf(tail, tlen, ",\"meta\":%s", json);
+	free(json);
+	many_start(&m, s->cfg->max_batch_answer_bytes, n, tail);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		of[i] = i;
+		rc = render(s, &subs[i], v, &shown[i]);
+		if (rc == 0 && !many_add(&m, &shown[i]))
+			rc = -EFBIG;
+	}
+	store_subs_free(subs, n);
+	status = answer_many(s, rc, &m, shown, of, n, tail,
+			     "ask for a smaller per_page or fewer fields", ka, hdr, out);
+	free(shown);
+	free(of);
+	free(tail);
+	return status;
+}
+
 /*
  * GET /submissions: a page of every submission, newest first. Judge0
  * answers it only to its authorization token (403 when none is set);
@@ -368,9 +576,7 @@ static int get_list(struct submissions *s, const struct http_request *r,
 	struct store_sub *subs = NULL;
 	uint64_t total = 0;
 	size_t n = 0;
-	cJSON *o, *list;
 	char msg[96];
-	bool utf8 = true;
 	int rc;
 
 	if (!s->cfg->auth) {
@@ -388,22 +594,7 @@ static int get_list(struct submissions *s, const struct http_request *r,
 			(size_t)per_page, &subs, &n, &total);
 	if (rc < 0)
 		return answer_error(out, 503, "the submission store failed; retry later", ka, hdr);
-	o = cJSON_CreateObject();
-	list = cJSON_AddArrayToObject(o, "submissions");
-	for (size_t i = 0; i < n && utf8; i++) {
-		cJSON *shown = api_judge0_show(&subs[i], v, s->langs);
-
-		utf8 = shown != NULL;
-		if (shown)
-			cJSON_AddItemToArray(list, shown);
-	}
-	store_subs_free(subs, n);
-	if (!utf8) {
-		cJSON_Delete(o);
-		return answer_error(out, 400, API_JUDGE0_NOT_UTF8_SOME, ka, hdr);
-	}
-	cJSON_AddItemToObject(o, "meta", page_meta(page, per_page, total));
-	return answer_json(out, 200, o, ka, hdr);
+	return answer_page(s, subs, n, page_meta(page, per_page, total), v, ka, hdr, out);
 }
 
 /* Judge0 keeps its statistics this long (its cache's duration). */

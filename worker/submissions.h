@@ -68,6 +68,15 @@ int submissions_handle(struct submissions *s, const struct http_request *r, bool
 		       const char *hdr, struct buf *out);
 
 /*
+ * GET /submissions/batch's token list, split in place as Judge0 splits it
+ * (Ruby's tokens.strip.split(",")): blanks around the list go, an empty
+ * token between commas stays (it finds nothing, a null), the empty ones
+ * at the end go. The tokens (pointers into list) into tokens[], their
+ * count into *n: 0, or -E2BIG when there are more than max.
+ */
+int submissions_split_tokens(char *list, char **tokens, size_t max, size_t *n);
+
+/*
  * POST /submissions?wait=true: the job, and how its answer shows it.
  * 0, or a negative errno with the answer's status and JSON body (malloc'd)
  * in *status and *body.

@@ -27,12 +27,17 @@ struct ent {
 	zip_uint32_t mode;  /* a Unix st_mode for the attributes, 0: libzip's default */
 	zip_uint32_t dos;   /* MS-DOS attributes, made by MS-DOS, when mode is 0 */
 	bool encrypt;
+	zip_uint16_t extra;        /* bytes of one extra field of its own (id 0x6666), 0: none */
+	zip_flags_t extra_where;   /* ZIP_FL_CENTRAL, ZIP_FL_LOCAL or both */
 };
 
 static const struct zipfiles_bounds roomy = { 64, 1 << 20, 4 << 20 };
 
-static char *make_zip(const struct ent *e, size_t n, size_t *len)
+/* An archive of the entries, with comment (clen bytes, any) after its end record. */
+static char *make_zip_commented(const struct ent *e, size_t n, const char *comment,
+				zip_uint16_t clen, size_t *len)
 {
+	static zip_uint8_t extra[65535];
 	zip_error_t ze;
 	zip_source_t *src;
 	zip_stat_t st;
@@ -69,6 +74,20 @@ static char *make_zip(const struct ent *e, size_t n, size_t *len)
 		if (e[i].encrypt)
 			cr_assert_eq(zip_file_set_encryption(za, (zip_uint64_t)idx,
 							     ZIP_EM_AES_256, "secret"), 0);
+		if (e[i].extra)
+			cr_assert_eq(zip_file_extra_field_set(za, (zip_uint64_t)idx, 0x6666,
+							      ZIP_EXTRA_FIELD_NEW, extra,
+							      e[i].extra, e[i].extra_where), 0,
+				     "%s", zip_strerror(za));
+	}
+	if (comment) {
+		/* libzip takes only a text: its bytes are put in below */
+		char *text = malloc(clen);
+
+		cr_assert_not_null(text);
+		memset(text, 'c', clen);
+		cr_assert_eq(zip_set_archive_comment(za, text, clen), 0, "%s", zip_strerror(za));
+		free(text);
 	}
 	cr_assert_eq(zip_close(za), 0, "%s", zip_strerror(za));
 
@@ -81,7 +100,14 @@ static char *make_zip(const struct ent *e, size_t n, size_t *len)
 	zip_source_free(src);
 	zip_error_fini(&ze);
 	*len = st.size;
+	if (comment)
+		memcpy(out + st.size - clen, comment, clen);
 	return out;
+}
+
+static char *make_zip(const struct ent *e, size_t n, size_t *len)
+{
+	return make_zip_commented(e, n, NULL, 0, len);
 }
 
 static char *make_one(const char *name, const void *data, size_t len, bool store, size_t *zlen)
@@ -703,4 +729,231 @@ Test(zipfiles, info_zip_symlink)
 	u = unpack(z, len, &roomy);
 	expect_refused(&u, "entry \"link.c\": is a symbolic link");
 	free(z);
+}
+
+/* ---- what is read before libzip: end records, central records ------- */
+
+static void put16(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	put16(p, v & 0xffff);
+	put16(p + 2, v >> 16);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+#define NO_RECORD ((size_t)-1)
+
+/*
+ * n central records alone (no local header, no data: opening an archive,
+ * libzip reads only its directory), named f0, f1..., then an end record
+ * that lists `listed` entries: modulo 65536 as Info-ZIP writes past 65535,
+ * or in a zip64 end record. The record numbered broken (NO_RECORD: none)
+ * has a wrong magic, so that libzip, should it parse that far, fails
+ * with words of its own.
+ */
+static unsigned char *central_only(size_t n, uint64_t listed, bool zip64, size_t broken,
+				   size_t *len)
+{
+	size_t cap = n * (46 + 8) + 56 + 20 + 22, at = 0, cd_size;
+	unsigned char *z = calloc(1, cap);
+
+	cr_assert_not_null(z);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char *r = z + at;
+		int nlen = snprintf((char *)r + 46, 9, "f%zu", i);
+
+		put32(r, i == broken ? 0x02014b51u : 0x02014b50u);
+		put16(r + 4, 0x031e);           /* made by Unix */
+		put16(r + 6, 20);
+		put16(r + 28, (uint32_t)nlen);
+		put32(r + 38, (uint32_t)(S_IFREG | 0644) << 16);
+		at += 46 + (size_t)nlen;
+	}
+	cd_size = at;
+	if (zip64) {
+		unsigned char *e = z + at, *loc = e + 56;
+
+		put32(e, 0x06064b50u);
+		put64(e + 4, 44);
+		put16(e + 12, 45);
+		put16(e + 14, 45);
+		put64(e + 24, listed);
+		put64(e + 32, listed);
+		put64(e + 40, cd_size);
+		put64(e + 48, 0);
+		put32(loc, 0x07064b50u);
+		put64(loc + 8, at);
+		put32(loc + 16, 1);
+		at += 56 + 20;
+	}
+	put32(z + at, 0x06054b50u);
+	put16(z + at + 8, zip64 ? 0xffff : (uint32_t)(listed & 0xffff));
+	put16(z + at + 10, zip64 ? 0xffff : (uint32_t)(listed & 0xffff));
+	put32(z + at + 12, zip64 ? 0xffffffffu : (uint32_t)cd_size);
+	put32(z + at + 16, zip64 ? 0xffffffffu : 0);
+	*len = at + 22;
+	return z;
+}
+
+Test(zipfiles, an_end_record_that_lists_too_many_is_refused_before_its_records)
+{
+	struct unpacked u;
+	size_t len;
+	unsigned char *z;
+
+	/* record 100 is broken: had libzip read the records, it would say so */
+	z = central_only(200, 200, true, 100, &len);
+	u = unpack(z, len, &roomy);
+	expect_refused(&u, "more than 64 files (its end record lists 200)");
+	free(z);
+	z = central_only(200, 200, false, 100, &len);
+	u = unpack(z, len, &roomy);
+	expect_refused(&u, "more than 64 files (its end record lists 200)");
+	free(z);
+}
+
+Test(zipfiles, records_past_an_info_zip_count_are_counted)
+{
+	struct unpacked u;
+	size_t len;
+	/* 65,538 records that the end record lists as 2: libzip reads every
+	 * record the directory's size holds, whatever the count says */
+	unsigned char *z = central_only(65536 + 2, 65536 + 2, false, 65536 + 1, &len);
+
+	u = unpack(z, len, &roomy);
+	expect_refused(&u, "more than 64 files");
+	cr_expect_null(strstr(u.err, "lists"), "%s", u.err);
+	free(z);
+}
+
+Test(zipfiles, zip64_of_200000_entries)
+{
+	struct unpacked u;
+	size_t len;
+	unsigned char *z = central_only(200000, 200000, true, 150000, &len);
+	struct zipfiles_bounds b = roomy;
+
+	b.max_files = 10;
+	u = unpack(z, len, &b);
+	expect_refused(&u, "more than 10 files (its end record lists 200000)");
+	free(z);
+}
+
+/* One entry with an extra field of its own of data bytes (and 4 of header). */
+static struct unpacked unpack_extra(zip_uint16_t data, zip_flags_t where)
+{
+	struct ent e = { .name = "x.txt", .data = "x", .len = 1, .extra = data,
+			 .extra_where = where };
+	struct unpacked u;
+	size_t len;
+	char *z = make_zip(&e, 1, &len);
+
+	u = unpack(z, len, &roomy);
+	free(z);
+	return u;
+}
+
+Test(zipfiles, extra_fields_over_1_KiB)
+{
+	struct unpacked u;
+
+	u = unpack_extra(ZIPFILES_MAX_EXTRA - 4, ZIP_FL_CENTRAL | ZIP_FL_LOCAL);
+	cr_expect_eq(u.r, 0, "%s", u.err);
+	free_unpacked(&u);
+	u = unpack_extra(ZIPFILES_MAX_EXTRA - 3, ZIP_FL_CENTRAL);
+	expect_refused(&u, "entry \"x.txt\": 1025 bytes of extra fields, more than 1024");
+	u = unpack_extra(60000, ZIP_FL_CENTRAL);
+	expect_refused(&u, "entry \"x.txt\": 60004 bytes of extra fields, more than 1024");
+	u = unpack_extra(ZIPFILES_MAX_EXTRA - 3, ZIP_FL_LOCAL);
+	expect_refused(&u, "entry \"x.txt\": 1025 bytes of extra fields in its local header");
+}
+
+/* A valid end record of an empty directory: 22 bytes. */
+static void empty_end(unsigned char *p)
+{
+	memset(p, 0, 22);
+	put32(p, 0x06054b50u);
+}
+
+Test(zipfiles, end_records_by_the_dozen)
+{
+	static const char text[] = "x";
+	struct ent e = { .name = "x.txt", .data = text, .len = 1 };
+	unsigned char comment[9 * 22];
+	struct unpacked u;
+	size_t len;
+	char *z;
+
+	/* libzip takes each of them, and copies each one's comment */
+	for (size_t i = 0; i < 9; i++)
+		empty_end(comment + 22 * i);
+	z = make_zip_commented(&e, 1, (const char *)comment, 7 * 22, &len);
+	u = unpack(z, len, &roomy);
+	cr_expect_eq(u.r, 0, "8 end records: %s", u.err);
+	free_unpacked(&u);
+	free(z);
+	z = make_zip_commented(&e, 1, (const char *)comment, 8 * 22, &len);
+	u = unpack(z, len, &roomy);
+	expect_refused(&u, "more than 8 end of central directory records");
+	free(z);
+}
+
+Test(zipfiles, two_central_directories)
+{
+	struct ent e[] = {
+		{ .name = "a.txt", .data = "a", .len = 1 },
+		{ .name = "b.txt", .data = "b", .len = 1 },
+	};
+	unsigned char second[22];
+	struct unpacked u;
+	size_t len;
+	char *z;
+
+	/* a second end record, in the first one's comment, that names the
+	 * same directory without its first record: one tool shows two
+	 * files, another one */
+	z = make_zip(e, 2, &len);
+	memcpy(second, z + len - 22, 22);
+	free(z);
+	put16(second + 8, 1);
+	put16(second + 10, 1);
+	put32(second + 12, get_le32((char *)second + 12) - (46 + 5));
+	put32(second + 16, get_le32((char *)second + 16) + 46 + 5);
+	z = make_zip_commented(e, 2, (const char *)second, sizeof(second), &len);
+	u = unpack(z, len, &roomy);
+	expect_refused(&u, "more than one central directory");
+	free(z);
+}
+
+Test(zipfiles, an_archive_stored_inside_is_taken)
+{
+	struct ent inner[] = {
+		{ .name = "a.txt", .data = "a", .len = 1 },
+		{ .name = "b.txt", .data = "b", .len = 1 },
+	};
+	struct ent outer[2] = { { .name = "main.c", .data = main_c, .len = sizeof(main_c) - 1 } };
+	struct unpacked u;
+	size_t ilen, len;
+	char *in = make_zip(inner, 2, &ilen), *z;
+
+	/* stored last: its end record is in the outer one's tail */
+	outer[1] = (struct ent){ .name = "fixture.zip", .data = in, .len = ilen, .store = true };
+	z = make_zip(outer, 2, &len);
+	u = unpack(z, len, &roomy);
+	cr_assert_eq(u.r, 0, "%s", u.err);
+	cr_expect_eq(u.n, 2);
+	cr_expect_eq(u.files[1].len, ilen);
+	free_unpacked(&u);
+	free(z);
+	free(in);
 }

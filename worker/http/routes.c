@@ -500,6 +500,10 @@ static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, stru
 	       "Jobs refused because the queue was full or the wait too long.",
 	       (double)(atomic_load(&s->queue_rejected_full) +
 			atomic_load(&s->queue_rejected_timeout)));
+	metric(&b, "goboxd_batch_answers_refused_total", "counter",
+	       "Judge0 batches and pages of submissions refused: their answer would pass"
+	       " --max-batch-answer-size.",
+	       (double)atomic_load(&s->batch_answers_refused));
 	metric(&b, "goboxd_build_cache_hits_total", "counter",
 	       "Builds taken from the build cache instead of run.",
 	       (double)atomic_load(&s->build_cache_hits));

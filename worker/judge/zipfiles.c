@@ -72,6 +72,231 @@ static int refuse(char *err, size_t errlen, const char *name, const char *fmt, .
 	return -EINVAL;
 }
 
+/* ---- the end records, read before libzip ---------------------------- */
+
+/*
+ * libzip 1.7 opens an archive by parsing every central record the end
+ * record leads it to (and, when the count there is too small, every one
+ * after it: Info-ZIP's count modulo 65536), and it does so for every end
+ * record in the last 64 KiB, copying each one's comment. The count is
+ * only compared with max_files after that: 219,000 records of an archive
+ * that fits a request took the loop a second and 134 MiB. So the end
+ * records, and the records they lead to, are read here first, as libzip
+ * will read them, and never more than max_files + 1 records of them.
+ */
+#define EOCD_MAGIC 0x06054b50u
+#define EOCD64_MAGIC 0x06064b50u
+#define LOC64_MAGIC 0x07064b50u   /* the zip64 end record's locator */
+#define CEN_MAGIC 0x02014b50u     /* a central record */
+#define LOC_MAGIC 0x04034b50u     /* a local header */
+#define EOCD64_LEN 56
+#define LOC64_LEN 20
+#define CEN_LEN 46
+#define LOC_LEN 30
+/* Where libzip looks for end records: a comment's most, the record, the locator. */
+#define TAIL_LEN (65535 + EOCD_LEN + LOC64_LEN)
+/* End records libzip would take a directory from: one, and a few more for
+ * archives stored inside (their own end records may sit in the tail). */
+#define MAX_ENDS 8
+
+static uint32_t le16(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return le16(p) | le16(p + 2) << 16;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+	return le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* The central directory an end record names. */
+struct zipdir {
+	uint64_t entries, offset, size;
+	bool read;      /* libzip goes on to read its records */
+};
+
+/* The zip64 end record its locator at loc names, as libzip reads it:
+ * false where libzip gives up on it before it allocates its entries. */
+static bool read_end64(const unsigned char *z, size_t loc, struct zipdir *d)
+{
+	uint64_t at = le64(z + loc + 8);
+	const unsigned char *p;
+
+	if (at > loc || loc - at < EOCD64_LEN)
+		return false;
+	p = z + at;
+	if (le32(p) != EOCD64_MAGIC || le64(p + 24) != le64(p + 32))
+		return false;
+	d->entries = le64(p + 32);
+	d->size = le64(p + 40);
+	d->offset = le64(p + 48);
+	return d->entries <= d->size / CEN_LEN;
+}
+
+/*
+ * The end record at at, as libzip reads it: false where libzip gives up on
+ * it before it allocates (and fills) its entries: another disk, counts
+ * that differ, a directory that does not end before its end record. It
+ * reads the records too (d->read) when the comment is no longer than
+ * what follows. Any doubt counts as true: a record taken here that libzip
+ * refuses costs a refusal at worst, never a bypass.
+ */
+static bool read_end(const unsigned char *z, size_t len, size_t at, struct zipdir *d)
+{
+	const unsigned char *p = z + at;
+
+	if (at >= LOC64_LEN && le32(p - LOC64_LEN) == LOC64_MAGIC) {
+		if (!read_end64(z, at - LOC64_LEN, d))
+			return false;
+	} else {
+		if (le32(p + 4) != 0 || le16(p + 8) != le16(p + 10))
+			return false;
+		d->entries = le16(p + 10);
+		d->size = le32(p + 12);
+		d->offset = le32(p + 16);
+		if (d->offset > at || d->size > at - d->offset)
+			return false;
+	}
+	d->read = d->offset <= at && d->size <= at - d->offset &&
+		  le16(p + 20) <= len - at - EOCD_LEN;
+	return true;
+}
+
+/* Where a central record's local header is: its own field, or its zip64
+ * extra field when that says 0xffffffff; UINT64_MAX when neither says. */
+static uint64_t local_offset(const unsigned char *rec, size_t xlen)
+{
+	const unsigned char *x = rec + CEN_LEN + le16(rec + 28);
+	size_t skip = 0;
+
+	if (le32(rec + 42) != UINT32_MAX)
+		return le32(rec + 42);
+	/* the zip64 field holds the 8-byte values in order, only those
+	 * whose own field is 0xffffffff: sizes first */
+	skip += le32(rec + 24) == UINT32_MAX ? 8 : 0;
+	skip += le32(rec + 20) == UINT32_MAX ? 8 : 0;
+	for (size_t i = 0; i + 4 <= xlen; i += 4 + le16(x + i + 2))
+		if (le16(x + i) == 0x0001 && le16(x + i + 2) >= skip + 8 &&
+		    i + 4 + skip + 8 <= xlen)
+			return le64(x + i + 4 + skip);
+	return UINT64_MAX;
+}
+
+/* An entry named by bytes that need not end in NUL, refused for n bytes
+ * of extra fields (where: "" or " in its local header"). */
+static int refuse_extra(char *err, size_t errlen, const unsigned char *name, size_t len,
+			size_t n, const char *where)
+{
+	char shown[NAME_SHOWN + 2];
+
+	len = len < sizeof(shown) - 1 ? len : sizeof(shown) - 1;
+	memcpy(shown, name, len);
+	shown[len] = '\0';
+	return refuse(err, errlen, shown, "%zu bytes of extra fields%s, more than %d", n, where,
+		      ZIPFILES_MAX_EXTRA);
+}
+
+/*
+ * The extra fields of the central record at rec (avail bytes of the
+ * archive from it) and of its entry's local header, held to
+ * ZIPFILES_MAX_EXTRA. A local header that is not there is libzip's to
+ * refuse, when the entry is read.
+ */
+static int check_extra(const unsigned char *z, size_t len, size_t at, char *err, size_t errlen)
+{
+	const unsigned char *rec = z + at;
+	size_t avail = len - at, nlen = le16(rec + 28), xlen = le16(rec + 30);
+	size_t shown = nlen < avail - CEN_LEN ? nlen : avail - CEN_LEN;
+	uint64_t loc;
+
+	if (xlen > ZIPFILES_MAX_EXTRA)
+		return refuse_extra(err, errlen, rec + CEN_LEN, shown, xlen, "");
+	if (CEN_LEN + nlen + xlen > avail)
+		return 0;
+	loc = local_offset(rec, xlen);
+	if (loc >= len || len - loc < LOC_LEN || le32(z + loc) != LOC_MAGIC)
+		return 0;
+	if (le16(z + loc + 28) > ZIPFILES_MAX_EXTRA)
+		return refuse_extra(err, errlen, rec + CEN_LEN, shown, le16(z + loc + 28),
+				    " in its local header");
+	return 0;
+}
+
+/*
+ * The central records from d's offset on, as libzip will parse them:
+ * every record that follows counts, not only those its size or its count
+ * takes in (an Info-ZIP count is modulo 65536, and a record that overruns
+ * the size is read whole). Their number goes into *found.
+ */
+static int walk_directory(const unsigned char *z, size_t len, const struct zipdir *d,
+			  const struct zipfiles_bounds *b, size_t *found, char *err,
+			  size_t errlen)
+{
+	uint64_t at = d->offset;
+	size_t n = 0;
+	int r;
+
+	while (at < len && len - at >= CEN_LEN && le32(z + at) == CEN_MAGIC) {
+		if (++n > b->max_files) {
+			snprintf(err, errlen, "more than %zu files", b->max_files);
+			return -EINVAL;
+		}
+		if ((r = check_extra(z, len, (size_t)at, err, errlen)) < 0)
+			return r;
+		at += CEN_LEN + (uint64_t)le16(z + at + 28) + le16(z + at + 30) +
+		      le16(z + at + 32);
+	}
+	*found = n;
+	return 0;
+}
+
+/*
+ * Every end record libzip would take a directory from, and the records
+ * that directory leads to, within the bounds: what libzip will then parse
+ * is at most max_files records, once.
+ */
+static int check_ends(const unsigned char *z, size_t len, const struct zipfiles_bounds *b,
+		      char *err, size_t errlen)
+{
+	size_t at = len > TAIL_LEN ? len - TAIL_LEN : 0, ends = 0, dirs = 0;
+	const unsigned char magic[4] = { 'P', 'K', 5, 6 };
+	const unsigned char *hit;
+
+	while ((hit = memmem(z + at, len - EOCD_LEN + 4 - at, magic, sizeof(magic)))) {
+		struct zipdir d;
+		size_t found = 0;
+		int r;
+
+		at = (size_t)(hit - z) + 1;
+		if (!read_end(z, len, at - 1, &d))
+			continue;
+		if (d.entries > b->max_files) {
+			snprintf(err, errlen, "more than %zu files (its end record lists %llu)",
+				 b->max_files, (unsigned long long)d.entries);
+			return -EINVAL;
+		}
+		if (++ends > MAX_ENDS) {
+			snprintf(err, errlen, "more than %d end of central directory records",
+				 MAX_ENDS);
+			return -EINVAL;
+		}
+		if (d.read && (r = walk_directory(z, len, &d, b, &found, err, errlen)) < 0)
+			return r;
+		/* two directories over records: what one tool shows, another
+		 * need not */
+		if (found && ++dirs > 1) {
+			snprintf(err, errlen, "more than one central directory");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /*
  * Not ZIP_CHECKCONS: libzip 1.7's comparison of local and central headers
  * refuses what Info-ZIP's zip writes to a pipe and macOS's Archive
@@ -80,7 +305,8 @@ static int refuse(char *err, size_t errlen, const char *name, const char *fmt, .
  * central directory is believed, every read is capped by it and ends in
  * libzip's CRC and size checks, and duplicate names are looked for.
  */
-static int open_archive(const void *data, size_t len, zip_t **out, char *err, size_t errlen)
+static int open_archive(const void *data, size_t len, const struct zipfiles_bounds *b,
+			zip_t **out, char *err, size_t errlen)
 {
 	zip_source_t *src;
 	zip_error_t ze;
@@ -92,6 +318,9 @@ static int open_archive(const void *data, size_t len, zip_t **out, char *err, si
 		snprintf(err, errlen, "not a zip archive");
 		return -EINVAL;
 	}
+	if ((r = check_ends(data, len, b, err, errlen)) < 0)
+		return r;
+	r = -EINVAL;
 	zip_error_init(&ze);
 	src = zip_source_buffer_create(data, len, 0, &ze);
 	if (!src) {
@@ -316,7 +545,7 @@ int zipfiles_unpack(const void *data, size_t len, const struct zipfiles_bounds *
 	zip_t *za;
 	int r;
 
-	r = open_archive(data, len, &za, err, errlen);
+	r = open_archive(data, len, b, &za, err, errlen);
 	if (r < 0)
 		return r;
 	r = -EINVAL;

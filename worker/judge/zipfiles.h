@@ -12,6 +12,15 @@
 #include "worker/judge/outfiles.h"
 #include "worker/judge/request.h"
 
+/*
+ * Bytes of extra fields one entry may carry, in its central record and in
+ * its local header alike: libzip parses them into a list at open, four
+ * bytes a field, so 64 KiB of them is 16,384 allocations an entry. What
+ * zip tools write (timestamps, Unix ids, zip64 sizes, NTFS times) takes
+ * under 100 bytes.
+ */
+#define ZIPFILES_MAX_EXTRA 1024
+
 struct zipfiles_bounds {
 	size_t max_files;   /* entries (files and directories) */
 	size_t max_file;    /* bytes of one file, uncompressed */
@@ -27,6 +36,12 @@ struct zipfiles_bounds {
  * path that validate_path accepts; no two files alike, and no file where
  * another entry puts a directory. Directories count among max_files;
  * they give no file of their own (the files inside them make them).
+ * Before libzip reads the archive, its end records are read here: an
+ * archive whose end record, or whose chain of central records, lists
+ * more than max_files entries, that holds an entry with more than
+ * ZIPFILES_MAX_EXTRA bytes of extra fields, more than one central
+ * directory or end records by the dozen is refused at once, at a cost of
+ * at most max_files records, whatever its size.
  * Every entry is checked before any is inflated, and none is inflated
  * past its declared size plus one byte. Returns 0, or -EINVAL (not a
  * zip, an entry refused, a bound passed, sizes or CRC that do not match
