@@ -132,6 +132,14 @@ static const struct opt opts[] = {
 	{ "callback-allow-networks", OT_STR, F(callback_allow_networks), 0, 0,
 	  "private networks callbacks may reach, as CIDRs: 10.2.0.0/16,fd00::/8"
 	  " (default: none)" },
+	{ "callback-queue-size", OT_SIZE, F(callback_queue_bytes), 64 * 1024, 16 * GiB,
+	  "bytes of callbacks a worker holds (default 64M); past it the receiver holding"
+	  " the most loses its oldest" },
+	{ "callback-host-queue-size", OT_SIZE, F(callback_host_queue_bytes), 64 * 1024, 16 * GiB,
+	  "bytes of callbacks one receiver (host:port) has waiting (default 16M); past it"
+	  " its new ones are refused" },
+	{ "callback-senders", OT_UINT, F(callback_senders), 1, 64,
+	  "a worker's callback threads (default 8); receivers slow to answer share half" },
 	{ "auth-tokens", OT_STR, F(auth_tokens_file), 0, 0,
 	  "file of API tokens, one per line: every request then needs one (default: none)" },
 	{ "auth-probes", OT_BOOL, F(auth_probes), 0, 1,
@@ -209,6 +217,12 @@ void config_defaults(struct config *c)
 	c->store_max_bytes = 1024ull * 1024 * 1024;
 	c->store_lease_ms = 30 * 1000;
 	c->submission_ttl_s = 24 * 3600;
+	/* a callback can be megabytes (its output, base64): a bound in bytes,
+	 * a quarter of it per receiver so that four fill it (docs/goboxd.8) */
+	c->callback_queue_bytes = 64 * 1024 * 1024;
+	c->callback_host_queue_bytes = 16 * 1024 * 1024;
+	/* four hanging receivers, and four threads left for the others */
+	c->callback_senders = 8;
 	c->max_concurrent_jobs = (unsigned)ncpu;
 	c->max_queue = 256;
 	c->queue_timeout_ms = 60 * 1000;

@@ -86,6 +86,9 @@ struct config {
 	bool callback_allow_local;  /* callbacks may go to loopback and link-local */
 	char *callback_allow_networks; /* private CIDRs callbacks may reach; NULL: none */
 	struct cidr_list callback_nets; /* those, parsed by config_build */
+	size_t callback_queue_bytes; /* a worker's waiting callbacks, in bytes */
+	size_t callback_host_queue_bytes; /* those of one receiver (host:port) */
+	unsigned callback_senders;  /* a worker's callback threads */
 
 	/* who may use the APIs (common/auth.h) */
 	char *auth_tokens_file;     /* NULL or "": everyone */

@@ -2,71 +2,484 @@
 
 #include "worker/callbacks.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
-#include <stdlib.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <stdint.h>
+#include <strings.h>
 #include <time.h>
 
 #include "common/log.h"
 #include "common/util.h"
 #include "worker/http/callback.h"
 
-struct callbacks_item {
-	struct callbacks_item *next;
-	char *url;
-	char *body;
-	int64_t id;             /* in a shared store; 0: none */
-	char key[STORE_TOKEN_LEN + 1];
-	unsigned tries;
-	uint64_t due_ms;        /* CLOCK_MONOTONIC: not tried again before */
+/* One receiver's callbacks. */
+struct callbacks_host {
+	struct callbacks_host *prev, *next; /* in turn order */
+	char *key;                          /* host:port */
+	/* Never tried yet, oldest first: all of them younger than later's,
+	 * which were taken from here before them. */
+	struct callbacks_item *fresh, *fresh_tail;
+	struct callbacks_item *later;       /* waiting for their next try, due first first */
+	struct callbacks_item *busy;        /* its try under way; NULL: none */
+	bool busy_slow;                     /* busy counts in the slow ones' share */
+	bool slow;                          /* its last try took CALLBACKS_SLOW_MS or more */
+	size_t bytes;                       /* its callbacks', busy's too */
 };
 
-static void item_free(struct callbacks_item *it)
+struct callbacks_queue {
+	size_t max_bytes, host_max_bytes;
+	unsigned slow_max;                  /* tries to slow receivers under way at once */
+	unsigned slow_busy;
+	struct callbacks_host *hosts, *hosts_tail;
+	size_t nhosts;
+	struct callbacks_host *last;        /* the one served last; NULL: none */
+	size_t bytes;                       /* queued and under way */
+	size_t busy_bytes;                  /* under way */
+	uint64_t seq;
+};
+
+/* ---- receivers ---- */
+
+static int scheme_port(const char *url, size_t len)
 {
-	free(it->url);
-	free(it->body);
-	free(it);
+	if (len == 4 && !strncasecmp(url, "http", 4))
+		return 80;
+	if (len == 5 && !strncasecmp(url, "https", 5))
+		return 443;
+	return -EINVAL;
 }
 
-static void append(struct callbacks *cb, struct callbacks_item *it)
+/* The port after a host: digits, or nothing for the scheme's. */
+static int port_of(const char *p, const char *end, int dflt)
 {
-	it->next = NULL;
-	if (cb->tail)
-		cb->tail->next = it;
-	else
-		cb->head = it;
-	cb->tail = it;
-	cb->n++;
+	unsigned long v = 0;
+
+	if (p == end)
+		return dflt;
+	for (; p < end; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(*p - '0');
+		if (v > 65535)
+			return -EINVAL;
+	}
+	return (int)v;
 }
 
-/* Take out the item due first (under mu); NULL when none waits. */
-static struct callbacks_item *take_first_due(struct callbacks *cb)
+int callbacks_host_of(const char *url, char *out, size_t outlen)
 {
-	struct callbacks_item **best = NULL, *prev = NULL, *it;
+	const char *sep = strstr(url, "://"), *auth, *end, *host_end;
+	int dflt, port;
+	size_t n;
 
-	for (struct callbacks_item **pp = &cb->head; *pp; pp = &(*pp)->next)
-		if (!best || (*pp)->due_ms < (*best)->due_ms)
-			best = pp;
-	if (!best)
-		return NULL;
-	it = *best;
-	*best = it->next;
-	for (struct callbacks_item *q = cb->head; q; q = q->next)
-		prev = q;
-	cb->tail = prev;
-	cb->n--;
+	if (!sep || (dflt = scheme_port(url, (size_t)(sep - url))) < 0)
+		return -EINVAL;
+	auth = sep + 3;
+	end = auth + strcspn(auth, "/?#");
+	for (const char *p = auth; p < end; p++)
+		if (*p == '@') /* callback_url_check refuses one; never part of the host */
+			auth = p + 1;
+	if (*auth == '[') {
+		host_end = memchr(auth, ']', (size_t)(end - auth));
+		if (!host_end)
+			return -EINVAL;
+		host_end++;
+	} else {
+		host_end = memchr(auth, ':', (size_t)(end - auth));
+		if (!host_end)
+			host_end = end;
+	}
+	if (host_end == auth || (host_end < end && *host_end != ':'))
+		return -EINVAL;
+	port = port_of(host_end < end ? host_end + 1 : end, end, dflt);
+	n = (size_t)(host_end - auth);
+	if (port < 0 || n + 7 > outlen)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)auth[i]);
+	snprintf(out + n, outlen - n, ":%d", port);
+	return 0;
+}
+
+struct callbacks_item *callbacks_item_new(int64_t id, const char *key, const char *url,
+					  const char *body)
+{
+	struct callbacks_item *it = xcalloc(1, sizeof(*it));
+	size_t hostlen = strlen(url) + 8;
+
+	it->url = xstrdup(url);
+	it->body = xstrdup(body);
+	it->host_key = xmalloc(hostlen);
+	if (callbacks_host_of(url, it->host_key, hostlen) < 0)
+		it->host_key[0] = '\0'; /* callback_put refuses it at its one try */
+	it->id = id;
+	snprintf(it->key, sizeof(it->key), "%s", key ? key : "");
+	it->bytes = sizeof(*it) + strlen(it->url) + strlen(it->body) + strlen(it->host_key) + 3;
 	return it;
 }
 
-/* Wait until ms from now or a signal (under mu). */
+void callbacks_item_free(struct callbacks_item *it)
+{
+	if (!it)
+		return;
+	free(it->url);
+	free(it->body);
+	free(it->host_key);
+	free(it);
+}
+
+static struct callbacks_host *host_find(const struct callbacks_queue *q, const char *key)
+{
+	for (struct callbacks_host *h = q->hosts; h; h = h->next)
+		if (!strcmp(h->key, key))
+			return h;
+	return NULL;
+}
+
+/* A new receiver, served after all those there already. */
+static struct callbacks_host *host_add(struct callbacks_queue *q, const char *key)
+{
+	struct callbacks_host *h = xcalloc(1, sizeof(*h));
+
+	h->key = xstrdup(key);
+	h->prev = q->hosts_tail;
+	if (q->hosts_tail)
+		q->hosts_tail->next = h;
+	else
+		q->hosts = h;
+	q->hosts_tail = h;
+	q->nhosts++;
+	return h;
+}
+
+/* A receiver with nothing waiting nor under way is forgotten: the
+ * receivers a client may name are not bounded, its callbacks are. */
+static void host_forget_if_idle(struct callbacks_queue *q, struct callbacks_host *h)
+{
+	if (h->fresh || h->later || h->busy)
+		return;
+	if (q->last == h)
+		q->last = h->prev;
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		q->hosts = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	else
+		q->hosts_tail = h->prev;
+	q->nhosts--;
+	free(h->key);
+	free(h);
+}
+
+static void later_insert(struct callbacks_host *h, struct callbacks_item *it)
+{
+	struct callbacks_item **pp = &h->later;
+
+	while (*pp && (*pp)->due_ms <= it->due_ms)
+		pp = &(*pp)->next;
+	it->next = *pp;
+	*pp = it;
+}
+
+/* Take out h's oldest waiting callback (one is). */
+static struct callbacks_item *host_drop_oldest(struct callbacks_queue *q,
+					       struct callbacks_host *h)
+{
+	struct callbacks_item **oldest = NULL, *it;
+
+	for (struct callbacks_item **pp = &h->later; *pp; pp = &(*pp)->next)
+		if (!oldest || (*pp)->seq < (*oldest)->seq)
+			oldest = pp;
+	if (oldest) {
+		it = *oldest;
+		*oldest = it->next;
+	} else {
+		it = h->fresh;
+		h->fresh = it->next;
+		if (!h->fresh)
+			h->fresh_tail = NULL;
+	}
+	it->next = NULL;
+	it->host = NULL;
+	h->bytes -= it->bytes;
+	q->bytes -= it->bytes;
+	host_forget_if_idle(q, h);
+	return it;
+}
+
+/* The receiver whose waiting callbacks (not those under way) take most. */
+static struct callbacks_host *largest(const struct callbacks_queue *q)
+{
+	struct callbacks_host *best = NULL;
+	size_t most = 0;
+
+	for (struct callbacks_host *h = q->hosts; h; h = h->next) {
+		size_t waiting = h->bytes - (h->busy ? h->busy->bytes : 0);
+
+		if (waiting > most) {
+			most = waiting;
+			best = h;
+		}
+	}
+	return best;
+}
+
+/* ---- the queue ---- */
+
+struct callbacks_queue *callbacks_queue_new(size_t max_bytes, size_t host_max_bytes,
+					    unsigned senders)
+{
+	struct callbacks_queue *q = xcalloc(1, sizeof(*q));
+
+	q->max_bytes = max_bytes;
+	q->host_max_bytes = host_max_bytes;
+	/* half the threads stay for receivers that answer: one thread alone
+	 * cannot be shared */
+	q->slow_max = senders > 1 ? senders / 2 : 1;
+	return q;
+}
+
+static void free_list(struct callbacks_item *it)
+{
+	while (it) {
+		struct callbacks_item *next = it->next;
+
+		callbacks_item_free(it);
+		it = next;
+	}
+}
+
+void callbacks_queue_free(struct callbacks_queue *q)
+{
+	if (!q)
+		return;
+	while (q->hosts) {
+		struct callbacks_host *h = q->hosts;
+
+		q->hosts = h->next;
+		free_list(h->fresh);
+		free_list(h->later);
+		free(h->key);
+		free(h);
+	}
+	free(q);
+}
+
+/* Make room for need more bytes: the oldest of the receiver holding the
+ * most go, chained oldest first. Room is there to make. */
+static struct callbacks_item *make_room(struct callbacks_queue *q, size_t need)
+{
+	struct callbacks_item *out = NULL, **tail = &out;
+
+	while (q->bytes + need > q->max_bytes) {
+		*tail = host_drop_oldest(q, largest(q));
+		tail = &(*tail)->next;
+	}
+	return out;
+}
+
+int callbacks_queue_add(struct callbacks_queue *q, struct callbacks_item *it, uint64_t now,
+			struct callbacks_item **dropped)
+{
+	struct callbacks_host *h = host_find(q, it->host_key);
+
+	*dropped = NULL;
+	if (it->bytes > q->host_max_bytes || it->bytes > q->max_bytes)
+		return -EMSGSIZE;
+	if (h && h->bytes + it->bytes > q->host_max_bytes)
+		return -ENOSPC;
+	/* only what waits can make room: not a try under way */
+	if (q->bytes + it->bytes > q->max_bytes &&
+	    q->bytes + it->bytes - q->max_bytes > q->bytes - q->busy_bytes)
+		return -ENOBUFS;
+	*dropped = make_room(q, it->bytes);
+	h = host_find(q, it->host_key); /* making room may have forgotten it */
+	if (!h)
+		h = host_add(q, it->host_key);
+	it->host = h;
+	it->seq = ++q->seq;
+	it->tries = 0;
+	it->due_ms = now;
+	it->next = NULL;
+	if (h->fresh_tail)
+		h->fresh_tail->next = it;
+	else
+		h->fresh = it;
+	h->fresh_tail = it;
+	h->bytes += it->bytes;
+	q->bytes += it->bytes;
+	return 0;
+}
+
+/* When h's next callback is due; UINT64_MAX: none waits. */
+static uint64_t host_due(const struct callbacks_host *h)
+{
+	uint64_t due = UINT64_MAX;
+
+	if (h->fresh)
+		due = h->fresh->due_ms;
+	if (h->later && h->later->due_ms < due)
+		due = h->later->due_ms;
+	return due;
+}
+
+/* Whether h may have a try under way now. */
+static bool host_free(const struct callbacks_queue *q, const struct callbacks_host *h)
+{
+	return !h->busy && (!h->slow || q->slow_busy < q->slow_max);
+}
+
+static struct callbacks_item *host_take(struct callbacks_queue *q, struct callbacks_host *h,
+					uint64_t now)
+{
+	struct callbacks_item *it;
+
+	if (h->fresh && (!h->later || h->fresh->due_ms <= h->later->due_ms)) {
+		it = h->fresh;
+		h->fresh = it->next;
+		if (!h->fresh)
+			h->fresh_tail = NULL;
+	} else {
+		it = h->later;
+		h->later = it->next;
+	}
+	it->next = NULL;
+	it->started_ms = now;
+	h->busy = it;
+	h->busy_slow = h->slow;
+	if (h->slow)
+		q->slow_busy++;
+	q->busy_bytes += it->bytes;
+	q->last = h;
+	return it;
+}
+
+struct callbacks_item *callbacks_queue_take(struct callbacks_queue *q, uint64_t now,
+					    uint64_t *wait_ms)
+{
+	struct callbacks_host *h = q->last && q->last->next ? q->last->next : q->hosts;
+
+	*wait_ms = UINT64_MAX;
+	for (size_t i = 0; i < q->nhosts; i++, h = h->next ? h->next : q->hosts) {
+		uint64_t due;
+
+		if (!host_free(q, h))
+			continue; /* the end of a try wakes the senders */
+		due = host_due(h);
+		if (due <= now)
+			return host_take(q, h, now);
+		if (due - now < *wait_ms)
+			*wait_ms = due - now;
+	}
+	return NULL;
+}
+
+bool callbacks_queue_done(struct callbacks_queue *q, struct callbacks_item *it, int rc,
+			  uint64_t now)
+{
+	struct callbacks_host *h = it->host;
+
+	h->busy = NULL;
+	if (h->busy_slow)
+		q->slow_busy--;
+	h->busy_slow = false;
+	h->slow = now >= it->started_ms && now - it->started_ms >= CALLBACKS_SLOW_MS;
+	q->busy_bytes -= it->bytes;
+	it->tries++;
+	/* a refused address or URL stays refused */
+	if (rc != 0 && rc != -EACCES && rc != -EINVAL && it->tries < CALLBACKS_TRIES) {
+		it->due_ms = now + (1000u << (it->tries - 1));
+		later_insert(h, it);
+		return true;
+	}
+	h->bytes -= it->bytes;
+	q->bytes -= it->bytes;
+	it->host = NULL;
+	host_forget_if_idle(q, h);
+	return false;
+}
+
+/* Chain l onto *tail, taking its bytes off h and q; the new tail. */
+static struct callbacks_item **take_all(struct callbacks_queue *q, struct callbacks_host *h,
+					struct callbacks_item *l, struct callbacks_item **tail)
+{
+	for (; l; l = l->next) {
+		l->host = NULL;
+		h->bytes -= l->bytes;
+		q->bytes -= l->bytes;
+		*tail = l;
+		tail = &l->next;
+	}
+	*tail = NULL;
+	return tail;
+}
+
+struct callbacks_item *callbacks_queue_drain(struct callbacks_queue *q)
+{
+	struct callbacks_item *out = NULL, **tail = &out;
+	struct callbacks_host *h = q->hosts;
+
+	while (h) {
+		struct callbacks_host *next = h->next;
+
+		tail = take_all(q, h, h->later, tail);
+		tail = take_all(q, h, h->fresh, tail);
+		h->later = h->fresh = h->fresh_tail = NULL;
+		host_forget_if_idle(q, h);
+		h = next;
+	}
+	return out;
+}
+
+size_t callbacks_queue_bytes(const struct callbacks_queue *q)
+{
+	return q->bytes;
+}
+
+size_t callbacks_queue_host_bytes(const struct callbacks_queue *q, const char *host)
+{
+	const struct callbacks_host *h = host_find(q, host);
+
+	return h ? h->bytes : 0;
+}
+
+/* ---- the senders ---- */
+
+/* The bytes waiting, for /metrics (under mu). */
+static void publish(struct callbacks *cb)
+{
+	if (cb->stats && cb->slot < STATS_MAX_WORKERS)
+		atomic_store(&cb->stats->workers[cb->slot].callbacks_bytes,
+			     cb->q ? callbacks_queue_bytes(cb->q) : 0);
+}
+
+/* A callback a bound left no room for: its submission stays, it does not. */
+static void lost(struct callbacks *cb, const struct callbacks_item *it, const char *why)
+{
+	if (cb->stats)
+		atomic_fetch_add(&cb->stats->callbacks_refused, 1);
+	log_warn("callback of submission %s to %s not sent: %s; the submission stays in the"
+		 " store for its client, %s", it->key, it->url, why,
+		 it->id && cb->store_url ? "and a later round of the shared store sends it again" :
+		 "its callback is lost");
+}
+
+/* Wait until ms from now (UINT64_MAX: until woken) or a signal (under mu). */
 static void wait_for(struct callbacks *cb, uint64_t ms)
 {
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
+	if (ms == UINT64_MAX) {
+		pthread_cond_wait(&cb->cv, &cb->mu);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += (time_t)(ms / 1000);
 	until.tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (until.tv_nsec >= 1000000000L) {
@@ -84,138 +497,221 @@ static void delivered(struct callbacks *cb, const struct callbacks_item *it)
 
 	if (!it->id || !cb->store_url)
 		return;
+	pthread_mutex_lock(&cb->store_mu);
 	if (!cb->store && store_open(cb->store_url, 0, &cb->store, err, sizeof(err)) < 0) {
 		log_warn("callback of submission %s delivered, not marked so: %s", it->key, err);
 		cb->store = NULL;
-		return;
-	}
-	rc = store_callback_done(cb->store, it->id);
-	if (rc < 0)
+	} else if ((rc = store_callback_done(cb->store, it->id)) < 0) {
 		log_warn("callback of submission %s delivered, not marked so: %s", it->key,
 			 strerror(-rc));
+	}
+	pthread_mutex_unlock(&cb->store_mu);
 }
 
-/*
- * One try at a time, the one due first: a callback waiting for its next
- * try (1 s, then 2 s) holds up none of the others.
- */
-static void *thread_main(void *arg)
+/* One try of it, outside mu. */
+static int try_once(struct callbacks *cb, const struct callbacks_item *it, char *err,
+		    size_t errlen)
+{
+	struct callback_opts o = { .timeout_ms = CALLBACKS_TIMEOUT_MS,
+				   .allow_local = cb->allow_local, .allow_nets = cb->allow_nets,
+				   .idempotency_key = it->key };
+	int rc = callback_put(it->url, it->body, strlen(it->body), &o, err, errlen);
+
+	if (rc == 0)
+		delivered(cb, it);
+	return rc;
+}
+
+/* The try of it ended with rc (under mu). */
+static void try_ended(struct callbacks *cb, struct callbacks_item *it, int rc, const char *err)
+{
+	if (callbacks_queue_done(cb->q, it, rc, now_ms())) {
+		log_info("callback to %s failed (try %u): %s", it->url, it->tries, err);
+	} else if (rc == 0) {
+		log_debug("callback to %s delivered", it->url);
+		callbacks_item_free(it);
+	} else {
+		log_warn("callback to %s given up after %u tries: %s", it->url, it->tries, err);
+		callbacks_item_free(it);
+	}
+	publish(cb);
+	/* its receiver, or the slow ones' share, may serve another now */
+	pthread_cond_broadcast(&cb->cv);
+}
+
+/* A sender: the next due try of the receivers in turn, until told to quit. */
+static void *sender_main(void *arg)
 {
 	struct callbacks *cb = arg;
-	struct callback_opts o = { .timeout_ms = CALLBACKS_TIMEOUT_MS,
-				   .allow_local = cb->allow_local, .allow_nets = cb->allow_nets };
 
 	pthread_mutex_lock(&cb->mu);
 	while (!cb->quit) {
-		struct callbacks_item *it = take_first_due(cb);
-		uint64_t now = now_ms();
-		char err[256];
+		uint64_t wait;
+		struct callbacks_item *it = callbacks_queue_take(cb->q, now_ms(), &wait);
+		char err[256] = "";
 		int rc;
 
 		if (!it) {
-			pthread_cond_wait(&cb->cv, &cb->mu);
-			continue;
-		}
-		if (it->due_ms > now) {
-			append(cb, it);
-			wait_for(cb, it->due_ms - now);
+			wait_for(cb, wait);
 			continue;
 		}
 		pthread_mutex_unlock(&cb->mu);
-		o.idempotency_key = it->key;
-		rc = callback_put(it->url, it->body, strlen(it->body), &o, err, sizeof(err));
-		if (rc == 0)
-			delivered(cb, it);
+		rc = try_once(cb, it, err, sizeof(err));
 		pthread_mutex_lock(&cb->mu);
-		it->tries++;
-		if (rc == 0) {
-			log_debug("callback to %s delivered", it->url);
-			item_free(it);
-		} else if (rc == -EACCES || rc == -EINVAL || it->tries >= CALLBACKS_TRIES) {
-			/* a refused address or URL stays refused */
-			log_warn("callback to %s given up after %u tries: %s", it->url, it->tries,
-				 err);
-			item_free(it);
-		} else {
-			log_info("callback to %s failed (try %u): %s", it->url, it->tries, err);
-			it->due_ms = now_ms() + (1000u << (it->tries - 1));
-			append(cb, it);
-		}
+		try_ended(cb, it, rc, err);
 	}
-	while (cb->head) {
-		struct callbacks_item *it = cb->head;
-
-		cb->head = it->next;
-		log_warn("callback to %s dropped: the worker stops", it->url);
-		item_free(it);
-	}
-	cb->tail = NULL;
-	cb->n = 0;
 	pthread_mutex_unlock(&cb->mu);
-	store_close(cb->store);
-	cb->store = NULL;
 	return NULL;
 }
 
-int callbacks_start(struct callbacks *cb, bool allow_local, const struct cidr_list *allow_nets,
-		    const char *store_url)
+/* Tell the senders to quit and wait for them (each ends its try first). */
+static void stop_senders(struct callbacks *cb)
+{
+	pthread_mutex_lock(&cb->mu);
+	cb->quit = true;
+	pthread_cond_broadcast(&cb->cv);
+	pthread_mutex_unlock(&cb->mu);
+	for (unsigned i = 0; i < cb->nthreads; i++)
+		pthread_join(cb->threads[i], NULL);
+	cb->nthreads = 0;
+}
+
+/* Release what start made, once no sender runs. */
+static void release(struct callbacks *cb)
+{
+	callbacks_queue_free(cb->q);
+	cb->q = NULL;
+	publish(cb);
+	free(cb->threads);
+	cb->threads = NULL;
+	store_close(cb->store);
+	cb->store = NULL;
+}
+
+static int start_senders(struct callbacks *cb, unsigned n)
 {
 	sigset_t all, old;
+	int rc = 0;
+
+	cb->threads = xcalloc(n, sizeof(*cb->threads));
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (; cb->nthreads < n; cb->nthreads++) {
+		rc = pthread_create(&cb->threads[cb->nthreads], NULL, sender_main, cb);
+		if (rc != 0)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		log_error("pthread_create(callback sender %u): %s", cb->nthreads, strerror(rc));
+	return -rc;
+}
+
+int callbacks_start(struct callbacks *cb, const struct config *cfg, const char *store_url,
+		    struct stats *stats, unsigned slot)
+{
+	unsigned n = cfg->callback_senders ? cfg->callback_senders : 1;
+	pthread_condattr_t ca;
 	int rc;
 
 	memset(cb, 0, sizeof(*cb));
 	pthread_mutex_init(&cb->mu, NULL);
-	pthread_cond_init(&cb->cv, NULL);
-	cb->allow_local = allow_local;
-	cb->allow_nets = allow_nets;
+	pthread_mutex_init(&cb->store_mu, NULL);
+	/* a due time is CLOCK_MONOTONIC's: a clock set back delays no try */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&cb->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	cb->allow_local = cfg->callback_allow_local;
+	cb->allow_nets = &cfg->callback_nets;
 	cb->store_url = store_url;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&cb->thread, NULL, thread_main, cb);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
-		return -rc;
+	cb->stats = stats;
+	cb->slot = slot;
+	cb->q = callbacks_queue_new(cfg->callback_queue_bytes, cfg->callback_host_queue_bytes, n);
+	publish(cb);
+	rc = start_senders(cb, n);
+	if (rc < 0) {
+		stop_senders(cb);
+		release(cb);
+		return rc;
+	}
 	cb->running = true;
 	return 0;
+}
+
+/* Why queue_add refused it with rc, for the log (under mu). */
+static void refusal(const struct callbacks *cb, const struct callbacks_item *it, int rc,
+		    char *why, size_t len)
+{
+	if (rc == -ENOSPC)
+		snprintf(why, len, "%zu bytes wait for %s already (--callback-host-queue-size)",
+			 callbacks_queue_host_bytes(cb->q, it->host_key), it->host_key);
+	else if (rc == -EMSGSIZE)
+		snprintf(why, len, "its %zu bytes are more than a receiver may have waiting"
+			 " (--callback-host-queue-size, --callback-queue-size)", it->bytes);
+	else
+		snprintf(why, len, "the worker's callbacks under way fill --callback-queue-size");
+}
+
+/* Those dropped to make room for a newer one. */
+static void lost_all(struct callbacks *cb, struct callbacks_item *dropped)
+{
+	char why[512];
+
+	while (dropped) {
+		struct callbacks_item *next = dropped->next;
+
+		snprintf(why, sizeof(why), "dropped for a newer one, the worker's callbacks"
+			 " filling --callback-queue-size and its receiver %s holding the most",
+			 dropped->host_key);
+		lost(cb, dropped, why);
+		callbacks_item_free(dropped);
+		dropped = next;
+	}
 }
 
 void callbacks_add(struct callbacks *cb, int64_t id, const char *key, const char *url,
 		   const char *body)
 {
-	struct callbacks_item *it;
+	struct callbacks_item *it, *dropped = NULL;
+	char why[512];
+	int rc;
 
 	if (!cb->running)
 		return;
-	it = xcalloc(1, sizeof(*it));
-	it->url = xstrdup(url);
-	it->body = xstrdup(body);
-	it->id = id;
-	snprintf(it->key, sizeof(it->key), "%s", key ? key : "");
-	it->due_ms = now_ms();
+	it = callbacks_item_new(id, key, url, body);
 	pthread_mutex_lock(&cb->mu);
-	if (cb->n >= CALLBACKS_MAX) {
-		struct callbacks_item *old = cb->head;
-
-		cb->head = old->next;
-		cb->n--;
-		log_warn("callback to %s dropped: %d callbacks wait", old->url, CALLBACKS_MAX);
-		item_free(old);
-		if (!cb->head)
-			cb->tail = NULL;
-	}
-	append(cb, it);
-	pthread_cond_signal(&cb->cv);
+	rc = callbacks_queue_add(cb->q, it, now_ms(), &dropped);
+	if (rc < 0)
+		refusal(cb, it, rc, why, sizeof(why));
+	else
+		pthread_cond_signal(&cb->cv);
+	publish(cb);
 	pthread_mutex_unlock(&cb->mu);
+	if (rc < 0) {
+		lost(cb, it, why);
+		callbacks_item_free(it);
+	}
+	lost_all(cb, dropped);
 }
 
 void callbacks_stop(struct callbacks *cb)
 {
+	struct callbacks_item *it;
+
 	if (!cb->running)
 		return;
+	stop_senders(cb);
 	pthread_mutex_lock(&cb->mu);
-	cb->quit = true;
-	pthread_cond_signal(&cb->cv);
+	it = callbacks_queue_drain(cb->q);
 	pthread_mutex_unlock(&cb->mu);
-	pthread_join(cb->thread, NULL);
+	while (it) {
+		struct callbacks_item *next = it->next;
+
+		log_warn("callback to %s dropped: the worker stops", it->url);
+		callbacks_item_free(it);
+		it = next;
+	}
+	release(cb);
 	cb->running = false;
 }

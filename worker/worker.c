@@ -1024,8 +1024,9 @@ int worker_main(const struct worker_ctx *ctx)
 	}
 	/* libcurl's set-up, before any thread */
 	if (callback_global_init() < 0 ||
-	    callbacks_start(&w.callbacks, w.cfg->callback_allow_local, &w.cfg->callback_nets,
-			    store_url_shared(w.cfg->store) ? w.cfg->store : NULL) < 0) {
+	    callbacks_start(&w.callbacks, w.cfg,
+			    store_url_shared(w.cfg->store) ? w.cfg->store : NULL, ctx->stats,
+			    ctx->index) < 0) {
 		log_error("starting the callback sender failed");
 		return 1;
 	}

@@ -477,6 +477,17 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	return send_json(out, 200, o, ka, hdr);
 }
 
+/* The live workers' callbacks waiting: a dead one's are gone with it. */
+static uint64_t callbacks_waiting(const struct stats *s)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
+		if (atomic_load(&s->workers[i].pid) != 0)
+			sum += atomic_load(&s->workers[i].callbacks_bytes);
+	return sum;
+}
+
 static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
 {
 	const struct stats *s = rc->stats;
@@ -516,6 +527,13 @@ static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, stru
 	metric(&b, "goboxd_build_cache_bytes", "gauge",
 	       "Bytes the build cache's entries take, as its last sweep counted them.",
 	       (double)atomic_load(&s->build_cache_bytes));
+	metric(&b, "goboxd_callbacks_refused_total", "counter",
+	       "Judge0 callbacks not sent: a bound on waiting ones (--callback-queue-size,"
+	       " --callback-host-queue-size) left no room.",
+	       (double)atomic_load(&s->callbacks_refused));
+	metric(&b, "goboxd_callbacks_waiting_bytes", "gauge",
+	       "Bytes of Judge0 callbacks the workers hold, waiting or being sent.",
+	       (double)callbacks_waiting(s));
 	store_metrics(rc, &b);
 	buf_puts(&b, "# HELP goboxd_jobs_total Finished jobs by language and status.\n"
 		     "# TYPE goboxd_jobs_total counter\n");
