@@ -209,7 +209,7 @@ def test_run_reads_every_field_of_fields_star(daemon):
                                   "stdin": b64("ab"), "expected_output": b64("abab")})
     assert (got["status"], got["stdout"], got["exit_code"]) == (3, "abab\n", 0), got
     assert got["finished_at"] >= got["created_at"], got
-    assert got["time"] >= 0 and got["wall_time"] >= got["time"] * 0 and got["memory"] > 0, got
+    assert got["time"] >= 0 and got["wall_time"] >= 0 and got["memory"] > 0, got
 
 
 def test_cpp_by_its_sdk_id_runs_gcc(daemon):

@@ -186,15 +186,9 @@ static const char *v4_refused(uint32_t a)
 	return NULL;
 }
 
+/* a is not IPv4-mapped: addr_bytes made those IPv4 */
 static const char *v6_refused(const struct in6_addr *a)
 {
-	/* a dual-stack socket reaches the IPv4 address itself */
-	if (IN6_IS_ADDR_V4MAPPED(a)) {
-		uint32_t v4;
-
-		memcpy(&v4, &a->s6_addr[12], sizeof(v4));
-		return v4_refused(ntohl(v4));
-	}
 	if (IN6_IS_ADDR_UNSPECIFIED(a))
 		return "unspecified";
 	if (IN6_IS_ADDR_LOOPBACK(a))
@@ -259,30 +253,25 @@ static bool addr_bytes(const struct sockaddr *sa, size_t salen, int *family, uns
 bool callback_addr_refused(const struct sockaddr *sa, size_t salen, bool allow_local,
 			   const struct cidr_list *allow_nets, const char **why)
 {
-	struct sockaddr_in6 s6;
-	struct sockaddr_in s4;
-	sa_family_t family;
 	unsigned char a[16];
-	int fam;
 	const char *rule;
+	int fam;
 
-	/* copies, not casts: sa is whichever sockaddr its family says */
-	if (!sa || salen < sizeof(family))
-		goto not_inet;
-	memcpy(&family, &sa->sa_family, sizeof(family));
-	if (family == AF_INET && salen >= sizeof(s4)) {
-		memcpy(&s4, sa, sizeof(s4));
-		rule = v4_refused(ntohl(s4.sin_addr.s_addr));
-		memcpy(a, &s4.sin_addr, 4);
-	} else if (family == AF_INET6 && salen >= sizeof(s6)) {
-		memcpy(&s6, sa, sizeof(s6));
-		rule = v6_refused(&s6.sin6_addr);
-		memcpy(a, &s6.sin6_addr, 16);
-	} else {
-		goto not_inet;
+	if (!addr_bytes(sa, salen, &fam, a)) {
+		*why = "not an internet address";
+		return true;
 	}
-	fam = family;
-	unmap(&fam, a);
+	if (fam == AF_INET) {
+		uint32_t v4;
+
+		memcpy(&v4, a, sizeof(v4));
+		rule = v4_refused(ntohl(v4));
+	} else {
+		struct in6_addr v6;
+
+		memcpy(&v6, a, sizeof(v6));
+		rule = v6_refused(&v6);
+	}
 	/* no operator lifts this one; local rules, then private ranges */
 	if (is_metadata(fam, a))
 		rule = "a cloud's metadata service";
@@ -293,9 +282,6 @@ bool callback_addr_refused(const struct sockaddr *sa, size_t salen, bool allow_l
 	if (!rule)
 		return false;
 	*why = rule;
-	return true;
-not_inet:
-	*why = "not an internet address";
 	return true;
 }
 
