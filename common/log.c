@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
 
 static char log_role[32] = "goboxd";
@@ -150,6 +151,39 @@ static cJSON *with_common(cJSON *o, enum log_level lvl)
 	return out;
 }
 
+/*
+ * A line that is not UTF-8 (a client's bytes in a path or a header,
+ * which cJSON prints as they are) with each byte that starts no
+ * well-formed sequence replaced by U+FFFD: every line stays JSON that a
+ * log reader can parse. cJSON writes its structure in ASCII, so such
+ * bytes are always inside a string.
+ */
+static char *valid_line(char *line)
+{
+	size_t len = strlen(line), at = 0;
+	char *out;
+
+	if (utf8_valid(line, len))
+		return line;
+	out = xmalloc(3 * len + 1);
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_decode(line + i, len - i, NULL);
+
+		if (n) {
+			memcpy(out + at, line + i, n);
+			at += n;
+			i += n;
+		} else {
+			memcpy(out + at, "\xef\xbf\xbd", 3);
+			at += 3;
+			i++;
+		}
+	}
+	out[at] = '\0';
+	free(line);
+	return out;
+}
+
 static void emit(cJSON *o)
 {
 	char *line = cJSON_PrintUnformatted(o);
@@ -157,6 +191,7 @@ static void emit(cJSON *o)
 
 	if (!line)
 		return;
+	line = valid_line(line);
 	iov[0].iov_base = line;
 	iov[0].iov_len = strlen(line);
 	iov[1].iov_base = (void *)"\n";

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
+
 static char dir[64];
 static char path[128], rotated[128];
 
@@ -126,4 +128,23 @@ Test(log, errno_survives_a_line_written_to_the_file)
 	log_info("a line");
 	cr_expect_eq(errno, EMFILE, "errno became %d", errno);
 	cr_assert(file_has(path, "\"a line\""));
+}
+
+Test(log, a_line_with_bytes_that_are_no_utf8_is_still_utf8)
+{
+	char buf[512];
+	FILE *f;
+	size_t n;
+
+	cr_assert_eq(log_open_file(path), 0);
+	/* a client's path, as a request's log line carries it */
+	log_info("GET /submissions/\xff\xfe%s", "\xc3\xa9-\xc3");
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	cr_expect(utf8_valid(buf, n), "%s", buf);
+	cr_expect_not_null(strstr(buf, "/submissions/\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9-\xef\xbf\xbd"),
+			   "each bad byte is U+FFFD, the good ones stay: %s", buf);
 }
