@@ -48,13 +48,14 @@ void store_close(struct store *s)
 		s->ops->close(s);
 }
 
-int store_claim(struct store *s, char *err, size_t errlen)
+int store_claim(struct store *s, int *fd, char *err, size_t errlen)
 {
+	*fd = -1;
 	if (!s->ops->claim) {
 		snprintf(err, errlen, "a shared store is not claimed");
 		return -ENOTSUP;
 	}
-	return s->ops->claim(s, err, errlen);
+	return s->ops->claim(s, fd, err, errlen);
 }
 
 /* RFC 9562 version 4: random but for the version and variant bits. */
@@ -79,20 +80,53 @@ static void new_token(char *out)
 		 r[14], r[15]);
 }
 
-int store_add(struct store *s, const char *api, const char *request, const char *callback_url,
-	      char *token, int64_t *id, char *err, size_t errlen)
+/* A submission as the backends take it: sub's strings are borrowed. */
+static void new_sub(struct store_sub *sub, const char *api, const char *owner, const char *request,
+		    char *token)
 {
+	memset(sub, 0, sizeof(*sub));
 	new_token(token);
-	return s->ops->add(s, api, request, NULL, callback_url, token, 0, id, err, errlen);
+	snprintf(sub->token, sizeof(sub->token), "%s", token);
+	snprintf(sub->api, sizeof(sub->api), "%s", api);
+	snprintf(sub->owner, sizeof(sub->owner), "%s", owner ? owner : "");
+	sub->request = (char *)request;
 }
 
-int store_add_done(struct store *s, const char *api, const char *request, const char *result,
-		   uint64_t started_ms, char *token, char *err, size_t errlen)
+int store_add(struct store *s, const char *api, const char *owner, const char *request,
+	      const char *callback_url, char *token, int64_t *id, char *err, size_t errlen)
 {
+	struct store_sub sub;
+
+	new_sub(&sub, api, owner, request, token);
+	sub.callback_url = (char *)callback_url;
+	return s->ops->add(s, &sub, id, err, errlen);
+}
+
+int store_add_done(struct store *s, const char *api, const char *owner, const char *request,
+		   const char *result, uint64_t started_ms, char *token, char *err,
+		   size_t errlen)
+{
+	struct store_sub sub;
 	int64_t id;
 
-	new_token(token);
-	return s->ops->add(s, api, request, result, NULL, token, started_ms, &id, err, errlen);
+	new_sub(&sub, api, owner, request, token);
+	sub.result = (char *)result;
+	sub.started_ms = started_ms;
+	return s->ops->add(s, &sub, &id, err, errlen);
+}
+
+bool store_token_valid(const char *token)
+{
+	if (!token || strlen(token) != STORE_TOKEN_LEN)
+		return false;
+	for (size_t i = 0; i < STORE_TOKEN_LEN; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		char c = token[i];
+
+		if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return false;
+	}
+	return true;
 }
 
 int store_get(struct store *s, int64_t id, struct store_sub *out)
@@ -102,6 +136,10 @@ int store_get(struct store *s, int64_t id, struct store_sub *out)
 
 int store_find(struct store *s, const char *token, struct store_sub *out)
 {
+	if (!store_token_valid(token)) {
+		memset(out, 0, sizeof(*out));
+		return -ENOENT;
+	}
 	return s->ops->get(s, 0, token, out);
 }
 
@@ -125,6 +163,8 @@ int store_finish(struct store *s, int64_t id, const char *result)
 
 int store_delete(struct store *s, const char *token)
 {
+	if (!store_token_valid(token))
+		return -ENOENT;
 	return s->ops->remove(s, token);
 }
 
@@ -146,13 +186,13 @@ int store_overview(struct store *s, struct store_overview *out)
 	return s->ops->overview(s, out);
 }
 
-int store_list(struct store *s, const char *api, uint64_t offset, size_t limit,
-	       struct store_sub **out, size_t *n, uint64_t *total)
+int store_list(struct store *s, const char *api, const char *owner, uint64_t offset,
+	       size_t limit, struct store_sub **out, size_t *n, uint64_t *total)
 {
 	*out = NULL;
 	*n = 0;
 	*total = 0;
-	return s->ops->list(s, api, offset, limit, out, n, total);
+	return s->ops->list(s, api, owner, offset, limit, out, n, total);
 }
 
 int store_count(struct store *s, const char *api, enum store_group by, const char *key,

@@ -33,6 +33,9 @@
 
 /* A random UUID (version 4), the token a client gets: 36 characters. */
 #define STORE_TOKEN_LEN 36
+/* Who made a submission: a name derived from the API token it came
+ * with (auth_owner, 64 hex digits), "" when none was needed. */
+#define STORE_OWNER_LEN 64
 
 enum store_state { STORE_QUEUED = 0, STORE_RUNNING = 1, STORE_DONE = 2 };
 
@@ -40,6 +43,7 @@ struct store_sub {
 	int64_t id;                        /* the store's own, increasing */
 	char token[STORE_TOKEN_LEN + 1];
 	char api[16];                      /* "judge0" */
+	char owner[STORE_OWNER_LEN + 1];   /* "": made without a token */
 	enum store_state state;
 	char *request;                     /* NUL-terminated, malloc'd */
 	char *result;                      /* NULL until done */
@@ -84,27 +88,35 @@ void store_close(struct store *s);
  * and take their work with store_lease), without opening it. */
 bool store_url_shared(const char *url);
 /*
- * Serve the store alone, for the handle's life: a SQLite file belongs
- * to one goboxd, whose master runs what was left queued. 0, or -EBUSY
- * when another goboxd holds it, with the reason in err. A shared store
- * (-ENOTSUP) is never one goboxd's: claim, start and pending are for
- * stores that are not shared; a fleet's nodes lease their work instead.
+ * Serve the store alone: a SQLite file belongs to one goboxd, whose
+ * master runs what was left queued. 0 and *fd, a descriptor that holds
+ * the claim for as long as it stays open (the handle may close; a child
+ * that must not hold the claim closes it), or -EBUSY when another goboxd
+ * holds it, with the reason in err. A shared store (-ENOTSUP) is never
+ * one goboxd's: claim, start and pending are for stores that are not
+ * shared; a fleet's nodes lease their work instead.
  */
-int store_claim(struct store *s, char *err, size_t errlen);
+int store_claim(struct store *s, int *fd, char *err, size_t errlen);
 
 /*
- * A new queued submission: its token in token (STORE_TOKEN_LEN + 1
- * bytes), its id in *id. callback_url may be NULL. 0, -ENOSPC when the
- * store is full (the cap), or -EIO; the reason in err.
+ * A new queued submission of owner's (NULL or "": nobody's): its token
+ * in token (STORE_TOKEN_LEN + 1 bytes), its id in *id. callback_url may
+ * be NULL. 0, -ENOSPC when the store is full (the cap, or its disk), or
+ * -EIO; the reason in err.
  */
-int store_add(struct store *s, const char *api, const char *request, const char *callback_url,
-	      char *token, int64_t *id, char *err, size_t errlen);
+int store_add(struct store *s, const char *api, const char *owner, const char *request,
+	      const char *callback_url, char *token, int64_t *id, char *err, size_t errlen);
 /* A submission that ran while its client waited, added finished. */
-int store_add_done(struct store *s, const char *api, const char *request, const char *result,
-		   uint64_t started_ms, char *token, char *err, size_t errlen);
-/* By id or by token: 0 and *out (free with store_sub_free), -ENOENT, -EIO. */
+int store_add_done(struct store *s, const char *api, const char *owner, const char *request,
+		   const char *result, uint64_t started_ms, char *token, char *err,
+		   size_t errlen);
+/* By id or by token: 0 and *out (free with store_sub_free), -ENOENT, -EIO.
+ * A token of any other shape than the store's own is -ENOENT at once:
+ * no backend sees bytes a client made up. */
 int store_get(struct store *s, int64_t id, struct store_sub *out);
 int store_find(struct store *s, const char *token, struct store_sub *out);
+/* Whether token has the shape store_add gives (a lowercase UUID). */
+bool store_token_valid(const char *token);
 void store_sub_free(struct store_sub *sub);
 /*
  * A queued (or, after a crash, running) submission starts an attempt:
@@ -129,13 +141,13 @@ int store_pending(struct store *s, bool requeue_running, int64_t **ids, size_t *
 int store_expire(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
 
 /*
- * A page of one API's submissions, newest first: at most limit of them
- * after the first offset (a malloc'd array in *out, *n of them; free
- * each with store_sub_free, then the array), and how many there are in
- * all in *total. 0, or -EIO.
+ * A page of one API's submissions, newest first (owner's only, unless
+ * owner is NULL): at most limit of them after the first offset (a
+ * malloc'd array in *out, *n of them; free each with store_sub_free,
+ * then the array), and how many there are in all in *total. 0, or -EIO.
  */
-int store_list(struct store *s, const char *api, uint64_t offset, size_t limit,
-	       struct store_sub **out, size_t *n, uint64_t *total);
+int store_list(struct store *s, const char *api, const char *owner, uint64_t offset,
+	       size_t limit, struct store_sub **out, size_t *n, uint64_t *total);
 /* The array store_list and store_callbacks_due give, with its submissions. */
 void store_subs_free(struct store_sub *subs, size_t n);
 
@@ -201,10 +213,11 @@ const char *store_error(const struct store *s);
 struct store_ops {
 	void (*close)(struct store *s);
 	/* claim, start and pending: stores that are not shared (NULL otherwise) */
-	int (*claim)(struct store *s, char *err, size_t errlen);
-	int (*add)(struct store *s, const char *api, const char *request, const char *result,
-		   const char *callback_url, const char *token, uint64_t started_ms,
-		   int64_t *id, char *err, size_t errlen);
+	int (*claim)(struct store *s, int *fd, char *err, size_t errlen);
+	/* sub's token, api, owner, request, callback_url; a finished one's
+	 * result and started_ms (result NULL: queued) */
+	int (*add)(struct store *s, const struct store_sub *sub, int64_t *id, char *err,
+		   size_t errlen);
 	int (*get)(struct store *s, int64_t id, const char *token, struct store_sub *out);
 	int (*start)(struct store *s, int64_t id, unsigned *attempts);
 	int (*finish)(struct store *s, int64_t id, const char *result);
@@ -212,8 +225,8 @@ struct store_ops {
 	int (*pending)(struct store *s, bool requeue_running, int64_t **ids, size_t *n);
 	int (*expire)(struct store *s, uint64_t before_ms, size_t max, size_t *removed);
 	int (*overview)(struct store *s, struct store_overview *out);
-	int (*list)(struct store *s, const char *api, uint64_t offset, size_t limit,
-		    struct store_sub **out, size_t *n, uint64_t *total);
+	int (*list)(struct store *s, const char *api, const char *owner, uint64_t offset,
+		    size_t limit, struct store_sub **out, size_t *n, uint64_t *total);
 	int (*count)(struct store *s, const char *api, enum store_group by, const char *key,
 		     uint64_t since_ms, struct store_count **out, size_t *n);
 	int (*size)(struct store *s, uint64_t *bytes);

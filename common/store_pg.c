@@ -28,7 +28,7 @@
 #include "common/util.h"
 
 /* The schema this goboxd writes, and each step to it from the one before. */
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 
 static const char *const migrations[SCHEMA_VERSION] = {
 	/* 1: submissions with leases and callback state, and the nodes */
@@ -64,6 +64,9 @@ static const char *const migrations[SCHEMA_VERSION] = {
 	" workers integer NOT NULL,"
 	" running integer NOT NULL,"
 	" version text NOT NULL);",
+	/* 2: each submission's owner (the API token that made it) */
+	"ALTER TABLE goboxd_submissions ADD COLUMN owner text NOT NULL DEFAULT '';"
+	"CREATE INDEX goboxd_submissions_owner ON goboxd_submissions (api, owner, id);",
 };
 
 /* The database's clock, in ms since the epoch. */
@@ -83,7 +86,7 @@ _Static_assert(STORE_MAX_NODES == 32, "the node list's LIMIT");
 
 #define SUB_COLUMNS                                                                       \
 	"id, token, api, state, request, result, callback_url, created_ms, started_ms," \
-	" finished_ms, attempts"
+	" finished_ms, attempts, owner"
 
 struct store_pg {
 	struct store base;
@@ -257,6 +260,7 @@ static void sub_of(const PGresult *r, int row, struct store_sub *out)
 	out->started_ms = value_u64(r, row, 8);
 	out->finished_ms = value_u64(r, row, 9);
 	out->attempts = (unsigned)value_u64(r, row, 10);
+	snprintf(out->owner, sizeof(out->owner), "%s", PQgetvalue(r, row, 11));
 	if (!out->request)
 		out->request = xstrdup("");
 }
@@ -269,29 +273,29 @@ static void pg_close(struct store *s)
 	free(q);
 }
 
-static int pg_add(struct store *s, const char *api, const char *request, const char *result,
-		  const char *callback_url, const char *token, uint64_t started_ms, int64_t *id,
-		  char *err, size_t errlen)
+static int pg_add(struct store *s, const struct store_sub *sub, int64_t *id, char *err,
+		  size_t errlen)
 {
 	struct store_pg *q = of(s);
+	const char *result = sub->result;
 	char state[4], started[24];
-	const char *p[] = { token, api, state, request, result, callback_url, started,
-			    q->base.node };
+	const char *p[] = { sub->token, sub->api, state, sub->request, result, sub->callback_url,
+			    started, q->base.node, sub->owner };
 	PGresult *r;
 	int rc = 0;
 
 	snprintf(state, sizeof(state), "%d", result ? STORE_DONE : STORE_QUEUED);
-	snprintf(started, sizeof(started), "%" PRIu64, started_ms);
+	snprintf(started, sizeof(started), "%" PRIu64, sub->started_ms);
 	/* tried again after a broken connection: the first may have landed */
 	r = run(q,
 		"INSERT INTO goboxd_submissions (token, api, state, request, result, callback_url,"
-		" created_ms, started_ms, finished_ms, finished_by, finished_count)"
+		" created_ms, started_ms, finished_ms, finished_by, finished_count, owner)"
 		" VALUES ($1, $2, $3::smallint, $4, $5, $6, " NOW ", $7::bigint,"
 		" CASE WHEN $3::smallint = 2 THEN " NOW " ELSE 0 END,"
 		" CASE WHEN $3::smallint = 2 THEN $8 END,"
-		" CASE WHEN $3::smallint = 2 THEN 1 ELSE 0 END)"
+		" CASE WHEN $3::smallint = 2 THEN 1 ELSE 0 END, $9)"
 		" ON CONFLICT (token) DO NOTHING RETURNING id",
-		8, p, &rc);
+		9, p, &rc);
 	if (r && PQntuples(r) == 0) {
 		PQclear(r);
 		r = run(q, "SELECT id FROM goboxd_submissions WHERE token = $1", 1, p, &rc);
@@ -459,7 +463,7 @@ static int pg_lease(struct store *s, uint32_t lease_ms, const char *key, struct 
 		" started_ms = " NOW ", node = $1, lease_key = $2,"
 		" lease_until_ms = " NOW " + $3::bigint FROM next WHERE s.id = next.id"
 		" RETURNING s.id, s.token, s.api, s.state, s.request, s.result, s.callback_url,"
-		" s.created_ms, s.started_ms, s.finished_ms, s.attempts",
+		" s.created_ms, s.started_ms, s.finished_ms, s.attempts, s.owner",
 		3, p, &rc);
 	if (!r)
 		return rc;
@@ -523,13 +527,13 @@ static int pg_callbacks_due(struct store *s, uint32_t lease_ms, size_t max,
 		" callback_state = CASE WHEN s.callback_rounds >= $3::int THEN 3 ELSE 1 END"
 		" FROM due WHERE s.id = due.id"
 		" RETURNING s.id, s.token, s.api, s.state, s.request, s.result, s.callback_url,"
-		" s.created_ms, s.started_ms, s.finished_ms, s.attempts, s.callback_state",
+		" s.created_ms, s.started_ms, s.finished_ms, s.attempts, s.owner, s.callback_state",
 		3, p, &rc);
 	if (!r)
 		return rc;
 	*out = xreallocarray(NULL, (size_t)PQntuples(r) + 1, sizeof(**out));
 	for (int row = 0; row < PQntuples(r); row++) {
-		if (atoi(PQgetvalue(r, row, 11)) != 1) {
+		if (atoi(PQgetvalue(r, row, 12)) != 1) {
 			log_warn("submission %s: its callback was not delivered in %d rounds;"
 				 " given up", PQgetvalue(r, row, 1), CALLBACK_ROUNDS + 1);
 			continue;
@@ -565,27 +569,32 @@ static int pg_beat(struct store *s, uint64_t started_ms, unsigned workers, unsig
 	return rc < 0 ? rc : 0;
 }
 
-static int pg_list(struct store *s, const char *api, uint64_t offset, size_t limit,
-		   struct store_sub **out, size_t *n, uint64_t *total)
+static int pg_list(struct store *s, const char *api, const char *owner, uint64_t offset,
+		   size_t limit, struct store_sub **out, size_t *n, uint64_t *total)
 {
 	struct store_pg *q = of(s);
 	char lim[24], off[24];
-	const char *p[] = { api, lim, off };
+	/* $4 NULL: everyone's */
+	const char *p[] = { api, lim, off, owner };
 	PGresult *r;
 	int rc = 0;
 
 	snprintf(lim, sizeof(lim), "%zu", limit);
 	snprintf(off, sizeof(off), "%" PRIu64, offset > INT64_MAX ? (uint64_t)INT64_MAX : offset);
-	r = run(q, "SELECT count(*) FROM goboxd_submissions WHERE api = $1", 1, p, &rc);
+	r = run(q,
+		"SELECT count(*) FROM goboxd_submissions WHERE api = $1 AND"
+		" ($2::text IS NULL OR owner = $2)",
+		2, (const char *const[]){ api, owner }, &rc);
 	if (!r)
 		return rc;
 	*total = value_u64(r, 0, 0);
 	PQclear(r);
 	/* newest first: ids grow with time, and the key walks backwards */
 	r = run(q,
-		"SELECT " SUB_COLUMNS " FROM goboxd_submissions WHERE api = $1"
-		" ORDER BY id DESC LIMIT $2::bigint OFFSET $3::bigint",
-		3, p, &rc);
+		"SELECT " SUB_COLUMNS " FROM goboxd_submissions WHERE api = $1 AND"
+		" ($4::text IS NULL OR owner = $4) ORDER BY id DESC LIMIT $2::bigint"
+		" OFFSET $3::bigint",
+		4, p, &rc);
 	if (!r)
 		return rc;
 	*out = xcalloc(PQntuples(r) ? (size_t)PQntuples(r) : 1, sizeof(**out));

@@ -26,8 +26,9 @@
 #include "common/util.h"
 
 /* The schema this goboxd writes (PRAGMA user_version). */
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 
+/* Version 1, made on a new file; then each step to the next version. */
 static const char schema[] =
 	"CREATE TABLE submissions ("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -45,9 +46,21 @@ static const char schema[] =
 	"CREATE INDEX submissions_finished ON submissions (finished_ms) WHERE state = 2;"
 	"PRAGMA user_version = 1;";
 
+static const char *const migrations[SCHEMA_VERSION] = {
+	[1] = /* 2: each submission's owner (the API token that made it) */
+	"ALTER TABLE submissions ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
+	"CREATE INDEX submissions_owner ON submissions (api, owner, id);"
+	"PRAGMA user_version = 2;",
+};
+
+#define SUB_COLUMNS                                                                       \
+	"id, token, api, state, request, result, callback_url, created_ms, started_ms," \
+	" finished_ms, attempts, owner"
+
 enum stmt {
 	ST_USED, ST_ADD, ST_GET_ID, ST_GET_TOKEN, ST_START, ST_FINISH, ST_DELETE, ST_STATE,
-	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_OVERVIEW, ST_LIST, ST_COUNT, ST_SIZE, ST_N
+	ST_PENDING, ST_REQUEUE, ST_EXPIRE, ST_OVERVIEW, ST_LIST, ST_LIST_OWNER, ST_COUNT,
+	ST_COUNT_OWNER, ST_SIZE, ST_N
 };
 
 static const char *const stmt_sql[ST_N] = {
@@ -56,11 +69,10 @@ static const char *const stmt_sql[ST_N] = {
 		    " (SELECT freelist_count FROM pragma_freelist_count()),"
 		    " (SELECT page_size FROM pragma_page_size())",
 	[ST_ADD] = "INSERT INTO submissions (token, api, state, request, result, callback_url,"
-		   " created_ms, started_ms, finished_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[ST_GET_ID] = "SELECT id, token, api, state, request, result, callback_url, created_ms,"
-		      " started_ms, finished_ms, attempts FROM submissions WHERE id = ?",
-	[ST_GET_TOKEN] = "SELECT id, token, api, state, request, result, callback_url, created_ms,"
-			 " started_ms, finished_ms, attempts FROM submissions WHERE token = ?",
+		   " created_ms, started_ms, finished_ms, owner)"
+		   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_GET_ID] = "SELECT " SUB_COLUMNS " FROM submissions WHERE id = ?",
+	[ST_GET_TOKEN] = "SELECT " SUB_COLUMNS " FROM submissions WHERE token = ?",
 	[ST_START] = "UPDATE submissions SET state = 1, started_ms = ?, attempts = attempts + 1"
 		     " WHERE id = ? AND state < 2 RETURNING attempts",
 	[ST_FINISH] = "UPDATE submissions SET state = 2, result = ?, finished_ms = ?"
@@ -74,10 +86,12 @@ static const char *const stmt_sql[ST_N] = {
 	[ST_OVERVIEW] = "SELECT count(*) FILTER (WHERE state = 0), count(*) FILTER (WHERE state = 1),"
 			" min(created_ms) FILTER (WHERE state = 0) FROM submissions WHERE state < 2",
 	/* newest first: ids grow with time, and the key walks backwards */
-	[ST_LIST] = "SELECT id, token, api, state, request, result, callback_url, created_ms,"
-		    " started_ms, finished_ms, attempts FROM submissions WHERE api = ?"
+	[ST_LIST] = "SELECT " SUB_COLUMNS " FROM submissions WHERE api = ?"
 		    " ORDER BY id DESC LIMIT ? OFFSET ?",
+	[ST_LIST_OWNER] = "SELECT " SUB_COLUMNS " FROM submissions WHERE api = ? AND owner = ?"
+			  " ORDER BY id DESC LIMIT ? OFFSET ?",
 	[ST_COUNT] = "SELECT count(*) FROM submissions WHERE api = ?",
+	[ST_COUNT_OWNER] = "SELECT count(*) FROM submissions WHERE api = ? AND owner = ?",
 	/* the file's bytes, free pages too */
 	[ST_SIZE] = "SELECT (SELECT page_count FROM pragma_page_count()),"
 		    " (SELECT page_size FROM pragma_page_size())",
@@ -87,7 +101,6 @@ struct store_sqlite {
 	struct store base;
 	char *path;
 	uint64_t max_bytes;    /* new submissions only: 0, none */
-	int claim_fd;          /* -1: not claimed */
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_N];
 };
@@ -144,20 +157,18 @@ static void sq_close(struct store *s)
 	for (size_t i = 0; i < ST_N; i++)
 		sqlite3_finalize(q->st[i]);
 	sqlite3_close(q->db);
-	if (q->claim_fd >= 0)
-		close(q->claim_fd);
 	free(q->path);
 	free(q);
 }
 
-/* flock, which SQLite's own (POSIX record) locks never meet */
-static int sq_claim(struct store *s, char *err, size_t errlen)
+/* flock, which SQLite's own (POSIX record) locks never meet, on a
+ * descriptor of its own: the claim outlives the connection. */
+static int sq_claim(struct store *s, int *claim_fd, char *err, size_t errlen)
 {
 	struct store_sqlite *q = of(s);
 	int fd;
 
-	if (q->claim_fd >= 0)
-		return 0;
+	*claim_fd = -1;
 	fd = open(q->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", q->path, strerror(errno));
@@ -172,18 +183,18 @@ static int sq_claim(struct store *s, char *err, size_t errlen)
 			 strerror(e));
 		return e == EWOULDBLOCK ? -EBUSY : -e;
 	}
-	q->claim_fd = fd;
+	*claim_fd = fd;
 	return 0;
 }
 
-static int sq_add(struct store *s, const char *api, const char *request, const char *result,
-		  const char *callback_url, const char *token, uint64_t started_ms, int64_t *id,
-		  char *err, size_t errlen)
+static int sq_add(struct store *s, const struct store_sub *sub, int64_t *id, char *err,
+		  size_t errlen)
 {
 	struct store_sqlite *q = of(s);
+	const char *result = sub->result;
 	sqlite3_stmt *st;
 	uint64_t now = wall_ms();
-	int rc;
+	int rc, code;
 
 	/*
 	 * The cap holds every new submission back, a waited-for one (added
@@ -195,7 +206,8 @@ static int sq_add(struct store *s, const char *api, const char *request, const c
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW &&
 		    (uint64_t)sqlite3_column_int64(st, 0) * (uint64_t)sqlite3_column_int64(st, 1) +
-				    strlen(request) + (result ? strlen(result) : 0) > q->max_bytes) {
+				    strlen(sub->request) + (result ? strlen(result) : 0) >
+			    q->max_bytes) {
 			sqlite3_reset(st);
 			snprintf(err, errlen, "the submission store is full");
 			return -ENOSPC;
@@ -208,27 +220,35 @@ static int sq_add(struct store *s, const char *api, const char *request, const c
 		return -EIO;
 	}
 	st = stmt(q, ST_ADD);
-	sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, api, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, sub->token, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, sub->api, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 3, result ? STORE_DONE : STORE_QUEUED);
-	sqlite3_bind_text(st, 4, request, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, sub->request, -1, SQLITE_STATIC);
 	text_or_null(st, 5, result);
-	text_or_null(st, 6, callback_url);
-	sqlite3_bind_int64(st, 7, (sqlite3_int64)(result && started_ms ? started_ms : now));
-	sqlite3_bind_int64(st, 8, (sqlite3_int64)(result ? started_ms : 0));
+	text_or_null(st, 6, sub->callback_url);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)(result && sub->started_ms ? sub->started_ms : now));
+	sqlite3_bind_int64(st, 8, (sqlite3_int64)(result ? sub->started_ms : 0));
 	sqlite3_bind_int64(st, 9, (sqlite3_int64)(result ? now : 0));
+	sqlite3_bind_text(st, 10, sub->owner, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	if (!result)
-		sqlite3_exec(q->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
 	if (rc != SQLITE_DONE) {
-		rc = errno_of(sqlite3_extended_errcode(q->db));
-		snprintf(err, errlen, "%s", rc == -ENOSPC ? "the submission store is full" :
-						    sqlite3_errmsg(q->db));
+		/* read before anything else runs on the connection: the next
+		 * statement's success would leave "not an error" */
+		code = sqlite3_extended_errcode(q->db);
+		rc = errno_of(code);
+		if (rc == -ENOSPC)
+			snprintf(err, errlen, "the submission store's disk is full");
+		else
+			snprintf(err, errlen, "the submission store failed: %s", sqlite3_errmsg(q->db));
 		sqlite3_reset(st);
+		if (!result)
+			sqlite3_exec(q->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
 		return rc;
 	}
-	*id = sqlite3_last_insert_rowid(q->db);
 	sqlite3_reset(st);
+	if (!result)
+		sqlite3_exec(q->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
+	*id = sqlite3_last_insert_rowid(q->db);
 	return 0;
 }
 
@@ -246,6 +266,8 @@ static void row_of(sqlite3_stmt *st, struct store_sub *out)
 	out->started_ms = (uint64_t)sqlite3_column_int64(st, 8);
 	out->finished_ms = (uint64_t)sqlite3_column_int64(st, 9);
 	out->attempts = (unsigned)sqlite3_column_int(st, 10);
+	snprintf(out->owner, sizeof(out->owner), "%s",
+		 sqlite3_column_text(st, 11) ? (const char *)sqlite3_column_text(st, 11) : "");
 	if (!out->request)
 		out->request = xstrdup("");
 }
@@ -411,24 +433,28 @@ static int sq_overview(struct store *s, struct store_overview *out)
 	return 0;
 }
 
-static int sq_list(struct store *s, const char *api, uint64_t offset, size_t limit,
-		   struct store_sub **out, size_t *n, uint64_t *total)
+static int sq_list(struct store *s, const char *api, const char *owner, uint64_t offset,
+		   size_t limit, struct store_sub **out, size_t *n, uint64_t *total)
 {
 	struct store_sqlite *q = of(s);
-	sqlite3_stmt *st = stmt(q, ST_COUNT);
-	int rc = SQLITE_DONE;
+	sqlite3_stmt *st = stmt(q, owner ? ST_COUNT_OWNER : ST_COUNT);
+	int rc = SQLITE_DONE, col = 1;
 
 	sqlite3_bind_text(st, 1, api, -1, SQLITE_STATIC);
+	if (owner)
+		sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_ROW)
 		goto fail;
 	*total = (uint64_t)sqlite3_column_int64(st, 0);
 	/* a statement left unreset holds its read transaction, and every
 	 * later read of this connection would see the store as it was */
 	sqlite3_reset(st);
-	st = stmt(q, ST_LIST);
-	sqlite3_bind_text(st, 1, api, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)(limit > INT64_MAX ? INT64_MAX : limit));
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)(offset > INT64_MAX ? INT64_MAX : offset));
+	st = stmt(q, owner ? ST_LIST_OWNER : ST_LIST);
+	sqlite3_bind_text(st, col++, api, -1, SQLITE_STATIC);
+	if (owner)
+		sqlite3_bind_text(st, col++, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, col++, (sqlite3_int64)(limit > INT64_MAX ? INT64_MAX : limit));
+	sqlite3_bind_int64(st, col, (sqlite3_int64)(offset > INT64_MAX ? INT64_MAX : offset));
 	*out = xcalloc(limit ? limit : 1, sizeof(**out));
 	while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		row_of(st, &(*out)[(*n)++]);
@@ -549,7 +575,8 @@ static int exec(sqlite3 *db, const char *sql, const char *path, char *err, size_
 	return 0;
 }
 
-/* The schema, made on a new file; a newer one than ours is refused. */
+/* The schema, made on a new file, an older one's brought to ours; a newer
+ * one than ours is refused. */
 static int ensure_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
@@ -574,8 +601,8 @@ static int ensure_schema(sqlite3 *db, const char *path, char *err, size_t errlen
 		exec(db, "ROLLBACK", path, err, 0);
 		return -EPROTO;
 	}
-	if (version == 0) {
-		rc = exec(db, schema, path, err, errlen);
+	for (int v = version; v < SCHEMA_VERSION; v++) {
+		rc = exec(db, v == 0 ? schema : migrations[v], path, err, errlen);
 		if (rc < 0) {
 			exec(db, "ROLLBACK", path, err, 0);
 			return rc;
@@ -674,7 +701,6 @@ int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, 
 	free(dir);
 	q->base.ops = &sqlite_ops;
 	q->path = xstrdup(path);
-	q->claim_fd = -1;
 	/* the store holds clients' code: its owner's alone (SQLite gives
 	 * its -wal and -shm files the database's mode) */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

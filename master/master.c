@@ -67,7 +67,11 @@ struct master {
 	/* stored submissions waiting (common/store.h): unbounded, never
 	 * expired, and taken in turn with the clients by their age */
 	struct queue subs;
-	struct store *store;  /* claimed for the master's life; NULL: none */
+	/* The store's claim (store_claim), held for the master's life and
+	 * by no child: -1 when there is no store, or it is shared. The master
+	 * keeps no connection to the store past its start: a child must not
+	 * inherit a SQLite connection, or its locks. */
+	int store_claim;
 	/* Why there is none (a SQLite store that did not open): the workers
 	 * never open it either, and answer 503 with this. */
 	char store_refused[512];
@@ -186,8 +190,9 @@ static void child_close_master_fds(struct master *m)
 	close(m->epfd);
 	close(m->sigfd);
 	queue_free(&m->q);
-	/* the store's handle stays untouched: a SQLite connection is never
-	 * used, nor closed, across a fork */
+	/* the claim is the master's alone: workers open their own connections */
+	if (m->store_claim >= 0)
+		close(m->store_claim);
 	queue_free(&m->subs);
 }
 
@@ -511,10 +516,11 @@ static void store_empty(struct master *m)
  */
 static int open_store(struct master *m, char *why, size_t whylen)
 {
+	struct store *st = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0;
 	char err[512];
-	int rc = store_open(m->cfg.store, m->cfg.store_max_bytes, &m->store, err, sizeof(err));
+	int rc = store_open(m->cfg.store, m->cfg.store_max_bytes, &st, err, sizeof(err));
 
 	m->shared = store_url_shared(m->cfg.store);
 	m->store_refused[0] = '\0';
@@ -531,27 +537,28 @@ static int open_store(struct master *m, char *why, size_t whylen)
 		 * nodes, this one's workers among them. */
 		if (rc < 0)
 			log_error("the submission store: %s (the workers keep trying)", err);
-		store_close(m->store);
-		m->store = NULL;
+		store_close(st);
 		return 0;
 	}
 	if (rc == 0)
-		rc = store_claim(m->store, err, sizeof(err));
+		rc = store_claim(st, &m->store_claim, err, sizeof(err));
 	if (rc == -EBUSY) {
 		snprintf(why, whylen, "the submission store %s", err);
-		store_close(m->store);
-		m->store = NULL;
+		store_close(st);
 		return rc;
 	}
-	if (rc == 0 && store_pending(m->store, true, &ids, &n) < 0) {
-		snprintf(err, sizeof(err), "%s: %s", m->cfg.store, store_error(m->store));
+	if (rc == 0 && store_pending(st, true, &ids, &n) < 0) {
+		snprintf(err, sizeof(err), "%s: %s", m->cfg.store, store_error(st));
 		rc = -EIO;
 	}
+	/* the claim stays; the connection goes before any child is made */
+	store_close(st);
 	if (rc < 0) {
 		log_error("the submission store: %s", err);
 		snprintf(m->store_refused, sizeof(m->store_refused), "%s", err);
-		store_close(m->store);
-		m->store = NULL;
+		if (m->store_claim >= 0)
+			close(m->store_claim);
+		m->store_claim = -1;
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1245,6 +1252,7 @@ int master_run(struct config *cfg, struct langtab *langs, int argc, char **argv,
 	m->envp = envp;
 	m->gen = 1;
 	m->listen_fd = -1;
+	m->store_claim = -1;
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++)
 		m->slots[i].channel = -1;
 	log_set_role("master");
@@ -1276,7 +1284,8 @@ out:
 		close(m->listen_fd);
 	queue_free(&m->q);
 	queue_free(&m->subs);
-	store_close(m->store);
+	if (m->store_claim >= 0)
+		close(m->store_claim);
 	sweeper_free(&m->sweeper);
 	stats_unmap(m->stats);
 	probe_table_unmap(m->probes);

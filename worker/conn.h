@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/auth.h"
 #include "common/buf.h"
 #include "common/config.h"
 #include "worker/http/http.h"
@@ -38,6 +39,7 @@ struct conn {
 	unsigned served;       /* requests answered on it */
 	bool job_token;        /* dispatched by the master: may run one job */
 	bool admitted;         /* the worker let its current request in already */
+	struct auth_who who;   /* who its current request is, once admitted */
 	bool body_unread;      /* refused at its headers: its body is not wanted */
 	uint64_t linger_until_ms;
 	size_t linger_left;    /* the most still read and dropped */

@@ -260,8 +260,8 @@ static void judge0_answer(struct jobthread *j)
 	sub.created_ms = sub.started_ms = j->started_wall_ms;
 	sub.finished_ms = wall_ms();
 	st = thread_store(j);
-	if (!st || store_add_done(st, "judge0", sub.request, result, sub.started_ms, sub.token,
-				  err, sizeof(err)) < 0) {
+	if (!st || store_add_done(st, "judge0", j->owner, sub.request, result, sub.started_ms,
+				  sub.token, err, sizeof(err)) < 0) {
 		char msg[320];
 
 		/* no token to answer for it: nothing is promised, the client

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/auth.h"
 #include "common/buf.h"
 #include "common/store.h"
 #include "worker/callbacks.h"
@@ -76,6 +77,7 @@ struct jobthread {
 	int64_t sub;
 	uint64_t started_wall_ms;
 	struct judge0_view view;
+	char owner[AUTH_OWNER_LEN + 1];  /* whose token a waiting client's is */
 	struct store *store;
 	char store_error[256];
 	const struct langtab *langs;

@@ -130,8 +130,9 @@ static int no_store(struct submissions *s, struct buf *out, bool ka, const char 
  * One submission into the store: its token object for the answer, or
  * Judge0's 422 errors object, or (NULL, *status) when the store failed.
  */
-static cJSON *take_one(struct submissions *s, const cJSON *sub, const struct json_body_marker *m,
-		       bool base64, int *status, char *err, size_t errlen)
+static cJSON *take_one(struct submissions *s, const struct auth_who *who, const cJSON *sub,
+		       const struct json_body_marker *m, bool base64, int *status, char *err,
+		       size_t errlen)
 {
 	struct job_request *job = NULL;
 	char *stored = NULL, *callback = NULL;
@@ -146,7 +147,7 @@ static cJSON *take_one(struct submissions *s, const cJSON *sub, const struct jso
 		return errors;
 	}
 	request_free(job);
-	rc = store_add(s->store, "judge0", stored, callback, token, &id, err, errlen);
+	rc = store_add(s->store, "judge0", who->owner, stored, callback, token, &id, err, errlen);
 	free(stored);
 	free(callback);
 	if (rc < 0) {
@@ -167,7 +168,8 @@ static cJSON *parse_body(const struct http_request *r, struct json_body_marker *
 }
 
 static int post_one(struct submissions *s, const struct http_request *r,
-		    const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+		    const struct auth_who *who, const struct judge0_view *v, bool ka,
+		    const char *hdr, struct buf *out)
 {
 	struct json_body_marker m;
 	cJSON *root = parse_body(r, &m), *answer;
@@ -179,7 +181,7 @@ static int post_one(struct submissions *s, const struct http_request *r,
 		return answer_error(out, 400, "the body must be one JSON object (a submission)", ka,
 				    hdr);
 	}
-	answer = take_one(s, root, &m, v->base64, &status, err, sizeof(err));
+	answer = take_one(s, who, root, &m, v->base64, &status, err, sizeof(err));
 	cJSON_Delete(root);
 	if (!answer)
 		return answer_error(out, status, err, ka, hdr);
@@ -187,7 +189,8 @@ static int post_one(struct submissions *s, const struct http_request *r,
 }
 
 static int post_batch(struct submissions *s, const struct http_request *r,
-		      const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+		      const struct auth_who *who, const struct judge0_view *v, bool ka,
+		      const char *hdr, struct buf *out)
 {
 	struct json_body_marker m;
 	cJSON *root = parse_body(r, &m);
@@ -213,7 +216,7 @@ static int post_batch(struct submissions *s, const struct http_request *r,
 	cJSON_ArrayForEach(sub, subs) {
 		char err[256] = "";
 		int status = 0;
-		cJSON *a = take_one(s, sub, &m, v->base64, &status, err, sizeof(err));
+		cJSON *a = take_one(s, who, sub, &m, v->base64, &status, err, sizeof(err));
 
 		if (!a) {
 			/* the store failed: those taken stay taken, and say so */
@@ -235,12 +238,30 @@ static int post_batch(struct submissions *s, const struct http_request *r,
 
 /* ---- answering by token --------------------------------------------- */
 
-static int get_one(struct submissions *s, const char *token, const struct judge0_view *v,
-		   bool ka, const char *hdr, struct buf *out)
+/*
+ * A submission by its token, if who may see it: its own (made with the
+ * same API token), or any to an operator (and to everyone where no token
+ * is needed). Another's is -ENOENT, as a token that never was: whether
+ * it exists is not for others to learn.
+ */
+static int find_for(struct submissions *s, const struct auth_who *who, const char *token,
+		    struct store_sub *sub)
+{
+	int rc = store_find(s->store, token, sub);
+
+	if (rc == 0 && !who->is_operator && strcmp(who->owner, sub->owner) != 0) {
+		store_sub_free(sub);
+		return -ENOENT;
+	}
+	return rc;
+}
+
+static int get_one(struct submissions *s, const struct auth_who *who, const char *token,
+		   const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
 {
 	struct store_sub sub;
 	cJSON *shown;
-	int rc = store_find(s->store, token, &sub);
+	int rc = find_for(s, who, token, &sub);
 
 	if (rc == -ENOENT)
 		return answer_error(out, 404, "record not found", ka, hdr);
@@ -349,8 +370,8 @@ static void batch_firsts(char *const *tokens, size_t n, size_t *first)
  * as it comes: 0; -EFBIG as soon as the answer passes its cap (nothing
  * after is looked up); -EIO when the store failed; -EILSEQ (not UTF-8).
  */
-static int batch_render(struct submissions *s, char *const *tokens, size_t n,
-			const size_t *first, const struct judge0_view *v, struct many *m,
+static int batch_render(struct submissions *s, const struct auth_who *who, char *const *tokens,
+			size_t n, const size_t *first, const struct judge0_view *v, struct many *m,
 			struct shown *shown)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -358,7 +379,7 @@ static int batch_render(struct submissions *s, char *const *tokens, size_t n,
 		int rc;
 
 		if (first[i] == i && *tokens[i]) {
-			rc = store_find(s->store, tokens[i], &sub);
+			rc = find_for(s, who, tokens[i], &sub);
 			if (rc < 0 && rc != -ENOENT)
 				return -EIO;
 			if (rc == 0) {
@@ -447,7 +468,8 @@ static int answer_many(struct submissions *s, int rc, const struct many *m, stru
 }
 
 static int get_batch(struct submissions *s, const struct http_request *r,
-		     const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+		     const struct auth_who *who, const struct judge0_view *v, bool ka,
+		     const char *hdr, struct buf *out)
 {
 	const char *given = http_header_get(r, "tokens");
 	char *list = given ? xstrdup(given) : http_query_param(r, "tokens");
@@ -471,7 +493,7 @@ static int get_batch(struct submissions *s, const struct http_request *r,
 	}
 	batch_firsts(tokens, n, first);
 	many_start(&m, s->cfg->max_batch_answer_bytes, n, "");
-	rc = batch_render(s, tokens, n, first, v, &m, shown);
+	rc = batch_render(s, who, tokens, n, first, v, &m, shown);
 	free(list);
 	return answer_many(s, rc, &m, shown, first, n, "", "ask for fewer tokens or fewer fields",
 			   ka, hdr, out);
@@ -563,13 +585,15 @@ static int answer_page(struct submissions *s, struct store_sub *subs, size_t n, 
 }
 
 /*
- * GET /submissions: a page of every submission, newest first. Judge0
- * answers it only to its authorization token (403 when none is set);
- * goboxd only to a token of --auth-tokens: the list names every
- * submission's token, and a token reads a submission.
+ * GET /submissions: a page of submissions, newest first. Judge0 answers
+ * it only to its authorization token (403 when none is set); goboxd only
+ * with --auth-tokens, and to each token its own submissions (an
+ * operator's: everyone's): the list names tokens, and a token reads a
+ * submission.
  */
 static int get_list(struct submissions *s, const struct http_request *r,
-		    const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
+		    const struct auth_who *who, const struct judge0_view *v, bool ka,
+		    const char *hdr, struct buf *out)
 {
 	long long page = list_param(r, "page", 1), per_page = list_param(r, "per_page",
 									 LIST_PER_PAGE);
@@ -590,8 +614,9 @@ static int get_list(struct submissions *s, const struct http_request *r,
 	}
 	if (per_page > LIST_PER_PAGE_MAX)
 		per_page = LIST_PER_PAGE_MAX;
-	rc = store_list(s->store, "judge0", (uint64_t)(page - 1) * (uint64_t)per_page,
-			(size_t)per_page, &subs, &n, &total);
+	rc = store_list(s->store, "judge0", who->is_operator ? NULL : who->owner,
+			(uint64_t)(page - 1) * (uint64_t)per_page, (size_t)per_page, &subs, &n,
+			&total);
 	if (rc < 0)
 		return answer_error(out, 503, "the submission store failed; retry later", ka, hdr);
 	return answer_page(s, subs, n, page_meta(page, per_page, total), v, ka, hdr, out);
@@ -657,14 +682,14 @@ static int get_statistics(struct submissions *s, const struct http_request *r, b
 
 /* DELETE answers what went, base64-encoded as Judge0 does (whatever was
  * asked: what it shows can never be asked for again). */
-static int delete_one(struct submissions *s, const char *token, const struct judge0_view *v,
-		      bool ka, const char *hdr, struct buf *out)
+static int delete_one(struct submissions *s, const struct auth_who *who, const char *token,
+		      const struct judge0_view *v, bool ka, const char *hdr, struct buf *out)
 {
 	struct judge0_view shown_as = *v;
 	struct store_sub sub;
 	cJSON *shown;
 	char msg[160];
-	int rc = store_find(s->store, token, &sub);
+	int rc = find_for(s, who, token, &sub);
 
 	if (rc == -ENOENT)
 		return answer_error(out, 404, "record not found", ka, hdr);
@@ -691,8 +716,9 @@ static int delete_one(struct submissions *s, const char *token, const struct jud
 }
 
 /* /submissions, /submissions/batch and /submissions/TOKEN */
-static int submissions_answer(struct submissions *s, const struct http_request *r, bool ka,
-			      const char *hdr, struct buf *out)
+static int submissions_answer(struct submissions *s, const struct http_request *r,
+			      const struct auth_who *who, bool ka, const char *hdr,
+			      struct buf *out)
 {
 	static const char base[] = "/submissions";
 	const char *rest = r->path + sizeof(base) - 1; /* "", "/batch" or "/TOKEN" */
@@ -714,24 +740,25 @@ static int submissions_answer(struct submissions *s, const struct http_request *
 	if (!loop_store(s))
 		return no_store(s, out, ka, hdr);
 	if (!*rest)
-		return is_post ? post_one(s, r, &v, ka, hdr, out) : get_list(s, r, &v, ka, hdr, out);
+		return is_post ? post_one(s, r, who, &v, ka, hdr, out) :
+				 get_list(s, r, who, &v, ka, hdr, out);
 	if (!strcmp(rest, "/batch"))
-		return is_post ? post_batch(s, r, &v, ka, hdr, out) :
-				 get_batch(s, r, &v, ka, hdr, out);
+		return is_post ? post_batch(s, r, who, &v, ka, hdr, out) :
+				 get_batch(s, r, who, &v, ka, hdr, out);
 	if (is_delete)
-		return delete_one(s, rest + 1, &v, ka, hdr, out);
-	return get_one(s, rest + 1, &v, ka, hdr, out);
+		return delete_one(s, who, rest + 1, &v, ka, hdr, out);
+	return get_one(s, who, rest + 1, &v, ka, hdr, out);
 }
 
-int submissions_handle(struct submissions *s, const struct http_request *r, bool ka,
-		       const char *hdr, struct buf *out)
+int submissions_handle(struct submissions *s, const struct http_request *r,
+		       const struct auth_who *who, bool ka, const char *hdr, struct buf *out)
 {
 	if (!strcmp(r->path, "/statistics")) {
 		if (!loop_store(s))
 			return no_store(s, out, ka, hdr);
 		return get_statistics(s, r, ka, hdr, out);
 	}
-	return submissions_answer(s, r, ka, hdr, out);
+	return submissions_answer(s, r, who, ka, hdr, out);
 }
 
 int submissions_parse_waited(struct submissions *s, const struct http_request *r,

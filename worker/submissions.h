@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/auth.h"
 #include "common/buf.h"
 #include "common/config.h"
 #include "common/lang/langtab.h"
@@ -60,11 +61,13 @@ void submissions_close(struct submissions *s);
 
 /*
  * A /submissions request other than a waited-for POST: POST (one, or a
- * batch), GET by token, by tokens or a page of all, DELETE by token; and
- * GET /statistics, counted from the store. The whole answer goes into
- * out; returns its status.
+ * batch), GET by token, by tokens or a page, DELETE by token; and GET
+ * /statistics, counted from the store. who made the request: what it
+ * stores is its own, and it reads and removes only its own (an
+ * operator: any). The whole answer goes into out; returns its status.
  */
-int submissions_handle(struct submissions *s, const struct http_request *r, bool ka,
+int submissions_handle(struct submissions *s, const struct http_request *r,
+		       const struct auth_who *who, bool ka,
 		       const char *hdr, struct buf *out);
 
 /*

@@ -435,6 +435,7 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	conn_compact_input(c);
 	/* the job thread is idle: what it reads of the job may change now */
 	w->job.view = view;
+	snprintf(w->job.owner, sizeof(w->job.owner), "%s", c->who.owner);
 	rc = start_job(w, c, job, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
 	if (rc < 0) {
 		conn_respond_error(c, 500, "internal_error", "could not start the job thread", ka);
@@ -477,7 +478,7 @@ static bool authorized(struct worker *w, struct conn *c, bool ka)
 	 * retires still serves the connections it holds. */
 	token = request_token(r);
 	if (auth_shared_allows(w->ctx->auth, &w->auth, routes_is_probe(r->path), token,
-			       token ? strlen(token) : 0))
+			       token ? strlen(token) : 0, &c->who))
 		return true;
 	conn_headers(c, hdr, sizeof(hdr), "WWW-Authenticate: Bearer\r\n");
 	switch (routes_api(r->path)) {
@@ -557,7 +558,7 @@ static void handle_request(void *arg, struct conn *c)
 	}
 	if (kind == ROUTE_SUBMISSIONS) {
 		conn_headers(c, hdr, sizeof(hdr), NULL);
-		status = submissions_handle(&w->subs, r, ka, hdr, &c->out);
+		status = submissions_handle(&w->subs, r, &c->who, ka, hdr, &c->out);
 		conn_log(c, r->method, r->path, status, c->req_start_ms, NULL);
 		conn_next_request(c, ka);
 		return;

@@ -37,24 +37,59 @@ Test(auth, tokens_of_the_file_and_no_others_let_in)
 			      "second-token-abcdefgh\n", 0, NULL);
 
 	cr_expect_eq(auth_count(a), 2);
-	cr_expect(auth_check(a, "front-end-0123456789", 20));
-	cr_expect(auth_check(a, "second-token-abcdefgh", 21));
-	cr_expect_not(auth_check(a, "front-end-012345678", 19), "a prefix is not the token");
-	cr_expect_not(auth_check(a, "front-end-01234567890", 21), "nor a longer one");
-	cr_expect_not(auth_check(a, "# the judge's front end", 23), "comments are no tokens");
-	cr_expect_not(auth_check(a, "", 0));
-	cr_expect_not(auth_check(a, NULL, 0));
-	cr_expect_not(auth_check(NULL, "front-end-0123456789", 20));
+	cr_expect(auth_check(a, "front-end-0123456789", 20, NULL));
+	cr_expect(auth_check(a, "second-token-abcdefgh", 21, NULL));
+	cr_expect_not(auth_check(a, "front-end-012345678", 19, NULL), "a prefix is not the token");
+	cr_expect_not(auth_check(a, "front-end-01234567890", 21, NULL), "nor a longer one");
+	cr_expect_not(auth_check(a, "# the judge's front end", 23, NULL), "comments are no tokens");
+	cr_expect_not(auth_check(a, "", 0, NULL));
+	cr_expect_not(auth_check(a, NULL, 0, NULL));
+	cr_expect_not(auth_check(NULL, "front-end-0123456789", 20, NULL));
 	auth_free(a);
 }
 
 Test(auth, a_bad_file_is_refused_with_its_line)
 {
 	cr_expect_null(load("good-token-0123456789\nshort\n", -EINVAL, ":2: token too short"));
-	cr_expect_null(load("has a blank in it 0123\n", -EINVAL, ":1: a token is printable"));
+	cr_expect_null(load("has a blank in it 0123\n", -EINVAL, ":1: after a token only"));
+	cr_expect_null(load("good-token-0123456789 admin\n", -EINVAL, ":1: after a token only"));
+	cr_expect_null(load("\tgood-token-0123456789\n", -EINVAL, ":1: token too short"));
+	cr_expect_null(load("bad\x01token-0123456789 operator\n", -EINVAL, ":1: a token is printable"));
 	cr_expect_null(load("# only a comment\n\n", -EINVAL, "no token in it"));
 	cr_expect_eq(auth_load("/nonexistent/goboxd-tokens", &(struct auth *){ NULL }, (char[64]){ 0 },
 			       64), -ENOENT);
+}
+
+Test(auth, an_operator_token_is_marked_on_its_line)
+{
+	struct auth *a = load("client-token-0123456789\n"
+			      "operator-token-0123456789 \t operator \n", 0, NULL);
+	bool op = true;
+
+	cr_assert_not_null(a);
+	cr_expect_eq(auth_count(a), 2);
+	cr_expect(auth_check(a, "client-token-0123456789", 23, &op));
+	cr_expect_not(op, "a client's token is no operator's");
+	cr_expect(auth_check(a, "operator-token-0123456789", 25, &op));
+	cr_expect(op);
+	cr_expect_not(auth_check(a, "operator-token-0123456789 operator", 34, &op),
+		      "the word is no part of the token");
+	cr_expect_not(op);
+	auth_free(a);
+}
+
+Test(auth, an_owner_names_a_token_without_telling_it)
+{
+	char one[AUTH_OWNER_LEN + 1], again[AUTH_OWNER_LEN + 1], other[AUTH_OWNER_LEN + 1];
+
+	auth_owner("client-token-0123456789", 23, one);
+	auth_owner("client-token-0123456789", 23, again);
+	auth_owner("client-token-012345678", 22, other);
+	cr_expect_eq(strlen(one), AUTH_OWNER_LEN);
+	cr_expect_eq(strspn(one, "0123456789abcdef"), AUTH_OWNER_LEN);
+	cr_expect_str_eq(one, again, "the same token, the same owner: across restarts too");
+	cr_expect_str_neq(one, other);
+	cr_expect_null(strstr(one, "client"));
 }
 
 #define ONE "front-end-0123456789"
@@ -63,7 +98,7 @@ Test(auth, a_bad_file_is_refused_with_its_line)
 static bool allows(const struct auth_shared *s, struct auth_view **copy, bool probe,
 		   const char *token)
 {
-	return auth_shared_allows(s, copy, probe, token, token ? strlen(token) : 0);
+	return auth_shared_allows(s, copy, probe, token, token ? strlen(token) : 0, NULL);
 }
 
 Test(auth, the_shared_tokens_are_those_last_published)
@@ -91,9 +126,40 @@ Test(auth, the_shared_tokens_are_those_last_published)
 	/* no --auth-tokens any more */
 	auth_shared_publish(s, NULL, false);
 	cr_expect(allows(s, &copy, false, NULL));
+	{
+		struct auth_who who;
+
+		cr_expect(auth_shared_allows(s, &copy, false, NULL, 0, &who));
+		cr_expect(who.is_operator, "without tokens everything is everybody's");
+		cr_expect_str_eq(who.owner, "");
+	}
 	auth_view_free(copy);
 	auth_free(both);
 	auth_free(two);
+	auth_shared_unmap(s);
+}
+
+Test(auth, who_a_request_is_follows_its_token)
+{
+	struct auth_shared *s = auth_shared_map();
+	struct auth *a = load(ONE "\n" TWO " operator\n", 0, NULL);
+	struct auth_view *copy = NULL;
+	struct auth_who who;
+	char owner[AUTH_OWNER_LEN + 1];
+
+	cr_assert_not_null(s);
+	auth_shared_publish(s, a, false);
+	cr_expect(auth_shared_allows(s, &copy, false, ONE, strlen(ONE), &who));
+	auth_owner(ONE, strlen(ONE), owner);
+	cr_expect_str_eq(who.owner, owner);
+	cr_expect_not(who.is_operator);
+	cr_expect(auth_shared_allows(s, &copy, false, TWO, strlen(TWO), &who));
+	cr_expect(who.is_operator);
+	cr_expect_not(auth_shared_allows(s, &copy, false, "no-such-token-0123", 18, &who));
+	cr_expect_str_eq(who.owner, "", "a refused request is nobody");
+	cr_expect_not(who.is_operator);
+	auth_view_free(copy);
+	auth_free(a);
 	auth_shared_unmap(s);
 }
 

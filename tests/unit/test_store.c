@@ -5,8 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "common/store.h"
 #include "common/util.h"
@@ -47,7 +53,7 @@ Test(store, a_submission_goes_from_queued_to_done)
 	unsigned attempts = 0;
 	int64_t id;
 
-	cr_assert_eq(store_add(s, "judge0", "{\"a\":1}", "http://x/cb", token, &id, err,
+	cr_assert_eq(store_add(s, "judge0", NULL, "{\"a\":1}", "http://x/cb", token, &id, err,
 			       sizeof(err)), 0, "%s", err);
 	cr_expect_eq(strlen(token), STORE_TOKEN_LEN);
 	cr_expect_eq(token[14], '4', "a version 4 UUID: %s", token);
@@ -95,7 +101,7 @@ Test(store, pending_ones_outlive_the_handle_and_running_ones_are_queued_again)
 	size_t n = 0;
 
 	for (size_t i = 0; i < 3; i++)
-		cr_assert_eq(store_add(s, "judge0", "{}", NULL, token, &ids[i], err, sizeof(err)),
+		cr_assert_eq(store_add(s, "judge0", NULL, "{}", NULL, token, &ids[i], err, sizeof(err)),
 			     0);
 	cr_assert_eq(store_start(s, ids[0], &attempts), 0);
 	cr_assert_eq(store_start(s, ids[1], &attempts), 0);
@@ -129,11 +135,11 @@ Test(store, a_full_store_refuses_and_keeps_what_it_has)
 	memset(big, 'x', 16 * 1024);
 	big[16 * 1024] = '\0';
 	for (size_t i = 0; i < 100 && rc == 0; i++) {
-		rc = store_add(s, "judge0", big, NULL, token, &id, err, sizeof(err));
+		rc = store_add(s, "judge0", NULL, big, NULL, token, &id, err, sizeof(err));
 		added += rc == 0;
 	}
 	cr_expect_eq(rc, -ENOSPC, "%s", err);
-	cr_expect_str_eq(err, "the submission store is full");
+	cr_expect_not_null(strstr(err, "the submission store is full"), "%s", err);
 	cr_expect_gt(added, 4);
 	cr_assert_eq(store_pending(s, false, &pending, &npending), 0);
 	cr_expect_eq(npending, added, "nothing lost when full");
@@ -160,9 +166,9 @@ Test(store, expire_removes_only_old_done_ones)
 	size_t removed = 9;
 	int64_t id;
 
-	cr_assert_eq(store_add_done(s, "judge0", "{}", "{}", wall_ms(), old, err, sizeof(err)),
+	cr_assert_eq(store_add_done(s, "judge0", NULL, "{}", "{}", wall_ms(), old, err, sizeof(err)),
 		     0);
-	cr_assert_eq(store_add(s, "judge0", "{}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "judge0", NULL, "{}", NULL, token, &id, err, sizeof(err)), 0);
 	cr_assert_eq(store_expire(s, wall_ms() - 60000, 10, &removed), 0);
 	cr_expect_eq(removed, 0, "a new one stays");
 	cr_assert_eq(store_expire(s, wall_ms() + 60000, 10, &removed), 0);
@@ -214,21 +220,21 @@ Test(store, a_page_lists_one_apis_submissions_newest_first)
 
 	for (int i = 0; i < 5; i++) {
 		snprintf(req, sizeof(req), "{\"i\":%d}", i);
-		cr_assert_eq(store_add(s, "judge0", req, NULL, tokens[i], &id, err, sizeof(err)), 0);
+		cr_assert_eq(store_add(s, "judge0", NULL, req, NULL, tokens[i], &id, err, sizeof(err)), 0);
 	}
-	cr_assert_eq(store_add(s, "other", "{}", NULL, other, &id, err, sizeof(err)), 0);
-	cr_assert_eq(store_list(s, "judge0", 1, 2, &page, &n, &total), 0);
+	cr_assert_eq(store_add(s, "other", NULL, "{}", NULL, other, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_list(s, "judge0", NULL, 1, 2, &page, &n, &total), 0);
 	cr_expect_eq(total, 5u, "another API's submission is not counted");
 	cr_assert_eq(n, 2u);
 	cr_expect_str_eq(page[0].token, tokens[3]);
 	cr_expect_str_eq(page[0].request, "{\"i\":3}");
 	cr_expect_str_eq(page[1].token, tokens[2]);
 	store_subs_free(page, n);
-	cr_assert_eq(store_list(s, "judge0", 4, 10, &page, &n, &total), 0);
+	cr_assert_eq(store_list(s, "judge0", NULL, 4, 10, &page, &n, &total), 0);
 	cr_assert_eq(n, 1u, "the last page holds what is left");
 	cr_expect_str_eq(page[0].token, tokens[0]);
 	store_subs_free(page, n);
-	cr_assert_eq(store_list(s, "judge0", 50, 10, &page, &n, &total), 0);
+	cr_assert_eq(store_list(s, "judge0", NULL, 50, 10, &page, &n, &total), 0);
 	cr_expect_eq(n, 0u);
 	cr_expect_eq(total, 5u);
 	store_subs_free(page, n);
@@ -244,12 +250,12 @@ Test(store, a_page_leaves_no_read_open_on_its_connection)
 	size_t n = 0;
 	int64_t id;
 
-	cr_assert_eq(store_add(a, "judge0", "{}", NULL, t1, &id, err, sizeof(err)), 0);
-	cr_assert_eq(store_add(a, "judge0", "{}", NULL, t2, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(a, "judge0", NULL, "{}", NULL, t1, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(a, "judge0", NULL, "{}", NULL, t2, &id, err, sizeof(err)), 0);
 	/* a page shorter than what is there stops before the end of its rows */
-	cr_assert_eq(store_list(a, "judge0", 0, 1, &page, &n, &total), 0);
+	cr_assert_eq(store_list(a, "judge0", NULL, 0, 1, &page, &n, &total), 0);
 	store_subs_free(page, n);
-	cr_assert_eq(store_add(b, "judge0", "{}", NULL, t1, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(b, "judge0", NULL, "{}", NULL, t1, &id, err, sizeof(err)), 0);
 	cr_expect_eq(store_find(a, t1, &sub), 0, "what another process added is seen");
 	store_sub_free(&sub);
 	store_close(a);
@@ -265,11 +271,11 @@ Test(store, counts_by_a_number_of_the_texts_and_by_day)
 	size_t n = 0;
 	int64_t id;
 
-	cr_assert_eq(store_add(s, "judge0", "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "judge0", NULL, "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
 	cr_assert_eq(store_finish(s, id, "{\"status_id\":3}"), 0);
-	cr_assert_eq(store_add(s, "judge0", "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
-	cr_assert_eq(store_add(s, "judge0", "{\"lang\":\"x\"}", NULL, token, &id, err, sizeof(err)), 0);
-	cr_assert_eq(store_add(s, "other", "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "judge0", NULL, "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "judge0", NULL, "{\"lang\":\"x\"}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "other", NULL, "{\"lang\":71}", NULL, token, &id, err, sizeof(err)), 0);
 	cr_assert_eq(store_count(s, "judge0", STORE_BY_REQUEST, "lang", 0, &c, &n), 0);
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].has_value && c[i].value == 71 && c[i].state == STORE_DONE)
@@ -335,12 +341,12 @@ Test(store, the_cap_counts_a_submission_added_finished)
 	memset(big, 'r', 30 * 1024 - 1);
 	big[30 * 1024 - 1] = '\0';
 	for (int i = 0; i < 20 && rc == 0; i++) {
-		rc = store_add_done(s, "judge0", "{}", big, 1, token, err, sizeof(err));
+		rc = store_add_done(s, "judge0", NULL, "{}", big, 1, token, err, sizeof(err));
 		added += rc == 0;
 	}
 	cr_expect_eq(rc, -ENOSPC, "a waited-for submission fills the store too");
 	cr_expect(added >= 1 && added < 3, "%d results of 30 KiB in a 64 KiB store", added);
-	rc = store_add(s, "judge0", big, NULL, token, &(int64_t){ 0 }, err, sizeof(err));
+	rc = store_add(s, "judge0", NULL, big, NULL, token, &(int64_t){ 0 }, err, sizeof(err));
 	cr_expect_eq(rc, -ENOSPC, "and then an async one of the same size is refused");
 	free(big);
 	store_close(s);
@@ -367,4 +373,145 @@ Test(store, its_directories_are_made_searchable_and_unlistable)
 	cr_expect_eq(st.st_mode & 0777, 0711);
 	cr_assert_eq(stat(deep, &st), 0);
 	cr_expect_eq(st.st_mode & 0777, 0600, "the file stays its owner's alone");
+}
+
+#define OWNER_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define OWNER_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+Test(store, a_submission_keeps_its_owner_and_a_page_can_be_one_owners)
+{
+	struct store *s = open_store(0);
+	char ta[2][STORE_TOKEN_LEN + 1], tb[STORE_TOKEN_LEN + 1], tn[STORE_TOKEN_LEN + 1];
+	char err[128];
+	struct store_sub sub, *page = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+	int64_t id;
+
+	cr_assert_eq(store_add(s, "judge0", OWNER_A, "{}", NULL, ta[0], &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "judge0", OWNER_B, "{}", NULL, tb, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_add_done(s, "judge0", OWNER_A, "{}", "{}", 1, ta[1], err, sizeof(err)), 0);
+	cr_assert_eq(store_add(s, "judge0", NULL, "{}", NULL, tn, &id, err, sizeof(err)), 0);
+	cr_assert_eq(store_find(s, tb, &sub), 0);
+	cr_expect_str_eq(sub.owner, OWNER_B);
+	store_sub_free(&sub);
+	cr_assert_eq(store_find(s, tn, &sub), 0);
+	cr_expect_str_eq(sub.owner, "", "made without a token: nobody's");
+	store_sub_free(&sub);
+	cr_assert_eq(store_list(s, "judge0", OWNER_A, 0, 10, &page, &n, &total), 0);
+	cr_expect_eq(total, 2u, "only A's are counted for A");
+	cr_assert_eq(n, 2u);
+	cr_expect_str_eq(page[0].token, ta[1]);
+	cr_expect_str_eq(page[1].token, ta[0]);
+	store_subs_free(page, n);
+	cr_assert_eq(store_list(s, "judge0", NULL, 0, 10, &page, &n, &total), 0);
+	cr_expect_eq(total, 4u, "an operator's page: everyone's");
+	store_subs_free(page, n);
+	store_close(s);
+}
+
+Test(store, a_version_1_store_gains_owners_and_keeps_its_submissions)
+{
+	static const char v1[] =
+		"CREATE TABLE submissions (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		" token TEXT NOT NULL UNIQUE, api TEXT NOT NULL, state INTEGER NOT NULL,"
+		" request TEXT NOT NULL, result TEXT, callback_url TEXT,"
+		" created_ms INTEGER NOT NULL, started_ms INTEGER NOT NULL DEFAULT 0,"
+		" finished_ms INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0);"
+		"INSERT INTO submissions (token, api, state, request, created_ms) VALUES"
+		" ('00000000-0000-4000-8000-000000000001', 'judge0', 0, '{}', 1);"
+		"PRAGMA user_version = 1;";
+	char db_dir[80], err[256] = "";
+	struct store *s = NULL;
+	struct store_sub sub;
+	sqlite3 *db = NULL;
+
+	snprintf(db_dir, sizeof(db_dir), "%s/db", dir);
+	cr_assert_eq(mkdir(db_dir, 0700), 0);
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, v1, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+	cr_assert_eq(chmod(path, 0600), 0);
+	cr_assert_eq(store_open(path, 0, &s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(store_find(s, "00000000-0000-4000-8000-000000000001", &sub), 0);
+	cr_expect_str_eq(sub.owner, "");
+	cr_expect_eq(sub.state, STORE_QUEUED);
+	store_sub_free(&sub);
+	store_close(s);
+}
+
+Test(store, a_token_of_another_shape_is_no_submission)
+{
+	struct store *s = open_store(0);
+	char token[STORE_TOKEN_LEN + 1], err[128], upper[STORE_TOKEN_LEN + 1];
+	struct store_sub sub;
+	int64_t id;
+
+	cr_assert_eq(store_add(s, "judge0", NULL, "{}", NULL, token, &id, err, sizeof(err)), 0);
+	cr_expect(store_token_valid(token));
+	for (size_t i = 0; i <= STORE_TOKEN_LEN; i++)
+		upper[i] = (char)(token[i] >= 'a' && token[i] <= 'f' ? token[i] - 32 : token[i]);
+	cr_expect_not(store_token_valid(upper));
+	cr_expect_not(store_token_valid("\xff\xfe"));
+	cr_expect_not(store_token_valid(""));
+	cr_expect_not(store_token_valid("00000000-0000-4000-8000-0000000000012"));
+	cr_expect_not(store_token_valid("00000000x0000-4000-8000-000000000001"));
+	cr_expect_eq(store_find(s, "\xff\xfe\x80", &sub), -ENOENT);
+	cr_expect_eq(store_find(s, "' OR 1=1 --", &sub), -ENOENT);
+	cr_expect_eq(store_delete(s, "\xc3\x28"), -ENOENT);
+	store_close(s);
+}
+
+/* In a child: the store's file may grow no more (RLIMIT_FSIZE), as on a
+ * full disk; a refused write tells why, never "not an error". */
+Test(store, a_write_the_disk_refuses_says_why)
+{
+	struct store *s = open_store(0);
+	char token[STORE_TOKEN_LEN + 1], err[256] = "";
+	char *big = xmalloc(256 * 1024);
+	int status;
+	pid_t pid;
+
+	memset(big, 'q', 256 * 1024 - 1);
+	big[256 * 1024 - 1] = '\0';
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { 64 * 1024, 64 * 1024 };
+		int rc;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(2);
+		rc = store_add(s, "judge0", NULL, big, NULL, token, &(int64_t){ 0 }, err,
+			       sizeof(err));
+		if (rc == 0)
+			_exit(3);
+		if (strstr(err, "not an error") || !strstr(err, "the submission store"))
+			_exit(4);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit %d", WEXITSTATUS(status));
+	free(big);
+	store_close(s);
+}
+
+Test(store, a_claim_is_held_by_its_descriptor_alone)
+{
+	struct store *s = open_store(0), *t = open_store(0);
+	char err[256] = "";
+	int fd = -1, again = -1;
+
+	cr_assert_eq(store_claim(s, &fd, err, sizeof(err)), 0, "%s", err);
+	cr_assert_geq(fd, 0);
+	store_close(s);
+	cr_expect_eq(store_claim(t, &again, err, sizeof(err)), -EBUSY,
+		     "the claim outlives the connection");
+	cr_expect_not_null(strstr(err, "another goboxd serves this store"), "%s", err);
+	cr_expect_eq(again, -1);
+	close(fd);
+	cr_expect_eq(store_claim(t, &again, err, sizeof(err)), 0, "%s", err);
+	close(again);
+	store_close(t);
 }

@@ -101,7 +101,7 @@ static int64_t add(struct store *s, const char *request, const char *callback, c
 	char err[256] = "";
 	int64_t id = 0;
 
-	cr_assert_eq(store_add(s, "judge0", request, callback, token, &id, err, sizeof(err)), 0,
+	cr_assert_eq(store_add(s, "judge0", NULL, request, callback, token, &id, err, sizeof(err)), 0,
 		     "%s", err);
 	return id;
 }
@@ -116,7 +116,7 @@ Test(store_pg, the_schema_is_made_once_and_a_newer_one_refused)
 	b = node("b"); /* a second open finds it made */
 	cr_expect(store_url_shared(url));
 	sql("SELECT value FROM goboxd_meta WHERE key = 'schema_version'", v, sizeof(v));
-	cr_expect_str_eq(v, "1");
+	cr_expect_str_eq(v, "2");
 	store_close(a);
 	store_close(b);
 	sql("UPDATE goboxd_meta SET value = '99' WHERE key = 'schema_version'", NULL, 0);
@@ -181,15 +181,15 @@ Test(store_pg, a_page_lists_the_fleets_submissions_newest_first)
 	add(a, "{\"n\":0}", NULL, t[0]);
 	add(b, "{\"n\":1}", NULL, t[1]);
 	add(a, "{\"n\":2}", NULL, t[2]);
-	cr_assert_eq(store_add(b, "other", "{}", NULL, t[3], &id, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(store_list(b, "judge0", 0, 2, &page, &n, &total), 0);
+	cr_assert_eq(store_add(b, "other", NULL, "{}", NULL, t[3], &id, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(store_list(b, "judge0", NULL, 0, 2, &page, &n, &total), 0);
 	cr_expect_eq(total, 3u, "every node's, and no other API's");
 	cr_assert_eq(n, 2u);
 	cr_expect_str_eq(page[0].token, t[2]);
 	cr_expect_str_eq(page[1].token, t[1]);
 	cr_expect_str_eq(page[1].request, "{\"n\":1}");
 	store_subs_free(page, n);
-	cr_assert_eq(store_list(a, "judge0", 2, 2, &page, &n, &total), 0);
+	cr_assert_eq(store_list(a, "judge0", NULL, 2, 2, &page, &n, &total), 0);
 	cr_assert_eq(n, 1u);
 	cr_expect_str_eq(page[0].token, t[0]);
 	store_subs_free(page, n);
@@ -354,7 +354,7 @@ Test(store_pg, expiry_keeps_what_waits_and_what_still_calls_back)
 
 	NEED_SERVER();
 	a = node("a");
-	cr_assert_eq(store_add_done(a, "judge0", "{}", "{}", 1, t1, err, sizeof(err)), 0, "%s",
+	cr_assert_eq(store_add_done(a, "judge0", NULL, "{}", "{}", 1, t1, err, sizeof(err)), 0, "%s",
 		     err);
 	id2 = add(a, "{}", "http://example.test/cb", t2);
 	add(a, "{}", NULL, t3);
@@ -435,7 +435,7 @@ Test(store_pg, a_database_made_anew_behind_the_url_gets_the_schema_again)
 	cr_assert_eq(store_find(a, t, &s), 0);
 	store_sub_free(&s);
 	sql("SELECT value FROM goboxd_meta WHERE key = 'schema_version'", v, sizeof(v));
-	cr_expect_str_eq(v, "1");
+	cr_expect_str_eq(v, "2");
 	store_close(a);
 }
 
@@ -451,5 +451,74 @@ Test(store_pg, a_failure_keeps_the_servers_words)
 	cr_expect_eq(store_overview(a, &ov), -EIO);
 	cr_expect_neq(store_error(a)[0], '\0');
 	cr_expect_not_null(strstr(store_error(a), "127.0.0.1"), "%s", store_error(a));
+	store_close(a);
+}
+
+#define OWNER_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+Test(store_pg, a_submission_keeps_its_owner_and_a_page_can_be_one_owners)
+{
+	struct store *a;
+	char t[3][STORE_TOKEN_LEN + 1], err[128];
+	struct store_sub sub, *page = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+	int64_t id;
+
+	NEED_SERVER();
+	a = node("a");
+	cr_assert_eq(store_add(a, "judge0", OWNER_A, "{}", NULL, t[0], &id, err, sizeof(err)), 0,
+		     "%s", err);
+	add(a, "{}", NULL, t[1]);
+	cr_assert_eq(store_add_done(a, "judge0", OWNER_A, "{}", "{}", 1, t[2], err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(store_find(a, t[0], &sub), 0);
+	cr_expect_str_eq(sub.owner, OWNER_A);
+	store_sub_free(&sub);
+	cr_assert_eq(store_list(a, "judge0", OWNER_A, 0, 10, &page, &n, &total), 0);
+	cr_expect_eq(total, 2u);
+	cr_assert_eq(n, 2u);
+	cr_expect_str_eq(page[0].token, t[2]);
+	cr_expect_str_eq(page[1].token, t[0]);
+	store_subs_free(page, n);
+	cr_assert_eq(store_list(a, "judge0", NULL, 0, 10, &page, &n, &total), 0);
+	cr_expect_eq(total, 3u);
+	store_subs_free(page, n);
+	store_close(a);
+}
+
+Test(store_pg, a_token_that_is_not_text_is_no_submission_and_no_failure)
+{
+	struct store *a;
+	struct store_sub sub;
+
+	NEED_SERVER();
+	a = node("a");
+	/* PostgreSQL refuses bytes that are no UTF-8 with an error, which
+	 * used to be the store's failure (503) */
+	cr_expect_eq(store_find(a, "\xff\xfe\x80-not-utf-8", &sub), -ENOENT);
+	cr_expect_eq(store_delete(a, "\xc3\x28"), -ENOENT);
+	cr_expect_str_eq(store_error(a), "");
+	store_close(a);
+}
+
+Test(store_pg, a_version_1_schema_gains_owners)
+{
+	struct store *a;
+	char token[STORE_TOKEN_LEN + 1], v[32];
+	struct store_sub sub;
+
+	NEED_SERVER();
+	a = node("a");
+	add(a, "{}", NULL, token);
+	store_close(a);
+	sql("DROP INDEX goboxd_submissions_owner; ALTER TABLE goboxd_submissions DROP COLUMN owner;"
+	    " UPDATE goboxd_meta SET value = '1' WHERE key = 'schema_version'", NULL, 0);
+	a = node("a");
+	sql("SELECT value FROM goboxd_meta WHERE key = 'schema_version'", v, sizeof(v));
+	cr_expect_str_eq(v, "2");
+	cr_assert_eq(store_find(a, token, &sub), 0);
+	cr_expect_str_eq(sub.owner, "");
+	store_sub_free(&sub);
 	store_close(a);
 }
