@@ -37,6 +37,7 @@ static const struct channel_rule {
 	  "DISPATCH" },
 	{ CHANNEL_QUIT, CHANNEL_TO_WORKER, 0, { 0 }, 0, "QUIT" },
 	{ CHANNEL_SUBMITTED, CHANNEL_TO_MASTER, 0, { 0 }, sizeof(int64_t), "SUBMITTED" },
+	{ CHANNEL_DEFER, CHANNEL_TO_MASTER, 0, { 0 }, sizeof(int64_t), "DEFER" },
 	{ CHANNEL_RUN, CHANNEL_TO_WORKER, 0, { 0 }, sizeof(struct channel_run), "RUN" },
 };
 

@@ -26,6 +26,8 @@ enum channel_type {
 	CHANNEL_DONE,        /* the dispatched job finished (implies idle) */
 	CHANNEL_SUBMITTED,   /* a submission is in the store; payload: its id (int64) */
 	CHANNEL_EMPTY,       /* RUN with CHANNEL_RUN_LEASE found nothing to run (implies done) */
+	CHANNEL_DEFER,       /* run this stored submission again later (the store failed
+				here); payload: its id (int64) */
 	/* master -> worker */
 	CHANNEL_DISPATCH,    /* run this job now; payload: ms it waited in the queue */
 	CHANNEL_QUIT,        /* finish what you have and exit (reload, stop) */

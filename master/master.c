@@ -67,6 +67,10 @@ struct master {
 	/* stored submissions waiting (common/store.h): unbounded, never
 	 * expired, and taken in turn with the clients by their age */
 	struct queue subs;
+	/* stored submissions a worker could not start or finish because the
+	 * store failed (CHANNEL_DEFER), each until DEFER_MS after it came
+	 * (its enq_ms), then into subs */
+	struct queue later;
 	/* The store's claim (store_claim), held for the master's life and
 	 * by no child: -1 when there is no store, or it is shared. The master
 	 * keeps no connection to the store past its start: a child must not
@@ -190,6 +194,7 @@ static void child_close_master_fds(struct master *m)
 	close(m->epfd);
 	close(m->sigfd);
 	queue_free(&m->q);
+	queue_free(&m->later);
 	/* the claim is the master's alone: workers open their own connections */
 	if (m->store_claim >= 0)
 		close(m->store_claim);
@@ -346,7 +351,9 @@ static struct wslot *idle_worker(struct master *m)
 static void publish_queue(struct master *m)
 {
 	/* a shared store's queue is the fleet's: /metrics shows it apart */
-	atomic_store(&m->stats->queued, (int64_t)(m->q.len + (m->shared ? 0 : m->subs.len)));
+	size_t subs = m->shared ? 0 : m->subs.len + m->later.len;
+
+	atomic_store(&m->stats->queued, (int64_t)(m->q.len + subs));
 }
 
 /* 0 when the worker runs the stored submission, or -errno. */
@@ -474,6 +481,32 @@ static void enqueue_sub(struct master *m, int64_t id)
 
 	queue_push_unbounded(&m->subs, &e);
 	dispatch(m);
+}
+
+/* A submission the store failed for waits this long before it runs
+ * again: a full disk is not cleared in a moment, and each try writes. */
+#define DEFER_MS 2000
+
+static void defer_sub(struct master *m, int64_t id)
+{
+	struct queue_entry e = { .fd = -1, .memfd = -1, .enq_ms = now_ms() + DEFER_MS, .sub = id };
+
+	if (m->shared)
+		return; /* a shared store's lease ends, and hands it on by itself */
+	queue_push_unbounded(&m->later, &e);
+}
+
+/* The deferred ones whose wait is over queue again, at the back. */
+static void undefer_due(struct master *m)
+{
+	struct queue_entry e;
+	uint64_t now = now_ms();
+
+	while (m->later.len > 0 && queue_oldest_ms(&m->later) <= now) {
+		queue_pop(&m->later, &e);
+		e.enq_ms = now;
+		queue_push_unbounded(&m->subs, &e);
+	}
 }
 
 /*
@@ -659,6 +692,14 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 			s->idle = true;
 		dispatch(m);
 		break;
+	case CHANNEL_DEFER: {
+		int64_t id;
+
+		memcpy(&id, msg->payload, sizeof(id));
+		if (id > 0)
+			defer_sub(m, id);
+		break;
+	}
 	case CHANNEL_EMPTY:
 		store_empty(m);
 		slot_job_done(m, s);
@@ -1169,6 +1210,7 @@ static int setup(struct master *m, char *err, size_t errlen)
 	auth_shared_publish(m->auth, m->cfg.auth, m->cfg.auth_probes);
 	queue_init(&m->q, m->cfg.max_queue);
 	queue_init(&m->subs, 0);
+	queue_init(&m->later, 0);
 	if ((rc = prepare_dirs(m, err, errlen)) < 0)
 		return rc;
 	if ((rc = prepare_cgroups(m, err, errlen)) < 0)
@@ -1215,6 +1257,7 @@ static int master_loop(struct master *m)
 		}
 		respawn_due(m);
 		expire_queue(m);
+		undefer_due(m);
 		look_at_store(m);
 		dispatch(m);
 		/* a sweeper at work holds what it removes: list again after it */
@@ -1284,6 +1327,7 @@ out:
 		close(m->listen_fd);
 	queue_free(&m->q);
 	queue_free(&m->subs);
+	queue_free(&m->later);
 	if (m->store_claim >= 0)
 		close(m->store_claim);
 	sweeper_free(&m->sweeper);

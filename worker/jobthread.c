@@ -202,7 +202,10 @@ static void call_back(struct jobthread *j, const struct store_sub *sub, const ch
  * A stored submission's end: its result into the store, then its
  * callback. A shared store that does not answer is tried again for a
  * while (a database restarting); one that says another node finished it
- * first keeps that node's result, and that node calls back.
+ * first keeps that node's result, and that node calls back. A result the
+ * store refuses (its disk full) goes to the loop (j->unstored), which
+ * offers it again until it is taken: a submission is never left
+ * Processing because one write failed.
  */
 static void finish_stored(struct jobthread *j, const char *result)
 {
@@ -223,9 +226,16 @@ static void finish_stored(struct jobthread *j, const char *result)
 			 (long long)j->sub);
 		return;
 	}
+	if (rc == -ENOENT) {
+		log_warn("submission %lld: removed or finished while it ran; its result is dropped",
+			 (long long)j->sub);
+		return;
+	}
 	if (rc < 0) {
-		log_error("submission %lld: its result could not be stored: %s", (long long)j->sub,
+		log_error("submission %lld: its result could not be stored (%s); it is offered again"
+			  " until the store takes it", (long long)j->sub,
 			  st ? strerror(-rc) : j->store_error);
+		j->unstored = xstrdup(result);
 		return;
 	}
 	/* the submission as stored (its token, its times) only for a callback */
@@ -500,6 +510,8 @@ static void cancel_reset(struct jobthread *j)
 
 void jobthread_reset(struct jobthread *t)
 {
+	free(t->unstored);
+	t->unstored = NULL;
 	buf_free(&t->answer);
 	buf_free(&t->chunks);
 	cancel_reset(t);

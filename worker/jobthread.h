@@ -78,6 +78,9 @@ struct jobthread {
 	uint64_t started_wall_ms;
 	struct judge0_view view;
 	char owner[AUTH_OWNER_LEN + 1];  /* whose token a waiting client's is */
+	/* The stored submission's result when the store refused it: the
+	 * loop's to take (submissions_keep) before jobthread_reset. */
+	char *unstored;
 	struct store *store;
 	char store_error[256];
 	const struct langtab *langs;

@@ -66,8 +66,28 @@ void submissions_open(struct submissions *s, const struct config *cfg, const str
 		log_error("the submission store: %s", s->error);
 }
 
+/* A result the store refused, in the order they came. */
+struct unstored {
+	int64_t id;
+	char *result;
+	struct unstored *next;
+};
+
+static void unstored_free_all(struct submissions *s)
+{
+	while (s->unstored) {
+		struct unstored *u = s->unstored;
+
+		s->unstored = u->next;
+		free(u->result);
+		free(u);
+	}
+	s->unstored_bytes = 0;
+}
+
 void submissions_close(struct submissions *s)
 {
+	unstored_free_all(s);
 	store_close(s->store);
 	s->store = NULL;
 	free(s->statistics);
@@ -826,10 +846,91 @@ static void fail_stored(struct submissions *s, int64_t id, const char *why)
 	char *result = api_judge0_result_failed(why);
 	int rc = store_finish(s->store, id, result);
 
-	if (rc < 0 && rc != -ENOENT)
-		log_error("submission %lld: its failure could not be stored: %s", (long long)id,
-			  strerror(-rc));
+	if (rc < 0 && rc != -ENOENT) {
+		log_error("submission %lld: its failure could not be stored (%s); it is offered"
+			  " again until the store takes it", (long long)id, strerror(-rc));
+		submissions_keep(s, id, result);
+		return;
+	}
 	free(result);
+}
+
+void submissions_keep(struct submissions *s, int64_t id, char *result)
+{
+	struct unstored *u = xcalloc(1, sizeof(*u)), **tail = &s->unstored;
+	size_t len = strlen(result);
+
+	if (s->unstored_bytes + len > UNSTORED_MAX_BYTES) {
+		/* its failure instead: what it said is lost, not that it ran */
+		free(result);
+		result = api_judge0_result_failed("the sandbox failed: its result could not be"
+						  " stored, and too many results wait for the store");
+		len = strlen(result);
+	}
+	u->id = id;
+	u->result = result;
+	s->unstored_bytes += len;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = u;
+	if (!s->unstored_retry_ms)
+		s->unstored_retry_ms = now_ms() + UNSTORED_RETRY_MS;
+}
+
+/* Its callback, now that its result is stored, as the job thread would
+ * have sent it. */
+static void call_back_stored(struct submissions *s, int64_t id)
+{
+	struct store_sub sub;
+	char *body;
+
+	if (!s->callbacks || store_get(s->store, id, &sub) < 0)
+		return;
+	body = sub.callback_url ? api_judge0_callback_body(&sub, s->langs) : NULL;
+	if (body)
+		callbacks_add(s->callbacks, sub.id, sub.token, sub.callback_url, body);
+	free(body);
+	store_sub_free(&sub);
+}
+
+/* Each kept result offered to the store, oldest first, until one is
+ * refused again (the rest would be too): the number still kept. */
+static size_t store_kept(struct submissions *s)
+{
+	size_t left = 0;
+
+	while (s->unstored && loop_store(s)) {
+		struct unstored *u = s->unstored;
+		int rc = store_finish(s->store, u->id, u->result);
+
+		if (rc < 0 && rc != -ENOENT)
+			break;
+		if (rc == 0) {
+			log_info("submission %lld: its result is stored now", (long long)u->id);
+			call_back_stored(s, u->id);
+		}
+		s->unstored = u->next;
+		s->unstored_bytes -= strlen(u->result);
+		free(u->result);
+		free(u);
+	}
+	for (struct unstored *u = s->unstored; u; u = u->next)
+		left++;
+	return left;
+}
+
+void submissions_flush(struct submissions *s)
+{
+	size_t left = store_kept(s);
+
+	if (!left)
+		return;
+	log_error("%zu results could not be stored before this worker ends: their submissions"
+		  " run again", left);
+	for (struct unstored *u = s->unstored; u; u = u->next)
+		if (s->deferred)
+			s->deferred(s->arg, u->id);
+	unstored_free_all(s);
 }
 
 /*
@@ -1010,6 +1111,8 @@ void submissions_tick(struct submissions *s)
 	int rc;
 
 	renew(s, now);
+	if (s->unstored && now >= s->unstored_retry_ms)
+		s->unstored_retry_ms = store_kept(s) ? now + UNSTORED_RETRY_MS : 0;
 	if (!s->expires)
 		return;
 	watch(s, now);

@@ -44,10 +44,25 @@ struct submissions {
 	/* GET /statistics, as last counted: Judge0 keeps it 10 minutes */
 	char *statistics;          /* NULL: none yet */
 	uint64_t statistics_until_ms;
+	/* Results the store refused (its disk full, a write failing),
+	 * offered again each UNSTORED_RETRY_MS until it takes them, oldest
+	 * first; at most UNSTORED_MAX_BYTES of them held. */
+	struct unstored *unstored;
+	size_t unstored_bytes;
+	uint64_t unstored_retry_ms;
 	/* A submission taken into the store: the master must hear of it. */
 	void (*submitted)(void *arg, int64_t id);
+	/* One that did not run here, or whose result is lost with this
+	 * worker: the master runs it again later (CHANNEL_DEFER). */
+	void (*deferred)(void *arg, int64_t id);
 	void *arg;
 };
+
+/* How often refused results are offered to the store again, and the
+ * most bytes of them a worker holds: past it, a result waits as its
+ * failure (Internal Error, saying why), a few hundred bytes. */
+#define UNSTORED_RETRY_MS 1000
+#define UNSTORED_MAX_BYTES (64u << 20)
 
 /* Open the loop's store connection; a failure is logged and kept in
  * s->error (every request that needs the store then gets 503, and it is
@@ -110,12 +125,22 @@ void submissions_lease_end(struct submissions *s);
  * Internal Error, with why as its message. */
 void submissions_fail(struct submissions *s, int64_t id, const char *why);
 
+/* A stored submission's result the store refused (malloc'd, taken
+ * over): kept, and offered to the store again until it takes it, then
+ * called back as a result stored at once would be. */
+void submissions_keep(struct submissions *s, int64_t id, char *result);
+/* The worker ends: each result still kept is offered once more, and the
+ * submissions of those refused again are handed to the master (deferred)
+ * to run again. */
+void submissions_flush(struct submissions *s);
+
 /* The most attempts a submission gets: a job that kills its worker every
  * time must not take every worker in turn forever. */
 #define SUBMISSION_MAX_ATTEMPTS 3
 
-/* The loop's tick: a lease renewed when due; the watcher's look at the
- * store; the expired ones go, a batch at a time. */
+/* The loop's tick: a lease renewed when due; kept results offered again;
+ * the watcher's look at the store; the expired ones go, a batch at a
+ * time. */
 void submissions_tick(struct submissions *s);
 
 #endif

@@ -111,6 +111,18 @@ static void tell_submitted(void *arg, int64_t id)
 			  strerror(-rc));
 }
 
+/* A submission to run again later: the master waits a while first. */
+static void tell_deferred(void *arg, int64_t id)
+{
+	struct worker *w = arg;
+	int rc = channel_send(w->ctx->channel_fd, CHANNEL_DEFER, &id, sizeof(id), NULL, 0);
+
+	/* The store keeps it running: the master's next start runs it. */
+	if (rc < 0)
+		log_error("telling the master to run submission %lld again: %s", (long long)id,
+			  strerror(-rc));
+}
+
 /* ---- jobs ---------------------------------------------------------- */
 
 /* A job is in the thread: the loop's notes on it, and the shared stats. */
@@ -270,6 +282,11 @@ static void finish_job(struct worker *w)
 	if (w->job_sub) {
 		char id[32];
 
+		/* a result the store refused stays with the loop until it takes it */
+		if (j->unstored) {
+			submissions_keep(&w->subs, w->job_sub, j->unstored);
+			j->unstored = NULL;
+		}
 		snprintf(id, sizeof(id), "%lld", (long long)w->job_sub);
 		if (extra) {
 			cJSON_AddStringToObject(extra, "msg", "submission");
@@ -697,6 +714,9 @@ static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
 	} else {
 		rc = submissions_take(&w->subs, id, &job);
 		if (rc < 0) {
+			/* the store failed, not the submission: it starts later */
+			if (rc != -ENOENT && rc != -ECANCELED)
+				tell_deferred(w, id);
 			tell_master(w, CHANNEL_DONE, NULL, 0);
 			return;
 		}
@@ -741,6 +761,7 @@ static void on_master_message(void *arg, struct channel_msg *m)
 	case CHANNEL_DONE:
 	case CHANNEL_EMPTY:
 	case CHANNEL_SUBMITTED:
+	case CHANNEL_DEFER:
 		break; /* a worker's own: channel_recv refused them */
 	}
 }
@@ -1017,6 +1038,7 @@ int worker_main(const struct worker_ctx *ctx)
 	submissions_open(&w.subs, ctx->cfg, ctx->langs, ctx->store_refused, ctx->index == 0,
 			 ctx->stats, &w.callbacks);
 	w.subs.submitted = tell_submitted;
+	w.subs.deferred = tell_deferred;
 	w.subs.arg = &w;
 	setup_sandbox(&w);
 	if (geteuid() == 0 && (rc = sandbox_keep_caps()) < 0) {
@@ -1053,6 +1075,7 @@ int worker_main(const struct worker_ctx *ctx)
 	}
 	conn_set_close(&w.conns);
 	jobthread_stop(&w.job);
+	submissions_flush(&w.subs);
 	callbacks_stop(&w.callbacks);
 	submissions_close(&w.subs);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);

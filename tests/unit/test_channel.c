@@ -104,6 +104,13 @@ static const struct recv_case {
 	{ "DISPATCH with its wait", CHANNEL_TO_WORKER, CHANNEL_MAGIC, CHANNEL_DISPATCH, 8, 0,
 	  "SF", 1 },
 	{ "QUIT", CHANNEL_TO_WORKER, CHANNEL_MAGIC, CHANNEL_QUIT, 0, 0, "", 1 },
+	{ "DEFER with its id", CHANNEL_TO_MASTER, CHANNEL_MAGIC, CHANNEL_DEFER, 8, 0, "", 1 },
+	{ "DEFER to a worker", CHANNEL_TO_WORKER, CHANNEL_MAGIC, CHANNEL_DEFER, 8, 0, "",
+	  -EBADMSG },
+	{ "DEFER without its id", CHANNEL_TO_MASTER, CHANNEL_MAGIC, CHANNEL_DEFER, 0, 0, "",
+	  -EBADMSG },
+	{ "DEFER with an fd", CHANNEL_TO_MASTER, CHANNEL_MAGIC, CHANNEL_DEFER, 8, 0, "S",
+	  -EBADMSG },
 	/* shape */
 	{ "shorter than a header", CHANNEL_TO_MASTER, CHANNEL_MAGIC, CHANNEL_IDLE, 0, 5, "",
 	  -EBADMSG },
