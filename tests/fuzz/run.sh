@@ -11,6 +11,9 @@
 #   fuzz_piston    Piston's /api/v2/execute parser, and its semver ranges
 #   fuzz_zipfiles  a zip archive unpacked into a job's files (libzip)
 #   fuzz_tokens    GET /submissions/batch's token list, against Ruby's split
+#   fuzz_callback  a callback's URL, the allowed networks, and the address
+#                  rules (metadata never, ::ffff:a.b.c.d as a.b.c.d)
+#   fuzz_auth      the tokens file and the check of a request's token
 #
 # Each target's corpus grows in BUILD_DIR/fuzz/corpus-TARGET; the seeds are
 # tests/fuzz/seeds-TARGET (inputs that once failed among them), and for
@@ -22,7 +25,7 @@ shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
 	targets=(fuzz_http fuzz_request fuzz_codize fuzz_langtab fuzz_judge0 fuzz_piston fuzz_zipfiles
-		 fuzz_tokens)
+		 fuzz_tokens fuzz_callback fuzz_auth)
 secs=${GOBOXD_FUZZ_SECONDS:-60}
 out="$build/fuzz"
 mkdir -p "$out"
@@ -57,6 +60,9 @@ mapfile -t tokens_src < <(printf '%s\n' "${common[@]}" "${judge0[@]}" "$top/work
 	awk '!seen[$0]++')
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_tokens.c" "${tokens_src[@]}" $libs $store_libs -lpthread \
 	-o "$out/fuzz_tokens"
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_callback.c" "${common[@]}" "$top/worker/http/callback.c" \
+	$libs -o "$out/fuzz_callback"
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_auth.c" "${common[@]}" $libs -o "$out/fuzz_auth"
 for t in "${targets[@]}"; do
 	seeds=("$top/tests/fuzz/seeds-$t")
 	max_len=8192
