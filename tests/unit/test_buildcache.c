@@ -14,6 +14,7 @@
 #include "worker/sandbox/jobdir.h"
 #include "common/stats.h"
 #include "worker/judge/buildcache.h"
+#include "worker/judge/request.h"
 
 /* ---- the key ------------------------------------------------------------ */
 
@@ -27,12 +28,22 @@ static const struct buildcache_file files0[] = {
 	{ "lib.h", "#define N 5", 11 },
 };
 
+static const struct req_capture cap0 = { .budget_format = OUTTEXT_JSON, .budget_bytes = 1 << 20 };
+static const struct req_capture cap_stream = { .stream_cap = 65536, .budget_format = OUTTEXT_JSON,
+					       .budget_bytes = 1 << 20 };
+static const struct req_capture cap_pin = { .pin_cpu = true, .budget_format = OUTTEXT_JSON,
+					    .budget_bytes = 1 << 20 };
+static const struct req_capture cap_base64 = { .budget_format = OUTTEXT_BASE64_TWICE,
+					       .budget_bytes = 1 << 20 };
+static const struct req_capture cap_budget = { .budget_format = OUTTEXT_JSON,
+					       .budget_bytes = 1 << 19 };
+
 static struct buildcache_input base(void)
 {
 	return (struct buildcache_input){
 		.lang_id = "cpp", .lang_version = "g++ 12.2", .argv = argv0, .envp = env0,
 		.tools = tools0, .limits = &lim0, .open_files = 256, .tmp_exec = false,
-		.format = 0, .output_cap = 0, .job_output_bytes = 1 << 20, .jail = "bwrap",
+		.capture = &cap0, .interleave = false, .job_output_bytes = 1 << 20, .jail = "bwrap",
 		.files = files0, .nfiles = 2,
 	};
 }
@@ -81,7 +92,8 @@ static const struct buildcache_file files_split[] = {
 
 enum variant {
 	V_LANG, V_VERSION_NULL, V_FLAGS, V_ARGV_JOINED, V_ENV, V_TOOLS, V_WALL, V_MEMORY,
-	V_OPEN_FILES, V_TMP_EXEC, V_FORMAT, V_OUTPUT_CAP, V_JOB_OUTPUT, V_JAIL, V_SOURCE,
+	V_OPEN_FILES, V_TMP_EXEC, V_STREAM_CAP, V_PIN_CPU, V_BUDGET_FORMAT, V_BUDGET_BYTES,
+	V_INTERLEAVE, V_JOB_OUTPUT, V_JAIL, V_SOURCE,
 	V_EXTRA, V_NAME, V_SPLIT, V_ONE_FILE, V_COUNT
 };
 
@@ -100,8 +112,11 @@ static struct buildcache_input variant(enum variant v)
 	case V_MEMORY: in.limits = &lim_mem; break;
 	case V_OPEN_FILES: in.open_files = 64; break;
 	case V_TMP_EXEC: in.tmp_exec = true; break;
-	case V_FORMAT: in.format = 1; break;
-	case V_OUTPUT_CAP: in.output_cap = 65536; break;
+	case V_STREAM_CAP: in.capture = &cap_stream; break;
+	case V_PIN_CPU: in.capture = &cap_pin; break;
+	case V_BUDGET_FORMAT: in.capture = &cap_base64; break;
+	case V_BUDGET_BYTES: in.capture = &cap_budget; break;
+	case V_INTERLEAVE: in.interleave = true; break;
 	case V_JOB_OUTPUT: in.job_output_bytes = 2 << 20; break;
 	case V_JAIL: in.jail = "nsjail"; break;
 	case V_SOURCE: in.files = files_src; break;

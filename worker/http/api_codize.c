@@ -337,6 +337,13 @@ int api_codize_parse(const char *body, size_t len, const struct langtab *t,
 	}
 	r = xcalloc(1, sizeof(*r));
 	r->format = REQ_CODIZE;
+	/* Codize's answer: each stream capped, both as they interleaved
+	 * ("output"), twice in base64; its jail has one CPU (max_cpus 1) */
+	r->interleave = true;
+	r->capture = (struct req_capture){ .stream_cap = c.cfg->output_limit_bytes,
+					   .pin_cpu = c.cfg->codize_pin_cpus,
+					   .budget_format = OUTTEXT_BASE64_TWICE,
+					   .budget_bytes = c.cfg->max_job_output_bytes };
 	r->tests = xcalloc(1, sizeof(*r->tests));
 	r->ntests = 1;
 	/* Codize's order: runtime, the files array, stdin, then each file. */

@@ -640,6 +640,10 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 	c.errors = cJSON_CreateObject();
 	c.stored = cJSON_CreateObject();
 	r->format = REQ_JUDGE0;
+	/* its answer carries the output in base64, counted twice: its steps
+	 * capture the streams interleaved too */
+	r->capture = (struct req_capture){ .budget_format = OUTTEXT_BASE64_TWICE,
+					   .budget_bytes = cfg->max_job_output_bytes };
 	r->files_out = (struct outfiles_bounds){
 		/* the box after the run, bounded as the files it came with */
 		.max_files = cfg->max_files,

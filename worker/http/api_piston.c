@@ -640,8 +640,11 @@ int api_piston_parse(const char *body, size_t len, const struct langtab *t,
 		goto out;
 	c.r = xcalloc(1, sizeof(*c.r));
 	c.r->format = REQ_PISTON;
-	/* Piston's "output": both streams as the program wrote them */
+	/* Piston's "output": both streams as the program wrote them; the
+	 * answer carries them twice, in JSON */
 	c.r->interleave = true;
+	c.r->capture = (struct req_capture){ .budget_format = OUTTEXT_JSON,
+					     .budget_bytes = cfg->max_job_output_bytes / 2 };
 	if (piston_request(&c, root, t) < 0)
 		goto out;
 	*out = c.r;

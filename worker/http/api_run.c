@@ -908,6 +908,8 @@ static int parse_program_fields(struct native_ctx *c, const cJSON *o, const stru
 	struct job_request *r = c->r = xcalloc(1, sizeof(*r));
 
 	r->format = REQ_NATIVE;
+	r->capture = (struct req_capture){ .budget_format = OUTTEXT_JSON,
+					   .budget_bytes = c->cfg->max_job_output_bytes };
 	r->files = xcalloc(1, sizeof(*r->files));
 	r->nfiles = 1;
 	if (native_language(c, o, t) < 0 || parse_source(c, o, &r->files[0]) < 0 ||

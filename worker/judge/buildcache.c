@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "worker/judge/request.h"
 
 /* 2: every name counted for its blocks (1 counted file contents only:
  * its entries are dropped as corrupt by the first sweep). */
@@ -90,8 +91,11 @@ void buildcache_key(const struct buildcache_input *in, unsigned char key[SHA256_
 	put_u64(&h, l->output_kb);
 	put_u64(&h, in->open_files);
 	put_u64(&h, in->tmp_exec);
-	put_u64(&h, (uint64_t)in->format);
-	put_u64(&h, in->output_cap);
+	put_u64(&h, in->capture->stream_cap);
+	put_u64(&h, in->capture->pin_cpu);
+	put_u64(&h, (uint64_t)in->capture->budget_format);
+	put_u64(&h, in->capture->budget_bytes);
+	put_u64(&h, in->interleave);
 	put_u64(&h, in->job_output_bytes);
 	put_str(&h, in->jail);
 	put_u64(&h, in->nfiles);

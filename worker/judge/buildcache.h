@@ -32,6 +32,8 @@
 #include "common/stats.h"
 #include "worker/sandbox/sandbox.h"
 
+struct req_capture;
+
 #define BUILDCACHE_DIR "build-cache"
 /*
  * The most files, directories and symlinks an entry's tree may hold: a
@@ -60,8 +62,8 @@ struct buildcache_input {
 	const struct limits *limits;    /* the build's limits: they decide success */
 	unsigned open_files;
 	bool tmp_exec;
-	int format;                     /* the wire format: its output caps differ */
-	uint64_t output_cap;            /* the format's stdout/stderr cap, 0: none */
+	const struct req_capture *capture; /* how the output is captured and counted */
+	bool interleave;                /* both streams captured as one too */
 	uint64_t job_output_bytes;      /* --max-job-output-size */
 	const char *jail;               /* the jail driver's name */
 	const struct buildcache_file *files; /* every file the build sees */

@@ -109,8 +109,8 @@ static int build_key(const struct job_env *env, const struct job_request *req,
 			.limits = &req->build_limits,
 			.open_files = req->lang->build.open_files,
 			.tmp_exec = req->lang->tmp_exec,
-			.format = (int)req->format,
-			.output_cap = req->format == REQ_CODIZE ? env->cfg->output_limit_bytes : 0,
+			.capture = &req->capture,
+			.interleave = req->interleave,
 			.job_output_bytes = env->cfg->max_job_output_bytes,
 			.jail = sandbox_driver_name(env->sandbox),
 			.files = files,
@@ -492,8 +492,7 @@ static void (*const job_steps[])(struct job_state *) = {
 	step_files_out,
 };
 
-static void job_result_init(struct job_result *res, const struct job_request *req,
-			    const struct config *cfg)
+static void job_result_init(struct job_result *res, const struct job_request *req)
 {
 	memset(res, 0, sizeof(*res));
 	sandbox_step_result_init(&res->build);
@@ -511,23 +510,15 @@ static void job_result_init(struct job_result *res, const struct job_request *re
 	res->groups = req->ngroups ? xcalloc(req->ngroups, sizeof(*res->groups)) : NULL;
 	for (size_t g = 0; g < req->ngroups; g++)
 		res->max_points += req->groups[g].points;
-	/*
-	 * As the answer carries the output: Codize's twice in base64 (the
-	 * streams, then "output"), Judge0's in base64 (counted twice too: its
-	 * steps also capture the streams interleaved), Piston's twice in JSON.
-	 */
-	outtext_budget_init(&res->budget,
-			    req->format == REQ_CODIZE || req->format == REQ_JUDGE0 ?
-				    OUTTEXT_BASE64_TWICE : OUTTEXT_JSON,
-			    req->format == REQ_PISTON ? cfg->max_job_output_bytes / 2 :
-							cfg->max_job_output_bytes);
+	/* as the answer carries the output (its API said how) */
+	outtext_budget_init(&res->budget, req->capture.budget_format, req->capture.budget_bytes);
 }
 
 int job_run(const struct job_env *env, const struct job_request *req, struct job_result *res)
 {
 	struct job_state js = { .env = env, .req = req, .res = res, .d = jail_jobdir(env->jail) };
 
-	job_result_init(res, req, env->cfg);
+	job_result_init(res, req);
 	js.pg.sts = xcalloc(req->ntests, sizeof(*js.pg.sts));
 	for (size_t i = 0; i < ARRAY_SIZE(job_steps) && may_go_on(&js); i++)
 		job_steps[i](&js);

@@ -87,8 +87,6 @@ void jobstep_spec(struct step_spec *s, const struct job_request *req,
 		  const struct jobstep_plan *p, const struct limits *lim,
 		  const struct job_env *env)
 {
-	const struct config *cfg = env->cfg;
-
 	memset(s, 0, sizeof(*s));
 	s->cancel_fd = env->cancel_fd;
 	s->argv = (const char *const *)p->argv;
@@ -96,15 +94,13 @@ void jobstep_spec(struct step_spec *s, const struct job_request *req,
 	s->limits = *lim;
 	s->tmp_exec = req->lang->tmp_exec;
 	s->want_interleaved = req->interleave;
-	if (req->format == REQ_CODIZE) {
-		s->combined_cap = cfg->output_limit_bytes;
-		s->stdout_cap = cfg->output_limit_bytes;
-		s->stderr_cap = cfg->output_limit_bytes;
-		s->want_interleaved = true;
-		/* As Codize's jail (nsjail's max_cpus: 1): nproc is 1 and a
-		 * program's threads share one CPU, in its build too. */
-		s->pin_cpu = cfg->codize_pin_cpus;
+	if (req->capture.stream_cap) {
+		s->combined_cap = req->capture.stream_cap;
+		s->stdout_cap = req->capture.stream_cap;
+		s->stderr_cap = req->capture.stream_cap;
 	}
+	/* nproc is 1 and a program's threads share one CPU, in its build too */
+	s->pin_cpu = req->capture.pin_cpu;
 }
 
 void jobstep_fault(struct job_result *res, const char *fmt, ...)

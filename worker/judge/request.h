@@ -12,6 +12,7 @@
 
 #include "common/lang/langtab.h"
 #include "common/limits.h"
+#include "common/outtext.h"
 #include "common/verdict.h"
 #include "worker/judge/outfiles.h"
 
@@ -33,6 +34,20 @@ struct req_test {
 /* Which API the job came by: goboxd's /run, Codize's /v1/run, Judge0's
  * /submissions, Piston's /api/v2/execute. */
 enum req_format { REQ_NATIVE, REQ_CODIZE, REQ_JUDGE0, REQ_PISTON };
+
+/*
+ * How the steps capture a job's output, and how much of it its answer
+ * may carry: the API that parsed the job sets it as its answer needs, so
+ * that the job, its steps and the build cache never ask which API a job
+ * came by.
+ */
+struct req_capture {
+	size_t stream_cap;       /* each stream and the interleaved one at most (bytes); 0: the
+				    step's own limits alone */
+	bool pin_cpu;            /* every step on one CPU, nproc 1 (as Codize's jail) */
+	enum outtext_format budget_format; /* how the answer carries the output */
+	uint64_t budget_bytes;   /* the job's output, as budget_format counts it */
+};
 
 /*
  * A group of tests (an IOI subtask): it earns its points only when every
@@ -90,8 +105,10 @@ struct job_request {
 	const struct lang_piston_cmd *build_cmdline;
 	const struct lang_piston_cmd *run_cmdline;
 	/* Capture stdout and stderr as one stream too, as they interleaved
-	 * (Piston's "output", Judge0's redirect_stderr_to_stdout). */
+	 * (Piston's "output", Judge0's redirect_stderr_to_stdout, Codize's
+	 * "output"). */
 	bool interleave;
+	struct req_capture capture;
 	/* The job directory's files to read back after the last test, within
 	 * these bounds (Judge0's post_execution_filesystem); max_files 0:
 	 * none. */
