@@ -31,7 +31,9 @@ struct job_record {
 	uint64_t end_wall_ms;     /* CLOCK_REALTIME */
 	char lang[32];
 	uint8_t status;           /* enum test_status of the job (top level) */
-	uint8_t api;              /* its API: enum req_format (0: /run, 1: /v1/run, 2: Judge0, 3: Piston) */
+	/* its API: its wire format's stats_id (worker/http/api.c): 0 /run,
+	 * 1 /v1/run, 2 Judge0, 3 Piston */
+	uint8_t api;
 	uint32_t queue_ms, build_ms, run_ms, cpu_ms;
 	uint64_t memory_peak_kb;
 };

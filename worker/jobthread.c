@@ -153,21 +153,6 @@ static void stream_tail(struct jobthread *j)
 	buf_puts(&j->answer, HTTP_LAST_CHUNK);
 }
 
-/* A finished job's 200 body, in its API's words. */
-static cJSON *answer_json(const struct job_request *req, const struct job_result *res)
-{
-	switch (req->format) {
-	case REQ_CODIZE:
-		return api_codize_json(req, res);
-	case REQ_PISTON:
-		return api_piston_json(req, res);
-	case REQ_JUDGE0:
-	case REQ_NATIVE:
-		break;
-	}
-	return api_run_answer_json(req, res);
-}
-
 /* How many more times (a second apart) a result is offered to a shared
  * store that does not answer: a lost result runs the job again later. */
 #define FINISH_RETRIES 30
@@ -285,7 +270,9 @@ static void judge0_answer(struct jobthread *j)
 	} else {
 		/* as Judge0, a waited-for submission calls back too */
 		call_back(j, &sub, api_judge0_callback(j->req));
-		shown = api_judge0_show(&sub, &j->view, j->langs);
+		struct judge0_view view = api_judge0_job_view(j->req);
+
+		shown = api_judge0_show(&sub, &view, j->langs);
 	}
 	if (!shown && status == 201) {
 		shown = cJSON_CreateObject();
@@ -318,7 +305,8 @@ static void build_answer(struct jobthread *j)
 
 	buf_init(&j->answer, 0);
 	j->status = 200;
-	if (j->req->format == REQ_JUDGE0) {
+	/* the store answers for such a job, and its result goes there */
+	if (j->format->stored) {
 		judge0_answer(j);
 		return;
 	}
@@ -333,7 +321,7 @@ static void build_answer(struct jobthread *j)
 				  j->ka, j->hdr);
 		return;
 	}
-	tree = answer_json(j->req, &j->res);
+	tree = j->format->answer(j->req, &j->res);
 	job_result_free(&j->res);
 	body = tree ? cJSON_PrintUnformatted(tree) : NULL;
 	cJSON_Delete(tree);
@@ -450,13 +438,14 @@ void jobthread_stop(struct jobthread *t)
 	t->store = NULL;
 }
 
-static int submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
-		  const char *hdr, int64_t sub)
+static int submit(struct jobthread *t, struct job_request *req, const struct api_format *f,
+		  bool stream, bool keep_alive, const char *hdr, int64_t sub)
 {
 	if (!t->running)
 		return -ESRCH;
 	memset(&t->res, 0, sizeof(t->res));
 	t->req = req;
+	t->format = f;
 	t->sub = sub;
 	t->started_wall_ms = wall_ms();
 	t->stream = stream;
@@ -471,15 +460,16 @@ static int submit(struct jobthread *t, struct job_request *req, bool stream, boo
 	return 0;
 }
 
-int jobthread_submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
-		     const char *hdr)
+int jobthread_submit(struct jobthread *t, struct job_request *req, const struct api_format *f,
+		     bool stream, bool keep_alive, const char *hdr)
 {
-	return submit(t, req, stream, keep_alive, hdr, 0);
+	return submit(t, req, f, stream, keep_alive, hdr, 0);
 }
 
-int jobthread_submit_stored(struct jobthread *t, struct job_request *req, int64_t id)
+int jobthread_submit_stored(struct jobthread *t, struct job_request *req,
+			    const struct api_format *f, int64_t id)
 {
-	return submit(t, req, false, false, "", id);
+	return submit(t, req, f, false, false, "", id);
 }
 
 void jobthread_take(struct jobthread *t, struct buf *chunks, bool *done)

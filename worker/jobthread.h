@@ -24,6 +24,7 @@
 #include "common/buf.h"
 #include "common/store.h"
 #include "worker/callbacks.h"
+#include "worker/http/api.h"
 #include "worker/http/api_judge0.h"
 #include "worker/judge/job.h"
 
@@ -42,6 +43,7 @@ struct jobthread {
 	bool pending;           /* a job waits for the thread (under mu) */
 	bool quit;              /* the thread must end (under mu) */
 	struct job_request *req;    /* non-NULL while a job is on: from its submit to its reset */
+	const struct api_format *format; /* the wire format it came in: its answer's */
 	struct job_result res;
 	int rc;
 	/*
@@ -69,14 +71,13 @@ struct jobthread {
 	bool done;              /* the job and its answer are finished (under mu) */
 	/*
 	 * Judge0's submissions: the one the job runs (0: its client waits),
-	 * how a waiting client sees its answer, and the thread's own
+	 * whose token made a waited-for one, and the thread's own
 	 * connection to the store, opened at its first need (NULL then, and
 	 * store_error says why). Set by the loop before the first job:
 	 * langs, callbacks.
 	 */
 	int64_t sub;
 	uint64_t started_wall_ms;
-	struct judge0_view view;
 	char owner[AUTH_OWNER_LEN + 1];  /* whose token a waiting client's is */
 	/* The stored submission's result when the store refused it: the
 	 * loop's to take (submissions_keep) before jobthread_reset. */
@@ -96,11 +97,12 @@ void jobthread_stop(struct jobthread *t);
  * will say keep-alive as keep_alive does, with the headers in hdr. 0, or
  * -ESRCH when the thread is not running.
  */
-int jobthread_submit(struct jobthread *t, struct job_request *req, bool stream, bool keep_alive,
-		     const char *hdr);
+int jobthread_submit(struct jobthread *t, struct job_request *req, const struct api_format *f,
+		     bool stream, bool keep_alive, const char *hdr);
 /* Give the thread a stored submission's job (no client waits: its result
  * goes to the store, and to its callback). */
-int jobthread_submit_stored(struct jobthread *t, struct job_request *req, int64_t id);
+int jobthread_submit_stored(struct jobthread *t, struct job_request *req,
+			    const struct api_format *f, int64_t id);
 /* What the thread has for the loop: the chunks of a streamed answer made
  * since the last call (the caller's to free), and whether the job is over. */
 void jobthread_take(struct jobthread *t, struct buf *chunks, bool *done);

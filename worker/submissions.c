@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "worker/http/json_body.h"
+#include "worker/http/wire.h"
 
 /* How often the expired ones are looked for (at most: a shorter TTL
  * looks as often as it lasts), and how many go at once: a batch is a few
@@ -781,53 +782,17 @@ int submissions_handle(struct submissions *s, const struct http_request *r,
 	return submissions_answer(s, r, who, ka, hdr, out);
 }
 
-int submissions_parse_waited(struct submissions *s, const struct http_request *r,
-			     struct job_request **job, struct judge0_view *v, int *status,
-			     char **body)
+const struct api_format *submissions_format(void)
 {
-	struct json_body_marker m;
-	cJSON *root, *errors = NULL;
-	char *stored = NULL, *callback = NULL, err[256];
-	int rc;
+	return wire_named("judge0");
+}
 
-	*job = NULL;
-	*body = NULL;
-	if (api_judge0_view(r, v, err, sizeof(err)) < 0) {
-		*status = 400;
-		*body = api_judge0_error(err);
-		return -EINVAL;
-	}
-	if (json_body_over_cap(r->body.len, s->cfg->run_max_body_bytes)) {
-		*status = 413;
-		*body = api_judge0_error("request body too large");
-		return -E2BIG;
-	}
-	/* Judge0 saves a submission before it runs it: one that cannot be
-	 * kept (to answer for its token) is not run */
-	if (!loop_store(s)) {
-		snprintf(err, sizeof(err), "the submission store is unavailable: %.200s", s->error);
-		*status = 503;
-		*body = api_judge0_error(err);
-		return -EIO;
-	}
-	root = parse_body(r, &m);
-	if (!cJSON_IsObject(root)) {
-		cJSON_Delete(root);
-		*status = 400;
-		*body = api_judge0_error("the body must be one JSON object (a submission)");
-		return -EINVAL;
-	}
-	rc = api_judge0_parse(root, &m, v->base64, s->langs, s->cfg, job, &stored, &callback,
-			      &errors);
-	cJSON_Delete(root);
-	free(stored);
-	free(callback);
-	if (rc < 0) {
-		*status = 422;
-		*body = cJSON_PrintUnformatted(errors);
-		cJSON_Delete(errors);
-	}
-	return rc;
+bool submissions_store_ready(struct submissions *s, char *why, size_t whylen)
+{
+	if (loop_store(s))
+		return true;
+	snprintf(why, whylen, "the submission store is unavailable: %.200s", s->error);
+	return false;
 }
 
 /* ---- running -------------------------------------------------------- */

@@ -94,14 +94,14 @@ int submissions_handle(struct submissions *s, const struct http_request *r,
  */
 int submissions_split_tokens(char *list, char **tokens, size_t max, size_t *n);
 
-/*
- * POST /submissions?wait=true: the job, and how its answer shows it.
- * 0, or a negative errno with the answer's status and JSON body (malloc'd)
- * in *status and *body.
- */
-int submissions_parse_waited(struct submissions *s, const struct http_request *r,
-			     struct job_request **job, struct judge0_view *v, int *status,
-			     char **body);
+/* The wire format whose jobs the store keeps (Judge0's): a stored
+ * submission's job is answered as it says. */
+const struct api_format *submissions_format(void);
+
+/* Whether the store can keep a submission now: a waited-for one that
+ * could not be kept (to answer for its token later) is not run. False
+ * with the reason in why. */
+bool submissions_store_ready(struct submissions *s, char *why, size_t whylen);
 
 /*
  * The master dispatched stored submission id: 0 and its job, marked

@@ -29,6 +29,7 @@
 #include "worker/http/http.h"
 #include "worker/judge/job.h"
 #include "worker/http/routes.h"
+#include "worker/http/wire.h"
 #include "common/auth.h"
 #include "worker/callbacks.h"
 #include "worker/http/callback.h"
@@ -137,13 +138,14 @@ static void job_began(struct worker *w, struct conn *c, const char *method, cons
 	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
 }
 
-static int start_job(struct worker *w, struct conn *c, struct job_request *req, bool stream)
+static int start_job(struct worker *w, struct conn *c, struct job_request *req,
+		     const struct api_format *f, bool stream)
 {
 	char hdr[128];
 	int rc;
 
 	conn_headers(c, hdr, sizeof(hdr), NULL);
-	rc = jobthread_submit(&w->job, req, stream, conn_keep_alive(&w->conns, c), hdr);
+	rc = jobthread_submit(&w->job, req, f, stream, conn_keep_alive(&w->conns, c), hdr);
 	if (rc < 0)
 		return rc;
 	job_began(w, c, c->hp.req.method, c->hp.req.path);
@@ -161,7 +163,7 @@ static void record_job(struct worker *w, const struct jobthread *j, const struct
 	rec.end_wall_ms = wall_ms();
 	snprintf(rec.lang, sizeof(rec.lang), "%s", j->req->lang->id);
 	rec.status = (uint8_t)res->top;
-	rec.api = (uint8_t)j->req->format;
+	rec.api = j->format->stats_id;
 	rec.queue_ms = c ? (uint32_t)c->queued_ms : (uint32_t)w->job_queued_ms;
 	rec.build_ms = (uint32_t)res->build_ms;
 	rec.run_ms = (uint32_t)res->run_ms;
@@ -372,66 +374,48 @@ static void answer_before_job(struct worker *w, struct conn *c, struct job_reque
 	conn_next_request(c, ka);
 }
 
-/* A bad request: the API's own error body (400 or 413). */
-static void refuse_job(struct worker *w, struct conn *c, enum route_kind kind,
-		       const struct req_error *errs, size_t nerr, bool ka)
+/* A request refused before any job: its format's own error body. */
+static void refuse_job(struct worker *w, struct conn *c, const struct api_refusal *no, bool ka)
 {
-	char *body = kind == ROUTE_JOB_CODIZE ? api_codize_error(errs, nerr ? nerr : 1) :
-		     kind == ROUTE_JOB_PISTON ? api_piston_error(&errs[0]) :
-						 api_run_answer_error(&errs[0]);
-	int status = errs[0].http_status ? errs[0].http_status : 400;
 	char hdr[128];
-	cJSON *extra = cJSON_CreateObject();
+	cJSON *extra = no->code[0] ? cJSON_CreateObject() : NULL;
 
 	conn_headers(c, hdr, sizeof(hdr), NULL);
-	if (body)
-		http_format_response(&c->out, status, "application/json", body, strlen(body), ka,
-				     hdr);
+	if (no->body)
+		http_format_response(&c->out, no->status, "application/json", no->body,
+				     strlen(no->body), ka, hdr);
 	else
 		http_format_error(&c->out, 500, "out_of_memory", "no memory", ka, hdr);
-	free(body);
 	if (extra)
-		cJSON_AddStringToObject(extra, "error_code", errs[0].code);
-	answer_before_job(w, c, NULL, status, extra, ka);
+		cJSON_AddStringToObject(extra, "error_code", no->code);
+	answer_before_job(w, c, NULL, no->body ? no->status : 500, extra, ka);
 }
 
 /* A job request: validate now (bad ones never queue), then run or move. */
-static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
+static void handle_job(struct worker *w, struct conn *c)
 {
 	const struct http_request *r = &c->hp.req;
+	const struct api_format *f = wire_of_path(r->path);
+	struct api_refusal no = { 0 };
 	struct job_request *job = NULL;
-	struct req_error errs[16];
-	struct judge0_view view = { 0 };
-	size_t nerr = 0;
 	bool ka = conn_keep_alive(&w->conns, c);
-	char hdr[160];
+	char hdr[160], why[320];
 	int rc;
 
-	memset(errs, 0, sizeof(errs));
-	if (kind == ROUTE_JOB_JUDGE0) {
-		int status;
-		char *body = NULL;
+	rc = f->parse(r, w->ctx->langs, w->cfg, &job, &no);
+	if (rc == 0 && f->stored && !submissions_store_ready(&w->subs, why, sizeof(why))) {
+		/* its result could never be answered for by its token */
+		struct req_error e = { .http_status = 503 };
 
-		rc = submissions_parse_waited(&w->subs, r, &job, &view, &status, &body);
-		if (rc < 0) {
-			conn_headers(c, hdr, sizeof(hdr), NULL);
-			http_format_response(&c->out, status, "application/json", body, strlen(body),
-					     ka, hdr);
-			free(body);
-			answer_before_job(w, c, NULL, status, NULL, ka);
-			return;
-		}
-	} else if (kind == ROUTE_JOB_CODIZE)
-		rc = api_codize_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
-				      w->cfg, &job, errs, ARRAY_SIZE(errs), &nerr);
-	else if (kind == ROUTE_JOB_PISTON)
-		rc = api_piston_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
-				      w->cfg, &job, &errs[0]);
-	else
-		rc = api_run_parse(r->body.data ? r->body.data : "", r->body.len, w->ctx->langs,
-				   w->cfg, &job, &errs[0]);
+		request_free(job);
+		job = NULL;
+		snprintf(e.message, sizeof(e.message), "%s", why);
+		no = (struct api_refusal){ .status = 503, .body = f->error(&e) };
+		rc = -EIO;
+	}
 	if (rc < 0) {
-		refuse_job(w, c, kind, errs, nerr, ka);
+		refuse_job(w, c, &no, ka);
+		free(no.body);
 		return;
 	}
 	if (!c->job_token) {
@@ -451,9 +435,8 @@ static void handle_job(struct worker *w, struct conn *c, enum route_kind kind)
 	buf_free(&c->raw);
 	conn_compact_input(c);
 	/* the job thread is idle: what it reads of the job may change now */
-	w->job.view = view;
 	snprintf(w->job.owner, sizeof(w->job.owner), "%s", c->who.owner);
-	rc = start_job(w, c, job, kind == ROUTE_JOB_NATIVE && wants_ndjson(r));
+	rc = start_job(w, c, job, f, f->streams && wants_ndjson(r));
 	if (rc < 0) {
 		conn_respond_error(c, 500, "internal_error", "could not start the job thread", ka);
 		answer_before_job(w, c, job, 500, NULL, ka);
@@ -487,9 +470,11 @@ static const char *request_token(const struct http_request *r)
 static bool authorized(struct worker *w, struct conn *c, bool ka)
 {
 	const struct http_request *r = &c->hp.req;
+	struct req_error e = { .http_status = 401, .code = "unauthorized",
+			       .message = "a valid token is required (X-Auth-Token, or Authorization:"
+					  " Bearer)" };
 	const char *token;
-	char hdr[192], *body = NULL;
-	static const char why[] = "a valid token is required (X-Auth-Token, or Authorization: Bearer)";
+	char hdr[192], *body;
 
 	/* The master's tokens, not this generation's: a worker that a reload
 	 * retires still serves the connections it holds. */
@@ -498,33 +483,12 @@ static bool authorized(struct worker *w, struct conn *c, bool ka)
 			       token ? strlen(token) : 0, &c->who))
 		return true;
 	conn_headers(c, hdr, sizeof(hdr), "WWW-Authenticate: Bearer\r\n");
-	switch (routes_api(r->path)) {
-	case API_JUDGE0:
-		body = api_judge0_error(why);
-		break;
-	case API_PISTON: {
-		cJSON *o = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(o, "message", why);
-		body = cJSON_PrintUnformatted(o);
-		cJSON_Delete(o);
-		break;
-	}
-	case API_CODIZE: {
-		struct req_error e = { .http_status = 401 };
-
-		snprintf(e.code, sizeof(e.code), API_CODIZE_UNAUTHORIZED);
-		snprintf(e.message, sizeof(e.message), "%s", why);
-		body = api_codize_error(&e, 1);
-		break;
-	}
-	case API_NATIVE:
-		break;
-	}
+	/* in the words of the API the path belongs to */
+	body = wire_of_path(r->path)->error(&e);
 	if (body)
 		http_format_response(&c->out, 401, "application/json", body, strlen(body), ka, hdr);
 	else
-		http_format_error(&c->out, 401, "unauthorized", why, ka, hdr);
+		http_format_error(&c->out, 401, e.code, e.message, ka, hdr);
 	free(body);
 	answer_before_job(w, c, NULL, 401, NULL, ka);
 	return false;
@@ -580,8 +544,8 @@ static void handle_request(void *arg, struct conn *c)
 		conn_next_request(c, ka);
 		return;
 	}
-	if (kind != ROUTE_SIMPLE) {
-		handle_job(w, c, kind);
+	if (kind == ROUTE_JOB) {
+		handle_job(w, c);
 		return;
 	}
 	conn_headers(c, hdr, sizeof(hdr), NULL);
@@ -721,7 +685,7 @@ static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
 			return;
 		}
 	}
-	rc = jobthread_submit_stored(&w->job, job, id);
+	rc = jobthread_submit_stored(&w->job, job, submissions_format(), id);
 	if (rc < 0) {
 		log_error("submission %lld: the job thread is not running", (long long)id);
 		request_free(job);

@@ -179,7 +179,9 @@ Test(native, cpp_full)
 		"\"run\":{\"limits\":{\"max_processes\":1000,\"cpu_time_s\":0.25}},"
 		"\"tests\":[{\"stdin\":\"1\\n\",\"expected_stdout\":\"hi\"},{}]}");
 
-	cr_expect_eq(r->format, REQ_NATIVE);
+	cr_expect_eq(r->capture.stream_cap, 0, "the steps' own limits cap /run's output");
+	cr_expect_eq(r->capture.budget_format, OUTTEXT_JSON);
+	cr_expect_not(r->capture.pin_cpu);
 	cr_expect_str_eq(r->lang->id, "cpp");
 	cr_assert_eq(r->nfiles, 1);
 	cr_expect_str_eq(r->files[0].name, "solution.cpp");
@@ -653,7 +655,9 @@ Test(codize, python_files_and_stdin)
 		      "{\"name\":\"main.py\",\"content\":\"import util\"},"
 		      "{\"name\":\"util.py\",\"content\":\"eD0x\",\"base64_encoded\":true}],"
 		      "\"stdin\":{\"content\":\"AAE=\",\"base64_encoded\":true}}");
-	cr_expect_eq(r->format, REQ_CODIZE);
+	cr_expect_eq(r->capture.stream_cap, cfg.output_limit_bytes, "Codize caps each stream");
+	cr_expect_eq(r->capture.budget_format, OUTTEXT_BASE64_TWICE);
+	cr_expect(r->interleave, "Codize's \"output\" is both streams as they came");
 	cr_expect_str_eq(r->lang->id, "py3");
 	cr_assert_eq(r->nfiles, 2);
 	cr_expect_str_eq(r->files[0].name, "main.py", "the entry point comes first");

@@ -1,24 +1,56 @@
 /*
- * The wire formats whose client waits for its answer: goboxd's own API
- * (POST /run: the request in api_run.c, the answer in api_run_answer.c),
- * Codize's (POST /v1/run, api_codize.c) and Piston's (POST
- * /api/v2/execute, api_piston.c). Each parses its request into the one
- * job model (worker/judge/request.h) and renders the job's result as its
- * answer. Judge0's, whose submissions may outlive their request, has a
- * header of its own (api_judge0.h).
+ * The wire formats: goboxd's own API (POST /run: the request in
+ * api_run.c, the answer in api_run_answer.c), Codize's (POST /v1/run,
+ * api_codize.c), Judge0's (POST /submissions?wait=true, api_judge0.c,
+ * whose other routes and stored submissions have a header of their own,
+ * api_judge0.h) and Piston's (POST /api/v2/execute, api_piston.c). Each
+ * parses its request into the one job model (worker/judge/request.h) and
+ * renders the job's result and its errors in its own words; the table of
+ * them (wire.h: a struct api_format each) is how the rest of goboxd
+ * reaches them, never by asking which one a job came by.
  */
 #ifndef GOBOXD_API_H
 #define GOBOXD_API_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
 #include "common/config.h"
 #include "common/lang/langtab.h"
+#include "worker/http/http.h"
 #include "worker/judge/job.h"
 #include "worker/judge/request.h"
+
+/* A request a format refused before any job: its status, and its body
+ * in the format's words (malloc'd; NULL when memory ran out). */
+struct api_refusal {
+	int status;            /* 400, 413, 422... */
+	char *body;
+	char code[48];         /* the refusal's code, for the log ("" when none) */
+};
+
+/* One wire format whose client waits for its answer. */
+struct api_format {
+	const char *name;      /* "native", "codize", "judge0", "piston" */
+	uint8_t stats_id;      /* its number in /metrics (common/stats.h: job_record.api) */
+	/* Its jobs end in the submission store, which answers for them
+	 * (worker/submissions.c): their result is not answer's. */
+	bool stored;
+	/* Its answer may come line by line (Accept: application/x-ndjson). */
+	bool streams;
+	/* The request into a job: 0 and *job, or a negative errno with *no. */
+	int (*parse)(const struct http_request *r, const struct langtab *t,
+		     const struct config *cfg, struct job_request **job, struct api_refusal *no);
+	/* A finished job's 200 body (NULL on ENOMEM; NULL for a stored format). */
+	cJSON *(*answer)(const struct job_request *req, const struct job_result *res);
+	/* An error in its words (e->code and e->message; e->path where it
+	 * has one), malloc'd. */
+	char *(*error)(const struct req_error *e);
+};
+
 
 /* Native POST /run. 0 and *out, or -EINVAL with *e filled. */
 int api_run_parse(const char *body, size_t len, const struct langtab *t,

@@ -336,7 +336,6 @@ int api_codize_parse(const char *body, size_t len, const struct langtab *t,
 		goto out;
 	}
 	r = xcalloc(1, sizeof(*r));
-	r->format = REQ_CODIZE;
 	/* Codize's answer: each stream capped, both as they interleaved
 	 * ("output"), twice in base64; its jail has one CPU (max_cpus 1) */
 	r->interleave = true;

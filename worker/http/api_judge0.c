@@ -150,6 +150,7 @@ struct judge0_job {
 	char *expected;        /* NULL: none given */
 	size_t expected_len;
 	bool redirect;         /* redirect_stderr_to_stdout */
+	struct judge0_view view; /* how a waiting client asked to see it */
 };
 
 static void judge0_job_free(void *p)
@@ -639,7 +640,6 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 	*errors = NULL;
 	c.errors = cJSON_CreateObject();
 	c.stored = cJSON_CreateObject();
-	r->format = REQ_JUDGE0;
 	/* its answer carries the output in base64, counted twice: its steps
 	 * capture the streams interleaved too */
 	r->capture = (struct req_capture){ .budget_format = OUTTEXT_BASE64_TWICE,
@@ -1478,18 +1478,80 @@ int api_judge0_info(const char *path, const struct langtab *t, const struct conf
 	return 0;
 }
 
+/* What Judge0's parser kept with a job: NULL for another API's job. */
+static const struct judge0_job *judge0_job_of(const struct job_request *req)
+{
+	return req->api_free == judge0_job_free ? req->api : NULL;
+}
+
 const char *api_judge0_stored(const struct job_request *req)
 {
-	const struct judge0_job *j = req->format == REQ_JUDGE0 ? req->api : NULL;
+	const struct judge0_job *j = judge0_job_of(req);
 
 	return j ? j->stored : NULL;
 }
 
 const char *api_judge0_callback(const struct job_request *req)
 {
-	const struct judge0_job *j = req->format == REQ_JUDGE0 ? req->api : NULL;
+	const struct judge0_job *j = judge0_job_of(req);
 
 	return j ? j->callback : NULL;
+}
+
+struct judge0_view api_judge0_job_view(const struct job_request *req)
+{
+	const struct judge0_job *j = judge0_job_of(req);
+	struct judge0_view v;
+
+	if (j)
+		return j->view;
+	api_judge0_view(NULL, &v, NULL, 0);
+	return v;
+}
+
+static int refuse_waited(struct api_refusal *no, int status, const char *message,
+			 const char *code)
+{
+	no->status = status;
+	no->body = api_judge0_error(message);
+	snprintf(no->code, sizeof(no->code), "%s", code);
+	return status == 413 ? -E2BIG : -EINVAL;
+}
+
+int api_judge0_parse_waited(const struct http_request *r, const struct langtab *t,
+			    const struct config *cfg, struct job_request **job,
+			    struct api_refusal *no)
+{
+	struct json_body_marker m;
+	struct judge0_view v;
+	cJSON *root, *errors = NULL;
+	char *stored = NULL, *callback = NULL, err[256];
+	int rc;
+
+	*job = NULL;
+	if (api_judge0_view(r, &v, err, sizeof(err)) < 0)
+		return refuse_waited(no, 400, err, "invalid_view");
+	if (json_body_over_cap(r->body.len, cfg->run_max_body_bytes))
+		return refuse_waited(no, 413, "request body too large", "body_too_large");
+	root = json_body_parse(r->body.data ? r->body.data : "", r->body.len, &m);
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return refuse_waited(no, 400, "the body must be one JSON object (a submission)",
+				     "invalid_body");
+	}
+	rc = api_judge0_parse(root, &m, v.base64, t, cfg, job, &stored, &callback, &errors);
+	cJSON_Delete(root);
+	free(stored);
+	free(callback);
+	if (rc < 0) {
+		no->status = 422;
+		no->body = cJSON_PrintUnformatted(errors);
+		snprintf(no->code, sizeof(no->code), "invalid_submission");
+		cJSON_Delete(errors);
+		return rc;
+	}
+	((struct judge0_job *)(*job)->api)->view = v;
+	return 0;
 }
 
 char *api_judge0_callback_body(const struct store_sub *sub, const struct langtab *t)

@@ -21,6 +21,7 @@
 #include "common/config.h"
 #include "common/lang/langtab.h"
 #include "common/store.h"
+#include "worker/http/api.h"
 #include "worker/http/http.h"
 #include "worker/http/json_body.h"
 #include "worker/judge/job.h"
@@ -76,10 +77,21 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 		     const struct langtab *t, const struct config *cfg, struct job_request **job,
 		     char **stored, char **callback, cJSON **errors);
 
+/*
+ * POST /submissions?wait=true (the table's parse, api.h): ?fields and
+ * ?base64_encoded (400), the body's size (413) and shape (400), then
+ * api_judge0_parse (422, Judge0's errors object). The view the request
+ * asked for stays with the job (api_judge0_job_view).
+ */
+int api_judge0_parse_waited(const struct http_request *r, const struct langtab *t,
+			    const struct config *cfg, struct job_request **job,
+			    struct api_refusal *no);
+
 /* The stored form of a job api_judge0_parse made, and its callback_url
- * (NULL: none). */
+ * (NULL: none); how its waiting client asked to see it. */
 const char *api_judge0_stored(const struct job_request *req);
 const char *api_judge0_callback(const struct job_request *req);
+struct judge0_view api_judge0_job_view(const struct job_request *req);
 
 /*
  * A finished job's result as the store keeps it (JSON text): status,

@@ -639,7 +639,6 @@ int api_piston_parse(const char *body, size_t len, const struct langtab *t,
 	if (!(root = piston_body(&c, body, len)))
 		goto out;
 	c.r = xcalloc(1, sizeof(*c.r));
-	c.r->format = REQ_PISTON;
 	/* Piston's "output": both streams as the program wrote them; the
 	 * answer carries them twice, in JSON */
 	c.r->interleave = true;

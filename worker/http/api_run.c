@@ -907,7 +907,6 @@ static int parse_program_fields(struct native_ctx *c, const cJSON *o, const stru
 {
 	struct job_request *r = c->r = xcalloc(1, sizeof(*r));
 
-	r->format = REQ_NATIVE;
 	r->capture = (struct req_capture){ .budget_format = OUTTEXT_JSON,
 					   .budget_bytes = c->cfg->max_job_output_bytes };
 	r->files = xcalloc(1, sizeof(*r->files));

@@ -65,16 +65,11 @@ enum route_kind routes_classify(const struct http_request *r)
 		bool sync = wait && !strcmp(wait, "true");
 
 		free(wait);
-		return sync ? ROUTE_JOB_JUDGE0 : ROUTE_SUBMISSIONS;
+		return sync ? ROUTE_JOB : ROUTE_SUBMISSIONS;
 	}
-	if (!post)
-		return ROUTE_SIMPLE;
-	if (strcmp(r->path, "/run") == 0)
-		return ROUTE_JOB_NATIVE;
-	if (strcmp(r->path, "/v1/run") == 0)
-		return ROUTE_JOB_CODIZE;
-	if (strcmp(r->path, "/api/v2/execute") == 0)
-		return ROUTE_JOB_PISTON;
+	if (post && (!strcmp(r->path, "/run") || !strcmp(r->path, "/v1/run") ||
+		     !strcmp(r->path, "/api/v2/execute")))
+		return ROUTE_JOB;
 	return ROUTE_SIMPLE;
 }
 

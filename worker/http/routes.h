@@ -33,10 +33,7 @@ struct route_ctx {
  */
 enum route_kind {
 	ROUTE_SIMPLE,
-	ROUTE_JOB_NATIVE,
-	ROUTE_JOB_CODIZE,
-	ROUTE_JOB_PISTON,
-	ROUTE_JOB_JUDGE0,    /* POST /submissions?wait=true */
+	ROUTE_JOB,           /* its API's format (api_format_of_path) parses it */
 	ROUTE_SUBMISSIONS,   /* the rest of /submissions, and GET /statistics */
 };
 

@@ -31,10 +31,6 @@ struct req_test {
 	char *output_file;   /* file I/O: this file is judged, NULL: stdout */
 };
 
-/* Which API the job came by: goboxd's /run, Codize's /v1/run, Judge0's
- * /submissions, Piston's /api/v2/execute. */
-enum req_format { REQ_NATIVE, REQ_CODIZE, REQ_JUDGE0, REQ_PISTON };
-
 /*
  * How the steps capture a job's output, and how much of it its answer
  * may carry: the API that parsed the job sets it as its answer needs, so
@@ -65,7 +61,6 @@ struct req_group {
 #define REQ_MAX_POINTS 1e9
 
 struct job_request {
-	enum req_format format;
 	const struct lang *lang;   /* borrowed from the table in force */
 	struct req_file *files;    /* files[0] is the source / entry point */
 	size_t nfiles;
