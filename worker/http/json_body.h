@@ -1,6 +1,6 @@
 /*
- * Reading a request body as JSON, for both wire formats (api_run.c,
- * api_codize.c): one value and nothing after it, strings with their exact
+ * Reading a request body as JSON, for every wire format: one value and
+ * nothing after it, strings with their exact
  * bytes (NUL included), files decoded from base64, the configured caps.
  */
 #ifndef GOBOXD_JSON_BODY_H
