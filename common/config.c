@@ -363,15 +363,12 @@ static int parse_bool(const char *s, bool *out)
 }
 
 /* Apply one textual value; on error, a reason without the source prefix. */
-static int opt_apply(struct config *c, const struct opt *o, const char *val, char *why,
-		     size_t whylen)
+/* A word option (a string, a boolean, the jail, the log level) into its
+ * field: 0, or -EINVAL with why. */
+static int opt_apply_word(void *field, enum opt_type type, const char *val, char *why,
+			  size_t whylen)
 {
-	void *field = (char *)c + o->off;
-	bool duration = false, size = false;
-	uint64_t v = 0;
-	int rc = 0;
-
-	switch (o->type) {
+	switch (type) {
 	case OT_STR:
 		if (!*val) {
 			snprintf(why, whylen, "must not be empty");
@@ -398,7 +395,7 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 			return -EINVAL;
 		}
 		return 0;
-	case OT_LEVEL: {
+	default: {
 		enum log_level l;
 
 		if (log_parse_level(val, &l) < 0) {
@@ -408,6 +405,56 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 		*(int *)field = (int)l;
 		return 0;
 	}
+	}
+}
+
+/* A number, checked against its option's range, into its field as its
+ * type stores it (durations in ms or whole seconds up, sizes in bytes or
+ * KiB up). */
+static void opt_store_number(void *field, enum opt_type type, uint64_t v)
+{
+	switch (type) {
+	case OT_U16:
+		*(uint16_t *)field = (uint16_t)v;
+		break;
+	case OT_UINT:
+		*(unsigned *)field = (unsigned)v;
+		break;
+	case OT_U32:
+	case OT_MS:
+		*(uint32_t *)field = (uint32_t)v;
+		break;
+	case OT_SEC:
+		*(uint32_t *)field = (uint32_t)((v + 999) / 1000);
+		break;
+	case OT_SIZE:
+		*(size_t *)field = (size_t)v;
+		break;
+	case OT_BYTES64:
+		*(uint64_t *)field = v;
+		break;
+	case OT_KB:
+		*(uint64_t *)field = (v + 1023) / 1024;
+		break;
+	default:
+		break;
+	}
+}
+
+static int opt_apply(struct config *c, const struct opt *o, const char *val, char *why,
+		     size_t whylen)
+{
+	void *field = (char *)c + o->off;
+	bool duration = false, size = false;
+	uint64_t v = 0;
+	int rc = 0;
+
+	switch (o->type) {
+	case OT_STR:
+	case OT_BOOL:
+	case OT_JAIL:
+	case OT_LEVEL:
+		return opt_apply_word(field, o->type, val, why, whylen);
 	case OT_MS:
 	case OT_SEC:
 		duration = true;
@@ -435,32 +482,7 @@ static int opt_apply(struct config *c, const struct opt *o, const char *val, cha
 			 duration ? " ms" : size ? " bytes" : "");
 		return -EINVAL;
 	}
-	switch (o->type) {
-	case OT_U16:
-		*(uint16_t *)field = (uint16_t)v;
-		break;
-	case OT_UINT:
-		*(unsigned *)field = (unsigned)v;
-		break;
-	case OT_U32:
-	case OT_MS:
-		*(uint32_t *)field = (uint32_t)v;
-		break;
-	case OT_SEC:
-		*(uint32_t *)field = (uint32_t)((v + 999) / 1000);
-		break;
-	case OT_SIZE:
-		*(size_t *)field = (size_t)v;
-		break;
-	case OT_BYTES64:
-		*(uint64_t *)field = v;
-		break;
-	case OT_KB:
-		*(uint64_t *)field = (v + 1023) / 1024;
-		break;
-	default:
-		break;
-	}
+	opt_store_number(field, o->type, v);
 	return 0;
 }
 

@@ -958,35 +958,61 @@ static void worker_loop(struct worker *w)
 	}
 }
 
+/* What a worker is before it opens anything: its ids, its routes' view,
+ * its names (log role, thread name, process title). */
+static void worker_init(struct worker *w, const struct worker_ctx *ctx)
+{
+	char role[32];
+
+	memset(w, 0, sizeof(*w));
+	w->ctx = ctx;
+	w->cfg = ctx->cfg;
+	w->uid = config_sandbox_uid(ctx->cfg, CONFIG_SANDBOX_WORKER, ctx->index);
+	w->gid = w->uid;
+	/* A judge program runs under a uid of its own, one per worker. */
+	w->judge_uid = config_sandbox_uid(ctx->cfg, CONFIG_SANDBOX_JUDGE, ctx->index);
+	w->rctx.cfg = ctx->cfg;
+	w->rctx.langs = ctx->langs;
+	w->rctx.generation = ctx->generation;
+	w->rctx.stats = ctx->stats;
+	w->rctx.probes = ctx->probes;
+	w->rctx.jail_name = "";
+	w->rctx.jail_version = "";
+	w->rctx.jail_path = "";
+	snprintf(role, sizeof(role), "worker-%u", ctx->index);
+	log_set_role(role);
+	prctl(PR_SET_NAME, role, 0, 0, 0);
+	proctitle_set("goboxd: worker %u", ctx->index);
+	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+}
+
+/* A worker that ends when asked (not a fast stop): what it holds goes,
+ * refused results to the master first. */
+static void worker_end(struct worker *w)
+{
+	const struct worker_ctx *ctx = w->ctx;
+
+	conn_set_close(&w->conns);
+	jobthread_stop(&w->job);
+	submissions_flush(&w->subs);
+	callbacks_stop(&w->callbacks);
+	submissions_close(&w->subs);
+	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
+	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
+	sandbox_close(w->sandbox);
+	buildcache_close(w->cache);
+	auth_view_free(w->auth);
+}
+
 int worker_main(const struct worker_ctx *ctx)
 {
 	struct worker w;
 	const struct conn_hooks hooks = { .arg = &w, .request = handle_request,
 					  .headers = headers_complete, .handoff = handoff,
 					  .no_job = drop_token, .closing = forget_conn };
-	char role[32];
 	int rc;
 
-	memset(&w, 0, sizeof(w));
-	w.ctx = ctx;
-	w.cfg = ctx->cfg;
-	w.uid = config_sandbox_uid(ctx->cfg, CONFIG_SANDBOX_WORKER, ctx->index);
-	w.gid = w.uid;
-	/* A judge program runs under a uid of its own, one per worker. */
-	w.judge_uid = config_sandbox_uid(ctx->cfg, CONFIG_SANDBOX_JUDGE, ctx->index);
-	w.rctx.cfg = ctx->cfg;
-	w.rctx.langs = ctx->langs;
-	w.rctx.generation = ctx->generation;
-	w.rctx.stats = ctx->stats;
-	w.rctx.probes = ctx->probes;
-	w.rctx.jail_name = "";
-	w.rctx.jail_version = "";
-	w.rctx.jail_path = "";
-	snprintf(role, sizeof(role), "worker-%u", ctx->index);
-	log_set_role(role);
-	prctl(PR_SET_NAME, role, 0, 0, 0);
-	proctitle_set("goboxd: worker %u", ctx->index);
-	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+	worker_init(&w, ctx);
 	/* The master died before we got here. Not getppid() == 1: in a
 	 * container the master itself is pid 1. */
 	if (getppid() != ctx->master_pid)
@@ -1037,15 +1063,6 @@ int worker_main(const struct worker_ctx *ctx)
 		 */
 		return 0;
 	}
-	conn_set_close(&w.conns);
-	jobthread_stop(&w.job);
-	submissions_flush(&w.subs);
-	callbacks_stop(&w.callbacks);
-	submissions_close(&w.subs);
-	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
-	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
-	sandbox_close(w.sandbox);
-	buildcache_close(w.cache);
-	auth_view_free(w.auth);
+	worker_end(&w);
 	return 0;
 }

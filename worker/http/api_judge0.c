@@ -620,26 +620,11 @@ static void judge0_tests(struct job_request *r, long runs, char *in, size_t inle
 	r->stop_on_failure = true;
 }
 
-int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool base64,
-		     const struct langtab *t, const struct config *cfg, struct job_request **job,
-		     char **stored, char **callback, cJSON **errors)
+/* A new job as every Judge0 submission starts: what is the same for all. */
+static struct job_request *judge0_job_new(const struct config *cfg, struct judge0_job *j)
 {
-	struct j0_ctx c = { .sub = sub, .m = m, .base64 = base64, .cfg = cfg };
 	struct job_request *r = xcalloc(1, sizeof(*r));
-	struct judge0_job *j = xcalloc(1, sizeof(*j));
-	char *source = NULL, *in = NULL, *options, *args, *url;
-	size_t slen = 0, inlen = 0;
-	bool project;
-	long runs;
-	int given;
-	char why[256];
 
-	*job = NULL;
-	*stored = NULL;
-	*callback = NULL;
-	*errors = NULL;
-	c.errors = cJSON_CreateObject();
-	c.stored = cJSON_CreateObject();
 	/* its answer carries the output in base64, counted twice: its steps
 	 * capture the streams interleaved too */
 	r->capture = (struct req_capture){ .budget_format = OUTTEXT_BASE64_TWICE,
@@ -655,6 +640,50 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 	r->api_free = judge0_job_free;
 	/* the build's output is one stream, as Judge0's --stderr-to-stdout */
 	r->interleave = true;
+	return r;
+}
+
+/* The program: its language's settings, and its files (the source, or a
+ * multi-file program's archive); source (slen bytes) is taken over. */
+static void judge0_program(struct j0_ctx *c, struct job_request *r, const char *options,
+			   const char *args, char *source, size_t slen)
+{
+	judge0_limits(c, r);
+	judge0_flags(c, r, options);
+	r->run_flags = strv_dup(r->lang->run.default_flags);
+	r->run_args = args ? split_words(args) : NULL;
+	if (r->lang->judge0_project) {
+		judge0_project_files(c, r);
+		free(source);
+	} else if (source) {
+		judge0_files(c, r, source, slen);
+		if (r->lang->artifact_from_request && r->files[0].name)
+			r->artifact = request_default_artifact(r->lang, &r->files[0]);
+		else if (r->lang->artifact)
+			r->artifact = xstrdup(r->lang->artifact);
+	}
+}
+
+int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool base64,
+		     const struct langtab *t, const struct config *cfg, struct job_request **job,
+		     char **stored, char **callback, cJSON **errors)
+{
+	struct j0_ctx c = { .sub = sub, .m = m, .base64 = base64, .cfg = cfg };
+	struct judge0_job *j = xcalloc(1, sizeof(*j));
+	struct job_request *r = judge0_job_new(cfg, j);
+	char *source = NULL, *in = NULL, *options, *args, *url;
+	size_t slen = 0, inlen = 0;
+	bool project;
+	long runs;
+	int given;
+	char why[256];
+
+	*job = NULL;
+	*stored = NULL;
+	*callback = NULL;
+	*errors = NULL;
+	c.errors = cJSON_CreateObject();
+	c.stored = cJSON_CreateObject();
 	if (!cJSON_IsObject(sub)) {
 		field_error(&c, "submission", "must be a JSON object");
 		goto out;
@@ -681,20 +710,8 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 	if (url && callback_url_check(url, why, sizeof(why)) < 0)
 		field_error(&c, "callback_url", "%s", why);
 	if (r->lang) {
-		judge0_limits(&c, r);
-		judge0_flags(&c, r, options);
-		r->run_flags = strv_dup(r->lang->run.default_flags);
-		r->run_args = args ? split_words(args) : NULL;
-		if (project) {
-			judge0_project_files(&c, r);
-		} else if (source) {
-			judge0_files(&c, r, source, slen);
-			source = NULL;
-			if (r->lang->artifact_from_request && r->files[0].name)
-				r->artifact = request_default_artifact(r->lang, &r->files[0]);
-			else if (r->lang->artifact)
-				r->artifact = xstrdup(r->lang->artifact);
-		}
+		judge0_program(&c, r, options, args, source, slen);
+		source = NULL;
 	}
 	judge0_tests(r, runs, in, inlen);
 	free(options);

@@ -483,6 +483,50 @@ static uint64_t callbacks_waiting(const struct stats *s)
 	return sum;
 }
 
+/* Each language's jobs by status, and its duration histogram. */
+static void lang_metrics(const struct stats *s, struct buf *b)
+{
+	buf_puts(b, "# HELP goboxd_jobs_total Finished jobs by language and status.\n"
+		    "# TYPE goboxd_jobs_total counter\n");
+	for (size_t i = 0; i < STATS_MAX_LANGS; i++) {
+		const struct lang_stats *l = &s->langs[i];
+
+		if (atomic_load(&l->used) != 2)
+			continue;
+		for (int st = 0; st < STATS_NSTATUS; st++) {
+			uint64_t v = atomic_load(&l->by_status[st]);
+
+			if (v)
+				buf_printf(b, "goboxd_jobs_total{language=\"%s\",status=\"%s\"} %llu\n",
+					   l->id, verdict_test_status_name((enum test_status)st),
+					   (unsigned long long)v);
+		}
+	}
+	buf_puts(b, "# HELP goboxd_job_duration_seconds Queue, build and run time of a job.\n"
+		     "# TYPE goboxd_job_duration_seconds histogram\n");
+	for (size_t i = 0; i < STATS_MAX_LANGS; i++) {
+		const struct lang_stats *l = &s->langs[i];
+		uint64_t cum = 0;
+
+		if (atomic_load(&l->used) != 2)
+			continue;
+		for (size_t k = 0; k < STATS_NBUCKETS; k++) {
+			cum += atomic_load(&l->buckets[k]);
+			if (k < STATS_NBUCKETS - 1)
+				buf_printf(b, "goboxd_job_duration_seconds_bucket{language=\"%s\",le=\"%g\"} %llu\n",
+					   l->id, stats_bucket_ms[k] / 1000.0,
+					   (unsigned long long)cum);
+			else
+				buf_printf(b, "goboxd_job_duration_seconds_bucket{language=\"%s\",le=\"+Inf\"} %llu\n",
+					   l->id, (unsigned long long)cum);
+		}
+		buf_printf(b, "goboxd_job_duration_seconds_sum{language=\"%s\"} %.3f\n", l->id,
+			   atomic_load(&l->duration_sum_ms) / 1000.0);
+		buf_printf(b, "goboxd_job_duration_seconds_count{language=\"%s\"} %llu\n", l->id,
+			   (unsigned long long)atomic_load(&l->count));
+	}
+}
+
 static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, struct buf *out)
 {
 	const struct stats *s = rc->stats;
@@ -530,45 +574,7 @@ static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, stru
 	       "Bytes of Judge0 callbacks the workers hold, waiting or being sent.",
 	       (double)callbacks_waiting(s));
 	store_metrics(rc, &b);
-	buf_puts(&b, "# HELP goboxd_jobs_total Finished jobs by language and status.\n"
-		     "# TYPE goboxd_jobs_total counter\n");
-	for (size_t i = 0; i < STATS_MAX_LANGS; i++) {
-		const struct lang_stats *l = &s->langs[i];
-
-		if (atomic_load(&l->used) != 2)
-			continue;
-		for (int st = 0; st < STATS_NSTATUS; st++) {
-			uint64_t v = atomic_load(&l->by_status[st]);
-
-			if (v)
-				buf_printf(&b, "goboxd_jobs_total{language=\"%s\",status=\"%s\"} %llu\n",
-					   l->id, verdict_test_status_name((enum test_status)st),
-					   (unsigned long long)v);
-		}
-	}
-	buf_puts(&b, "# HELP goboxd_job_duration_seconds Queue, build and run time of a job.\n"
-		     "# TYPE goboxd_job_duration_seconds histogram\n");
-	for (size_t i = 0; i < STATS_MAX_LANGS; i++) {
-		const struct lang_stats *l = &s->langs[i];
-		uint64_t cum = 0;
-
-		if (atomic_load(&l->used) != 2)
-			continue;
-		for (size_t k = 0; k < STATS_NBUCKETS; k++) {
-			cum += atomic_load(&l->buckets[k]);
-			if (k < STATS_NBUCKETS - 1)
-				buf_printf(&b, "goboxd_job_duration_seconds_bucket{language=\"%s\",le=\"%g\"} %llu\n",
-					   l->id, stats_bucket_ms[k] / 1000.0,
-					   (unsigned long long)cum);
-			else
-				buf_printf(&b, "goboxd_job_duration_seconds_bucket{language=\"%s\",le=\"+Inf\"} %llu\n",
-					   l->id, (unsigned long long)cum);
-		}
-		buf_printf(&b, "goboxd_job_duration_seconds_sum{language=\"%s\"} %.3f\n", l->id,
-			   atomic_load(&l->duration_sum_ms) / 1000.0);
-		buf_printf(&b, "goboxd_job_duration_seconds_count{language=\"%s\"} %llu\n", l->id,
-			   (unsigned long long)atomic_load(&l->count));
-	}
+	lang_metrics(s, &b);
 	http_format_response(out, 200, "text/plain; version=0.0.4", b.data ? b.data : "",
 			     b.len, ka, hdr);
 	buf_free(&b);
