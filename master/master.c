@@ -26,6 +26,7 @@
 #include "common/stats.h"
 #include "common/store.h"
 #include "common/util.h"
+#include "master/dispatch.h"
 #include "master/queue.h"
 #include "master/sweeper.h"
 #include "worker/sandbox/host.h"
@@ -431,44 +432,29 @@ static int hand_over(struct master *m, const struct queue_entry *e)
 	return -EAGAIN;
 }
 
-/*
- * The queue whose head waited longest: the clients' or the stored
- * submissions'. A stopping master leaves the submissions in the store,
- * for the next start.
- */
+/* The queue whose head goes next (master/dispatch.h). */
 static struct queue *next_queue(struct master *m)
 {
-	bool subs = m->subs.len > 0 && !m->stopping;
+	return dispatch_next(&m->q, &m->subs, m->stopping);
+}
 
-	if (m->q.len > 0 && (!subs || queue_oldest_ms(&m->q) <= queue_oldest_ms(&m->subs)))
-		return &m->q;
-	return subs ? &m->subs : NULL;
+static int hand_over_hook(void *arg, const struct queue_entry *e)
+{
+	return hand_over(arg, e);
+}
+
+static void refuse_overloaded(void *arg, struct queue_entry *e)
+{
+	refuse(arg, e, "overloaded", "could not hand the job to a sandbox; retry later");
 }
 
 static void dispatch(struct master *m)
 {
-	struct queue_entry e;
-	struct queue *q;
+	const struct dispatch_hooks hooks = { .arg = m, .hand_over = hand_over_hook,
+					      .overloaded = refuse_overloaded };
 
-	while ((q = next_queue(m)) && m->running < m->cfg.max_concurrent_jobs) {
-		int rc;
-
-		queue_pop(q, &e);
-		rc = hand_over(m, &e);
-		if (rc == -EAGAIN) {
-			/* just popped: there is room, and it keeps its place */
-			queue_unpop(q, &e);
-			break;
-		}
-		if (rc < 0 && e.sub) {
-			log_error("could not send submission %lld to a worker: %s; it waits",
-				  (long long)e.sub, strerror(-rc));
-			queue_unpop(q, &e);
-			break;
-		}
-		if (rc < 0)
-			refuse(m, &e, "overloaded", "could not hand the job to a sandbox; retry later");
-	}
+	dispatch_run(&m->q, &m->subs, m->stopping, &m->running, m->cfg.max_concurrent_jobs,
+		     &hooks);
 	publish_queue(m);
 }
 

@@ -406,6 +406,84 @@ Test(callbacks, past_the_workers_bound_the_largest_receiver_loses_its_oldest)
 	callbacks_queue_free(q);
 }
 
+/* A callback that costs k of the others (item_bytes()). */
+static struct callbacks_item *item_of(const char *host, int n, size_t k)
+{
+	size_t s = item_bytes();
+	struct callbacks_item *it = item(host, n, 100 + (k - 1) * s);
+
+	cr_assert_eq(it->bytes, k * s);
+	return it;
+}
+
+Test(callbacks, a_receiver_at_its_bound_is_refused_though_the_worker_is_full)
+{
+	size_t s = item_bytes();
+	struct callbacks_queue *q = callbacks_queue_new(4 * s, 2 * s, 4);
+	struct callbacks_item *it, *dropped = (struct callbacks_item *)1;
+
+	add_ok(q, "a.example", 1, 0);
+	add_ok(q, "b.example", 2, 0);
+	add_ok(q, "b.example", 3, 0);
+	add_ok(q, "a.example", 4, 0);
+	/* a is at its own bound: its new one is refused, and nothing of b's
+	 * (or a's) is dropped to make room for it */
+	it = item("a.example", 5, 100);
+	cr_expect_eq(callbacks_queue_add(q, it, 0, &dropped), -ENOSPC);
+	cr_expect_null(dropped);
+	callbacks_item_free(it);
+	cr_expect_eq(callbacks_queue_host_bytes(q, "a.example:80"), 2 * s);
+	cr_expect_eq(callbacks_queue_host_bytes(q, "b.example:80"), 2 * s);
+	cr_expect_eq(send_one(q, 0), 1, "a's oldest is still there");
+	callbacks_queue_free(q);
+}
+
+Test(callbacks, room_for_a_large_one_is_taken_from_whoever_holds_the_most_at_each_drop)
+{
+	size_t s = item_bytes();
+	struct callbacks_queue *q = callbacks_queue_new(6 * s, 6 * s, 4);
+	struct callbacks_item *dropped;
+
+	add_ok(q, "a.example", 1, 0);
+	add_ok(q, "b.example", 2, 0);
+	add_ok(q, "b.example", 3, 0);
+	add_ok(q, "b.example", 4, 0);
+	add_ok(q, "a.example", 5, 0);
+	add_ok(q, "a.example", 6, 0);
+	/* full, a and b hold the same; one that costs two: once one of
+	 * them lost its oldest, the other holds the most */
+	cr_assert_eq(callbacks_queue_add(q, item_of("c.example", 8, 2), 0, &dropped), 0);
+	cr_assert_not_null(dropped);
+	cr_assert_not_null(dropped->next, "two go for a callback that costs two");
+	cr_expect_null(dropped->next->next);
+	cr_expect_eq(dropped->id + dropped->next->id, 1 + 2, "a's oldest and b's oldest: %d %d",
+		     (int)dropped->id, (int)dropped->next->id);
+	free_chain(dropped);
+	cr_expect_eq(callbacks_queue_bytes(q), 6 * s);
+	cr_expect_eq(callbacks_queue_host_bytes(q, "a.example:80"), 2 * s);
+	cr_expect_eq(callbacks_queue_host_bytes(q, "b.example:80"), 2 * s);
+	cr_expect_eq(callbacks_queue_host_bytes(q, "c.example:80"), 2 * s);
+	callbacks_queue_free(q);
+}
+
+Test(callbacks, a_receiver_emptied_to_make_room_for_its_own_new_one_keeps_it)
+{
+	size_t s = item_bytes();
+	struct callbacks_queue *q = callbacks_queue_new(2 * s, 3 * s, 4);
+	struct callbacks_item *dropped;
+
+	add_ok(q, "a.example", 1, 0);
+	cr_assert_eq(callbacks_queue_add(q, item_of("a.example", 2, 2), 0, &dropped), 0);
+	cr_assert_not_null(dropped);
+	cr_expect_eq(dropped->id, 1);
+	free_chain(dropped);
+	cr_expect_eq(callbacks_queue_host_bytes(q, "a.example:80"), 2 * s);
+	cr_expect_eq(callbacks_queue_bytes(q), 2 * s);
+	cr_expect_eq(send_one(q, 0), 2);
+	cr_expect_eq(callbacks_queue_bytes(q), 0);
+	callbacks_queue_free(q);
+}
+
 Test(callbacks, the_oldest_counts_a_callback_waiting_for_its_next_try)
 {
 	size_t s = item_bytes();
