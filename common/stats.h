@@ -49,7 +49,7 @@ struct worker_slot {
 	_Atomic int32_t state;    /* enum worker_state */
 	_Atomic uint64_t job_started_ms;
 	_Atomic uint64_t jobs_done;
-	_Atomic uint64_t callbacks_bytes; /* its callbacks waiting (worker/callbacks.c) */
+	_Atomic uint64_t callbacks_bytes; /* its callbacks waiting (worker/outbox.c) */
 };
 
 struct lang_stats {
@@ -92,7 +92,7 @@ struct stats {
 	_Atomic uint64_t build_cache_misses;
 	_Atomic uint64_t build_cache_evictions;
 	_Atomic uint64_t build_cache_bytes;
-	/* Callbacks a bound on waiting ones left no room for (worker/callbacks.c). */
+	/* Callbacks a bound on waiting ones left no room for (worker/outbox.c). */
 	_Atomic uint64_t callbacks_refused;
 	_Atomic uint64_t by_status[STATS_NSTATUS];
 	_Atomic uint64_t store_seq;                /* odd while store_seen is written */

@@ -337,7 +337,7 @@ static void conn_parse(struct conn_set *s, struct conn *c)
 			if (!c->req_start_ms)
 				c->req_start_ms = now_ms();
 			/* Kept for a handoff; a dispatched job runs here, whatever. */
-			if (!c->job_token &&
+			if (!c->job_slot &&
 			    buf_append(&c->raw, c->in.data + c->in_off, used) < 0) {
 				c->state = C_CLOSING;
 				break;

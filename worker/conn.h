@@ -37,7 +37,7 @@ struct conn {
 	uint64_t req_start_ms; /* first byte of the current request, 0 if none */
 	uint64_t queued_ms;    /* time the job waited in the master's queue */
 	unsigned served;       /* requests answered on it */
-	bool job_token;        /* dispatched by the master: may run one job */
+	bool job_slot;         /* dispatched by the master: holds a job slot, may run one job */
 	bool admitted;         /* the worker let its current request in already */
 	struct auth_who who;   /* who its current request is, once admitted */
 	bool body_unread;      /* refused at its headers: its body is not wanted */
@@ -66,11 +66,11 @@ struct conn_hooks {
 	bool (*headers)(void *arg, struct conn *c);
 	/* A C_HANDOFF connection has sent all its answers: move it now. */
 	void (*handoff)(void *arg, struct conn *c);
-	/* Its request was refused: it will run no job, so a token the
+	/* Its request was refused: it will run no job, so the job slot the
 	 * master dispatched it with goes back. */
 	void (*no_job)(void *arg, struct conn *c);
 	/* It is about to be closed: forget it (a job that runs for it), and
-	 * give its token back as no_job does. */
+	 * give its job slot back as no_job does. */
 	void (*closing)(void *arg, struct conn *c);
 };
 

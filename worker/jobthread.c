@@ -15,6 +15,7 @@
 #include "worker/http/api.h"
 #include "worker/http/http.h"
 #include "worker/sandbox/jail.h"
+#include "worker/submissions.h"
 
 /* A jail for the next job; NULL (logged) when none could be started. */
 static struct jail *prepare_jail(const struct jobthread *t)
@@ -179,7 +180,7 @@ static void call_back(struct jobthread *j, const struct store_sub *sub, const ch
 		return;
 	body = api_judge0_callback_body(sub, j->langs);
 	if (body)
-		callbacks_add(j->callbacks, sub->id, sub->token, url, body);
+		outbox_add(j->callbacks, sub->id, sub->token, url, body);
 	free(body);
 }
 
@@ -255,7 +256,7 @@ static void judge0_answer(struct jobthread *j)
 	sub.created_ms = sub.started_ms = j->started_wall_ms;
 	sub.finished_ms = wall_ms();
 	st = thread_store(j);
-	if (!st || store_add_done(st, "judge0", j->owner, sub.request, result, sub.started_ms,
+	if (!st || store_add_done(st, SUBMISSIONS_API, j->owner, sub.request, result, sub.started_ms,
 				  sub.token, err, sizeof(err)) < 0) {
 		char msg[320];
 

@@ -23,7 +23,7 @@
 #include "common/auth.h"
 #include "common/buf.h"
 #include "common/store.h"
-#include "worker/callbacks.h"
+#include "worker/outbox.h"
 #include "worker/http/api.h"
 #include "worker/http/api_judge0.h"
 #include "worker/judge/job.h"
@@ -85,7 +85,7 @@ struct jobthread {
 	struct store *store;
 	char store_error[256];
 	const struct langtab *langs;
-	struct callbacks *callbacks;
+	struct outbox *callbacks;
 };
 
 /* Start the thread (with every signal blocked): 0 or a negative errno. */

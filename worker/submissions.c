@@ -10,7 +10,6 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "worker/http/json_body.h"
-#include "worker/http/wire.h"
 
 /* How often the expired ones are looked for (at most: a shorter TTL
  * looks as often as it lasts), and how many go at once: a batch is a few
@@ -51,7 +50,7 @@ static struct store *loop_store(struct submissions *s)
 
 void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
 		      const char *refused, bool watcher, struct stats *stats,
-		      struct callbacks *cb)
+		      struct outbox *cb)
 {
 	s->cfg = cfg;
 	if (refused) {
@@ -168,7 +167,7 @@ static cJSON *take_one(struct submissions *s, const struct auth_who *who, const 
 		return errors;
 	}
 	request_free(job);
-	rc = store_add(s->store, "judge0", who->owner, stored, callback, token, &id, err, errlen);
+	rc = store_add(s->store, SUBMISSIONS_API, who->owner, stored, callback, token, &id, err, errlen);
 	free(stored);
 	free(callback);
 	if (rc < 0) {
@@ -635,7 +634,7 @@ static int get_list(struct submissions *s, const struct http_request *r,
 	}
 	if (per_page > LIST_PER_PAGE_MAX)
 		per_page = LIST_PER_PAGE_MAX;
-	rc = store_list(s->store, "judge0", who->is_operator ? NULL : who->owner,
+	rc = store_list(s->store, SUBMISSIONS_API, who->is_operator ? NULL : who->owner,
 			(uint64_t)(page - 1) * (uint64_t)per_page, (size_t)per_page, &subs, &n,
 			&total);
 	if (rc < 0)
@@ -655,13 +654,13 @@ static int count_statistics(struct submissions *s, struct judge0_statistics *st)
 	memset(st, 0, sizeof(*st));
 	st->now_ms = wall_ms();
 	st->cached_ms = STATISTICS_CACHED_MS;
-	rc = store_count(s->store, "judge0", STORE_BY_REQUEST, "language_id", 0, &st->languages,
+	rc = store_count(s->store, SUBMISSIONS_API, STORE_BY_REQUEST, "language_id", 0, &st->languages,
 			 &st->nlanguages);
 	if (rc == 0)
-		rc = store_count(s->store, "judge0", STORE_BY_RESULT, "status_id", 0,
+		rc = store_count(s->store, SUBMISSIONS_API, STORE_BY_RESULT, "status_id", 0,
 				 &st->statuses, &st->nstatuses);
 	if (rc == 0)
-		rc = store_count(s->store, "judge0", STORE_BY_DAY, NULL,
+		rc = store_count(s->store, SUBMISSIONS_API, STORE_BY_DAY, NULL,
 				 (today - 30) * 86400000ull, &st->days, &st->ndays);
 	if (rc == 0)
 		rc = store_size(s->store, &st->bytes);
@@ -782,11 +781,6 @@ int submissions_handle(struct submissions *s, const struct http_request *r,
 	return submissions_answer(s, r, who, ka, hdr, out);
 }
 
-const struct api_format *submissions_format(void)
-{
-	return wire_named("judge0");
-}
-
 bool submissions_store_ready(struct submissions *s, char *why, size_t whylen)
 {
 	if (loop_store(s))
@@ -853,7 +847,7 @@ static void call_back_stored(struct submissions *s, int64_t id)
 		return;
 	body = sub.callback_url ? api_judge0_callback_body(&sub, s->langs) : NULL;
 	if (body)
-		callbacks_add(s->callbacks, sub.id, sub.token, sub.callback_url, body);
+		outbox_add(s->callbacks, sub.id, sub.token, sub.callback_url, body);
 	free(body);
 	store_sub_free(&sub);
 }
@@ -1026,7 +1020,7 @@ static void recover_callbacks(struct submissions *s)
 
 		if (body) {
 			log_info("submission %s: its callback is sent again from here", due[i].token);
-			callbacks_add(s->callbacks, due[i].id, due[i].token, due[i].callback_url, body);
+			outbox_add(s->callbacks, due[i].id, due[i].token, due[i].callback_url, body);
 		}
 		free(body);
 	}

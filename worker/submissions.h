@@ -18,7 +18,7 @@
 #include "common/lang/langtab.h"
 #include "common/stats.h"
 #include "common/store.h"
-#include "worker/callbacks.h"
+#include "worker/outbox.h"
 #include "worker/http/api_judge0.h"
 #include "worker/http/http.h"
 #include "worker/judge/request.h"
@@ -35,7 +35,7 @@ struct submissions {
 	/* the watcher (worker 0): the store's overview into stats, this
 	 * node's beat, and callbacks that other nodes did not deliver */
 	struct stats *stats;
-	struct callbacks *callbacks;
+	struct outbox *callbacks;
 	uint64_t next_watch_ms;
 	/* a shared store: the lease on the submission this worker runs */
 	int64_t lease_id;          /* 0: none */
@@ -71,7 +71,7 @@ struct submissions {
  * stats and hands callbacks found undelivered to cb. */
 void submissions_open(struct submissions *s, const struct config *cfg, const struct langtab *t,
 		      const char *refused, bool watcher, struct stats *stats,
-		      struct callbacks *cb);
+		      struct outbox *cb);
 void submissions_close(struct submissions *s);
 
 /*
@@ -94,9 +94,9 @@ int submissions_handle(struct submissions *s, const struct http_request *r,
  */
 int submissions_split_tokens(char *list, char **tokens, size_t max, size_t *n);
 
-/* The wire format whose jobs the store keeps (Judge0's): a stored
- * submission's job is answered as it says. */
-const struct api_format *submissions_format(void);
+/* The wire format whose submissions the store keeps (wire_named finds
+ * it): the store's "api" of each, and how a stored job is answered. */
+#define SUBMISSIONS_API "judge0"
 
 /* Whether the store can keep a submission now: a waited-for one that
  * could not be kept (to answer for its token later) is not run. False

@@ -31,7 +31,7 @@
 #include "worker/http/routes.h"
 #include "worker/http/wire.h"
 #include "common/auth.h"
-#include "worker/callbacks.h"
+#include "worker/outbox.h"
 #include "worker/http/callback.h"
 #include "worker/jobthread.h"
 #include "worker/submissions.h"
@@ -62,7 +62,7 @@ struct worker {
 	gid_t gid;
 	uid_t judge_uid;        /* its jobs' judge programs (gid the same) */
 	struct submissions subs;  /* Judge0's, kept in the store */
-	struct callbacks callbacks;
+	struct outbox callbacks;
 	int64_t job_sub;        /* the stored submission the job runs, 0: none */
 	uint64_t job_queued_ms;
 	struct auth_view *auth; /* its copy of the tokens in force */
@@ -80,13 +80,13 @@ static void tell_master(struct worker *w, enum channel_type type, const int *fds
 }
 
 /* The master counts a dispatched connection as a running job until told. */
-static void drop_token(void *arg, struct conn *c)
+static void give_back_slot(void *arg, struct conn *c)
 {
 	struct worker *w = arg;
 
-	if (!c->job_token)
+	if (!c->job_slot)
 		return;
-	c->job_token = false;
+	c->job_slot = false;
 	tell_master(w, CHANNEL_DONE, NULL, 0);
 }
 
@@ -97,7 +97,7 @@ static void forget_conn(void *arg, struct conn *c)
 
 	if (w->job.req && w->job_conn == c)
 		w->job_conn = NULL;
-	drop_token(w, c);
+	give_back_slot(w, c);
 }
 
 /* A submission went into the store: the master queues it. */
@@ -370,7 +370,7 @@ static void answer_before_job(struct worker *w, struct conn *c, struct job_reque
 
 	conn_log(c, r->method, r->path, status, c->req_start_ms, extra);
 	request_free(job);
-	drop_token(w, c);
+	give_back_slot(w, c);
 	conn_next_request(c, ka);
 }
 
@@ -418,7 +418,7 @@ static void handle_job(struct worker *w, struct conn *c)
 		free(no.body);
 		return;
 	}
-	if (!c->job_token) {
+	if (!c->job_slot) {
 		request_free(job);
 		c->state = C_HANDOFF;
 		return;
@@ -442,7 +442,7 @@ static void handle_job(struct worker *w, struct conn *c)
 		answer_before_job(w, c, job, 500, NULL, ka);
 		return;
 	}
-	c->job_token = false; /* spent: the job's end reports CHANNEL_DONE */
+	c->job_slot = false; /* spent: the job's end reports CHANNEL_DONE */
 }
 
 /* The token a request carries: X-Auth-Token or X-Auth-User (Judge0's
@@ -627,7 +627,7 @@ static void adopt_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 		tell_master(w, CHANNEL_DONE, NULL, 0);
 		return;
 	}
-	c->job_token = true;
+	c->job_slot = true;
 	c->queued_ms = queued_ms;
 	if (rc < 0) {
 		random_hex(c->reqid, 8);
@@ -639,7 +639,7 @@ static void adopt_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 			conn_respond_error(c, 503, "overloaded", "could not take the job over",
 					   false);
 		conn_log(c, "-", "-", rc == -EMSGSIZE ? 413 : 503, now_ms(), NULL);
-		drop_token(w, c);
+		give_back_slot(w, c);
 		c->state = C_CLOSING;
 	} else {
 		/* The memfd's bytes become the input as they are: no second copy. */
@@ -685,7 +685,7 @@ static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
 			return;
 		}
 	}
-	rc = jobthread_submit_stored(&w->job, job, submissions_format(), id);
+	rc = jobthread_submit_stored(&w->job, job, wire_named(SUBMISSIONS_API), id);
 	if (rc < 0) {
 		log_error("submission %lld: the job thread is not running", (long long)id);
 		request_free(job);
@@ -995,7 +995,7 @@ static void worker_end(struct worker *w)
 	conn_set_close(&w->conns);
 	jobthread_stop(&w->job);
 	submissions_flush(&w->subs);
-	callbacks_stop(&w->callbacks);
+	outbox_stop(&w->callbacks);
 	submissions_close(&w->subs);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_EMPTY);
 	atomic_store(&ctx->stats->workers[ctx->index].pid, 0);
@@ -1009,7 +1009,7 @@ int worker_main(const struct worker_ctx *ctx)
 	struct worker w;
 	const struct conn_hooks hooks = { .arg = &w, .request = handle_request,
 					  .headers = headers_complete, .handoff = handoff,
-					  .no_job = drop_token, .closing = forget_conn };
+					  .no_job = give_back_slot, .closing = forget_conn };
 	int rc;
 
 	worker_init(&w, ctx);
@@ -1037,7 +1037,7 @@ int worker_main(const struct worker_ctx *ctx)
 	}
 	/* libcurl's set-up, before any thread */
 	if (callback_global_init() < 0 ||
-	    callbacks_start(&w.callbacks, w.cfg,
+	    outbox_start(&w.callbacks, w.cfg,
 			    store_url_shared(w.cfg->store) ? w.cfg->store : NULL, ctx->stats,
 			    ctx->index) < 0) {
 		log_error("starting the callback sender failed");

@@ -1,5 +1,5 @@
 """Judge0 callbacks: one client's receiver holds up no other's, and what
-waits is bounded in bytes (worker/callbacks.c).
+waits is bounded in bytes (worker/outbox.c).
 
 Receivers live on 127.0.0.1 (the daemon runs with --callback-allow-local)
 and one worker holds every callback (--workers 1), so that all of them

@@ -56,7 +56,7 @@ clang "${flags[@]}" "$top/tests/fuzz/fuzz_zipfiles.c" "$top"/common/{util,log,ut
 # the callbacks and Judge0's renderer: built with all of them
 # (each source once, whichever of them common holds already)
 mapfile -t tokens_src < <(printf '%s\n' "${common[@]}" "${judge0[@]}" "$top/worker/submissions.c" \
-	"$top"/common/{store,store_sqlite,store_pg,stats,seqlock,cidr}.c "$top/worker/callbacks.c" |
+	"$top"/common/{store,store_sqlite,store_pg,stats,seqlock,cidr}.c "$top/worker/outbox.c" |
 	awk '!seen[$0]++')
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_tokens.c" "${tokens_src[@]}" $libs $store_libs -lpthread \
 	-o "$out/fuzz_tokens"

@@ -21,7 +21,7 @@
 #include "common/lang/langtab.h"
 #include "common/store.h"
 #include "common/util.h"
-#include "worker/callbacks.h"
+#include "worker/outbox.h"
 #include "worker/submissions.h"
 
 #define BIG_RESULT (256 * 1024)
@@ -262,9 +262,9 @@ Test(submissions, a_result_stored_late_is_called_back)
 {
 	static const char with_callback[] = "{\"source_code\": \"print(1)\", \"language_id\": 71,"
 					    " \"callback_url\": \"http://cb.example/done\"}";
-	struct callbacks cb;
+	struct outbox cb;
 	struct submissions s;
-	struct callbacks_item *it;
+	struct outbox_item *it;
 	uint64_t wait;
 	int64_t id;
 
@@ -273,7 +273,7 @@ Test(submissions, a_result_stored_late_is_called_back)
 	cb.running = true;
 	cr_assert_eq(pthread_mutex_init(&cb.mu, NULL), 0);
 	cr_assert_eq(pthread_cond_init(&cb.cv, NULL), 0);
-	cb.q = callbacks_queue_new(1 << 20, 1 << 20, 1);
+	cb.q = outbox_queue_new(1 << 20, 1 << 20, 1);
 	open_subs(&s);
 	s.callbacks = &cb;
 	id = post(&s, with_callback);
@@ -282,17 +282,17 @@ Test(submissions, a_result_stored_late_is_called_back)
 	disk_full(true);
 	tick_due(&s);
 	disk_full(false);
-	cr_expect_eq(callbacks_queue_bytes(cb.q), 0, "no callback before it is stored");
+	cr_expect_eq(outbox_queue_bytes(cb.q), 0, "no callback before it is stored");
 	tick_due(&s);
-	it = callbacks_queue_take(cb.q, now_ms(), &wait);
+	it = outbox_queue_take(cb.q, now_ms(), &wait);
 	cr_assert_not_null(it, "its callback waits to be sent");
 	cr_expect_str_eq(it->url, "http://cb.example/done");
 	cr_expect_eq(it->id, id);
 	cr_expect_not_null(strstr(it->body, "\"token\""), "%s", it->body);
-	cr_assert_not(callbacks_queue_done(cb.q, it, 0, now_ms()));
-	callbacks_item_free(it);
+	cr_assert_not(outbox_queue_done(cb.q, it, 0, now_ms()));
+	outbox_item_free(it);
 	submissions_close(&s);
-	callbacks_queue_free(cb.q);
+	outbox_queue_free(cb.q);
 	pthread_cond_destroy(&cb.cv);
 	pthread_mutex_destroy(&cb.mu);
 }

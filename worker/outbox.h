@@ -1,5 +1,6 @@
 /*
- * A worker's callback senders: a few threads of their own that PUT
+ * A worker's outbox of callbacks: what waits to be sent, and a few
+ * threads of their own (its senders) that PUT
  * finished submissions to the URLs their clients gave
  * (worker/http/callback.c), so that a slow or dead receiver holds up no
  * job. Each callback is tried CALLBACKS_TRIES times, CALLBACKS_TIMEOUT_MS
@@ -31,10 +32,10 @@
  *
  * The queue itself (callbacks_queue_*) is pure, without threads or
  * network, so that its bounds and order are unit-tested
- * (tests/unit/test_callbacks.c).
+ * (tests/unit/test_outbox.c).
  */
-#ifndef GOBOXD_CALLBACKS_H
-#define GOBOXD_CALLBACKS_H
+#ifndef GOBOXD_OUTBOX_H
+#define GOBOXD_OUTBOX_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -50,12 +51,12 @@
 #define CALLBACKS_TIMEOUT_MS 5000
 /* A try that takes this long makes its receiver a slow one. */
 #define CALLBACKS_SLOW_MS 1000
-struct callbacks_host;
+struct outbox_host;
 
 /* A callback to send; the queue's while queued, its taker's during a try. */
-struct callbacks_item {
-	struct callbacks_item *next; /* in its receiver's list, or a dropped chain */
-	struct callbacks_host *host; /* its receiver, while queued or tried */
+struct outbox_item {
+	struct outbox_item *next; /* in its receiver's list, or a dropped chain */
+	struct outbox_host *host; /* its receiver, while queued or tried */
 	char *url;
 	char *body;
 	size_t bytes;                /* what it costs the bounds */
@@ -68,9 +69,9 @@ struct callbacks_item {
 	uint64_t started_ms;         /* its try under way began */
 };
 
-struct callbacks_queue;
+struct outbox_queue;
 
-struct callbacks {
+struct outbox {
 	bool running;
 	bool allow_local;
 	const struct cidr_list *allow_nets; /* private ranges let through */
@@ -81,7 +82,7 @@ struct callbacks {
 	unsigned nthreads;                  /* started */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct callbacks_queue *q;          /* under mu */
+	struct outbox_queue *q;          /* under mu */
 	bool quit;                          /* under mu */
 	pthread_mutex_t store_mu;           /* one connection for all senders */
 	struct store *store;                /* under store_mu, opened at first need */
@@ -94,31 +95,31 @@ struct callbacks {
  * the bytes waiting are counted (stats NULL: nowhere). 0 or a negative
  * errno.
  */
-int callbacks_start(struct callbacks *cb, const struct config *cfg, const char *store_url,
+int outbox_start(struct outbox *cb, const struct config *cfg, const char *store_url,
 		    struct stats *stats, unsigned slot);
 /* Send body to url, later (all copied), for submission id (0: none in a
  * shared store) whose token is key; refused (logged) past a bound. */
-void callbacks_add(struct callbacks *cb, int64_t id, const char *key, const char *url,
+void outbox_add(struct outbox *cb, int64_t id, const char *key, const char *url,
 		   const char *body);
 /* Stop: the tries under way end (within their timeout); what still waits
  * is dropped, logged with its URL. */
-void callbacks_stop(struct callbacks *cb);
+void outbox_stop(struct outbox *cb);
 
 /* "host:port" of an http or https URL into out, the host in lower case
  * and the scheme's port when none is given. 0 or -EINVAL. Pure. */
-int callbacks_host_of(const char *url, char *out, size_t outlen);
+int outbox_host_of(const char *url, char *out, size_t outlen);
 /* A callback (all copied), its receiver from its URL (one that has none
  * shares the receiver ""). */
-struct callbacks_item *callbacks_item_new(int64_t id, const char *key, const char *url,
+struct outbox_item *outbox_item_new(int64_t id, const char *key, const char *url,
 					  const char *body);
-void callbacks_item_free(struct callbacks_item *it);
+void outbox_item_free(struct outbox_item *it);
 
 /* An empty queue: at most max_bytes waiting, host_max_bytes of them for
  * one receiver, for senders threads (the slow receivers' share is half). */
-struct callbacks_queue *callbacks_queue_new(size_t max_bytes, size_t host_max_bytes,
+struct outbox_queue *outbox_queue_new(size_t max_bytes, size_t host_max_bytes,
 					    unsigned senders);
 /* Free q and what waits in it; no try may be under way. */
-void callbacks_queue_free(struct callbacks_queue *q);
+void outbox_queue_free(struct outbox_queue *q);
 /*
  * Queue it (q's then), due at now. Past the worker's bound, the oldest
  * waiting callbacks of the receiver holding the most go first: chained on
@@ -127,8 +128,8 @@ void callbacks_queue_free(struct callbacks_queue *q);
  * -ENOBUFS: the worker's is, and what fills it is under way: then it is
  * not queued (still the caller's) and nothing was dropped.
  */
-int callbacks_queue_add(struct callbacks_queue *q, struct callbacks_item *it, uint64_t now,
-			struct callbacks_item **dropped);
+int outbox_queue_add(struct outbox_queue *q, struct outbox_item *it, uint64_t now,
+			struct outbox_item **dropped);
 /*
  * The next try to make at now: the receivers in turn, from the one after
  * the last served, each with no try under way (and, for a slow one, the
@@ -136,21 +137,21 @@ int callbacks_queue_add(struct callbacks_queue *q, struct callbacks_item *it, ui
  * due, with *wait_ms until one is (UINT64_MAX: none waits, or all wait
  * for a try to end).
  */
-struct callbacks_item *callbacks_queue_take(struct callbacks_queue *q, uint64_t now,
+struct outbox_item *outbox_queue_take(struct outbox_queue *q, uint64_t now,
 					    uint64_t *wait_ms);
 /*
- * The try of it (from callbacks_queue_take) ended at now with rc
+ * The try of it (from outbox_queue_take) ended at now with rc
  * (callback_put's). true: queued again for its next try; false: it is
  * done (delivered, its URL or address refused, or its tries spent) and
  * the caller's to free.
  */
-bool callbacks_queue_done(struct callbacks_queue *q, struct callbacks_item *it, int rc,
+bool outbox_queue_done(struct outbox_queue *q, struct outbox_item *it, int rc,
 			  uint64_t now);
 /* What waits, not under way: taken out and chained (the caller's). */
-struct callbacks_item *callbacks_queue_drain(struct callbacks_queue *q);
+struct outbox_item *outbox_queue_drain(struct outbox_queue *q);
 /* Bytes of the callbacks queued or under way. */
-size_t callbacks_queue_bytes(const struct callbacks_queue *q);
+size_t outbox_queue_bytes(const struct outbox_queue *q);
 /* Those of one receiver ("host:port"). */
-size_t callbacks_queue_host_bytes(const struct callbacks_queue *q, const char *host);
+size_t outbox_queue_host_bytes(const struct outbox_queue *q, const char *host);
 
 #endif

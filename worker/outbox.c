@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/callbacks.h"
+#include "worker/outbox.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,26 +17,26 @@
 #include "worker/http/callback.h"
 
 /* One receiver's callbacks. */
-struct callbacks_host {
-	struct callbacks_host *prev, *next; /* in turn order */
+struct outbox_host {
+	struct outbox_host *prev, *next; /* in turn order */
 	char *key;                          /* host:port */
 	/* Never tried yet, oldest first: all of them younger than later's,
 	 * which were taken from here before them. */
-	struct callbacks_item *fresh, *fresh_tail;
-	struct callbacks_item *later;       /* waiting for their next try, due first first */
-	struct callbacks_item *busy;        /* its try under way; NULL: none */
+	struct outbox_item *fresh, *fresh_tail;
+	struct outbox_item *later;       /* waiting for their next try, due first first */
+	struct outbox_item *busy;        /* its try under way; NULL: none */
 	bool busy_slow;                     /* busy counts in the slow ones' share */
 	bool slow;                          /* its last try took CALLBACKS_SLOW_MS or more */
 	size_t bytes;                       /* its callbacks', busy's too */
 };
 
-struct callbacks_queue {
+struct outbox_queue {
 	size_t max_bytes, host_max_bytes;
 	unsigned slow_max;                  /* tries to slow receivers under way at once */
 	unsigned slow_busy;
-	struct callbacks_host *hosts, *hosts_tail;
+	struct outbox_host *hosts, *hosts_tail;
 	size_t nhosts;
-	struct callbacks_host *last;        /* the one served last; NULL: none */
+	struct outbox_host *last;        /* the one served last; NULL: none */
 	size_t bytes;                       /* queued and under way */
 	size_t busy_bytes;                  /* under way */
 	uint64_t seq;
@@ -70,7 +70,7 @@ static int port_of(const char *p, const char *end, int dflt)
 	return (int)v;
 }
 
-int callbacks_host_of(const char *url, char *out, size_t outlen)
+int outbox_host_of(const char *url, char *out, size_t outlen)
 {
 	const char *sep = strstr(url, "://"), *auth, *end, *host_end;
 	int dflt, port;
@@ -105,16 +105,16 @@ int callbacks_host_of(const char *url, char *out, size_t outlen)
 	return 0;
 }
 
-struct callbacks_item *callbacks_item_new(int64_t id, const char *key, const char *url,
+struct outbox_item *outbox_item_new(int64_t id, const char *key, const char *url,
 					  const char *body)
 {
-	struct callbacks_item *it = xcalloc(1, sizeof(*it));
+	struct outbox_item *it = xcalloc(1, sizeof(*it));
 	size_t hostlen = strlen(url) + 8;
 
 	it->url = xstrdup(url);
 	it->body = xstrdup(body);
 	it->host_key = xmalloc(hostlen);
-	if (callbacks_host_of(url, it->host_key, hostlen) < 0)
+	if (outbox_host_of(url, it->host_key, hostlen) < 0)
 		it->host_key[0] = '\0'; /* callback_put refuses it at its one try */
 	it->id = id;
 	snprintf(it->key, sizeof(it->key), "%s", key ? key : "");
@@ -122,7 +122,7 @@ struct callbacks_item *callbacks_item_new(int64_t id, const char *key, const cha
 	return it;
 }
 
-void callbacks_item_free(struct callbacks_item *it)
+void outbox_item_free(struct outbox_item *it)
 {
 	if (!it)
 		return;
@@ -132,18 +132,18 @@ void callbacks_item_free(struct callbacks_item *it)
 	free(it);
 }
 
-static struct callbacks_host *host_find(const struct callbacks_queue *q, const char *key)
+static struct outbox_host *host_find(const struct outbox_queue *q, const char *key)
 {
-	for (struct callbacks_host *h = q->hosts; h; h = h->next)
+	for (struct outbox_host *h = q->hosts; h; h = h->next)
 		if (!strcmp(h->key, key))
 			return h;
 	return NULL;
 }
 
 /* A new receiver, served after all those there already. */
-static struct callbacks_host *host_add(struct callbacks_queue *q, const char *key)
+static struct outbox_host *host_add(struct outbox_queue *q, const char *key)
 {
-	struct callbacks_host *h = xcalloc(1, sizeof(*h));
+	struct outbox_host *h = xcalloc(1, sizeof(*h));
 
 	h->key = xstrdup(key);
 	h->prev = q->hosts_tail;
@@ -158,7 +158,7 @@ static struct callbacks_host *host_add(struct callbacks_queue *q, const char *ke
 
 /* A receiver with nothing waiting nor under way is forgotten: the
  * receivers a client may name are not bounded, its callbacks are. */
-static void host_forget_if_idle(struct callbacks_queue *q, struct callbacks_host *h)
+static void host_forget_if_idle(struct outbox_queue *q, struct outbox_host *h)
 {
 	if (h->fresh || h->later || h->busy)
 		return;
@@ -177,9 +177,9 @@ static void host_forget_if_idle(struct callbacks_queue *q, struct callbacks_host
 	free(h);
 }
 
-static void later_insert(struct callbacks_host *h, struct callbacks_item *it)
+static void later_insert(struct outbox_host *h, struct outbox_item *it)
 {
-	struct callbacks_item **pp = &h->later;
+	struct outbox_item **pp = &h->later;
 
 	while (*pp && (*pp)->due_ms <= it->due_ms)
 		pp = &(*pp)->next;
@@ -188,12 +188,12 @@ static void later_insert(struct callbacks_host *h, struct callbacks_item *it)
 }
 
 /* Take out h's oldest waiting callback (one is). */
-static struct callbacks_item *host_drop_oldest(struct callbacks_queue *q,
-					       struct callbacks_host *h)
+static struct outbox_item *host_drop_oldest(struct outbox_queue *q,
+					       struct outbox_host *h)
 {
-	struct callbacks_item **oldest = NULL, *it;
+	struct outbox_item **oldest = NULL, *it;
 
-	for (struct callbacks_item **pp = &h->later; *pp; pp = &(*pp)->next)
+	for (struct outbox_item **pp = &h->later; *pp; pp = &(*pp)->next)
 		if (!oldest || (*pp)->seq < (*oldest)->seq)
 			oldest = pp;
 	if (oldest) {
@@ -214,12 +214,12 @@ static struct callbacks_item *host_drop_oldest(struct callbacks_queue *q,
 }
 
 /* The receiver whose waiting callbacks (not those under way) take most. */
-static struct callbacks_host *largest(const struct callbacks_queue *q)
+static struct outbox_host *largest(const struct outbox_queue *q)
 {
-	struct callbacks_host *best = NULL;
+	struct outbox_host *best = NULL;
 	size_t most = 0;
 
-	for (struct callbacks_host *h = q->hosts; h; h = h->next) {
+	for (struct outbox_host *h = q->hosts; h; h = h->next) {
 		size_t waiting = h->bytes - (h->busy ? h->busy->bytes : 0);
 
 		if (waiting > most) {
@@ -232,10 +232,10 @@ static struct callbacks_host *largest(const struct callbacks_queue *q)
 
 /* ---- the queue ---- */
 
-struct callbacks_queue *callbacks_queue_new(size_t max_bytes, size_t host_max_bytes,
+struct outbox_queue *outbox_queue_new(size_t max_bytes, size_t host_max_bytes,
 					    unsigned senders)
 {
-	struct callbacks_queue *q = xcalloc(1, sizeof(*q));
+	struct outbox_queue *q = xcalloc(1, sizeof(*q));
 
 	q->max_bytes = max_bytes;
 	q->host_max_bytes = host_max_bytes;
@@ -245,22 +245,22 @@ struct callbacks_queue *callbacks_queue_new(size_t max_bytes, size_t host_max_by
 	return q;
 }
 
-static void free_list(struct callbacks_item *it)
+static void free_list(struct outbox_item *it)
 {
 	while (it) {
-		struct callbacks_item *next = it->next;
+		struct outbox_item *next = it->next;
 
-		callbacks_item_free(it);
+		outbox_item_free(it);
 		it = next;
 	}
 }
 
-void callbacks_queue_free(struct callbacks_queue *q)
+void outbox_queue_free(struct outbox_queue *q)
 {
 	if (!q)
 		return;
 	while (q->hosts) {
-		struct callbacks_host *h = q->hosts;
+		struct outbox_host *h = q->hosts;
 
 		q->hosts = h->next;
 		free_list(h->fresh);
@@ -273,9 +273,9 @@ void callbacks_queue_free(struct callbacks_queue *q)
 
 /* Make room for need more bytes: the oldest of the receiver holding the
  * most go, chained oldest first. Room is there to make. */
-static struct callbacks_item *make_room(struct callbacks_queue *q, size_t need)
+static struct outbox_item *make_room(struct outbox_queue *q, size_t need)
 {
-	struct callbacks_item *out = NULL, **tail = &out;
+	struct outbox_item *out = NULL, **tail = &out;
 
 	while (q->bytes + need > q->max_bytes) {
 		*tail = host_drop_oldest(q, largest(q));
@@ -284,10 +284,10 @@ static struct callbacks_item *make_room(struct callbacks_queue *q, size_t need)
 	return out;
 }
 
-int callbacks_queue_add(struct callbacks_queue *q, struct callbacks_item *it, uint64_t now,
-			struct callbacks_item **dropped)
+int outbox_queue_add(struct outbox_queue *q, struct outbox_item *it, uint64_t now,
+			struct outbox_item **dropped)
 {
-	struct callbacks_host *h = host_find(q, it->host_key);
+	struct outbox_host *h = host_find(q, it->host_key);
 
 	*dropped = NULL;
 	if (it->bytes > q->host_max_bytes || it->bytes > q->max_bytes)
@@ -318,7 +318,7 @@ int callbacks_queue_add(struct callbacks_queue *q, struct callbacks_item *it, ui
 }
 
 /* When h's next callback is due; UINT64_MAX: none waits. */
-static uint64_t host_due(const struct callbacks_host *h)
+static uint64_t host_due(const struct outbox_host *h)
 {
 	uint64_t due = UINT64_MAX;
 
@@ -330,15 +330,15 @@ static uint64_t host_due(const struct callbacks_host *h)
 }
 
 /* Whether h may have a try under way now. */
-static bool host_free(const struct callbacks_queue *q, const struct callbacks_host *h)
+static bool host_free(const struct outbox_queue *q, const struct outbox_host *h)
 {
 	return !h->busy && (!h->slow || q->slow_busy < q->slow_max);
 }
 
-static struct callbacks_item *host_take(struct callbacks_queue *q, struct callbacks_host *h,
+static struct outbox_item *host_take(struct outbox_queue *q, struct outbox_host *h,
 					uint64_t now)
 {
-	struct callbacks_item *it;
+	struct outbox_item *it;
 
 	if (h->fresh && (!h->later || h->fresh->due_ms <= h->later->due_ms)) {
 		it = h->fresh;
@@ -360,10 +360,10 @@ static struct callbacks_item *host_take(struct callbacks_queue *q, struct callba
 	return it;
 }
 
-struct callbacks_item *callbacks_queue_take(struct callbacks_queue *q, uint64_t now,
+struct outbox_item *outbox_queue_take(struct outbox_queue *q, uint64_t now,
 					    uint64_t *wait_ms)
 {
-	struct callbacks_host *h = q->last && q->last->next ? q->last->next : q->hosts;
+	struct outbox_host *h = q->last && q->last->next ? q->last->next : q->hosts;
 
 	*wait_ms = UINT64_MAX;
 	for (size_t i = 0; i < q->nhosts; i++, h = h->next ? h->next : q->hosts) {
@@ -380,10 +380,10 @@ struct callbacks_item *callbacks_queue_take(struct callbacks_queue *q, uint64_t 
 	return NULL;
 }
 
-bool callbacks_queue_done(struct callbacks_queue *q, struct callbacks_item *it, int rc,
+bool outbox_queue_done(struct outbox_queue *q, struct outbox_item *it, int rc,
 			  uint64_t now)
 {
-	struct callbacks_host *h = it->host;
+	struct outbox_host *h = it->host;
 
 	h->busy = NULL;
 	if (h->busy_slow)
@@ -406,8 +406,8 @@ bool callbacks_queue_done(struct callbacks_queue *q, struct callbacks_item *it, 
 }
 
 /* Chain l onto *tail, taking its bytes off h and q; the new tail. */
-static struct callbacks_item **take_all(struct callbacks_queue *q, struct callbacks_host *h,
-					struct callbacks_item *l, struct callbacks_item **tail)
+static struct outbox_item **take_all(struct outbox_queue *q, struct outbox_host *h,
+					struct outbox_item *l, struct outbox_item **tail)
 {
 	for (; l; l = l->next) {
 		l->host = NULL;
@@ -420,13 +420,13 @@ static struct callbacks_item **take_all(struct callbacks_queue *q, struct callba
 	return tail;
 }
 
-struct callbacks_item *callbacks_queue_drain(struct callbacks_queue *q)
+struct outbox_item *outbox_queue_drain(struct outbox_queue *q)
 {
-	struct callbacks_item *out = NULL, **tail = &out;
-	struct callbacks_host *h = q->hosts;
+	struct outbox_item *out = NULL, **tail = &out;
+	struct outbox_host *h = q->hosts;
 
 	while (h) {
-		struct callbacks_host *next = h->next;
+		struct outbox_host *next = h->next;
 
 		tail = take_all(q, h, h->later, tail);
 		tail = take_all(q, h, h->fresh, tail);
@@ -437,14 +437,14 @@ struct callbacks_item *callbacks_queue_drain(struct callbacks_queue *q)
 	return out;
 }
 
-size_t callbacks_queue_bytes(const struct callbacks_queue *q)
+size_t outbox_queue_bytes(const struct outbox_queue *q)
 {
 	return q->bytes;
 }
 
-size_t callbacks_queue_host_bytes(const struct callbacks_queue *q, const char *host)
+size_t outbox_queue_host_bytes(const struct outbox_queue *q, const char *host)
 {
-	const struct callbacks_host *h = host_find(q, host);
+	const struct outbox_host *h = host_find(q, host);
 
 	return h ? h->bytes : 0;
 }
@@ -452,15 +452,15 @@ size_t callbacks_queue_host_bytes(const struct callbacks_queue *q, const char *h
 /* ---- the senders ---- */
 
 /* The bytes waiting, for /metrics (under mu). */
-static void publish(struct callbacks *cb)
+static void publish(struct outbox *cb)
 {
 	if (cb->stats && cb->slot < STATS_MAX_WORKERS)
 		atomic_store(&cb->stats->workers[cb->slot].callbacks_bytes,
-			     cb->q ? callbacks_queue_bytes(cb->q) : 0);
+			     cb->q ? outbox_queue_bytes(cb->q) : 0);
 }
 
 /* A callback a bound left no room for: its submission stays, it does not. */
-static void lost(struct callbacks *cb, const struct callbacks_item *it, const char *why)
+static void lost(struct outbox *cb, const struct outbox_item *it, const char *why)
 {
 	if (cb->stats)
 		atomic_fetch_add(&cb->stats->callbacks_refused, 1);
@@ -471,7 +471,7 @@ static void lost(struct callbacks *cb, const struct callbacks_item *it, const ch
 }
 
 /* Wait until ms from now (UINT64_MAX: until woken) or a signal (under mu). */
-static void wait_for(struct callbacks *cb, uint64_t ms)
+static void wait_for(struct outbox *cb, uint64_t ms)
 {
 	struct timespec until;
 
@@ -490,7 +490,7 @@ static void wait_for(struct callbacks *cb, uint64_t ms)
 }
 
 /* Nothing more is due: the store hears it, so that no node sends it again. */
-static void delivered(struct callbacks *cb, const struct callbacks_item *it)
+static void delivered(struct outbox *cb, const struct outbox_item *it)
 {
 	char err[256];
 	int rc;
@@ -509,7 +509,7 @@ static void delivered(struct callbacks *cb, const struct callbacks_item *it)
 }
 
 /* One try of it, outside mu. */
-static int try_once(struct callbacks *cb, const struct callbacks_item *it, char *err,
+static int try_once(struct outbox *cb, const struct outbox_item *it, char *err,
 		    size_t errlen)
 {
 	struct callback_opts o = { .timeout_ms = CALLBACKS_TIMEOUT_MS,
@@ -523,16 +523,16 @@ static int try_once(struct callbacks *cb, const struct callbacks_item *it, char 
 }
 
 /* The try of it ended with rc (under mu). */
-static void try_ended(struct callbacks *cb, struct callbacks_item *it, int rc, const char *err)
+static void try_ended(struct outbox *cb, struct outbox_item *it, int rc, const char *err)
 {
-	if (callbacks_queue_done(cb->q, it, rc, now_ms())) {
+	if (outbox_queue_done(cb->q, it, rc, now_ms())) {
 		log_info("callback to %s failed (try %u): %s", it->url, it->tries, err);
 	} else if (rc == 0) {
 		log_debug("callback to %s delivered", it->url);
-		callbacks_item_free(it);
+		outbox_item_free(it);
 	} else {
 		log_warn("callback to %s given up after %u tries: %s", it->url, it->tries, err);
-		callbacks_item_free(it);
+		outbox_item_free(it);
 	}
 	publish(cb);
 	/* its receiver, or the slow ones' share, may serve another now */
@@ -542,12 +542,12 @@ static void try_ended(struct callbacks *cb, struct callbacks_item *it, int rc, c
 /* A sender: the next due try of the receivers in turn, until told to quit. */
 static void *sender_main(void *arg)
 {
-	struct callbacks *cb = arg;
+	struct outbox *cb = arg;
 
 	pthread_mutex_lock(&cb->mu);
 	while (!cb->quit) {
 		uint64_t wait;
-		struct callbacks_item *it = callbacks_queue_take(cb->q, now_ms(), &wait);
+		struct outbox_item *it = outbox_queue_take(cb->q, now_ms(), &wait);
 		char err[256] = "";
 		int rc;
 
@@ -565,7 +565,7 @@ static void *sender_main(void *arg)
 }
 
 /* Tell the senders to quit and wait for them (each ends its try first). */
-static void stop_senders(struct callbacks *cb)
+static void stop_senders(struct outbox *cb)
 {
 	pthread_mutex_lock(&cb->mu);
 	cb->quit = true;
@@ -577,9 +577,9 @@ static void stop_senders(struct callbacks *cb)
 }
 
 /* Release what start made, once no sender runs. */
-static void release(struct callbacks *cb)
+static void release(struct outbox *cb)
 {
-	callbacks_queue_free(cb->q);
+	outbox_queue_free(cb->q);
 	cb->q = NULL;
 	publish(cb);
 	free(cb->threads);
@@ -588,7 +588,7 @@ static void release(struct callbacks *cb)
 	cb->store = NULL;
 }
 
-static int start_senders(struct callbacks *cb, unsigned n)
+static int start_senders(struct outbox *cb, unsigned n)
 {
 	sigset_t all, old;
 	int rc = 0;
@@ -607,7 +607,7 @@ static int start_senders(struct callbacks *cb, unsigned n)
 	return -rc;
 }
 
-int callbacks_start(struct callbacks *cb, const struct config *cfg, const char *store_url,
+int outbox_start(struct outbox *cb, const struct config *cfg, const char *store_url,
 		    struct stats *stats, unsigned slot)
 {
 	unsigned n = cfg->callback_senders ? cfg->callback_senders : 1;
@@ -627,7 +627,7 @@ int callbacks_start(struct callbacks *cb, const struct config *cfg, const char *
 	cb->store_url = store_url;
 	cb->stats = stats;
 	cb->slot = slot;
-	cb->q = callbacks_queue_new(cfg->callback_queue_bytes, cfg->callback_host_queue_bytes, n);
+	cb->q = outbox_queue_new(cfg->callback_queue_bytes, cfg->callback_host_queue_bytes, n);
 	publish(cb);
 	rc = start_senders(cb, n);
 	if (rc < 0) {
@@ -640,12 +640,12 @@ int callbacks_start(struct callbacks *cb, const struct config *cfg, const char *
 }
 
 /* Why queue_add refused it with rc, for the log (under mu). */
-static void refusal(const struct callbacks *cb, const struct callbacks_item *it, int rc,
+static void refusal(const struct outbox *cb, const struct outbox_item *it, int rc,
 		    char *why, size_t len)
 {
 	if (rc == -ENOSPC)
 		snprintf(why, len, "%zu bytes wait for %s already (--callback-host-queue-size)",
-			 callbacks_queue_host_bytes(cb->q, it->host_key), it->host_key);
+			 outbox_queue_host_bytes(cb->q, it->host_key), it->host_key);
 	else if (rc == -EMSGSIZE)
 		snprintf(why, len, "its %zu bytes are more than a receiver may have waiting"
 			 " (--callback-host-queue-size, --callback-queue-size)", it->bytes);
@@ -654,34 +654,34 @@ static void refusal(const struct callbacks *cb, const struct callbacks_item *it,
 }
 
 /* Those dropped to make room for a newer one. */
-static void lost_all(struct callbacks *cb, struct callbacks_item *dropped)
+static void lost_all(struct outbox *cb, struct outbox_item *dropped)
 {
 	char why[512];
 
 	while (dropped) {
-		struct callbacks_item *next = dropped->next;
+		struct outbox_item *next = dropped->next;
 
 		snprintf(why, sizeof(why), "dropped for a newer one, the worker's callbacks"
 			 " filling --callback-queue-size and its receiver %s holding the most",
 			 dropped->host_key);
 		lost(cb, dropped, why);
-		callbacks_item_free(dropped);
+		outbox_item_free(dropped);
 		dropped = next;
 	}
 }
 
-void callbacks_add(struct callbacks *cb, int64_t id, const char *key, const char *url,
+void outbox_add(struct outbox *cb, int64_t id, const char *key, const char *url,
 		   const char *body)
 {
-	struct callbacks_item *it, *dropped = NULL;
+	struct outbox_item *it, *dropped = NULL;
 	char why[512];
 	int rc;
 
 	if (!cb->running)
 		return;
-	it = callbacks_item_new(id, key, url, body);
+	it = outbox_item_new(id, key, url, body);
 	pthread_mutex_lock(&cb->mu);
-	rc = callbacks_queue_add(cb->q, it, now_ms(), &dropped);
+	rc = outbox_queue_add(cb->q, it, now_ms(), &dropped);
 	if (rc < 0)
 		refusal(cb, it, rc, why, sizeof(why));
 	else
@@ -690,26 +690,26 @@ void callbacks_add(struct callbacks *cb, int64_t id, const char *key, const char
 	pthread_mutex_unlock(&cb->mu);
 	if (rc < 0) {
 		lost(cb, it, why);
-		callbacks_item_free(it);
+		outbox_item_free(it);
 	}
 	lost_all(cb, dropped);
 }
 
-void callbacks_stop(struct callbacks *cb)
+void outbox_stop(struct outbox *cb)
 {
-	struct callbacks_item *it;
+	struct outbox_item *it;
 
 	if (!cb->running)
 		return;
 	stop_senders(cb);
 	pthread_mutex_lock(&cb->mu);
-	it = callbacks_queue_drain(cb->q);
+	it = outbox_queue_drain(cb->q);
 	pthread_mutex_unlock(&cb->mu);
 	while (it) {
-		struct callbacks_item *next = it->next;
+		struct outbox_item *next = it->next;
 
 		log_warn("callback to %s dropped: the worker stops", it->url);
-		callbacks_item_free(it);
+		outbox_item_free(it);
 		it = next;
 	}
 	release(cb);
