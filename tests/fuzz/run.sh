@@ -49,7 +49,7 @@ done
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_judge0.c" "${common[@]}" "${judge0[@]}" $libs \
 	-o "$out/fuzz_judge0"
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_piston.c" "${common[@]}" "$top/worker/http/api_piston.c" \
-	"$top/worker/http/api_piston_files.c" $libs -o "$out/fuzz_piston"
+	"$top/worker/http/api_piston_files.c" "$top/worker/http/semver.c" $libs -o "$out/fuzz_piston"
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_zipfiles.c" "$top"/common/{util,log,utf8}.c \
 	"$top/common/lang/validate.c" "$top/worker/judge/zipfiles.c" $libs -o "$out/fuzz_zipfiles"
 # the token list is split in worker/submissions.c, which links the store,
