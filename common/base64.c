@@ -54,7 +54,7 @@ char *base64_encode(const void *data, size_t n)
 	return out;
 }
 
-static int b64_value(unsigned char c)
+int base64_value(unsigned char c)
 {
 	if (c >= 'A' && c <= 'Z')
 		return c - 'A';
@@ -94,7 +94,7 @@ int base64_decode(const char *s, size_t len, char **out, size_t *outlen)
 		uint32_t w;
 
 		for (int k = 0; k < 4; k++) {
-			v[k] = b64_value(in[i + k]);
+			v[k] = base64_value(in[i + k]);
 			if (v[k] >= 0)
 				continue;
 			/* '=' only in the padding positions of the last quantum */

@@ -13,15 +13,11 @@ struct limits {
 	uint64_t output_kb;     /* cap on captured stdout and on stderr, each */
 };
 
-/* A partial override: a zero field means "not given". */
-struct limits_override {
-	struct limits v;
-};
-
 /*
  * Merge: start from the language default, apply every field the request
- * gave, then clamp each field to the server maximum. Never fails: asking for
- * more than the maximum gets the maximum.
+ * gave (a zero field is one it did not give), then clamp each field to the
+ * server maximum. Never fails: asking for more than the maximum gets the
+ * maximum.
  */
 void limits_merge(struct limits *out, const struct limits *lang_default,
 		  const struct limits *request, const struct limits *server_max);

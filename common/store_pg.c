@@ -84,6 +84,9 @@ static const char *const migrations[SCHEMA_VERSION] = {
 
 _Static_assert(STORE_MAX_NODES == 32, "the node list's LIMIT");
 
+/* What sub_of reads, in its order: the SELECTs' and the UPDATEs'
+ * RETURNING lists (whose CTEs name their id apart, so that none is
+ * ambiguous there). */
 #define SUB_COLUMNS                                                                       \
 	"id, token, api, state, request, result, callback_url, created_ms, started_ms," \
 	" finished_ms, attempts, owner"
@@ -456,14 +459,13 @@ static int pg_lease(struct store *s, uint32_t lease_ms, const char *key, struct 
 
 	snprintf(ms, sizeof(ms), "%" PRIu32, lease_ms);
 	r = run(q,
-		"WITH next AS (SELECT id FROM goboxd_submissions WHERE state < 2"
+		"WITH next AS (SELECT id AS next_id FROM goboxd_submissions WHERE state < 2"
 		" AND (state = 0 OR lease_until_ms < " NOW ") ORDER BY id LIMIT 1"
 		" FOR UPDATE SKIP LOCKED)"
 		" UPDATE goboxd_submissions s SET state = 1, attempts = s.attempts + 1,"
 		" started_ms = " NOW ", node = $1, lease_key = $2,"
-		" lease_until_ms = " NOW " + $3::bigint FROM next WHERE s.id = next.id"
-		" RETURNING s.id, s.token, s.api, s.state, s.request, s.result, s.callback_url,"
-		" s.created_ms, s.started_ms, s.finished_ms, s.attempts, s.owner",
+		" lease_until_ms = " NOW " + $3::bigint FROM next WHERE s.id = next_id"
+		" RETURNING " SUB_COLUMNS,
 		3, p, &rc);
 	if (!r)
 		return rc;
@@ -519,15 +521,14 @@ static int pg_callbacks_due(struct store *s, uint32_t lease_ms, size_t max,
 	snprintf(rounds, sizeof(rounds), "%d", CALLBACK_ROUNDS);
 	/* one past the last round gives it up */
 	r = run(q,
-		"WITH due AS (SELECT id FROM goboxd_submissions WHERE callback_state = 1"
+		"WITH due AS (SELECT id AS due_id FROM goboxd_submissions WHERE callback_state = 1"
 		" AND callback_due_ms < " NOW " ORDER BY callback_due_ms LIMIT $1::bigint"
 		" FOR UPDATE SKIP LOCKED)"
 		" UPDATE goboxd_submissions s SET callback_due_ms = " NOW " + $2::bigint,"
 		" callback_rounds = s.callback_rounds + 1,"
 		" callback_state = CASE WHEN s.callback_rounds >= $3::int THEN 3 ELSE 1 END"
-		" FROM due WHERE s.id = due.id"
-		" RETURNING s.id, s.token, s.api, s.state, s.request, s.result, s.callback_url,"
-		" s.created_ms, s.started_ms, s.finished_ms, s.attempts, s.owner, s.callback_state",
+		" FROM due WHERE s.id = due_id"
+		" RETURNING " SUB_COLUMNS ", callback_state",
 		3, p, &rc);
 	if (!r)
 		return rc;

@@ -2,6 +2,7 @@
 
 #include "common/lang/langtab.h"
 
+#include "common/lang/entry.h"
 #include "common/lang/placeholder.h"
 #include "common/strv.h"
 #include "common/util.h"
@@ -52,10 +53,8 @@ static int lfail(struct lctx *c, int line, const char *fmt, ...)
 /* The first n compiled pairs of entry patterns, and their arrays. */
 static void entry_res_free(struct lang *l, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		regfree(&l->entry_res[i]);
-		regfree(&l->entry_locate[i]);
-	}
+	for (size_t i = 0; i < n; i++)
+		entry_free(&l->entry_res[i], &l->entry_locate[i]);
 	free(l->entry_res);
 	free(l->entry_locate);
 	l->entry_res = l->entry_locate = NULL;
@@ -209,6 +208,15 @@ static bool plain_file_name(const char *s)
 
 	return validate_filename_check(&validate_filename_native, s, strlen(s), &bad) ==
 	       VALIDATE_FILENAME_OK;
+}
+
+/* An entry's source file name, the entry and then the suffix: a plain one. */
+static bool plain_with_suffix(const char *entry, const char *suffix)
+{
+	char file[FILENAME_MAX_LEN + 64];
+
+	snprintf(file, sizeof(file), "%s%s", entry, suffix);
+	return plain_file_name(file);
 }
 
 static bool valid_env_name(const char *s)
@@ -636,168 +644,6 @@ static int parse_host_fields(struct lctx *c, const struct yamlutil_node *root, s
 	return 0;
 }
 
-/*
- * glibc's regcomp copies a repeated subexpression: "E+" becomes "EE*" and
- * "E{2,5}" five copies of E, so stacked or nested repetitions grow the
- * compiled pattern exponentially ("(((a+)+)+)+", or "b" and a hundred
- * '+': gigabytes in the master at load). Its epsilon closures are then
- * cubic in the nodes that match nothing (a group's open and close, the
- * branch of every '?' and '*'): "(((a?)?)?){300}", 2,400 nodes, took
- * 12.7 s to load under the sanitizers. Refuse a pattern whose tree,
- * counted the way regcomp builds it (two nodes for a group, two for
- * '?' and '*'), would pass this many nodes; the shipped patterns need
- * under 200.
- */
-#define ENTRY_MAX_NODES 1024
-#define ENTRY_MAX_DEPTH 16
-
-/* The end of the bracket expression that starts at p ('['), or NULL. */
-static const char *bracket_end(const char *p)
-{
-	const char *q = p + 1;
-
-	if (*q == '^')
-		q++;
-	if (*q == ']')
-		q++;
-	for (; *q && *q != ']'; q++) {
-		if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
-			const char *e = strchr(q + 2, q[1]);
-
-			while (e && e[1] != ']')
-				e = strchr(e + 1, q[1]);
-			if (!e)
-				return NULL;
-			q = e + 1;
-		}
-	}
-	return *q ? q : NULL;
-}
-
-/* "{m}", "{m,}", "{m,n}" at p: the largest count of copies, or 0. */
-static uint64_t interval_copies(const char *p, const char **end)
-{
-	uint64_t m = 0, n;
-	const char *q = p + 1;
-
-	if (*q < '0' || *q > '9')
-		return 0;
-	/* every digit is read; past the cap the count just stays above it */
-	for (; *q >= '0' && *q <= '9'; q++)
-		m = m > ENTRY_MAX_NODES ? m : m * 10 + (uint64_t)(*q - '0');
-	n = m;
-	if (*q == ',') {
-		q++;
-		n = m + 1; /* "{m,}": m copies and a star */
-		if (*q >= '0' && *q <= '9') {
-			n = 0;
-			for (; *q >= '0' && *q <= '9'; q++)
-				n = n > ENTRY_MAX_NODES ? n : n * 10 + (uint64_t)(*q - '0');
-		}
-	}
-	if (*q != '}')
-		return 0;
-	*end = q;
-	return (n > m ? n : m) + 1;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a || a + b > ENTRY_MAX_NODES ? ENTRY_MAX_NODES + 1 : a + b;
-}
-
-static uint64_t sat_mul(uint64_t a, uint64_t b)
-{
-	return b && a > (ENTRY_MAX_NODES + 1) / b ? ENTRY_MAX_NODES + 1 : a * b;
-}
-
-/*
- * Why an entry pattern is refused before regcomp sees it, or NULL: too
- * large once repetitions are copied, groups nested too deep or unbalanced,
- * or a back-reference (matching with one backtracks, and the source it
- * runs on is the client's).
- */
-static const char *entry_pattern_problem(const char *p)
-{
-	/* per open group: nodes so far, and the size of its last atom */
-	uint64_t total[ENTRY_MAX_DEPTH + 1] = { 0 }, last[ENTRY_MAX_DEPTH + 1] = { 0 };
-	int d = 0;
-
-	for (const char *q = p; *q; q++) {
-		const char *e;
-		uint64_t k, atom = 1;
-
-		switch (*q) {
-		case '\\':
-			if (q[1] >= '1' && q[1] <= '9')
-				return "back-references are not allowed";
-			if (q[1])
-				q++;
-			break;
-		case '[':
-			if (!(e = bracket_end(q)))
-				return NULL; /* regcomp says what is wrong */
-			q = e;
-			break;
-		case '(':
-			if (d == ENTRY_MAX_DEPTH)
-				return "groups are nested too deep";
-			d++;
-			total[d] = last[d] = 0;
-			continue;
-		case ')':
-			if (d == 0)
-				return "has a ')' without its '('";
-			atom = sat_add(total[d], 2);
-			d--;
-			break;
-		case '|':
-			total[d] = sat_add(total[d], 1);
-			last[d] = 0;
-			continue;
-		case '*':
-		case '?':
-			/* the repeated atom gains its branch node: a copy of it
-			 * ("(a?){9}") copies that too */
-			total[d] = sat_add(total[d], 2);
-			last[d] = sat_add(last[d], 2);
-			if (total[d] > ENTRY_MAX_NODES)
-				return "repeats too much (stacked or nested repetitions)";
-			continue;
-		case '+':
-			/* E+ is E E*: one more copy of the last atom */
-			total[d] = sat_add(total[d], last[d] + 1);
-			last[d] = sat_add(sat_mul(last[d], 2), 1);
-			if (total[d] > ENTRY_MAX_NODES)
-				return "repeats too much (stacked or nested repetitions)";
-			continue;
-		case '{':
-			if ((k = interval_copies(q, &e)) == 0)
-				break; /* a literal '{' */
-			q = e;
-			total[d] = sat_add(total[d], sat_add(sat_mul(last[d], k - 1), k));
-			last[d] = sat_add(sat_mul(last[d], k), k);
-			if (total[d] > ENTRY_MAX_NODES)
-				return "repeats too much (stacked or nested repetitions)";
-			continue;
-		default:
-			break;
-		}
-		total[d] = sat_add(total[d], atom);
-		last[d] = atom;
-		if (total[d] > ENTRY_MAX_NODES)
-			return "repeats too much (stacked or nested repetitions)";
-	}
-	/* an unclosed '(' is regcomp's to report */
-	return NULL;
-}
-
-/*
- * Each pattern P is compiled twice: as written, and as "^.*(P)", which
- * langtab_infer_entry uses to find where matches are in one pass (see
- * entry_match). The first compile's errors and group count are the
- * author's.
- */
 static int compile_entry_patterns(struct lctx *c, const struct yamlutil_node *p, struct lang *l)
 {
 	size_t n = strv_len(l->entry_patterns);
@@ -805,38 +651,13 @@ static int compile_entry_patterns(struct lctx *c, const struct yamlutil_node *p,
 	l->entry_res = xcalloc(n, sizeof(*l->entry_res));
 	l->entry_locate = xcalloc(n, sizeof(*l->entry_locate));
 	for (size_t i = 0; i < n; i++) {
-		const char *pat = l->entry_patterns[i];
-		const char *bad = entry_pattern_problem(pat);
-		char why[160], *wrapped = NULL;
-		int rc;
+		char why[400];
 
 		/* on failure the pairs compiled before i are freed, and no more */
-		if (bad) {
+		if (entry_compile(l->entry_patterns[i], &l->entry_res[i], &l->entry_locate[i], why,
+				  sizeof(why)) < 0) {
 			entry_res_free(l, i);
-			return lfail(c, item_line(p, i), "entry.patterns: '%s' %s", pat, bad);
-		}
-		rc = regcomp(&l->entry_res[i], pat, REG_EXTENDED);
-		if (rc != 0) {
-			regerror(rc, &l->entry_res[i], why, sizeof(why));
-			entry_res_free(l, i);
-			return lfail(c, item_line(p, i), "entry.patterns: '%s': %s", pat, why);
-		}
-		if (l->entry_res[i].re_nsub == 0) {
-			regfree(&l->entry_res[i]);
-			entry_res_free(l, i);
-			return lfail(c, item_line(p, i),
-				     "entry.patterns: '%s' has no group to name the entry", pat);
-		}
-		wrapped = xasprintf("^.*(%s)", pat);
-		rc = regcomp(&l->entry_locate[i], wrapped, REG_EXTENDED);
-		free(wrapped);
-		if (rc != 0 || l->entry_locate[i].re_nsub != l->entry_res[i].re_nsub + 1) {
-			regfree(&l->entry_res[i]);
-			if (rc == 0)
-				regfree(&l->entry_locate[i]);
-			entry_res_free(l, i);
-			return lfail(c, item_line(p, i), "entry.patterns: '%s' is not one whole expression",
-				     pat);
+			return lfail(c, item_line(p, i), "entry.patterns: %s", why);
 		}
 	}
 	return 0;
@@ -915,82 +736,23 @@ static int parse_entry(struct lctx *c, const struct yamlutil_node *root, struct 
 	return compile_entry_patterns(c, p, l);
 }
 
-/*
- * The entry pattern i names in src, or NULL. A plain search would try P
- * from every line start, each try running as far as "[^}]*" lets it:
- * quadratic in the source, 30 s for 256 KiB of "class A" lines. Instead,
- * "^.*(P)" is run anchored, each run one pass over the text: first to
- * find where the earliest match ends (a binary search over prefixes, each
- * check stopping at its first match), then in that prefix, where its
- * greedy ".*" gives the latest start of a match ending there. P itself
- * then runs from that start, where it matches at once, for its longest
- * match (the whole name, not the letter that ended the earliest match;
- * the search from there may run to the end once, never from every line).
- * So the entry is the declaration whose match ends first: the first one,
- * or of two that end at the same "main(", the inner one.
- */
-static char *entry_match(const struct lang *l, size_t i, const char *src)
-{
-	const regex_t *loc = &l->entry_locate[i], *re = &l->entry_res[i];
-	size_t len = strlen(src), lo = 0, hi = len, g = re->re_nsub < 9 ? re->re_nsub : 9;
-	char file[FILENAME_MAX_LEN + 64];
-	regmatch_t m[10];
-	size_t n;
-
-	/* nmatch 0: the pass stops where the first match ends; REG_STARTEND
-	 * takes the range from m[0] all the same */
-	m[0].rm_so = 0;
-	m[0].rm_eo = (regoff_t)len;
-	if (regexec(loc, src, 0, m, REG_STARTEND) != 0)
-		return NULL;
-	while (lo + 1 < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		m[0].rm_so = 0;
-		m[0].rm_eo = (regoff_t)mid;
-		if (regexec(loc, src, 0, m, REG_STARTEND | REG_NOTEOL) == 0)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	m[0].rm_so = 0;
-	m[0].rm_eo = (regoff_t)hi;
-	if (regexec(loc, src, 2, m, REG_STARTEND | (hi < len ? REG_NOTEOL : 0)) != 0)
-		return NULL;
-	/*
-	 * One byte back: glibc lets the "^" of "(^|\n)" match just after a
-	 * newline inside the wrapped pattern, so the start it reports may be
-	 * one past the newline that P alone needs.
-	 */
-	m[0].rm_so = m[1].rm_so > 0 ? m[1].rm_so - 1 : 0;
-	m[0].rm_eo = (regoff_t)len;
-	if (regexec(re, src, g + 1, m, REG_STARTEND) != 0)
-		return NULL;
-	while (g > 0 && m[g].rm_so < 0)
-		g--;
-	n = (size_t)(m[g].rm_eo - m[g].rm_so);
-	if (g == 0 || n == 0 || n > FILENAME_MAX_LEN)
-		return NULL;
-	snprintf(file, sizeof(file), "%.*s%s", (int)n, src + m[g].rm_so, l->entry_suffix);
-	return plain_file_name(file) ? xstrndup(src + m[g].rm_so, n) : NULL;
-}
-
 char *langtab_infer_entry(const struct lang *l, const char *src, const char *name)
 {
 	struct expand_ctx ctx = { .source = name };
-	char file[FILENAME_MAX_LEN + 64];
 	char *e;
 
 	if (!l->entry_res)
 		return NULL;
-	for (size_t i = 0; src && l->entry_patterns[i]; i++)
-		if ((e = entry_match(l, i, src)))
+	for (size_t i = 0; src && l->entry_patterns[i]; i++) {
+		e = entry_find(&l->entry_res[i], &l->entry_locate[i], src);
+		if (e && plain_with_suffix(e, l->entry_suffix))
 			return e;
+		free(e);
+	}
 	e = placeholder_expand_one(l->entry_default, &ctx);
 	if (!e)
 		return NULL;
-	snprintf(file, sizeof(file), "%s%s", e, l->entry_suffix);
-	if (!plain_file_name(e) || !plain_file_name(file)) {
+	if (!plain_file_name(e) || !plain_with_suffix(e, l->entry_suffix)) {
 		free(e);
 		return NULL;
 	}

@@ -64,7 +64,7 @@ struct lang {
 	 */
 	char **entry_patterns;   /* POSIX extended regular expressions */
 	regex_t *entry_res;      /* compiled, one per pattern */
-	regex_t *entry_locate;   /* each as "^.*(P)": where matches are (langtab.c) */
+	regex_t *entry_locate;   /* each as "^.*(P)": where matches are (entry.c) */
 	char *entry_default;     /* may hold {{stem}} and {{stem_class}} */
 	char *entry_suffix;      /* source file name = entry + suffix; "" if none */
 	char *codize_runtime;    /* name served on /v1/run, NULL: not served there */

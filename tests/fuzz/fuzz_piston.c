@@ -18,6 +18,7 @@
 #include "common/config.h"
 #include "common/lang/langtab.h"
 #include "worker/http/api.h"
+#include "worker/http/semver.h"
 #include "worker/judge/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -105,9 +106,9 @@ static void version_matches(const uint8_t *data, size_t size)
 	range[rlen] = '\0';
 	memcpy(version, nul ? nul + 1 : data, vlen);
 	version[vlen] = '\0';
-	(void)api_piston_version_matches(range, version);
+	(void)semver_range_matches(range, version);
 	/* a valid version too, so that the range's own parsing is reached */
-	(void)api_piston_version_matches(range, "3.11.2");
+	(void)semver_range_matches(range, "3.11.2");
 	free(range);
 	free(version);
 }

@@ -35,7 +35,7 @@ libs=$(pkg-config --cflags --libs libcjson yaml-0.1 libzip libcurl)
 # the submission store's, for worker/submissions.c (fuzz_tokens)
 store_libs=$(pkg-config --cflags --libs sqlite3 libpq)
 common=("$top"/common/{buf,strv,utf8,log,util,limits,config,yamlutil,base64,outtext,verdict,auth,sha256,seqlock,cidr}.c
-	"$top"/common/lang/{langtab,placeholder,validate}.c "$top"/worker/judge/request.c
+	"$top"/common/lang/{langtab,entry,placeholder,validate}.c "$top"/worker/judge/request.c
 	"$top"/worker/http/{json_body,api_run,api_codize}.c)
 llhttp=(/usr/share/llhttp/{api,http,llhttp}.c)
 # Judge0's parser checks callback_url with libcurl, unpacks additional_files
@@ -49,7 +49,7 @@ done
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_judge0.c" "${common[@]}" "${judge0[@]}" $libs \
 	-o "$out/fuzz_judge0"
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_piston.c" "${common[@]}" "$top/worker/http/api_piston.c" \
-	"$top/worker/http/api_piston_files.c" $libs -o "$out/fuzz_piston"
+	"$top/worker/http/api_piston_files.c" "$top/worker/http/semver.c" $libs -o "$out/fuzz_piston"
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_zipfiles.c" "$top"/common/{util,log,utf8}.c \
 	"$top/common/lang/validate.c" "$top/worker/judge/zipfiles.c" $libs -o "$out/fuzz_zipfiles"
 # the token list is split in worker/submissions.c, which links the store,

@@ -132,13 +132,5 @@ cJSON *api_piston_packages(const struct langtab *t);
  */
 int api_piston_package_change(bool install, const char *body, size_t len,
 			      const struct langtab *t, cJSON **out);
-/*
- * Whether the release version (x.y.z) satisfies range as node-semver's
- * satisfies() would, Piston's test of a request's "version": "*", "3",
- * "3.11", "3.x", "3.11.x", "3.11.2", the operators ^ ~ ~> >= <= > < =, a
- * hyphen range "3.10 - 3.12", space-separated ANDs and "||" ORs. A range
- * node-semver cannot parse matches nothing.
- */
-bool api_piston_version_matches(const char *range, const char *version);
 
 #endif

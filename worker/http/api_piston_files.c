@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base64.h"
 #include "common/lang/validate.h"
 #include "common/util.h"
 
@@ -86,19 +87,14 @@ bool api_piston_files_have_code(const cJSON *files)
 
 /* ---- contents: Node's Buffer.from(content, encoding) ---- */
 
-static int base64_value(unsigned char c)
+/* Node reads the URL-safe alphabet's two characters as well. */
+static int node_base64_value(unsigned char c)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
+	if (c == '-')
 		return 62;
-	if (c == '/' || c == '_')
+	if (c == '_')
 		return 63;
-	return -1;
+	return base64_value(c);
 }
 
 /*
@@ -114,7 +110,7 @@ static char *node_base64(const char *s, size_t n, size_t *len)
 	size_t o = 0;
 
 	for (size_t i = 0; i < n && s[i] != '='; i++) {
-		int v = base64_value((unsigned char)s[i]);
+		int v = node_base64_value((unsigned char)s[i]);
 
 		if (v < 0)
 			continue;
