@@ -66,12 +66,13 @@ static const char *const default_fields[] = {
 	"token", "time", "memory", "stdout", "stderr", "compile_output", "message", "status",
 };
 
+/* The field's index in judge0_fields, or -ENOENT. */
 static int field_index(const char *name, size_t len)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(judge0_fields); i++)
 		if (strlen(judge0_fields[i]) == len && !strncmp(judge0_fields[i], name, len))
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 static unsigned long long field_bit(const char *name)
@@ -200,7 +201,8 @@ static const cJSON *get(const struct j0_ctx *c, const char *field)
 
 /*
  * A number as Rails reads one: a JSON number, or a string holding one.
- * 0 and *out; 1 when absent (default); -1 when given but not a number.
+ * 0 and *out; 1 when absent (default); -EINVAL when given but not a
+ * number.
  */
 static int get_number(struct j0_ctx *c, const char *field, double *out)
 {
@@ -219,7 +221,7 @@ static int get_number(struct j0_ctx *c, const char *field, double *out)
 			return 0;
 	}
 	field_error(c, field, "is not a number");
-	return -1;
+	return -EINVAL;
 }
 
 /* A decimal field with Judge0's default and bounds ("15.0" in messages). */
@@ -335,7 +337,8 @@ static int decode_base64(const char *s, size_t len, char **out, size_t *outlen)
 /*
  * A text (source_code, stdin, expected_output, additional_files): its
  * bytes in *out, base64-decoded when the request is (always for
- * additional_files). Stored base64-encoded. 1 when absent.
+ * additional_files). Stored base64-encoded. 0, 1 when absent, or
+ * -EINVAL (not a string, not base64, too long: the field's error kept).
  */
 static int text_field(struct j0_ctx *c, const char *field, bool base64, size_t cap, char **out,
 		      size_t *len)
@@ -355,7 +358,7 @@ static int text_field(struct j0_ctx *c, const char *field, bool base64, size_t c
 	}
 	if (!cJSON_IsString(v)) {
 		field_error(c, field, "is not a string");
-		return -1;
+		return -EINVAL;
 	}
 	raw = json_body_bytes(v, c->m, &rlen);
 	if (base64) {
@@ -363,7 +366,7 @@ static int text_field(struct j0_ctx *c, const char *field, bool base64, size_t c
 		free(raw);
 		if (rc < 0) {
 			field_error(c, field, "is not valid base64");
-			return -1;
+			return -EINVAL;
 		}
 	} else {
 		*out = raw;
@@ -374,7 +377,7 @@ static int text_field(struct j0_ctx *c, const char *field, bool base64, size_t c
 		free(*out);
 		*out = NULL;
 		*len = 0;
-		return -1;
+		return -EINVAL;
 	}
 	raw = base64_encode(*out, *len);
 	cJSON_AddStringToObject(c->stored, field, raw);

@@ -253,20 +253,21 @@ static const char *sv_skip_blanks(const char *s, const char *end)
 	return s;
 }
 
-/* "A - B": 0 and *match when [s, end) is one, -EINVAL when it is a bad one, -1 not one. */
+/* "A - B": 0 and *match when [s, end) is one, -EINVAL when it is a bad
+ * one, -ENOENT when it is not one. */
 static int sv_hyphen(const uint64_t v[3], const char *s, const char *end, bool *match)
 {
 	struct sv_partial a, b;
 	const char *q = s;
 
 	if (!sv_parse_partial(&q, end, true, &a) || q >= end || !sv_blank(*q))
-		return -1;
+		return -ENOENT;
 	q = sv_skip_blanks(q, end);
 	if (q >= end || *q != '-' || q + 1 >= end || !sv_blank(q[1]))
-		return -1;
+		return -ENOENT;
 	q = sv_skip_blanks(q + 1, end);
 	if (!sv_parse_partial(&q, end, true, &b) || sv_skip_blanks(q, end) != end)
-		return -1;
+		return -ENOENT;
 	/* node-semver keeps a whole version's text as written: ">==1.2.3" is no range */
 	if ((a.n == 3 && !a.plain) || (b.n == 3 && !b.pre && !b.plain)) {
 		*match = false;
@@ -285,7 +286,7 @@ static int sv_alternative(const uint64_t v[3], const char *s, const char *end, b
 	int rc;
 
 	s = sv_skip_blanks(s, end);
-	if ((rc = sv_hyphen(v, s, end, match)) != -1)
+	if ((rc = sv_hyphen(v, s, end, match)) != -ENOENT)
 		return rc;
 	while ((s = sv_skip_blanks(s, end)) < end) {
 		enum sv_op op = sv_parse_op(&s, end);
