@@ -71,13 +71,13 @@ static const struct opt opts[] = {
 	  "jobs one jail serves, reset between them (1: a new jail for every job)" },
 	{ "build-cache-mb", OT_U32, F(build_cache_mb), 0, 1024 * 1024,
 	  "MiB of successful builds kept under the jail dir for the same build again (0: off)" },
-	{ "max-concurrency", OT_UINT, F(max_concurrent_jobs), 1, 1024,
+	{ "max-concurrency", OT_UINT, F(max_concurrency), 1, 1024,
 	  "jobs running at once (default: CPUs)" },
-	{ "max-queue-size", OT_UINT, F(max_queue), 0, 100000, "jobs waiting at most" },
+	{ "max-queue-size", OT_UINT, F(max_queue_size), 0, 100000, "jobs waiting at most" },
 	{ "queue-timeout", OT_MS, F(queue_timeout_ms), 1, HOUR_MS, "longest wait in the queue" },
-	{ "max-body-size", OT_SIZE, F(codize_max_body_bytes), 1024, GiB,
+	{ "max-body-size", OT_SIZE, F(max_body_bytes), 1024, GiB,
 	  "/v1/run: request body cap" },
-	{ "max-run-body-size", OT_SIZE, F(run_max_body_bytes), 1024, GiB,
+	{ "max-run-body-size", OT_SIZE, F(max_run_body_bytes), 1024, GiB,
 	  "/run: request body cap" },
 	{ "max-header-size", OT_SIZE, F(max_header_bytes), 1024, 1024 * 1024, "header cap" },
 	{ "max-source-size", OT_SIZE, F(max_source_bytes), 16, GiB, "source code cap" },
@@ -223,11 +223,11 @@ void config_defaults(struct config *c)
 	c->callback_host_queue_bytes = 16 * 1024 * 1024;
 	/* four hanging receivers, and four threads left for the others */
 	c->callback_senders = 8;
-	c->max_concurrent_jobs = (unsigned)ncpu;
-	c->max_queue = 256;
+	c->max_concurrency = (unsigned)ncpu;
+	c->max_queue_size = 256;
 	c->queue_timeout_ms = 60 * 1000;
-	c->run_max_body_bytes = 16 * 1024 * 1024;
-	c->codize_max_body_bytes = 5 * 1024 * 1024;
+	c->max_run_body_bytes = 16 * 1024 * 1024;
+	c->max_body_bytes = 5 * 1024 * 1024;
 	c->max_header_bytes = 16 * 1024;
 	c->max_source_bytes = 256 * 1024;
 	c->max_tests = 50;
@@ -261,8 +261,8 @@ void config_defaults(struct config *c)
 
 void config_derive(struct config *c)
 {
-	c->max_body_bytes = c->run_max_body_bytes > c->codize_max_body_bytes ?
-				    c->run_max_body_bytes : c->codize_max_body_bytes;
+	c->http_max_body_bytes = c->max_run_body_bytes > c->max_body_bytes ?
+				    c->max_run_body_bytes : c->max_body_bytes;
 }
 
 void config_free(struct config *c)

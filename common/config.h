@@ -47,14 +47,14 @@ struct config {
 	uint32_t build_cache_mb; /* <jail_dir>/build-cache's cap in MiB; 0: no cache */
 
 	/* concurrency */
-	unsigned max_concurrent_jobs;
-	unsigned max_queue;
+	unsigned max_concurrency;
+	unsigned max_queue_size;
 	uint32_t queue_timeout_ms;
 
 	/* request caps */
-	size_t run_max_body_bytes;    /* /run */
-	size_t codize_max_body_bytes; /* /v1/run (Codize's --max-body-size) */
-	size_t max_body_bytes;        /* the HTTP layer's cap: the larger of the two */
+	size_t max_run_body_bytes;    /* /run */
+	size_t max_body_bytes;        /* /v1/run (Codize's --max-body-size) */
+	size_t http_max_body_bytes;   /* the HTTP layer's cap: the larger of the two */
 	size_t max_header_bytes;
 	size_t max_source_bytes;
 	unsigned max_tests;
@@ -107,12 +107,12 @@ struct config {
 	enum config_action action;
 };
 
-/* Fill with built-in defaults (workers and max_concurrent_jobs = nCPU). */
+/* Fill with built-in defaults (workers and max_concurrency = nCPU). */
 void config_defaults(struct config *c);
 /* The store --store names when it is not given: root's in /var/lib/goboxd,
  * another user's in its own state directory. */
 const char *config_default_store(void);
-/* Recompute the fields that follow from others (max_body_bytes). */
+/* Recompute the fields that follow from others (http_max_body_bytes). */
 void config_derive(struct config *c);
 void config_free(struct config *c);
 

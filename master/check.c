@@ -14,7 +14,7 @@ static void print_config(const struct config *c, FILE *out)
 	fprintf(out, "config: %s\n",
 		c->config_file ? c->config_file : "built-in defaults, environment and flags");
 	fprintf(out, "  listen %s:%u, %u workers, %u jobs at once, queue %u\n", c->listen,
-		(unsigned)c->port, c->workers, c->max_concurrent_jobs, c->max_queue);
+		(unsigned)c->port, c->workers, c->max_concurrency, c->max_queue_size);
 	fprintf(out, "  jail dir %s, log %s\n", c->jail_dir, c->log_file ? c->log_file : "stderr");
 	/* what a subordinate range (rootless) or a firewall rule must cover */
 	fprintf(out, "  sandbox uids and gids %u-%u\n",

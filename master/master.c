@@ -453,7 +453,7 @@ static void dispatch(struct master *m)
 	const struct dispatch_hooks hooks = { .arg = m, .hand_over = hand_over_hook,
 					      .overloaded = refuse_overloaded };
 
-	dispatch_run(&m->q, &m->subs, m->stopping, &m->running, m->cfg.max_concurrent_jobs,
+	dispatch_run(&m->q, &m->subs, m->stopping, &m->running, m->cfg.max_concurrency,
 		     &hooks);
 	publish_queue(m);
 }
@@ -613,7 +613,7 @@ static void enqueue_client(struct master *m, int fd, int memfd)
 		return;
 	}
 	/* A free slot and nobody ahead: no queueing at all. */
-	if (!next_queue(m) && m->running < m->cfg.max_concurrent_jobs) {
+	if (!next_queue(m) && m->running < m->cfg.max_concurrency) {
 		int rc = hand_over(m, &e);
 
 		if (rc == 0)
@@ -890,7 +890,7 @@ static void reload(struct master *m)
 	auth_shared_publish(m->auth, m->cfg.auth, m->cfg.auth_probes);
 	langtab_free(m->langs);
 	m->langs = new_langs;
-	queue_resize(&m->q, m->cfg.max_queue);
+	queue_resize(&m->q, m->cfg.max_queue_size);
 	m->gen++;
 	atomic_store(&m->stats->generation, m->gen);
 	atomic_fetch_add(&m->stats->reloads, 1);
@@ -1194,7 +1194,7 @@ static int setup(struct master *m, char *err, size_t errlen)
 		return -e;
 	}
 	auth_shared_publish(m->auth, m->cfg.auth, m->cfg.auth_probes);
-	queue_init(&m->q, m->cfg.max_queue);
+	queue_init(&m->q, m->cfg.max_queue_size);
 	queue_init(&m->subs, 0);
 	queue_init(&m->later, 0);
 	if ((rc = prepare_dirs(m, err, errlen)) < 0)

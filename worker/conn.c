@@ -121,7 +121,7 @@ struct conn *conn_new(struct conn_set *s, int fd)
 	buf_init(&c->in, 0);
 	buf_init(&c->raw, 0);
 	buf_init(&c->out, 0);
-	http_parser_init(&c->hp, s->cfg->max_header_bytes, s->cfg->max_body_bytes);
+	http_parser_init(&c->hp, s->cfg->max_header_bytes, s->cfg->http_max_body_bytes);
 	c->last_active_ms = now_ms();
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		log_error("epoll_ctl(ADD, %d): %s", fd, strerror(errno));
@@ -270,7 +270,7 @@ void conn_adopt_input(struct conn *c, char *data, size_t len)
  */
 size_t conn_handoff_max(const struct config *cfg)
 {
-	return http_request_max_bytes(cfg->max_header_bytes, cfg->max_body_bytes) + READ_AHEAD +
+	return http_request_max_bytes(cfg->max_header_bytes, cfg->http_max_body_bytes) + READ_AHEAD +
 	       READ_CHUNK;
 }
 
@@ -416,7 +416,7 @@ static void conn_linger(struct conn_set *s, struct conn *c)
 	c->in_off = 0;
 	c->state = C_LINGER;
 	c->linger_until_ms = now_ms() + LINGER_MS;
-	c->linger_left = http_request_max_bytes(s->cfg->max_header_bytes, s->cfg->max_body_bytes);
+	c->linger_left = http_request_max_bytes(s->cfg->max_header_bytes, s->cfg->http_max_body_bytes);
 	conn_watch(s, c);
 	conn_drop_input(s, c);
 }

@@ -755,7 +755,7 @@ static int submissions_answer(struct submissions *s, const struct http_request *
 			 !*rest || !strcmp(rest, "/batch") ? "GET, POST" : "GET, DELETE");
 		return answer_error(out, 405, "method not allowed", ka, allow);
 	}
-	if (is_post && json_body_over_cap(r->body.len, s->cfg->run_max_body_bytes))
+	if (is_post && json_body_over_cap(r->body.len, s->cfg->max_run_body_bytes))
 		return answer_error(out, 413, "request body too large", ka, hdr);
 	if (!loop_store(s))
 		return no_store(s, out, ka, hdr);

@@ -36,7 +36,7 @@ static void init(void)
 	tight.max_files = 2;
 	tight.max_file_bytes = 16;
 	tight.max_stdin_bytes = 8;
-	tight.codize_max_body_bytes = 4096;
+	tight.max_body_bytes = 4096;
 }
 
 /* One parse: a success is a whole request; a failure says why, in bounds. */

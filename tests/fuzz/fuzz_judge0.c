@@ -57,7 +57,7 @@ static void init(void)
 	tight.max_expected_bytes = 8;
 	tight.max_files = 2;
 	tight.max_file_bytes = 16;
-	tight.run_max_body_bytes = 1024; /* additional_files' total */
+	tight.max_run_body_bytes = 1024; /* additional_files' total */
 }
 
 static void fail(const char *what, const char *detail)

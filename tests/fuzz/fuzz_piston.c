@@ -41,7 +41,7 @@ static void init(void)
 	tight.max_test_stdin_bytes = 8;
 	tight.max_files = 2;
 	tight.max_file_bytes = 16;
-	tight.run_max_body_bytes = 1024;
+	tight.max_run_body_bytes = 1024;
 }
 
 static void fail(const char *what, const char *detail)

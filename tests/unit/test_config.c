@@ -30,7 +30,7 @@ Test(config, defaults_are_valid)
 	config_defaults(&c);
 	cr_assert_eq(config_validate(&c, err, sizeof(err)), 0, "%s", err);
 	cr_assert(c.workers >= 1);
-	cr_assert_eq(c.workers, c.max_concurrent_jobs);
+	cr_assert_eq(c.workers, c.max_concurrency);
 	cr_assert_eq(c.port, 8080);
 	cr_assert_eq(c.max_tests, 50);
 	cr_assert_eq(c.max_source_bytes, 256 * 1024);
@@ -48,18 +48,18 @@ Test(config, codize_defaults_and_body_caps)
 	cr_expect_eq(c.max_files, 10);
 	cr_expect_eq(c.max_file_bytes, 256 * 1024);
 	cr_expect_eq(c.max_stdin_bytes, 1024 * 1024);
-	cr_expect_eq(c.codize_max_body_bytes, 5 * 1024 * 1024);
+	cr_expect_eq(c.max_body_bytes, 5 * 1024 * 1024);
 	cr_expect_eq(c.output_limit_bytes, 1024 * 1024);
-	cr_expect_eq(c.run_max_body_bytes, 16 * 1024 * 1024);
+	cr_expect_eq(c.max_run_body_bytes, 16 * 1024 * 1024);
 	cr_expect_eq(c.max_test_stdin_bytes, 4 * 1024 * 1024);
-	cr_expect_eq(c.max_body_bytes, 16 * 1024 * 1024, "the HTTP layer reads the larger cap");
+	cr_expect_eq(c.http_max_body_bytes, 16 * 1024 * 1024, "the HTTP layer reads the larger cap");
 	config_free(&c);
 	/* a larger Codize cap raises what the HTTP layer reads, not /run's cap */
 	cr_assert_eq(config_build(&c, 3, argv, (char *[]){ NULL }, &exit_now, err, sizeof(err)), 0,
 		     "%s", err);
-	cr_expect_eq(c.codize_max_body_bytes, 32 * 1024 * 1024);
-	cr_expect_eq(c.run_max_body_bytes, 16 * 1024 * 1024);
 	cr_expect_eq(c.max_body_bytes, 32 * 1024 * 1024);
+	cr_expect_eq(c.max_run_body_bytes, 16 * 1024 * 1024);
+	cr_expect_eq(c.http_max_body_bytes, 32 * 1024 * 1024);
 	config_free(&c);
 }
 
@@ -75,7 +75,7 @@ Test(config, file_sets_options_with_units)
 	cr_assert_eq(c.port, 9000);
 	cr_assert_eq(c.workers, 3);
 	cr_assert_eq(c.queue_timeout_ms, 2500);
-	cr_assert_eq(c.codize_max_body_bytes, 4 * 1024 * 1024);
+	cr_assert_eq(c.max_body_bytes, 4 * 1024 * 1024);
 	cr_assert_eq(c.tmpfs_kb, 64 * 1024);
 	cr_assert(c.metrics);
 	cr_assert_eq(c.jail, JAIL_KIND_BWRAP);
@@ -216,7 +216,7 @@ Test(config, args_codize_flags_and_errors)
 	cr_assert_eq(c.run_timeout_ms, 500);
 	cr_assert_eq(c.compile_timeout_ms, 10000);
 	cr_assert_eq(c.output_limit_bytes, 64 * 1024);
-	cr_assert_eq(c.max_concurrent_jobs, 3);
+	cr_assert_eq(c.max_concurrency, 3);
 	cr_assert(c.metrics);
 	cr_assert_eq(config_load_args(&c, 3, bad, &exit_now, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "--max-tests"), "got: %s", err);
@@ -256,7 +256,7 @@ Test(config, validate_rejects_relative_dirs)
 	free(c.jail_dir);
 	c.jail_dir = strdup("/var/lib/goboxd/jails");
 	/* A small body cap (Codize's --max-body-size) simply wins over the source cap. */
-	c.codize_max_body_bytes = 64 * 1024;
+	c.max_body_bytes = 64 * 1024;
 	cr_assert_eq(config_validate(&c, err, sizeof(err)), 0, "%s", err);
 	config_free(&c);
 }

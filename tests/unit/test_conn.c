@@ -79,7 +79,7 @@ static struct conn *fake_open(struct fake *f, bool let_in)
 	memset(f, 0, sizeof(*f));
 	f->let_in = let_in;
 	f->cfg.max_header_bytes = MAX_HDR;
-	f->cfg.max_body_bytes = MAX_BODY;
+	f->cfg.http_max_body_bytes = MAX_BODY;
 	f->cfg.read_timeout_ms = 10000;
 	f->cfg.keepalive_timeout_ms = 10000;
 	cr_assert_geq(epfd, 0);

@@ -111,7 +111,7 @@ static struct conn *loop_open(struct loop *l)
 
 	memset(l, 0, sizeof(*l));
 	l->cfg.max_header_bytes = 1024;
-	l->cfg.max_body_bytes = 4096;
+	l->cfg.http_max_body_bytes = 4096;
 	l->cfg.read_timeout_ms = READ_TIMEOUT_MS;
 	l->cfg.keepalive_timeout_ms = IDLE_TIMEOUT_MS;
 	cr_assert_geq(epfd, 0);

@@ -58,7 +58,7 @@ static void setup(void)
 	cfg.max_files = 8;
 	cfg.max_file_bytes = 100;
 	cfg.max_test_stdin_bytes = 100;
-	cfg.run_max_body_bytes = 8192;
+	cfg.max_run_body_bytes = 8192;
 	cfg.limits_max = (struct limits){ .wall_ms = 20000, .cpu_ms = 20000,
 					  .memory_kb = 2097152, .max_processes = 128,
 					  .fsize_kb = 65536, .output_kb = 1024 };

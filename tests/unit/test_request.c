@@ -116,8 +116,8 @@ static void setup(void)
 	cfg.max_files = 4;
 	cfg.max_file_bytes = 16;
 	cfg.max_test_stdin_bytes = 10;
-	cfg.run_max_body_bytes = 4096;
-	cfg.codize_max_body_bytes = 4096;
+	cfg.max_run_body_bytes = 4096;
+	cfg.max_body_bytes = 4096;
 	cfg.limits_max = (struct limits){
 		.wall_ms = 20000, .cpu_ms = 20000, .memory_kb = 2097152,
 		.max_processes = 128, .fsize_kb = 65536, .output_kb = 1024,
@@ -745,7 +745,7 @@ Test(codize, body_cap_is_413)
 	snprintf(body, sizeof(body), "{\"runtime\":\"python\"," PY_FILE ",\"x\":\"%04096d\"}", 0);
 	codize_bad(body, 8, API_CODIZE_BODY_TOO_LARGE, 413);
 	cr_expect_eq(nerrs, 1);
-	cfg.codize_max_body_bytes = sizeof(body);
+	cfg.max_body_bytes = sizeof(body);
 	request_free(codize_ok(body));
 }
 

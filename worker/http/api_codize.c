@@ -326,7 +326,7 @@ int api_codize_parse(const char *body, size_t len, const struct langtab *t,
 	cJSON *root = NULL;
 	int rc = -EINVAL;
 
-	if (json_body_over_cap(len, cfg->codize_max_body_bytes)) {
+	if (json_body_over_cap(len, cfg->max_body_bytes)) {
 		codize_refuse_body(&c, 413, API_CODIZE_BODY_TOO_LARGE, "request body too large");
 		goto out;
 	}

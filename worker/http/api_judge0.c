@@ -522,7 +522,7 @@ static void judge0_files(struct j0_ctx *c, struct job_request *r, char *source, 
 	struct zipfiles_bounds zb = {
 		.max_files = c->cfg->max_files,
 		.max_file = c->cfg->max_file_bytes,
-		.max_total = c->cfg->run_max_body_bytes,
+		.max_total = c->cfg->max_run_body_bytes,
 	};
 	struct req_file *extra = NULL;
 	size_t nextra = 0, zlen;
@@ -571,7 +571,7 @@ static void judge0_project_files(struct j0_ctx *c, struct job_request *r)
 	struct zipfiles_bounds zb = {
 		.max_files = c->cfg->max_files,
 		.max_file = c->cfg->max_file_bytes,
-		.max_total = c->cfg->run_max_body_bytes,
+		.max_total = c->cfg->max_run_body_bytes,
 	};
 	struct req_file *files = NULL;
 	size_t n = 0, zlen, at = 0;
@@ -636,7 +636,7 @@ static struct job_request *judge0_job_new(const struct config *cfg, struct judge
 		/* the box after the run, bounded as the files it came with */
 		.max_files = cfg->max_files,
 		.max_file = cfg->max_file_bytes,
-		.max_total = cfg->run_max_body_bytes,
+		.max_total = cfg->max_run_body_bytes,
 		.max_entries = J0_FILESYSTEM_ENTRIES,
 	};
 	r->api = j;
@@ -1231,7 +1231,7 @@ static cJSON *config_info(const struct config *cfg)
 	cJSON_AddNumberToObject(o, "callbacks_max_tries", 3);
 	cJSON_AddNumberToObject(o, "callbacks_timeout", 5);
 	cJSON_AddBoolToObject(o, "enable_additional_files", true);
-	cJSON_AddNumberToObject(o, "max_queue_size", cfg->max_queue);
+	cJSON_AddNumberToObject(o, "max_queue_size", cfg->max_queue_size);
 	cJSON_AddNumberToObject(o, "cpu_time_limit", J0_CPU_TIME);
 	cJSON_AddNumberToObject(o, "max_cpu_time_limit", J0_MAX_CPU_TIME);
 	cJSON_AddNumberToObject(o, "cpu_extra_time", J0_CPU_EXTRA);
@@ -1253,7 +1253,7 @@ static cJSON *config_info(const struct config *cfg)
 	cJSON_AddNumberToObject(o, "number_of_runs", J0_RUNS);
 	cJSON_AddNumberToObject(o, "max_number_of_runs", J0_MAX_RUNS);
 	cJSON_AddBoolToObject(o, "redirect_stderr_to_stdout", false);
-	cJSON_AddNumberToObject(o, "max_extract_size", floor((double)cfg->run_max_body_bytes / 1024.0));
+	cJSON_AddNumberToObject(o, "max_extract_size", floor((double)cfg->max_run_body_bytes / 1024.0));
 	cJSON_AddBoolToObject(o, "enable_batched_submissions", true);
 	cJSON_AddNumberToObject(o, "max_submission_batch_size", JUDGE0_MAX_BATCH);
 	/* seconds in Judge0; 0: no cache (goboxd answers from its store) */
@@ -1551,7 +1551,7 @@ int api_judge0_parse_waited(const struct http_request *r, const struct langtab *
 	*job = NULL;
 	if (api_judge0_view(r, &v, err, sizeof(err)) < 0)
 		return refuse_waited(no, 400, err, "invalid_view");
-	if (json_body_over_cap(r->body.len, cfg->run_max_body_bytes))
+	if (json_body_over_cap(r->body.len, cfg->max_run_body_bytes))
 		return refuse_waited(no, 413, "request body too large", "body_too_large");
 	root = json_body_parse(r->body.data ? r->body.data : "", r->body.len, &m);
 	if (!cJSON_IsObject(root)) {

@@ -303,7 +303,7 @@ int api_piston_parse(const char *body, size_t len, const struct langtab *t,
 
 	memset(e, 0, sizeof(*e));
 	/* Piston's body-parser stops at 100 kB; goboxd takes what /run takes. */
-	if (json_body_over_cap(len, cfg->run_max_body_bytes)) {
+	if (json_body_over_cap(len, cfg->max_run_body_bytes)) {
 		piston_refuse(&c, "body_too_large", "request entity too large");
 		e->http_status = 413;
 		return -E2BIG;

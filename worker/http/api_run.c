@@ -998,9 +998,9 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 	int rc = -EINVAL;
 
 	/* The HTTP layer reads up to the larger of the two APIs' caps. */
-	if (json_body_over_cap(len, cfg->run_max_body_bytes)) {
+	if (json_body_over_cap(len, cfg->max_run_body_bytes)) {
 		refuse(e, "body_too_large", "", "request body exceeds %zu bytes",
-		       cfg->run_max_body_bytes);
+		       cfg->max_run_body_bytes);
 		e->http_status = 413;
 		goto out;
 	}

@@ -453,12 +453,12 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	}
 	cJSON_AddNumberToObject(lim, "max_source_bytes", (double)cfg->max_source_bytes);
 	cJSON_AddNumberToObject(lim, "max_tests", cfg->max_tests);
-	cJSON_AddNumberToObject(lim, "max_concurrent_jobs", cfg->max_concurrent_jobs);
-	cJSON_AddNumberToObject(lim, "max_queue", cfg->max_queue);
+	cJSON_AddNumberToObject(lim, "max_concurrent_jobs", cfg->max_concurrency);
+	cJSON_AddNumberToObject(lim, "max_queue", cfg->max_queue_size);
 	cJSON_AddNumberToObject(lim, "queue_timeout_ms", cfg->queue_timeout_ms);
-	cJSON_AddNumberToObject(lim, "max_body_bytes", (double)cfg->run_max_body_bytes);
+	cJSON_AddNumberToObject(lim, "max_body_bytes", (double)cfg->max_run_body_bytes);
 	cJSON_AddNumberToObject(lim, "max_test_stdin_bytes", (double)cfg->max_test_stdin_bytes);
-	cJSON_AddNumberToObject(lim, "codize_max_body_bytes", (double)cfg->codize_max_body_bytes);
+	cJSON_AddNumberToObject(lim, "codize_max_body_bytes", (double)cfg->max_body_bytes);
 	cJSON_AddNumberToObject(lim, "max_stdin_bytes", (double)cfg->max_stdin_bytes);
 	cJSON_AddNumberToObject(lim, "max_expected_bytes", (double)cfg->max_expected_bytes);
 	cJSON_AddNumberToObject(lim, "max_files", cfg->max_files);
@@ -536,11 +536,11 @@ static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, stru
 	metric(&b, "goboxd_active_jobs", "gauge", "Jobs running now.",
 	       (double)atomic_load(&s->in_flight));
 	metric(&b, "goboxd_max_active_jobs", "gauge", "Configured maximum of running jobs.",
-	       rc->cfg->max_concurrent_jobs);
+	       rc->cfg->max_concurrency);
 	metric(&b, "goboxd_queue_length", "gauge", "Jobs waiting in the queue.",
 	       (double)atomic_load(&s->queued));
 	metric(&b, "goboxd_max_queue_length", "gauge", "Configured maximum of waiting jobs.",
-	       rc->cfg->max_queue);
+	       rc->cfg->max_queue_size);
 	metric(&b, "goboxd_requests_total", "counter", "HTTP requests parsed.",
 	       (double)atomic_load(&s->requests_total));
 	metric(&b, "goboxd_jobs_failed_internal_total", "counter",
