@@ -29,40 +29,29 @@ targets=("$@")
 secs=${GOBOXD_FUZZ_SECONDS:-60}
 out="$build/fuzz"
 mkdir -p "$out"
-flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$build"
+# The fuzzers link goboxd's own library, built a second time with clang,
+# instrumented for coverage and with the sanitizers (its own configure,
+# under BUILD_DIR/fuzz/lib, made once and kept up to date by make): every
+# target sees the code as the daemon runs it, and no list of sources here
+# goes stale.
+lib="$out/lib"
+mkdir -p "$lib"
+if [ ! -f "$lib/Makefile" ]; then
+	echo "== configuring the instrumented library in $lib"
+	(cd "$lib" && "$top/configure" CC=clang \
+		CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined" >configure.log 2>&1) ||
+		{ tail -20 "$lib/configure.log"; exit 1; }
+fi
+make -C "$lib" --no-print-directory -s -j"$(nproc)" libgoboxd.la
+deps=$(make -C "$lib" --no-print-directory -s print-dep-libs)
+flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$lib"
        -I/usr/share/include/llhttp -DGOBOXD_SRCDIR="\"$top\"" -DGOBOXD_BUILDDIR="\"$build\"")
-libs=$(pkg-config --cflags --libs libcjson yaml-0.1 libzip libcurl)
-# the submission store's, for worker/submissions.c (fuzz_tokens)
-store_libs=$(pkg-config --cflags --libs sqlite3 libpq)
-common=("$top"/common/{buf,strv,utf8,log,util,limits,config,yamlutil,base64,outtext,verdict,auth,sha256,seqlock,cidr}.c
-	"$top"/common/lang/{langtab,entry,placeholder,validate}.c "$top"/worker/judge/request.c
-	"$top"/worker/http/{json_body,api_run,api_codize}.c)
-llhttp=(/usr/share/llhttp/{api,http,llhttp}.c)
-# Judge0's parser checks callback_url with libcurl, unpacks additional_files
-# with libzip, and reads ?fields= through the HTTP layer
-judge0=("$top"/worker/http/{api_judge0,callback,http}.c "$top"/worker/judge/zipfiles.c "${llhttp[@]}")
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_http.c" "$top/worker/http/http.c" "$top/common/buf.c" "$top/common/util.c" \
-	"${llhttp[@]}" $libs -o "$out/fuzz_http"
-for t in fuzz_request fuzz_codize fuzz_langtab; do
-	clang "${flags[@]}" "$top/tests/fuzz/$t.c" "${common[@]}" $libs -o "$out/$t"
+for t in fuzz_http fuzz_request fuzz_codize fuzz_langtab fuzz_judge0 fuzz_piston fuzz_zipfiles \
+	fuzz_tokens fuzz_callback fuzz_auth; do
+	# shellcheck disable=SC2086 # deps is a list of linker flags
+	clang "${flags[@]}" "$top/tests/fuzz/$t.c" "$lib/.libs/libgoboxd.a" $deps -lpthread \
+		-o "$out/$t"
 done
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_judge0.c" "${common[@]}" "${judge0[@]}" $libs \
-	-o "$out/fuzz_judge0"
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_piston.c" "${common[@]}" "$top/worker/http/api_piston.c" \
-	"$top/worker/http/api_piston_files.c" "$top/worker/http/semver.c" $libs -o "$out/fuzz_piston"
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_zipfiles.c" "$top"/common/{util,log,utf8}.c \
-	"$top/common/lang/validate.c" "$top/worker/judge/zipfiles.c" $libs -o "$out/fuzz_zipfiles"
-# the token list is split in worker/submissions.c, which links the store,
-# the callbacks and Judge0's renderer: built with all of them
-# (each source once, whichever of them common holds already)
-mapfile -t tokens_src < <(printf '%s\n' "${common[@]}" "${judge0[@]}" "$top/worker/submissions.c" \
-	"$top"/common/{store,store_sqlite,store_pg,stats,seqlock,cidr}.c "$top/worker/outbox.c" |
-	awk '!seen[$0]++')
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_tokens.c" "${tokens_src[@]}" $libs $store_libs -lpthread \
-	-o "$out/fuzz_tokens"
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_callback.c" "${common[@]}" "$top/worker/http/callback.c" \
-	$libs -o "$out/fuzz_callback"
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_auth.c" "${common[@]}" $libs -o "$out/fuzz_auth"
 for t in "${targets[@]}"; do
 	seeds=("$top/tests/fuzz/seeds-$t")
 	max_len=8192
