@@ -688,7 +688,7 @@ static int get_statistics(struct submissions *s, const struct http_request *r, b
 		return 200;
 	}
 	rc = count_statistics(s, &st);
-	o = rc == 0 ? api_judge0_statistics(&st, s->langs) : NULL;
+	o = rc == 0 ? api_judge0_info_statistics(&st, s->langs) : NULL;
 	free(st.languages);
 	free(st.statuses);
 	free(st.days);

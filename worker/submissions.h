@@ -20,6 +20,7 @@
 #include "common/store.h"
 #include "worker/outbox.h"
 #include "worker/http/api_judge0.h"
+#include "worker/http/api_judge0_info.h"
 #include "worker/http/http.h"
 #include "worker/judge/request.h"
 

@@ -51,6 +51,24 @@ enum judge0_status {
 /* Judge0's description of a status ("Wrong Answer"), NULL past 14. */
 const char *api_judge0_status_name(int id);
 
+/* Judge0's defaults and maxima (its Config), in its units: seconds, KB. */
+#define J0_CPU_TIME 5.0
+#define J0_MAX_CPU_TIME 15.0
+#define J0_CPU_EXTRA 1.0
+#define J0_MAX_CPU_EXTRA 5.0
+#define J0_WALL_TIME 10.0
+#define J0_MAX_WALL_TIME 20.0
+#define J0_MEMORY 128000
+#define J0_MAX_MEMORY 512000
+#define J0_STACK 64000
+#define J0_MAX_STACK 128000
+#define J0_PROCESSES 60
+#define J0_MAX_PROCESSES 120
+#define J0_FILE_SIZE 1024
+#define J0_MAX_FILE_SIZE 4096
+#define J0_RUNS 1
+#define J0_MAX_RUNS 20
+
 /* How a submission is shown: ?base64_encoded= and ?fields=. */
 struct judge0_view {
 	bool base64;
@@ -121,39 +139,9 @@ char *api_judge0_callback_body(const struct store_sub *sub, const struct langtab
 	"some attributes for one or more submissions cannot be converted to UTF-8, use " \
 	"base64_encoded=true query parameter"
 
-/* What GET /statistics shows, as the store counted it (submissions.c). */
-struct judge0_statistics {
-	uint64_t now_ms;                   /* when it was counted */
-	uint64_t cached_ms;                /* for how long it is shown */
-	struct store_count *languages;     /* by the request's language_id, all time */
-	size_t nlanguages;
-	struct store_count *statuses;      /* by the result's status_id, all time */
-	size_t nstatuses;
-	struct store_count *days;          /* by the day they were made, the last 31 */
-	size_t ndays;
-	uint64_t bytes;                    /* the store's size */
-};
-
-/* Judge0's statistics: totals, the last 30 days, by language and status,
- * the database's size. */
-cJSON *api_judge0_statistics(const struct judge0_statistics *st, const struct langtab *t);
-
-/*
- * GET /version, /isolate and /license: Judge0's plain-text answers
- * (malloc'd), or NULL when path is none of them. jail_name and
- * jail_version name the sandbox, as Judge0's /isolate names isolate.
- */
-char *api_judge0_text(const char *path, const char *jail_name, const char *jail_version);
 
 /* {"error": message}: Judge0's 400, 401, 404 and 503 bodies. */
 char *api_judge0_error(const char *message);
 
-/*
- * The GET endpoints answered from memory: /languages, /languages/ID,
- * /statuses, /about, /config_info. Returns the status and *body (a tree),
- * or 0 when path is none of them.
- */
-int api_judge0_info(const char *path, const struct langtab *t, const struct config *cfg,
-		    cJSON **body);
 
 #endif

@@ -15,6 +15,7 @@
 #include "common/verdict.h"
 #include "worker/http/api.h"
 #include "worker/http/api_judge0.h"
+#include "worker/http/api_judge0_info.h"
 #include "worker/sandbox/host.h"
 
 #define RECENT_MAX 1024
@@ -600,7 +601,7 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 		return send_json(out, 200, judge0_workers(rc), ka, hdr);
 	if (is_get && !strcmp(r->path, "/system_info"))
 		return send_json(out, 200, judge0_system_info(), ka, hdr);
-	if (is_get && (text = api_judge0_text(r->path, rc->jail_name, rc->jail_version))) {
+	if (is_get && (text = api_judge0_info_text(r->path, rc->jail_name, rc->jail_version))) {
 		http_format_response(out, 200, "text/plain; charset=utf-8", text, strlen(text), ka,
 				     hdr);
 		free(text);
