@@ -21,6 +21,7 @@
 #include "worker/outbox.h"
 #include "worker/http/api_judge0.h"
 #include "worker/http/api_judge0_info.h"
+#include "worker/http/api_judge0_routes.h"
 #include "worker/http/http.h"
 #include "worker/judge/request.h"
 
@@ -42,9 +43,8 @@ struct submissions {
 	int64_t lease_id;          /* 0: none */
 	char lease_key[STORE_TOKEN_LEN + 1];
 	uint64_t renew_ms;
-	/* GET /statistics, as last counted: Judge0 keeps it 10 minutes */
-	char *statistics;          /* NULL: none yet */
-	uint64_t statistics_until_ms;
+	/* Judge0's routes, answered from this worker's store */
+	struct judge0_routes routes;
 	/* Results the store refused (its disk full, a write failing),
 	 * offered again each UNSTORED_RETRY_MS until it takes them, oldest
 	 * first; at most UNSTORED_MAX_BYTES of them held. */
@@ -76,28 +76,19 @@ void submissions_open(struct submissions *s, const struct config *cfg, const str
 void submissions_close(struct submissions *s);
 
 /*
- * A /submissions request other than a waited-for POST: POST (one, or a
- * batch), GET by token, by tokens or a page, DELETE by token; and GET
- * /statistics, counted from the store. who made the request: what it
- * stores is its own, and it reads and removes only its own (an
- * operator: any). The whole answer goes into out; returns its status.
+ * A /submissions request other than a waited-for POST, and GET
+ * /statistics: Judge0's routes (worker/http/api_judge0_routes.c) with
+ * this worker's store. who made the request: what it stores is its own,
+ * and it reads and removes only its own (an operator: any). The whole
+ * answer goes into out; returns its status.
  */
 int submissions_handle(struct submissions *s, const struct http_request *r,
 		       const struct auth_who *who, bool ka,
 		       const char *hdr, struct buf *out);
 
-/*
- * GET /submissions/batch's token list, split in place as Judge0 splits it
- * (Ruby's tokens.strip.split(",")): blanks around the list go, an empty
- * token between commas stays (it finds nothing, a null), the empty ones
- * at the end go. The tokens (pointers into list) into tokens[], their
- * count into *n: 0, or -E2BIG when there are more than max.
- */
-int submissions_split_tokens(char *list, char **tokens, size_t max, size_t *n);
-
 /* The wire format whose submissions the store keeps (wire_named finds
  * it): the store's "api" of each, and how a stored job is answered. */
-#define SUBMISSIONS_API "judge0"
+#define SUBMISSIONS_API JUDGE0_STORED_API
 
 /* Whether the store can keep a submission now: a waited-for one that
  * could not be kept (to answer for its token later) is not run. False

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: GET /submissions/batch's token list
- * (submissions_split_tokens), held against Ruby's tokens.strip.split(",")
+ * (api_judge0_routes_split_tokens), held against Ruby's tokens.strip.split(",")
  * written here the plain way (every piece, then the empty ones at the end
  * dropped), with Judge0's bound of 20 and with room for every piece. The
  * input up to its first NUL byte is the list: a query parameter or a
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/submissions.h"
+#include "worker/http/api_judge0_routes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -73,7 +73,7 @@ static void check(const char *list, const struct piece *want, size_t nwant, size
 
 	if (!copy)
 		abort();
-	rc = submissions_split_tokens(copy, tokens, max, &n);
+	rc = api_judge0_routes_split_tokens(copy, tokens, max, &n);
 	if (nwant > max) {
 		if (rc != -E2BIG || n != (size_t)-1)
 			fail("more tokens than the bound, not refused (or *n set)", list);
