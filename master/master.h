@@ -12,7 +12,4 @@
  */
 int master_run(struct config *cfg, struct langtab *langs, int argc, char **argv, char **envp);
 
-/* Open the listening socket: systemd's, or bind cfg->listen:cfg->port. */
-int master_listen(const struct config *cfg, char *err, size_t errlen);
-
 #endif
