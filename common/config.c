@@ -39,6 +39,9 @@ struct opt {
 	size_t off;
 	uint64_t min, max;
 	const char *help;
+	/* its default as an operator would write it (NULL: none, or one
+	 * config_defaults works out: the CPUs, the user's state directory) */
+	const char *dflt;
 };
 
 #define F(field) offsetof(struct config, field)
@@ -46,116 +49,128 @@ struct opt {
 #define GiB (1024ull * 1024ull * 1024ull)
 
 static const struct opt opts[] = {
-	{ "port", OT_U16, F(port), 0, 65535, "TCP port (0: any free port)" },
-	{ "listen", OT_STR, F(listen), 0, 0, "address to bind" },
-	{ "workers", OT_UINT, F(workers), 1, 256, "worker processes (default: CPUs)" },
-	{ "languages-dir", OT_STR, F(languages_dir), 0, 0, "directory of language YAML files" },
-	{ "jail-dir", OT_STR, F(jail_dir), 0, 0, "parent directory of job directories" },
-	{ "jail", OT_JAIL, F(jail), 0, 0, "jail driver: auto, nsjail or bwrap" },
-	{ "nsjail-path", OT_STR, F(nsjail_path), 0, 0, "nsjail binary" },
-	{ "bwrap-path", OT_STR, F(bwrap_path), 0, 0, "bubblewrap binary" },
+	{ "port", OT_U16, F(port), 0, 65535, "TCP port (0: any free port)", "8080" },
+	{ "listen", OT_STR, F(listen), 0, 0, "address to bind", "0.0.0.0" },
+	{ "workers", OT_UINT, F(workers), 1, 256, "worker processes (default: CPUs)", NULL },
+	{ "languages-dir", OT_STR, F(languages_dir), 0, 0, "directory of language YAML files",
+	  CONFIG_DEFAULT_LANGUAGES_DIR },
+	{ "jail-dir", OT_STR, F(jail_dir), 0, 0, "parent directory of job directories",
+	  "/var/lib/goboxd/jails" },
+	{ "jail", OT_JAIL, F(jail), 0, 0, "jail driver: auto, nsjail or bwrap", "auto" },
+	{ "nsjail-path", OT_STR, F(nsjail_path), 0, 0, "nsjail binary", "/usr/local/bin/nsjail" },
+	{ "bwrap-path", OT_STR, F(bwrap_path), 0, 0, "bubblewrap binary", "/usr/bin/bwrap" },
 	{ "init-path", OT_STR, F(init_path), 0, 0,
-	  "goboxd-init, pid 1 of every jail (default: next to goboxd, then the installed one)" },
-	{ "cgroup-root", OT_STR, F(cgroup_root), 0, 0, "cgroup base path (default: discover)" },
+	  "goboxd-init, pid 1 of every jail (default: next to goboxd, then the installed one)",
+	  NULL },
+	{ "cgroup-root", OT_STR, F(cgroup_root), 0, 0, "cgroup base path (default: discover)",
+	  NULL },
 	{ "allow-degraded-cgroups", OT_BOOL, F(allow_degraded_cgroups), 0, 1,
-	  "start without usable cgroups, refusing every job" },
+	  "start without usable cgroups, refusing every job", NULL },
 	{ "sandbox-uid-base", OT_U32, F(sandbox_uid_base), 1000, 4000000000u,
-	  "worker i runs jails as this uid + i" },
+	  "worker i runs jails as this uid + i", "60000" },
 	{ "tmpfs-size", OT_KB, F(tmpfs_kb), 64 * 1024, 16 * GiB,
-	  "largest size of each program's fresh /tmp (at most a quarter of its memory)" },
+	  "largest size of each program's fresh /tmp (at most a quarter of its memory)", "256M" },
 	{ "job-disk-size", OT_KB, F(job_disk_kb), 0, 256 * GiB,
-	  "each jail's own disk, new for every job (0: no cap, the jail dir's disk)" },
+	  "each jail's own disk, new for every job (0: no cap, the jail dir's disk)", "512M" },
 	{ "job-disk-files", OT_U32, F(job_disk_files), 0, 100000000,
-	  "files (and directories) the job disk and each /tmp may hold (0: no cap)" },
+	  "files (and directories) the job disk and each /tmp may hold (0: no cap)", "16384" },
 	{ "jobs-per-jail", OT_U32, F(jobs_per_jail), 1, 1000000,
-	  "jobs one jail serves, reset between them (1: a new jail for every job)" },
+	  "jobs one jail serves, reset between them (1: a new jail for every job)", "1000" },
 	{ "build-cache-mb", OT_U32, F(build_cache_mb), 0, 1024 * 1024,
-	  "MiB of successful builds kept under the jail dir for the same build again (0: off)" },
+	  "MiB of successful builds kept under the jail dir for the same build again (0: off)",
+	  "1024" },
 	{ "max-concurrency", OT_UINT, F(max_concurrency), 1, 1024,
-	  "jobs running at once (default: CPUs)" },
-	{ "max-queue-size", OT_UINT, F(max_queue_size), 0, 100000, "jobs waiting at most" },
-	{ "queue-timeout", OT_MS, F(queue_timeout_ms), 1, HOUR_MS, "longest wait in the queue" },
+	  "jobs running at once (default: CPUs)", NULL },
+	{ "max-queue-size", OT_UINT, F(max_queue_size), 0, 100000, "jobs waiting at most", "256" },
+	{ "queue-timeout", OT_MS, F(queue_timeout_ms), 1, HOUR_MS, "longest wait in the queue",
+	  "60s" },
 	{ "max-body-size", OT_SIZE, F(max_body_bytes), 1024, GiB,
-	  "/v1/run: request body cap" },
+	  "/v1/run: request body cap", "5M" },
 	{ "max-run-body-size", OT_SIZE, F(max_run_body_bytes), 1024, GiB,
-	  "/run: request body cap" },
-	{ "max-header-size", OT_SIZE, F(max_header_bytes), 1024, 1024 * 1024, "header cap" },
-	{ "max-source-size", OT_SIZE, F(max_source_bytes), 16, GiB, "source code cap" },
-	{ "max-tests", OT_UINT, F(max_tests), 1, 10000, "tests per request" },
-	{ "max-stdin-size", OT_SIZE, F(max_stdin_bytes), 0, GiB, "/v1/run: stdin cap" },
+	  "/run: request body cap", "16M" },
+	{ "max-header-size", OT_SIZE, F(max_header_bytes), 1024, 1024 * 1024, "header cap", "16k" },
+	{ "max-source-size", OT_SIZE, F(max_source_bytes), 16, GiB, "source code cap", "256k" },
+	{ "max-tests", OT_UINT, F(max_tests), 1, 10000, "tests per request", "50" },
+	{ "max-stdin-size", OT_SIZE, F(max_stdin_bytes), 0, GiB, "/v1/run: stdin cap", "1M" },
 	{ "max-test-stdin-size", OT_SIZE, F(max_test_stdin_bytes), 0, GiB,
-	  "/run: stdin cap per test" },
+	  "/run: stdin cap per test", "4M" },
 	{ "max-expected-size", OT_SIZE, F(max_expected_bytes), 0, GiB,
-	  "expected output cap per test" },
+	  "expected output cap per test", "4M" },
 	{ "max-files", OT_UINT, F(max_files), 1, 1000,
-	  "files per /v1/run request, extra files per /run request" },
+	  "files per /v1/run request, extra files per /run request", "10" },
 	{ "max-file-size", OT_SIZE, F(max_file_bytes), 1, GiB,
-	  "size of one such file" },
-	{ "read-timeout", OT_MS, F(read_timeout_ms), 100, HOUR_MS, "time to send a request" },
+	  "size of one such file", "256k" },
+	{ "read-timeout", OT_MS, F(read_timeout_ms), 100, HOUR_MS, "time to send a request",
+	  "10s" },
 	{ "keepalive-timeout", OT_MS, F(keepalive_timeout_ms), 100, HOUR_MS,
-	  "idle keep-alive connection lifetime" },
-	{ "max-wall-time", OT_MS, F(limits_max.wall_ms), 100, HOUR_MS, "wall time cap of a step" },
-	{ "max-cpu-time", OT_MS, F(limits_max.cpu_ms), 100, HOUR_MS, "CPU time cap of a step" },
+	  "idle keep-alive connection lifetime", "30s" },
+	{ "max-wall-time", OT_MS, F(limits_max.wall_ms), 100, HOUR_MS, "wall time cap of a step",
+	  "60s" },
+	{ "max-cpu-time", OT_MS, F(limits_max.cpu_ms), 100, HOUR_MS, "CPU time cap of a step",
+	  "60s" },
 	{ "max-memory", OT_KB, F(limits_max.memory_kb), 1024 * 1024, 256 * GiB,
-	  "memory cap of a step" },
+	  "memory cap of a step", "4G" },
 	{ "max-processes", OT_U32, F(limits_max.max_processes), 1, 65536,
-	  "process cap of a step" },
+	  "process cap of a step", "256" },
 	{ "max-write-size", OT_KB, F(limits_max.fsize_kb), 1024, 256 * GiB,
-	  "largest file a step may write" },
+	  "largest file a step may write", "256M" },
 	{ "max-output-size", OT_KB, F(limits_max.output_kb), 1024, GiB,
-	  "captured stdout/stderr cap of a step" },
+	  "captured stdout/stderr cap of a step", "16M" },
 	{ "max-job-output-size", OT_SIZE, F(max_job_output_bytes), 64 * 1024, GiB,
-	  "captured output of a whole job, counted as it costs in the answer" },
+	  "captured output of a whole job, counted as it costs in the answer", "32M" },
 	{ "max-batch-answer-size", OT_SIZE, F(max_batch_answer_bytes), 1024, GiB,
-	  "Judge0's GET /submissions/batch and GET /submissions: the answer's JSON cap" },
-	{ "run-timeout", OT_MS, F(run_timeout_ms), 0, HOUR_MS, "/v1/run: run step wall time" },
+	  "Judge0's GET /submissions/batch and GET /submissions: the answer's JSON cap", "32M" },
+	{ "run-timeout", OT_MS, F(run_timeout_ms), 0, HOUR_MS, "/v1/run: run step wall time", "0" },
 	{ "compile-timeout", OT_MS, F(compile_timeout_ms), 0, HOUR_MS,
-	  "/v1/run: compile step wall time" },
+	  "/v1/run: compile step wall time", "0" },
 	{ "output-limit", OT_BYTES64, F(output_limit_bytes), 1024, GiB,
-	  "/v1/run: stdout+stderr cap" },
+	  "/v1/run: stdout+stderr cap", "1M" },
 	{ "piston-any-version", OT_BOOL, F(piston_any_version), 0, 1,
 	  "/api/v2/execute: a version no runtime has (python 3.10.0) is served by the"
-	  " language's installed one (default false: runtime is unknown)" },
+	  " language's installed one (default false: runtime is unknown)", NULL },
 	{ "store", OT_STR, F(store), 0, 0,
 	  "where async submissions are kept: sqlite:PATH or a path (SQLite),"
-	  " or postgresql://... (PostgreSQL, shared by a fleet)" },
+	  " or postgresql://... (PostgreSQL, shared by a fleet)", NULL },
 	{ "store-lease", OT_MS, F(store_lease_ms), 1000, HOUR_MS,
-	  "a shared store: how long a node holds a submission it runs without renewing" },
+	  "a shared store: how long a node holds a submission it runs without renewing", "30s" },
 	{ "node-name", OT_STR, F(node_name), 0, 0,
-	  "this node's name in a shared store (default: hostname:port)" },
+	  "this node's name in a shared store (default: hostname:port)", NULL },
 	{ "store-max-size", OT_BYTES64, F(store_max_bytes), 0, 1024 * GiB,
-	  "the submission store's cap; when full, new submissions get 503 (0: none)" },
+	  "the submission store's cap; when full, new submissions get 503 (0: none)", "1G" },
 	{ "submission-ttl", OT_SEC, F(submission_ttl_s), 1000, 365 * 24 * HOUR_MS,
-	  "how long a finished submission is kept" },
+	  "how long a finished submission is kept", "24h" },
 	{ "callback-allow-local", OT_BOOL, F(callback_allow_local), 0, 1,
-	  "let callbacks go to loopback and link-local addresses, and this host's own" },
+	  "let callbacks go to loopback and link-local addresses, and this host's own", NULL },
 	{ "callback-allow-networks", OT_STR, F(callback_allow_networks), 0, 0,
 	  "private networks callbacks may reach, as CIDRs: 10.2.0.0/16,fd00::/8"
-	  " (default: none)" },
+	  " (default: none)", NULL },
 	{ "callback-queue-size", OT_SIZE, F(callback_queue_bytes), 64 * 1024, 16 * GiB,
-	  "bytes of callbacks a worker holds (default 64M); past it the receiver holding"
-	  " the most loses its oldest" },
+	  "bytes of callbacks a worker holds; past it the receiver holding the most loses its"
+	  " oldest", "64M" },
 	{ "callback-host-queue-size", OT_SIZE, F(callback_host_queue_bytes), 64 * 1024, 16 * GiB,
-	  "bytes of callbacks one receiver (host:port) has waiting (default 16M); past it"
-	  " its new ones are refused" },
+	  "bytes of callbacks one receiver (host:port) has waiting; past it its new ones are"
+	  " refused", "16M" },
 	{ "callback-senders", OT_UINT, F(callback_senders), 1, 64,
-	  "a worker's callback threads (default 8); receivers slow to answer share half" },
+	  "a worker's callback threads; receivers slow to answer share half", "8" },
 	{ "auth-tokens", OT_STR, F(auth_tokens_file), 0, 0,
-	  "file of API tokens, one per line: every request then needs one (default: none)" },
+	  "file of API tokens, one per line: every request then needs one (default: none)", NULL },
 	{ "auth-probes", OT_BOOL, F(auth_probes), 0, 1,
-	  "with --auth-tokens, /healthz, /readyz and /metrics need a token too" },
+	  "with --auth-tokens, /healthz, /readyz and /metrics need a token too", NULL },
 	{ "sweep-age", OT_SEC, F(sweep_age_s), 1000, 7 * 24 * HOUR_MS,
-	  "job directories older than this are orphans" },
-	{ "sweep-interval", OT_SEC, F(sweep_interval_s), 1000, 24 * HOUR_MS, "sweep period" },
+	  "job directories older than this are orphans", "30m" },
+	{ "sweep-interval", OT_SEC, F(sweep_interval_s), 1000, 24 * HOUR_MS, "sweep period", "5m" },
 	{ "shutdown-timeout", OT_SEC, F(shutdown_timeout_s), 0, HOUR_MS,
-	  "graceful stop deadline" },
-	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics" },
+	  "graceful stop deadline", "30s" },
+	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics", "false" },
 	{ "pin-cpus", OT_BOOL, F(pin_cpus), 0, 1,
-	  "run each worker's programs on one CPU of their own (worker i: the i-th usable CPU)" },
+	  "run each worker's programs on one CPU of their own (worker i: the i-th usable CPU)",
+	  NULL },
 	{ "codize-pin-cpus", OT_BOOL, F(codize_pin_cpus), 0, 1,
-	  "/v1/run: its programs on their worker's CPU even without --pin-cpus (default true)" },
-	{ "log-level", OT_LEVEL, F(log_level), 0, 0, "debug, info, warn or error" },
-	{ "log-file", OT_STR, F(log_file), 0, 0, "log here, not on stderr (SIGUSR1 reopens)" },
+	  "/v1/run: its programs on their worker's CPU even without --pin-cpus",
+	  "true" },
+	{ "log-level", OT_LEVEL, F(log_level), 0, 0, "debug, info, warn or error", "info" },
+	{ "log-file", OT_STR, F(log_file), 0, 0, "log here, not on stderr (SIGUSR1 reopens)",
+	  NULL },
 };
 
 /*
@@ -189,72 +204,26 @@ const char *config_default_store(void)
 	return store;
 }
 
+static int opt_apply(struct config *c, const struct opt *o, const char *val, char *why,
+		     size_t whylen);
+
 void config_defaults(struct config *c)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char why[256];
 
 	memset(c, 0, sizeof(*c));
+	/* each option's default is written once, in the table, as an operator
+	 * would write it, and read as the option would be */
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		if (opts[i].dflt && opt_apply(c, &opts[i], opts[i].dflt, why, sizeof(why)) < 0)
+			abort(); /* a default its own range refuses (tests/unit/test_config.c) */
+	/* the ones worked out rather than written: the CPUs, the user's store */
 	if (ncpu < 1)
 		ncpu = 1;
-	c->listen = xstrdup("0.0.0.0");
-	c->port = 8080;
 	c->workers = (unsigned)ncpu;
-	c->languages_dir = xstrdup(CONFIG_DEFAULT_LANGUAGES_DIR);
-	c->jail_dir = xstrdup("/var/lib/goboxd/jails");
-	c->jail = JAIL_KIND_AUTO;
-	c->nsjail_path = xstrdup("/usr/local/bin/nsjail");
-	c->bwrap_path = xstrdup("/usr/bin/bwrap");
-	c->sandbox_uid_base = 60000;
-	c->tmpfs_kb = 256 * 1024;
-	c->job_disk_kb = 512 * 1024;
-	c->job_disk_files = 16384;
-	/* a bound on what a reset might not know to undo, at one jail start
-	 * in a thousand jobs (docs/goboxd.8) */
-	c->jobs_per_jail = 1000;
-	/* thousands of C, C++ or Java builds, a hundred Rust ones (docs/goboxd.8) */
-	c->build_cache_mb = 1024;
-	c->store = xstrdup(config_default_store());
-	c->store_max_bytes = 1024ull * 1024 * 1024;
-	c->store_lease_ms = 30 * 1000;
-	c->submission_ttl_s = 24 * 3600;
-	/* a callback can be megabytes (its output, base64): a bound in bytes,
-	 * a quarter of it per receiver so that four fill it (docs/goboxd.8) */
-	c->callback_queue_bytes = 64 * 1024 * 1024;
-	c->callback_host_queue_bytes = 16 * 1024 * 1024;
-	/* four hanging receivers, and four threads left for the others */
-	c->callback_senders = 8;
 	c->max_concurrency = (unsigned)ncpu;
-	c->max_queue_size = 256;
-	c->queue_timeout_ms = 60 * 1000;
-	c->max_run_body_bytes = 16 * 1024 * 1024;
-	c->max_body_bytes = 5 * 1024 * 1024;
-	c->max_header_bytes = 16 * 1024;
-	c->max_source_bytes = 256 * 1024;
-	c->max_tests = 50;
-	c->max_test_stdin_bytes = 4 * 1024 * 1024;
-	c->max_stdin_bytes = 1024 * 1024;
-	c->max_expected_bytes = 4 * 1024 * 1024;
-	c->max_files = 10;
-	c->max_file_bytes = 256 * 1024;
-	c->max_job_output_bytes = 32 * 1024 * 1024;
-	c->max_batch_answer_bytes = 32 * 1024 * 1024;
-	c->read_timeout_ms = 10 * 1000;
-	c->keepalive_timeout_ms = 30 * 1000;
-	c->limits_max.wall_ms = 60 * 1000;
-	c->limits_max.cpu_ms = 60 * 1000;
-	c->limits_max.memory_kb = 4 * 1024 * 1024;
-	c->limits_max.max_processes = 256;
-	c->limits_max.fsize_kb = 256 * 1024;
-	c->limits_max.output_kb = 16 * 1024;
-	c->run_timeout_ms = 0;
-	c->compile_timeout_ms = 0;
-	c->output_limit_bytes = 1024 * 1024;
-	c->sweep_age_s = 30 * 60;
-	c->sweep_interval_s = 5 * 60;
-	c->shutdown_timeout_s = 30;
-	c->metrics = false;
-	c->codize_pin_cpus = true;
-	c->log_level = LOG_INFO;
+	c->store = xstrdup(config_default_store());
 	c->action = ACTION_RUN;
 	config_derive(c);
 }
@@ -604,7 +573,8 @@ static void print_help(const char *argv0)
 	       argv0);
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
 		opt_key(opts[i].name, env, sizeof(env), true);
-		printf("  --%-22s %s (%s)\n", opts[i].name, opts[i].help, env);
+		printf("  --%-22s %s%s%s (%s)\n", opts[i].name, opts[i].help,
+		       opts[i].dflt ? "; default " : "", opts[i].dflt ? opts[i].dflt : "", env);
 	}
 	printf("\nPrecedence: command line, then environment, then config file, then "
 	       "defaults.\nDurations: 10, 2.5s, 500ms, 2m. Sizes: 65536, 64k, 16M.\n");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/log.h"
 
 static char err[512];
 
@@ -396,5 +397,69 @@ Test(config, a_users_store_is_under_its_home_else)
 	setenv("HOME", "/elsewhere", 1);
 	config_defaults(&c);
 	cr_expect_str_eq(c.store, "sqlite:/home/u/.local/state/goboxd/submissions.db");
+	config_free(&c);
+}
+
+/* Each default is written once, in the option table; these are the
+ * values goboxd(8) documents, each as the field keeps it. */
+Test(config, the_tables_defaults_are_the_documented_ones)
+{
+	struct config c;
+
+	config_defaults(&c);
+	cr_expect_str_eq(c.listen, "0.0.0.0");
+	cr_expect_eq(c.port, 8080);
+	cr_expect_str_eq(c.jail_dir, "/var/lib/goboxd/jails");
+	cr_expect_eq(c.jail, JAIL_KIND_AUTO);
+	cr_expect_str_eq(c.nsjail_path, "/usr/local/bin/nsjail");
+	cr_expect_str_eq(c.bwrap_path, "/usr/bin/bwrap");
+	cr_expect_eq(c.sandbox_uid_base, 60000);
+	cr_expect_eq(c.tmpfs_kb, 256 * 1024);
+	cr_expect_eq(c.job_disk_kb, 512 * 1024);
+	cr_expect_eq(c.job_disk_files, 16384);
+	cr_expect_eq(c.jobs_per_jail, 1000);
+	cr_expect_eq(c.build_cache_mb, 1024);
+	cr_expect_eq(c.store_max_bytes, 1024ull * 1024 * 1024);
+	cr_expect_eq(c.store_lease_ms, 30 * 1000);
+	cr_expect_eq(c.submission_ttl_s, 24 * 3600);
+	cr_expect_eq(c.callback_queue_bytes, 64 * 1024 * 1024);
+	cr_expect_eq(c.callback_host_queue_bytes, 16 * 1024 * 1024);
+	cr_expect_eq(c.callback_senders, 8);
+	cr_expect_eq(c.max_queue_size, 256);
+	cr_expect_eq(c.queue_timeout_ms, 60 * 1000);
+	cr_expect_eq(c.max_run_body_bytes, 16 * 1024 * 1024);
+	cr_expect_eq(c.max_body_bytes, 5 * 1024 * 1024);
+	cr_expect_eq(c.http_max_body_bytes, 16 * 1024 * 1024);
+	cr_expect_eq(c.max_header_bytes, 16 * 1024);
+	cr_expect_eq(c.max_source_bytes, 256 * 1024);
+	cr_expect_eq(c.max_tests, 50);
+	cr_expect_eq(c.max_test_stdin_bytes, 4 * 1024 * 1024);
+	cr_expect_eq(c.max_stdin_bytes, 1024 * 1024);
+	cr_expect_eq(c.max_expected_bytes, 4 * 1024 * 1024);
+	cr_expect_eq(c.max_files, 10);
+	cr_expect_eq(c.max_file_bytes, 256 * 1024);
+	cr_expect_eq(c.max_job_output_bytes, 32 * 1024 * 1024);
+	cr_expect_eq(c.max_batch_answer_bytes, 32 * 1024 * 1024);
+	cr_expect_eq(c.read_timeout_ms, 10 * 1000);
+	cr_expect_eq(c.keepalive_timeout_ms, 30 * 1000);
+	cr_expect_eq(c.limits_max.wall_ms, 60 * 1000);
+	cr_expect_eq(c.limits_max.cpu_ms, 60 * 1000);
+	cr_expect_eq(c.limits_max.memory_kb, 4 * 1024 * 1024);
+	cr_expect_eq(c.limits_max.max_processes, 256);
+	cr_expect_eq(c.limits_max.fsize_kb, 256 * 1024);
+	cr_expect_eq(c.limits_max.output_kb, 16 * 1024);
+	cr_expect_eq(c.run_timeout_ms, 0);
+	cr_expect_eq(c.compile_timeout_ms, 0);
+	cr_expect_eq(c.output_limit_bytes, 1024 * 1024);
+	cr_expect_eq(c.sweep_age_s, 30 * 60);
+	cr_expect_eq(c.sweep_interval_s, 5 * 60);
+	cr_expect_eq(c.shutdown_timeout_s, 30);
+	cr_expect_not(c.metrics);
+	cr_expect(c.codize_pin_cpus);
+	cr_expect_not(c.pin_cpus);
+	cr_expect_eq(c.log_level, LOG_INFO);
+	cr_expect_gt(c.workers, 0);
+	cr_expect_eq(c.max_concurrency, c.workers, "both are the CPUs");
+	cr_expect_not_null(c.store);
 	config_free(&c);
 }
