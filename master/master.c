@@ -592,6 +592,15 @@ struct from_worker {
 	struct wslot *s;
 };
 
+/* A stored submission's id, the payload of SUBMITTED and DEFER. */
+static int64_t payload_id(const struct channel_msg *msg)
+{
+	int64_t id;
+
+	memcpy(&id, msg->payload, sizeof(id));
+	return id;
+}
+
 /* A message from a worker, checked against the channel's table: only the
  * types a worker sends come here, each with its fds. */
 static void on_worker_message(void *arg, struct channel_msg *msg)
@@ -604,14 +613,10 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 	case CHANNEL_ENQUEUE:
 		enqueue_client(m, msg->fds[0], msg->fds[1]);
 		break;
-	case CHANNEL_SUBMITTED: {
-		int64_t id;
-
-		memcpy(&id, msg->payload, sizeof(id));
-		if (id > 0)
-			enqueue_sub(m, id);
+	case CHANNEL_SUBMITTED:
+		if (payload_id(msg) > 0)
+			enqueue_sub(m, payload_id(msg));
 		break;
-	}
 	case CHANNEL_IDLE:
 	case CHANNEL_DONE:
 		/* a lease that ran: there may be more */
@@ -622,14 +627,10 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 			s->idle = true;
 		dispatch(m);
 		break;
-	case CHANNEL_DEFER: {
-		int64_t id;
-
-		memcpy(&id, msg->payload, sizeof(id));
-		if (id > 0)
-			defer_sub(m, id);
+	case CHANNEL_DEFER:
+		if (payload_id(msg) > 0)
+			defer_sub(m, payload_id(msg));
 		break;
-	}
 	case CHANNEL_EMPTY:
 		store_empty(m);
 		slot_job_done(m, s);

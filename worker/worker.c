@@ -100,28 +100,29 @@ static void forget_conn(void *arg, struct conn *c)
 	give_back_slot(w, c);
 }
 
+/* A stored submission's id to the master (type SUBMITTED or DEFER). If
+ * it cannot be sent the store still keeps it, queued or running: the
+ * master's next start runs it. */
+static void tell_master_of(struct worker *w, enum channel_type type, int64_t id)
+{
+	int rc = channel_send(w->ctx->channel_fd, type, &id, sizeof(id), NULL, 0);
+
+	if (rc < 0)
+		log_error("telling the master %s of submission %lld: %s",
+			  type == CHANNEL_DEFER ? "to run it again later" : "to queue it",
+			  (long long)id, strerror(-rc));
+}
+
 /* A submission went into the store: the master queues it. */
 static void tell_submitted(void *arg, int64_t id)
 {
-	struct worker *w = arg;
-	int rc = channel_send(w->ctx->channel_fd, CHANNEL_SUBMITTED, &id, sizeof(id), NULL, 0);
-
-	/* The store keeps it; the master's next start queues it. */
-	if (rc < 0)
-		log_error("telling the master of submission %lld: %s", (long long)id,
-			  strerror(-rc));
+	tell_master_of(arg, CHANNEL_SUBMITTED, id);
 }
 
 /* A submission to run again later: the master waits a while first. */
 static void tell_deferred(void *arg, int64_t id)
 {
-	struct worker *w = arg;
-	int rc = channel_send(w->ctx->channel_fd, CHANNEL_DEFER, &id, sizeof(id), NULL, 0);
-
-	/* The store keeps it running: the master's next start runs it. */
-	if (rc < 0)
-		log_error("telling the master to run submission %lld again: %s", (long long)id,
-			  strerror(-rc));
+	tell_master_of(arg, CHANNEL_DEFER, id);
 }
 
 /* ---- jobs ---------------------------------------------------------- */

@@ -10,12 +10,12 @@ included) is a 404, never the store's failure.
 Before, any token of the file read and deleted any submission, and the
 page listed everyone's; on PostgreSQL a token of bad bytes was 503."""
 import json
-import socket
 
 import pytest
 
 import pgcluster
 from conftest import Daemon, small, wait_until
+from test_daemon import raw
 
 PY = 71
 ALICE = "alice-front-end-0123456789"
@@ -131,15 +131,8 @@ def test_a_page_lists_ones_own(daemon):
 
 def raw_get(d, path, token):
     """A GET whose path holds bytes no client library would send."""
-    with socket.create_connection(("127.0.0.1", d.port), timeout=30) as s:
-        s.sendall(b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nX-Auth-Token: " +
-                  token.encode() + b"\r\nConnection: close\r\n\r\n")
-        got = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            got += chunk
+    got = raw(d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nX-Auth-Token: " +
+              token.encode() + b"\r\nConnection: close\r\n\r\n", timeout=30)
     head, _, body = got.partition(b"\r\n\r\n")
     return int(head.split()[1]), body
 

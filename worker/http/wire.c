@@ -25,15 +25,27 @@ static void refuse(struct api_refusal *no, const struct api_format *f, const str
 	snprintf(no->code, sizeof(no->code), "%s", e->code);
 }
 
+/* A parser that reports one error (goboxd's own, Piston's). */
+typedef int (*one_error_parser)(const char *body, size_t len, const struct langtab *t,
+				const struct config *cfg, struct job_request **out,
+				struct req_error *e);
+
+static int parse_with(one_error_parser parse, const struct api_format *f,
+		      const struct http_request *r, const struct langtab *t,
+		      const struct config *cfg, struct job_request **job, struct api_refusal *no)
+{
+	struct req_error e = { 0 };
+	int rc = parse(body_of(r), r->body.len, t, cfg, job, &e);
+
+	if (rc < 0)
+		refuse(no, f, &e);
+	return rc;
+}
+
 static int native_parse(const struct http_request *r, const struct langtab *t,
 			const struct config *cfg, struct job_request **job, struct api_refusal *no)
 {
-	struct req_error e = { 0 };
-	int rc = api_run_parse(body_of(r), r->body.len, t, cfg, job, &e);
-
-	if (rc < 0)
-		refuse(no, &wire_formats[0], &e);
-	return rc;
+	return parse_with(api_run_parse, &wire_formats[0], r, t, cfg, job, no);
 }
 
 static int codize_parse(const struct http_request *r, const struct langtab *t,
@@ -67,12 +79,7 @@ static char *codize_error(const struct req_error *e)
 static int piston_parse(const struct http_request *r, const struct langtab *t,
 			const struct config *cfg, struct job_request **job, struct api_refusal *no)
 {
-	struct req_error e = { 0 };
-	int rc = api_piston_parse(body_of(r), r->body.len, t, cfg, job, &e);
-
-	if (rc < 0)
-		refuse(no, &wire_formats[3], &e);
-	return rc;
+	return parse_with(api_piston_parse, &wire_formats[3], r, t, cfg, job, no);
 }
 
 static char *judge0_error(const struct req_error *e)
