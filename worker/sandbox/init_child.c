@@ -1,193 +1,35 @@
 /*
- * goboxd-init: pid 1 of every jail.
+ * goboxd-init's programs, from the RUN to the exec: the RUN's body read
+ * into a plan, and the child that carries it out.
  *
- * The jail (bwrap or nsjail) is built with this program as its command and
- * serves one job after another. It talks to its worker over the socket at
- * INITMSG_FD (see worker/sandbox/initmsg.h): the worker asks it to run the
- * build and then each test, and it answers with the pid and, later, the
- * exact wait status; between two jobs the worker asks it to RESET the jail
- * (reset_steps). It
- * never runs user code itself: each program is a child that joins its
- * step's cgroup, sets its rlimits, drops every capability, installs the
- * seccomp filter and only then execs. Two lists give the order, each step
- * saying why it stands where it does: start_steps for the init's own
- * start-up, child_run for a program's, from clone to exec (spawn_child).
- *
- * Being pid 1 of the jail's pid namespace, it cannot be signalled by the
- * programs (the kernel drops signals to a namespace's init that it does not
- * handle), it reaps every orphan, and when it exits the kernel kills
- * whatever is left in the namespace.
- *
- * It keeps CAP_SYS_ADMIN inside the jail's user namespace, and only for
- * these: a network namespace without a working interface, at the start
- * (empty_network) and for each later job (reset_network); a /proc of its
- * own, and the programs' remounted to hide it; the pid counter set back
- * between jobs; a fresh /tmp for each program; and an IPC namespace of
- * its own for each program (SysV shared memory, semaphores and message
- * queues, POSIX message queues), which it empties once the program is
- * gone (ipc_clear), so nothing of that kind reaches the next program,
- * not even as memory still charged. It is not dumpable, so a program running under the same uid
- * cannot open /proc/1/mem, its fds or its environment, nor see it in its
- * /proc at all (hide_the_init); what a program could change of it
- * through its uid (its limits, priority, scheduling) the seccomp filter
- * refuses, and each RESET checks. Libc only; no goboxd library.
+ * The child is what runs user code, so its set-up is a list (child_run):
+ * it leaves the init's signal mask, takes a session of its own, joins its
+ * step's cgroup, puts its fds in place, sets its rlimits, its working
+ * directory, its CPU and its credentials, drops every capability, sets
+ * no_new_privs, installs the seccomp filter, and only then execs; each
+ * step says why it stands where it does. A step that fails sends its
+ * stage and errno to the init through the error pipe. Until the exec it
+ * runs in the init's memory (init_child_spawn), so it only makes
+ * async-signal-safe calls. Libc only, like the rest of goboxd-init.
  */
+
 #include "autoconf.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <net/if.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/ipc.h>
-#include <sys/mount.h>
-#include <sys/msg.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/sem.h>
-#include <sys/shm.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "worker/sandbox/init_child.h"
 #include "worker/sandbox/initmsg.h"
-
-#define MAX_CHILDREN 8
-#define TMP_DIR "/tmp"
-
-struct child {
-	pid_t pid;              /* 0: reaped */
-	uint32_t id;
-	int ipc;                /* its IPC namespace until emptied, or -1 */
-};
-
-/* What a program inherits from the init: what no program may change
- * (policy_init_guards), noted at the start and checked at every RESET. */
-struct own_state {
-	struct rlimit limit[RLIM_NLIMITS];
-	int nice;
-	long ioprio;
-	int policy;
-	struct sched_param param;
-	cpu_set_t cpus;
-};
-
-struct init {
-	int sock;
-	int sigfd;
-	struct sock_filter *filter;
-	unsigned short filter_len;
-	struct child kids[MAX_CHILDREN];
-	char *buf;
-	bool tmp_mounted;       /* /tmp is ours, not the jail's placeholder */
-	bool entered;           /* ENTER moved us into a step's cgroup */
-	const char *self;       /* argv[0]: our binary, bound into the jail */
-	bool new_network;       /* INITMSG_ARG_NEW_NETWORK: make the jail's own */
-	int proc_fd;            /* a /proc of its own, that hides no process */
-	int ipc_fd;             /* its own IPC namespace, to come back to */
-	int oom_fd;             /* its own oom_score_adj, written (-1: none) */
-	char oom_was[16];       /* ...and its value from the start */
-	struct own_state own;   /* what its programs inherit, as at its start */
-	int next_box;           /* a RESET's: the next job's box, a detached mount; or -1 */
-	const char *box;        /* ...and where it goes */
-};
-
-/* ---- messages ------------------------------------------------------- */
-
-static int send_msg(struct init *in, uint32_t type, uint32_t id, const void *body, size_t len)
-{
-	char pkt[sizeof(struct initmsg_hdr) + 64];
-	struct initmsg_hdr h = { INITMSG_MAGIC, type, id, (uint32_t)len };
-	ssize_t n;
-
-	if (len > sizeof(pkt) - sizeof(h))
-		return -EMSGSIZE;
-	memcpy(pkt, &h, sizeof(h));
-	if (len)
-		memcpy(pkt + sizeof(h), body, len);
-	do
-		n = send(in->sock, pkt, sizeof(h) + len, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : 0;
-}
-
-static void send_failed(struct init *in, uint32_t id, uint32_t stage, int err)
-{
-	struct initmsg_failed f = { stage, err };
-
-	send_msg(in, INITMSG_FAILED, id, &f, sizeof(f));
-}
-
-/*
- * One packet and the fds it carries. Returns the packet length, 0 when the
- * worker closed its end, or negative errno. Fds beyond what fits are
- * closed by the kernel (MSG_CTRUNC), and then the packet is refused.
- */
-static ssize_t recv_msg(struct init *in, int *fds, unsigned *nfds)
-{
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * INITMSG_MAX_FDS)];
-	} ctl;
-	struct iovec iov = { in->buf, INITMSG_MAX };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
-	ssize_t n;
-
-	*nfds = 0;
-	do
-		n = recvmsg(in->sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*nfds < INITMSG_MAX_FDS)
-				fds[(*nfds)++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-		return -EMSGSIZE;
-	return n;
-}
-
-/* ---- the child: from clone to exec (async-signal-safe calls only) ----- */
-
-struct plan {
-	const struct initmsg_run *run;
-	const char *cwd;
-	char **argv;
-	char **envp;
-	int fds[INITMSG_MAX_FDS];
-	unsigned nfds;
-	int err_w;              /* CLOEXEC pipe: silent on a successful exec */
-};
 
 /*
  * The steps, in child_run's order: each returns 0 or -errno, and its
@@ -224,7 +66,7 @@ static int child_new_session(void)
 /* Before anything the program's set-up allocates: from here on all of it,
  * and the program, is charged to its step's cgroup. Born there already
  * when the RUN carries no fds (the init entered the cgroup itself). */
-static int child_join_cgroup(const struct plan *p)
+static int child_join_cgroup(const struct init_child_plan *p)
 {
 	for (unsigned i = 0; i < p->run->ncgroup; i++) {
 		ssize_t n;
@@ -241,7 +83,7 @@ static int child_join_cgroup(const struct plan *p)
 /* After the cgroup join, whose fds this closes, and before the rlimits, as
  * a low RLIMIT_NOFILE could refuse the copies it makes on the way: stdio
  * to 0..2, the error pipe to 3, everything else closed. */
-static int child_place_fds(struct plan *p)
+static int child_place_fds(struct init_child_plan *p)
 {
 	int fds[4] = { p->fds[0], p->fds[1], p->fds[2], p->err_w };
 	int rc = initmsg_place_fds(fds, 4, 3);
@@ -329,16 +171,16 @@ static int child_no_new_privs(void)
 }
 
 /* Last before exec: from here on the filter applies, execve included.
- * There always is one: do_run refuses a RUN that came before it. */
-static int child_install_filter(const struct init *in)
+ * There always is one: do_run (init.c) refuses a RUN that came before it. */
+static int child_install_filter(const struct init_child_plan *p)
 {
-	struct sock_fprog prog = { in->filter_len, in->filter };
+	struct sock_fprog prog = { p->filter_len, p->filter };
 
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ? -errno : 0;
 }
 
 /* Returns only when the exec failed. */
-static int child_exec(const struct plan *p)
+static int child_exec(const struct init_child_plan *p)
 {
 	execve(p->argv[0], p->argv, p->envp);
 	return -errno;
@@ -346,7 +188,7 @@ static int child_exec(const struct plan *p)
 
 /* A step that failed: its stage and errno to the worker through the error
  * pipe (wherever child_place_fds left it), and the child is done. */
-static void child_check(const struct plan *p, uint32_t stage, int rc)
+static void child_check(const struct init_child_plan *p, uint32_t stage, int rc)
 {
 	struct initmsg_failed f = { stage, -rc };
 
@@ -357,7 +199,7 @@ static void child_check(const struct plan *p, uint32_t stage, int rc)
 }
 
 /* From clone to exec, in the order the kernel needs (each step says why). */
-static void __attribute__((noreturn)) child_run(const struct init *in, struct plan *p)
+static void __attribute__((noreturn)) child_run(struct init_child_plan *p)
 {
 	const struct initmsg_run *r = p->run;
 
@@ -371,7 +213,7 @@ static void __attribute__((noreturn)) child_run(const struct init *in, struct pl
 	child_check(p, INITMSG_STAGE_CREDENTIALS, child_set_credentials(r));
 	child_check(p, INITMSG_STAGE_CAPABILITIES, child_drop_capabilities());
 	child_check(p, INITMSG_STAGE_NO_NEW_PRIVS, child_no_new_privs());
-	child_check(p, INITMSG_STAGE_SECCOMP, child_install_filter(in));
+	child_check(p, INITMSG_STAGE_SECCOMP, child_install_filter(p));
 	child_check(p, INITMSG_STAGE_EXEC, child_exec(p));
 	_exit(127);             /* not reached: child_exec returns -errno */
 }
@@ -389,63 +231,31 @@ static void __attribute__((noreturn)) child_run(const struct init *in, struct pl
  * own task: credentials, limits, signal actions and seccomp are per
  * process without CLONE_THREAD and CLONE_SIGHAND. The one thing of the
  * memory's that a change of uid would set, its dumpable flag, stays as
- * hide_from_programs left it: the ids the child sets are the init's own.
+ * hide_from_programs (init.c) left it: the ids the child sets are the init's own.
  */
 static char child_stack[64 * 1024] __attribute__((aligned(16)));
 
 struct spawn {
-	const struct init *in;
-	const struct plan *plan;
+	const struct init_child_plan *plan;
 };
 
 static int child_main(void *arg)
 {
 	const struct spawn *sp = arg;
-	struct plan p = *sp->plan;
+	struct init_child_plan p = *sp->plan;
 
-	child_run(sp->in, &p);
+	child_run(&p);
 }
 
-static pid_t spawn_child(const struct init *in, const struct plan *p)
+pid_t init_child_spawn(const struct init_child_plan *p)
 {
-	struct spawn sp = { in, p };
+	struct spawn sp = { p };
 
 	return clone(child_main, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
 		     &sp);
 }
 
-/* The init's oom_score_adj, for the programs it starts next
- * (keep_oom_handle). */
-static void set_oom_score(const struct init *in, const char *value)
-{
-	if (in->oom_fd >= 0 && pwrite(in->oom_fd, value, strlen(value), 0) < 0)
-		fprintf(stderr, "goboxd-init: oom_score_adj %s: %s\n", value, strerror(errno));
-}
-
-/* ---- RUN ------------------------------------------------------------ */
-
-/*
- * A new, empty /tmp: the old one (and whatever a program left in it) goes.
- * The jail's own placeholder was never written to: the first program's
- * /tmp is mounted over it, which spares an unmount (and the RCU grace
- * period it waits for) on every single-test job.
- */
-static int fresh_tmp(struct init *in, const struct initmsg_run *r)
-{
-	char opts[96];
-	unsigned long fl = MS_NOSUID | MS_NODEV;
-
-	if (r->flags & INITMSG_RUN_TMP_NOEXEC)
-		fl |= MS_NOEXEC;
-	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
-		return -errno;
-	snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=1777",
-		 (unsigned long long)r->tmp_bytes, (unsigned long long)r->tmp_inodes);
-	if (mount("tmpfs", TMP_DIR, "tmpfs", fl, opts) < 0)
-		return -errno;
-	in->tmp_mounted = true;
-	return 0;
-}
+/* ---- the RUN's body -------------------------------------------------- */
 
 /* The NUL-terminated string at *s, which then moves past it; NULL when
  * none ends before end. */
@@ -460,8 +270,7 @@ static char *next_string(char **s, char *end)
 	return str;
 }
 
-/* Split the strings after the fixed part; argv/envp point into in->buf. */
-static int parse_run(char *body, size_t len, struct plan *p, char **vec, size_t nvec)
+int init_child_parse(char *body, size_t len, struct init_child_plan *p, char **vec, size_t nvec)
 {
 	const struct initmsg_run *r = (const struct initmsg_run *)body;
 	char *s = body + sizeof(*r), *end = body + len;
@@ -490,928 +299,5 @@ static int parse_run(char *body, size_t len, struct plan *p, char **vec, size_t 
 	}
 	p->argv[r->argc] = NULL;
 	p->envp[r->envc] = NULL;
-	return 0;
-}
-
-/* ---- each program's IPC namespace ------------------------------------ */
-
-/*
- * Each program has an IPC namespace of its own (SysV shared memory,
- * semaphores, message queues; POSIX message queues), so that none of its
- * objects reaches another program. The kernel frees a namespace's objects
- * after its last process, and a grace period after that (17 to 31 ms for
- * 150 MiB of shared memory on the 2-vCPU test host): when the worker set the cgroup back in
- * that window, the memory passed for the init's and raised the next
- * program's limit by as much. So the init makes the namespace itself,
- * just before the clone (the child is born in it), holds it by a file
- * descriptor, and once the program is gone enters it and removes every
- * object there (ipc_clear): their memory is freed before the worker reads
- * the cgroup. POSIX message queues go with the namespace, within the
- * uid's RLIMIT_MSGQUEUE (800 KiB).
- */
-static int ipc_open_current(const struct init *in)
-{
-	int fd = openat(in->proc_fd, "thread-self/ns/ipc", O_RDONLY | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static int ipc_enter_new(struct init *in)
-{
-	return unshare(CLONE_NEWIPC) < 0 ? -errno : ipc_open_current(in);
-}
-
-/* Back to the init's own, after the clone. */
-static int ipc_leave(struct init *in)
-{
-	return setns(in->ipc_fd, CLONE_NEWIPC) < 0 ? -errno : 0;
-}
-
-/* Every object of the IPC namespace the init is in, whoever made it and
- * whatever its mode (the *_STAT_ANY calls check no permission; removing
- * takes the namespace's CAP_SYS_ADMIN, which the init holds). */
-static void ipc_remove_all(void)
-{
-	union {
-		struct shm_info shm;
-		struct msginfo msg;
-		struct seminfo sem;
-	} info;
-	union {
-		struct shmid_ds shm;
-		struct msqid_ds msg;
-		struct semid_ds sem;
-	} ds;
-	int max, id;
-
-	max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info.shm);
-	for (int i = 0; i <= max; i++)
-		if ((id = shmctl(i, SHM_STAT_ANY, &ds.shm)) >= 0)
-			shmctl(id, IPC_RMID, NULL);
-	max = msgctl(0, MSG_INFO, (struct msqid_ds *)(void *)&info.msg);
-	for (int i = 0; i <= max; i++)
-		if ((id = msgctl(i, MSG_STAT_ANY, &ds.msg)) >= 0)
-			msgctl(id, IPC_RMID, NULL);
-	max = semctl(0, 0, SEM_INFO, &info.sem);
-	for (int i = 0; i <= max; i++)
-		if ((id = semctl(i, 0, SEM_STAT_ANY, &ds.sem)) >= 0)
-			semctl(id, 0, IPC_RMID);
-}
-
-/* A program that is gone (reaped, and every process of it killed by the
- * worker): its namespace emptied and let go. */
-static int ipc_clear(struct init *in, struct child *c)
-{
-	int rc = 0;
-
-	if (setns(c->ipc, CLONE_NEWIPC) < 0) {
-		rc = -errno;
-	} else {
-		ipc_remove_all();
-		rc = ipc_leave(in);
-	}
-	close(c->ipc);
-	c->ipc = -1;
-	return rc;
-}
-
-/* Every reaped program's namespace that is still held. */
-static int ipc_clear_reaped(struct init *in)
-{
-	int rc = 0;
-
-	for (int i = 0; i < MAX_CHILDREN; i++) {
-		int r;
-
-		if (in->kids[i].pid || in->kids[i].ipc < 0)
-			continue;
-		r = ipc_clear(in, &in->kids[i]);
-		if (r < 0 && rc == 0)
-			rc = r;
-	}
-	return rc;
-}
-
-/* A slot whose program was reaped and whose namespace was let go. */
-static struct child *free_child_slot(struct init *in)
-{
-	for (int i = 0; i < MAX_CHILDREN; i++)
-		if (!in->kids[i].pid && in->kids[i].ipc < 0)
-			return &in->kids[i];
-	return NULL;
-}
-
-static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned nfds)
-{
-	static char *vec[INITMSG_MAX / 2];
-	struct plan p = { 0 };
-	struct initmsg_failed f;
-	struct initmsg_started st;
-	struct child *slot;
-	int ep[2] = { -1, -1 }, ipc;
-	ssize_t n;
-	pid_t pid;
-	int rc;
-
-	/* the programs before are gone: the worker killed them first */
-	ipc_clear_reaped(in);
-	slot = free_child_slot(in);
-
-	/* Nothing runs without the filter (child_install_filter): a RUN that
-	 * overtook FILTER is refused, never started unfiltered. */
-	if (!in->filter_len) {
-		send_failed(in, id, INITMSG_STAGE_PROTOCOL, EPERM);
-		goto out;
-	}
-	rc = parse_run(in->buf + sizeof(struct initmsg_hdr), len, &p, vec,
-		       sizeof(vec) / sizeof(vec[0]));
-	if (rc < 0 || nfds != 3 + p.run->ncgroup || !slot ||
-	    ((p.run->flags & INITMSG_RUN_IN_PLACE) && (p.run->ncgroup || !in->entered))) {
-		send_failed(in, id, INITMSG_STAGE_PROTOCOL, rc < 0 ? -rc : !slot ? EAGAIN : EBADF);
-		goto out;
-	}
-	memcpy(p.fds, fds, sizeof(int) * nfds);
-	p.nfds = nfds;
-	if ((p.run->flags & INITMSG_RUN_FRESH_TMP) && (rc = fresh_tmp(in, p.run)) < 0) {
-		send_failed(in, id, INITMSG_STAGE_TMP, -rc);
-		goto out;
-	}
-	if (pipe2(ep, O_CLOEXEC) < 0) {
-		send_failed(in, id, INITMSG_STAGE_FORK, errno);
-		goto out;
-	}
-	p.err_w = ep[1];
-	ipc = ipc_enter_new(in);
-	if (ipc < 0) {
-		close(ep[1]);
-		send_failed(in, id, INITMSG_STAGE_IPC, -ipc);
-		goto out;
-	}
-	set_oom_score(in, "1000");
-	pid = spawn_child(in, &p);
-	rc = pid < 0 ? -errno : 0;
-	set_oom_score(in, in->oom_was);
-	close(ep[1]);
-	if (ipc_leave(in) < 0)
-		fprintf(stderr, "goboxd-init: back to its IPC namespace: %s\n", strerror(errno));
-	if (pid < 0) {
-		close(ipc);
-		send_failed(in, id, INITMSG_STAGE_FORK, -rc);
-		goto out;
-	}
-	/* The child is reaped by the SIGCHLD handler; remember it first. */
-	slot->pid = pid;
-	slot->id = id;
-	slot->ipc = ipc;
-	do
-		n = read(ep[0], &f, sizeof(f));
-	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(f)) {
-		/* It will exit 127; its EXITED is not wanted after FAILED. */
-		slot->id = UINT32_MAX;
-		send_failed(in, id, f.stage, f.err);
-	} else {
-		st.pid = pid;
-		send_msg(in, INITMSG_STARTED, id, &st, sizeof(st));
-	}
-out:
-	if (ep[0] >= 0)
-		close(ep[0]);
-	for (unsigned i = 0; i < nfds; i++)
-		close(fds[i]);
-}
-
-static void do_filter(struct init *in, size_t len)
-{
-	size_t k = len / sizeof(struct sock_filter);
-
-	if (len % sizeof(struct sock_filter) || k == 0 || k > INITMSG_MAX_FILTER) {
-		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EINVAL);
-		return;
-	}
-	free(in->filter);
-	in->filter = malloc(len);
-	if (!in->filter) {
-		in->filter_len = 0;
-		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, ENOMEM);
-		return;
-	}
-	memcpy(in->filter, in->buf + sizeof(struct initmsg_hdr), len);
-	in->filter_len = (unsigned short)k;
-}
-
-static int reset_network(struct init *in);
-
-/*
- * Into the cgroup of the first program, while the jail waits for its job:
- * a cgroup migration may sleep for an RCU grace period, and here nobody is
- * waiting. The program forked next is born in it.
- */
-static void do_enter(struct init *in, const int *fds, unsigned nfds)
-{
-	struct initmsg_failed f = { INITMSG_STAGE_CGROUP, nfds == 0 || in->entered ? EINVAL : 0 };
-
-	for (unsigned i = 0; i < nfds && !f.err; i++) {
-		ssize_t n;
-
-		do
-			n = write(fds[i], "0", 1);
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			f.err = errno;
-	}
-	/* A network namespace made in the cgroup, as each RESET makes one:
-	 * the worker takes what is charged after ENTERED for the init's own
-	 * memory, and the one the jail started with is charged elsewhere. */
-	if (!f.err)
-		f.err = -reset_network(in);
-	if (f.err) {
-		send_msg(in, INITMSG_FAILED, 0, &f, sizeof(f));
-		return;
-	}
-	in->entered = true;
-	send_msg(in, INITMSG_ENTERED, 0, NULL, 0);
-}
-
-/* ---- RESET: the jail made ready for another job ----------------------- */
-
-static int network_is_empty(void);
-
-/*
- * The steps, in reset_steps' order: each returns 0 or -errno, and its
- * comment says why it stands where it does. Together they leave the jail
- * as its start left it, with nothing of the job before reachable: no
- * process, no /tmp, no socket, no network state and no trace in the pid
- * numbers. The IPC namespaces went with each program (child_run) and the
- * job directory is the worker's (jobdir_reset); the seccomp filter and the
- * cgroup the init entered stay, and are the same for every job.
- */
-
-/* First, as everything after assumes it: every process but ourselves
- * killed and reaped. kill(-1) from a namespace's init reaches everything
- * else in it, and every process of the namespace descends from us (no
- * program may setns), so once wait says ECHILD none is left. A process
- * stuck in the kernel keeps this waiting: the worker's time-out then ends
- * the whole jail. */
-static int reset_kill_everything(struct init *in)
-{
-	struct signalfd_siginfo si;
-
-	if (kill(-1, SIGKILL) < 0 && errno != ESRCH)
-		return -errno;
-	for (;;) {
-		if (waitpid(-1, NULL, 0) > 0)
-			continue;
-		if (errno == EINTR)
-			continue;
-		if (errno != ECHILD)
-			return -errno;
-		break;
-	}
-	for (int i = 0; i < MAX_CHILDREN; i++)
-		in->kids[i].pid = 0;
-	while (read(in->sigfd, &si, sizeof(si)) > 0)
-		;
-	return 0;
-}
-
-/* Then the proof from the other side: the init's own /proc (keep_own_proc),
- * which hides no process of the jail's pid namespace, lists it alone. */
-static int reset_check_alone(struct init *in)
-{
-	int fd = openat(in->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	struct dirent *de;
-	int rc = 0;
-
-	if (!d) {
-		rc = -errno;
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
-	while (rc == 0 && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end == '\0' && end != de->d_name && pid != getpid())
-			rc = -EBUSY;
-	}
-	closedir(d);
-	return rc;
-}
-
-/* The last program's /tmp goes (its memory with it); the next job's first
- * program mounts its own over the placeholder, which none ever wrote. */
-static int reset_drop_tmp(struct init *in)
-{
-	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
-		return -errno;
-	in->tmp_mounted = false;
-	return 0;
-}
-
-/*
- * Right after RESET_DONE, before the next message is read: the next
- * job's box, a new disk's (the worker's disk keeper made it,
- * worker/sandbox/disks.h), in place of the last one's, which goes whole
- * with its inode numbers and free space. After the answer, because the
- * unmount waits for an RCU grace period, which the worker need not wait
- * for: it writes the next job's files through its own view of the new
- * disk, and no program starts before this is done. Our own working
- * directory is the box (the driver's --chdir): it moves to / first, or
- * the old disk would stay alive.
- */
-static int reset_new_box(struct init *in)
-{
-	int rc = 0;
-
-	if (in->next_box < 0)
-		return 0;
-	if (chdir("/") < 0 || umount2(in->box, MNT_DETACH) < 0 ||
-	    move_mount(in->next_box, "", AT_FDCWD, in->box, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		rc = -errno;
-	close(in->next_box);
-	in->next_box = -1;
-	return rc;
-}
-
-/* A new network namespace, checked empty like the first (empty_network):
- * a socket the job left bound in the old one, held alive by a file
- * descriptor in flight, stays there, out of every later program's reach. */
-static int reset_network(struct init *in)
-{
-	int rc;
-
-	(void)in;
-	if (unshare(CLONE_NEWNET) < 0)
-		return -errno;
-	rc = network_is_empty();
-	if (rc == 0)
-		return -EADDRINUSE;
-	return rc < 0 ? rc : 0;
-}
-
-/* With nothing running: the next process gets pid 2 again, so that no
- * program can count the processes of the job before from its own pid.
- * ns_last_pid is writable by the namespace's CAP_SYS_ADMIN, through the
- * init's own /proc (the programs' is read-only). */
-static int reset_pid_counter(struct init *in)
-{
-	int fd = openat(in->proc_fd, "sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	do
-		n = write(fd, "1", 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
-static int read_own_state(struct own_state *st)
-{
-	memset(st, 0, sizeof(*st));
-	for (int i = 0; i < RLIM_NLIMITS; i++)
-		if (getrlimit(i, &st->limit[i]) < 0)
-			return -errno;
-	errno = 0;
-	st->nice = getpriority(PRIO_PROCESS, 0);
-	if (errno)
-		return -errno;
-	/* ioprio_get(IOPRIO_WHO_PROCESS, 0) */
-	st->ioprio = syscall(SYS_ioprio_get, 1, 0);
-	if (st->ioprio < 0)
-		return -errno;
-	st->policy = sched_getscheduler(0);
-	if (st->policy < 0 || sched_getparam(0, &st->param) < 0 ||
-	    sched_getaffinity(0, sizeof(st->cpus), &st->cpus) < 0)
-		return -errno;
-	return 0;
-}
-
-/* Last: what the next job's programs inherit is what the first job's
- * did. No program can change it (policy_init_guards); were one to find a
- * way, the jail ends here instead of passing it on. */
-static int reset_check_own_state(struct init *in)
-{
-	struct own_state now;
-	int rc = read_own_state(&now);
-
-	if (rc < 0)
-		return rc;
-	if (memcmp(now.limit, in->own.limit, sizeof(now.limit)) != 0 || now.nice != in->own.nice ||
-	    now.ioprio != in->own.ioprio || now.policy != in->own.policy ||
-	    now.param.sched_priority != in->own.param.sched_priority ||
-	    !CPU_EQUAL(&now.cpus, &in->own.cpus))
-		return -ESTALE;
-	return 0;
-}
-
-static const struct reset_step {
-	const char *what;
-	int (*run)(struct init *in);
-} reset_steps[] = {
-	{ "killing every process", reset_kill_everything },
-	{ "checking that none is left", reset_check_alone },
-	{ "unmounting /tmp", reset_drop_tmp },
-	{ "removing the IPC objects", ipc_clear_reaped },
-	{ "a new network namespace", reset_network },
-	{ "resetting the pid counter", reset_pid_counter },
-	{ "checking what the programs inherit", reset_check_own_state },
-};
-
-/* The first step that fails names itself on the jail's stderr (the worker
- * reports it) and ends the reset: the worker then ends the jail. A RESET
- * with one fd carries the next job's box, and the path to mount it at as
- * its body. */
-static void do_reset(struct init *in, size_t len, const int *fds, unsigned nfds)
-{
-	const char *path = in->buf + sizeof(struct initmsg_hdr);
-	int rc = 0;
-
-	if (nfds > 1 || (nfds == 1 && (len < 2 || path[0] != '/' || path[len - 1] != '\0')) ||
-	    (nfds == 0 && len != 0)) {
-		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EBADMSG);
-		return;
-	}
-	if (nfds == 1) {
-		in->next_box = fcntl(fds[0], F_DUPFD_CLOEXEC, 0);
-		if (in->next_box < 0) {
-			send_failed(in, 0, INITMSG_STAGE_RESET, errno);
-			return;
-		}
-		in->box = path;
-	}
-	for (size_t i = 0; rc == 0 && i < sizeof(reset_steps) / sizeof(reset_steps[0]); i++) {
-		rc = reset_steps[i].run(in);
-		if (rc < 0) {
-			fprintf(stderr, "goboxd-init: reset: %s: %s\n", reset_steps[i].what,
-				strerror(-rc));
-			send_failed(in, 0, INITMSG_STAGE_RESET, -rc);
-		}
-	}
-	if (rc == 0)
-		send_msg(in, INITMSG_RESET_DONE, 0, NULL, 0);
-	if (rc == 0 && (rc = reset_new_box(in)) < 0) {
-		/* No program may run in the last job's box: the jail ends,
-		 * and the worker, finding it gone, starts another. */
-		fprintf(stderr, "goboxd-init: reset: mounting the new job directory: %s\n",
-			strerror(-rc));
-		exit(1);
-	}
-	if (in->next_box >= 0) { /* a step before reset_new_box failed */
-		close(in->next_box);
-		in->next_box = -1;
-	}
-}
-
-/*
- * CLEAR: between two programs that share the init's cgroup, the last
- * one's /tmp and IPC objects go now rather than at the next RUN, so that
- * their pages are uncharged before the worker sets the cgroup's counters
- * back (they would pass for the init's memory). The worker emptied the
- * cgroup first, so nothing holds the tmpfs and it goes with the unmount.
- */
-static void do_clear(struct init *in)
-{
-	int rc = reset_drop_tmp(in);
-
-	if (rc < 0) {
-		send_failed(in, 0, INITMSG_STAGE_TMP, -rc);
-		return;
-	}
-	if ((rc = ipc_clear_reaped(in)) < 0) {
-		send_failed(in, 0, INITMSG_STAGE_IPC, -rc);
-		return;
-	}
-	send_msg(in, INITMSG_CLEARED, 0, NULL, 0);
-}
-
-/* ---- the loop --------------------------------------------------------- */
-
-/* What the worker cannot see from outside: the program's /tmp is in
- * this jail's mount namespace. */
-static uint32_t exit_flags(const struct init *in)
-{
-	struct statvfs sv;
-
-	if (in->tmp_mounted && statvfs(TMP_DIR, &sv) == 0 && initmsg_fs_full(&sv))
-		return INITMSG_EXITED_TMP_FULL;
-	return 0;
-}
-
-static void reap(struct init *in)
-{
-	struct signalfd_siginfo si;
-	struct rusage ru;
-	int status;
-	pid_t pid;
-
-	while (read(in->sigfd, &si, sizeof(si)) > 0)
-		;
-	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
-		for (int i = 0; i < MAX_CHILDREN; i++) {
-			struct initmsg_exited e = { status, 0, (uint64_t)ru.ru_maxrss };
-
-			if (in->kids[i].pid != pid)
-				continue;
-			if (in->kids[i].id != UINT32_MAX) {
-				e.flags = exit_flags(in);
-				send_msg(in, INITMSG_EXITED, in->kids[i].id, &e, sizeof(e));
-			}
-			in->kids[i].pid = 0;
-		}
-	}
-}
-
-/* 0 to go on, 1 when the worker is gone. */
-static int handle_packet(struct init *in)
-{
-	int fds[INITMSG_MAX_FDS];
-	unsigned nfds;
-	ssize_t n = recv_msg(in, fds, &nfds);
-	struct initmsg_hdr h;
-
-	if (n == 0 || (n < 0 && n != -EMSGSIZE))
-		return 1;
-	if (n < (ssize_t)sizeof(h)) {
-		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EMSGSIZE);
-		goto drop;
-	}
-	memcpy(&h, in->buf, sizeof(h));
-	if (h.magic != INITMSG_MAGIC || h.len != (size_t)n - sizeof(h)) {
-		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
-		goto drop;
-	}
-	if (h.type == INITMSG_RUN) {
-		do_run(in, h.id, h.len, fds, nfds);
-		return 0;
-	}
-	if (h.type == INITMSG_FILTER)
-		do_filter(in, h.len);
-	else if (h.type == INITMSG_ENTER)
-		do_enter(in, fds, nfds);
-	else if (h.type == INITMSG_RESET)
-		do_reset(in, h.len, fds, nfds);
-	else if (h.type == INITMSG_CLEAR && nfds == 0)
-		do_clear(in);
-	else
-		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
-drop:
-	for (unsigned i = 0; i < nfds; i++)
-		close(fds[i]);
-	return 0;
-}
-
-/* Mount point of one /proc/self/mountinfo line, octal escapes decoded. */
-static bool mountinfo_point(char *line, char *out, size_t outlen)
-{
-	char *f = line;
-	size_t n = 0;
-
-	for (int i = 0; i < 4; i++) {
-		f = strchr(f, ' ');
-		if (!f)
-			return false;
-		f++;
-	}
-	while (*f && *f != ' ' && n + 1 < outlen) {
-		if (f[0] == '\\' && f[1] >= '0' && f[1] <= '3' && f[2] && f[3]) {
-			out[n++] = (char)(((f[1] - '0') << 6) | ((f[2] - '0') << 3) | (f[3] - '0'));
-			f += 4;
-		} else {
-			out[n++] = *f++;
-		}
-	}
-	out[n] = '\0';
-	return n > 0;
-}
-
-/* The flags a mount has, as mount(2) takes them. */
-static int mount_flags(const char *mp, unsigned long *fl)
-{
-	static const struct { unsigned long st, ms; } keep[] = {
-		{ ST_RDONLY, MS_RDONLY }, { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV },
-		{ ST_NOEXEC, MS_NOEXEC }, { ST_NOATIME, MS_NOATIME },
-		{ ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
-	};
-	struct statvfs sv;
-
-	if (statvfs(mp, &sv) < 0)
-		return -errno;
-	*fl = 0;
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		if (sv.f_flag & keep[i].st)
-			*fl |= keep[i].ms;
-	return 0;
-}
-
-/*
- * Every mount nosuid, and nodev but for the device nodes bound in. The
- * flags a mount has (read-only above all, which the kernel keeps locked
- * for mounts inherited from the host) are read back and kept.
- */
-static int harden_mount(const char *mp)
-{
-	unsigned long fl = 0;
-	struct stat st;
-	int rc;
-
-	if ((rc = mount_flags(mp, &fl)) < 0)
-		return rc;
-	if (stat(mp, &st) < 0)
-		return -errno;
-	fl |= MS_REMOUNT | MS_BIND | MS_NOSUID;
-	if (!S_ISCHR(st.st_mode))
-		fl |= MS_NODEV;
-	/* nsjail leaves its root tmpfs writable; bwrap's is read-only already. */
-	if (strcmp(mp, "/") == 0)
-		fl |= MS_RDONLY;
-	/* bwrap mounts /proc writable and noexec, nsjail read-only and
-	 * executable: both become read-only, so that a write to /proc/sys,
-	 * /proc/self/mem or a process's attributes fails with EROFS before
-	 * any permission check, and noexec (/proc/self/exe still runs: exec
-	 * follows the link to its own mount). */
-	if (strcmp(mp, "/proc") == 0)
-		fl |= MS_RDONLY | MS_NOEXEC;
-	/* The placeholder under each program's own /tmp: the mount table
-	 * lists both, and neither runs anything. */
-	if (strcmp(mp, TMP_DIR) == 0)
-		fl |= MS_NOEXEC;
-	if (mount(NULL, mp, NULL, fl, NULL) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * The jail as the programs will see it: our own binary unmounted (it is
- * mapped already), the root read-only, every mount nosuid and nodev.
- * Before the hello, as no program runs before the worker hears it; it
- * reads the mount table as the driver left it.
- */
-static int seal(struct init *in)
-{
-	char line[8192], mp[4096];
-	FILE *f;
-	int rc = 0;
-
-	if (!in->self)
-		return -EINVAL;
-	if (umount2(in->self, MNT_DETACH) < 0)
-		return -errno;
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (rc == 0 && fgets(line, sizeof(line), f))
-		if (mountinfo_point(line, mp, sizeof(mp)))
-			rc = harden_mount(mp);
-	fclose(f);
-	return rc;
-}
-
-/*
- * After seal, as a remount of the superblock: the programs' /proc shows
- * only the processes they may trace (hidepid=ptraceable: their own, as
- * the init is not dumpable), so that nothing of the init is theirs to
- * read, above all what it counts of every program it reaped (cutime,
- * cstime and the faults in /proc/1/stat; the CPU time and the switches of
- * serving them in /proc/1/sched). Its mount flags are kept as seal left
- * them; read-only, it is the superblock's too (the init writes through
- * its own, keep_own_proc).
- */
-static int hide_the_init(struct init *in)
-{
-	unsigned long fl = 0;
-	int rc;
-
-	(void)in;
-	if ((rc = mount_flags("/proc", &fl)) < 0)
-		return rc;
-	if (mount(NULL, "/proc", NULL, MS_REMOUNT | fl, "hidepid=ptraceable") < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * Whether every interface of the current network namespace is down, and
- * the namespace has none but lo: -errno when that cannot be told.
- */
-static int network_is_empty(void)
-{
-	struct if_nameindex *ifs = if_nameindex();
-	struct ifreq ifr;
-	int s, rc = 1;
-
-	if (!ifs)
-		return -errno;
-	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		rc = -errno;
-	for (struct if_nameindex *i = ifs; rc == 1 && i->if_index; i++) {
-		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
-		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-			rc = -errno;
-		else if (strcmp(i->if_name, "lo") != 0 || (ifr.ifr_flags & IFF_UP))
-			rc = 0;
-	}
-	if (s >= 0)
-		close(s);
-	if_freenameindex(ifs);
-	return rc;
-}
-
-/*
- * The programs' network namespace must have no working interface, so that
- * AF_INET and AF_INET6 (which the seccomp filter lets through) reach
- * nothing: connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL, as in
- * a namespace whose lo was never up. nsjail makes one (--iface_no_lo).
- * bubblewrap always brings lo up in the namespace it makes, and taking it
- * down again would not do (127.0.0.1 stays on it and a connect waits for a
- * time-out), so goboxd runs bwrap without one and has the init make its
- * own here (INITMSG_ARG_NEW_NETWORK), once per jail, with the
- * CAP_SYS_ADMIN it holds anyway. Whatever the driver did, the check after
- * is what counts. Before the hello, like seal: a jail whose namespace is
- * not empty never runs a program.
- */
-static int empty_network(struct init *in)
-{
-	int rc;
-
-	/* Always when asked: the worker's own namespace may look empty too
-	 * (goboxd run where only a down lo exists), but sharing it would
-	 * share its abstract unix sockets with every jail. */
-	if (in->new_network && unshare(CLONE_NEWNET) < 0)
-		return -errno;
-	rc = network_is_empty();
-	if (rc == 0)
-		return -EADDRINUSE;
-	return rc < 0 ? rc : 0;
-}
-
-/*
- * First: before hide_from_programs, as the /proc files of a process that
- * is not dumpable belong to root, whom the jail's user namespace does not
- * map; and before seal, while /tmp is the jail's unused placeholder. A
- * /proc of the init's own, mounted there, held by a file descriptor and
- * detached at once (a proc mount is an instance of its own, with its own
- * options): it shows every process of the jail, where the programs' hides
- * the init and any program that is not dumpable (hide_the_init), and is
- * writable, where theirs is read-only. Through it, the init's own
- * oom_score_adj: the init waits in the cgroup of the programs it starts,
- * and when one of them fills it, the kernel's OOM killer takes the
- * largest process there and then the next while the cgroup is still over
- * its limit: the init's size is a small program's. So every program
- * starts at oom_score_adj 1000 (do_run: set before the clone, which
- * copies it, and set back after), and is taken before the init.
- */
-static int keep_own_proc(struct init *in)
-{
-	ssize_t n;
-	int rc = 0;
-
-	if (mount("proc", TMP_DIR, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return -errno;
-	in->proc_fd = open(TMP_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (in->proc_fd < 0)
-		rc = -errno;
-	if (umount2(TMP_DIR, MNT_DETACH) < 0 && rc == 0)
-		rc = -errno;
-	if (rc < 0)
-		return rc;
-	in->oom_fd = openat(in->proc_fd, "self/oom_score_adj", O_RDWR | O_CLOEXEC);
-	if (in->oom_fd < 0)
-		return -errno;
-	n = pread(in->oom_fd, in->oom_was, sizeof(in->oom_was) - 1, 0);
-	if (n <= 0)
-		return n == 0 ? -ENODATA : -errno;
-	in->oom_was[n] = '\0';
-	return 0;
-}
-
-/* With its own /proc: its IPC namespace, to come back to after making each
- * program's (ipc_enter_new). */
-static int keep_own_ipc(struct init *in)
-{
-	in->ipc_fd = ipc_open_current(in);
-	return in->ipc_fd < 0 ? in->ipc_fd : 0;
-}
-
-/* Then: nothing of ours is for the programs to read, not even by uid
- * (/proc/1/mem, our fds, our environment), whatever comes next. */
-static int hide_from_programs(struct init *in)
-{
-	(void)in;
-	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ? -errno : 0;
-}
-
-/* Before the first clone, which comes with the first RUN after the hello:
- * SIGCHLD is blocked and read from a signalfd, so no exit is missed. */
-static int watch_children(struct init *in)
-{
-	sigset_t chld;
-
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
-		return -errno;
-	in->sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-	return in->sigfd < 0 ? -errno : 0;
-}
-
-/* Before the hello, after every step that could change it: what each
- * program inherits of the init, for reset_check_own_state. */
-static int note_own_state(struct init *in)
-{
-	return read_own_state(&in->own);
-}
-
-/* Before the first clone too: the driver hands the socket over open across
- * exec, and no program may inherit it. */
-static int close_socket_on_exec(struct init *in)
-{
-	return fcntl(in->sock, F_SETFD, FD_CLOEXEC) < 0 ? -errno : 0;
-}
-
-/* Last: the worker takes the hello for "ready" and its packets follow, so
- * the buffer they arrive in comes first. */
-static int say_hello(struct init *in)
-{
-	struct initmsg_hello hello = { INITMSG_VERSION, getpid() };
-
-	in->buf = malloc(INITMSG_MAX);
-	if (!in->buf)
-		return -ENOMEM;
-	return send_msg(in, INITMSG_HELLO, 0, &hello, sizeof(hello));
-}
-
-/* The init's own start-up, in the order the jail needs it (each step says
- * why); the first that fails says so on the jail's stderr, which the
- * worker reports when the hello does not come. */
-static const struct start_step {
-	const char *what;
-	int (*run)(struct init *in);
-} start_steps[] = {
-	{ "keeping a /proc of its own", keep_own_proc },
-	{ "keeping its IPC namespace", keep_own_ipc },
-	{ "hiding from the programs", hide_from_programs },
-	{ "sealing the jail", seal },
-	{ "hiding itself from the programs' /proc", hide_the_init },
-	{ "leaving the jail's network", empty_network },
-	{ "watching for children", watch_children },
-	{ "closing the socket on exec", close_socket_on_exec },
-	{ "noting what the programs inherit", note_own_state },
-	{ "saying hello", say_hello },
-};
-
-/* Until the worker closes its end. */
-static void serve_worker(struct init *in)
-{
-	for (;;) {
-		struct pollfd pf[2] = { { in->sock, POLLIN, 0 }, { in->sigfd, POLLIN, 0 } };
-
-		if (poll(pf, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		if (pf[1].revents)
-			reap(in);
-		if (pf[0].revents && handle_packet(in))
-			return;
-	}
-}
-
-int main(int argc, char **argv)
-{
-	struct init in = {
-		.sock = INITMSG_FD,
-		.sigfd = -1,
-		.self = argc > 0 ? argv[0] : NULL,
-		.new_network = argc > 1 && strcmp(argv[1], INITMSG_ARG_NEW_NETWORK) == 0,
-		.proc_fd = -1,
-		.ipc_fd = -1,
-		.next_box = -1,
-		.oom_fd = -1,
-	};
-
-	for (int i = 0; i < MAX_CHILDREN; i++)
-		in.kids[i].ipc = -1;
-	for (size_t i = 0; i < sizeof(start_steps) / sizeof(start_steps[0]); i++) {
-		int rc = start_steps[i].run(&in);
-
-		if (rc < 0) {
-			fprintf(stderr, "goboxd-init: %s: %s\n", start_steps[i].what, strerror(-rc));
-			free(in.buf);
-			return 111;
-		}
-	}
-	serve_worker(&in);
-	/* The worker is done with this jail: nothing may outlive it. */
-	kill(-1, SIGKILL);
-	free(in.buf);
-	free(in.filter);
 	return 0;
 }
