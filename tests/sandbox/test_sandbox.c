@@ -1089,7 +1089,7 @@ Test(sandbox, first_program_finds_tmp_empty)
 /*
  * The init is not dumpable (hide_from_programs), and stays so while it
  * starts programs: their set-up shares its memory until their exec
- * (spawn_child), and a change of uid there would set that memory's
+ * (init_child_spawn), and a change of uid there would set that memory's
  * dumpable flag to the host's fs.suid_dumpable, here 1. The programs
  * could not tell (the init's capabilities keep them
  * out of /proc/1 either way, and both owners look like nobody from

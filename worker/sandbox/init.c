@@ -11,7 +11,10 @@
  * step's cgroup, sets its rlimits, drops every capability, installs the
  * seccomp filter and only then execs. Two lists give the order, each step
  * saying why it stands where it does: start_steps for the init's own
- * start-up, child_run for a program's, from clone to exec (spawn_child).
+ * start-up, child_run for a program's, from clone to exec
+ * (worker/sandbox/init_child.c). What it closes off before its hello,
+ * the mounts, the programs' /proc and the network, is
+ * worker/sandbox/init_seal.c.
  *
  * Being pid 1 of the jail's pid namespace, it cannot be signalled by the
  * programs (the kernel drops signals to a namespace's init that it does not
@@ -37,10 +40,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -49,7 +49,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/mount.h>
 #include <sys/msg.h>
@@ -59,12 +58,13 @@
 #include <sys/shm.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "worker/sandbox/init_child.h"
+#include "worker/sandbox/init_seal.h"
 #include "worker/sandbox/initmsg.h"
 
 #define MAX_CHILDREN 8
@@ -177,243 +177,6 @@ static ssize_t recv_msg(struct init *in, int *fds, unsigned *nfds)
 	return n;
 }
 
-/* ---- the child: from clone to exec (async-signal-safe calls only) ----- */
-
-struct plan {
-	const struct initmsg_run *run;
-	const char *cwd;
-	char **argv;
-	char **envp;
-	int fds[INITMSG_MAX_FDS];
-	unsigned nfds;
-	int err_w;              /* CLOEXEC pipe: silent on a successful exec */
-};
-
-/*
- * The steps, in child_run's order: each returns 0 or -errno, and its
- * comment says why it stands where it does.
- */
-
-/* First: the init blocks SIGCHLD for its signalfd, and a program starts
- * with nothing blocked (and SIGPIPE ignored when the RUN asks). */
-static int child_reset_signals(const struct initmsg_run *r)
-{
-	sigset_t none;
-
-	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		return -errno;
-	if (r->flags & INITMSG_RUN_SIGPIPE_IGNORED) {
-		struct sigaction ign;
-
-		memset(&ign, 0, sizeof(ign));
-		ign.sa_handler = SIG_IGN;
-		if (sigaction(SIGPIPE, &ign, NULL) < 0)
-			return -errno;
-	}
-	return 0;
-}
-
-/* Early, as it depends on nothing: a session of its own, so that what the
- * program sends its process group reaches no other program of the jail. */
-static int child_new_session(void)
-{
-	return setsid() < 0 ? -errno : 0;
-}
-
-/* Before anything the program's set-up allocates: from here on all of it,
- * and the program, is charged to its step's cgroup. Born there already
- * when the RUN carries no fds (the init entered the cgroup itself). */
-static int child_join_cgroup(const struct plan *p)
-{
-	for (unsigned i = 0; i < p->run->ncgroup; i++) {
-		ssize_t n;
-
-		do
-			n = write(p->fds[3 + i], "0", 1);
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			return -errno;
-	}
-	return 0;
-}
-
-/* After the cgroup join, whose fds this closes, and before the rlimits, as
- * a low RLIMIT_NOFILE could refuse the copies it makes on the way: stdio
- * to 0..2, the error pipe to 3, everything else closed. */
-static int child_place_fds(struct plan *p)
-{
-	int fds[4] = { p->fds[0], p->fds[1], p->fds[2], p->err_w };
-	int rc = initmsg_place_fds(fds, 4, 3);
-
-	p->err_w = fds[3];
-	return rc;
-}
-
-/* Before the credentials: a uid change checks RLIMIT_NPROC (the kernel
- * then refuses the exec of a user over it), so the program's own limits
- * must be in place by then. */
-static int child_set_rlimits(const struct initmsg_run *r)
-{
-	static const int resource[INITMSG_RLIMIT_COUNT] = {
-		[INITMSG_RLIMIT_CPU] = RLIMIT_CPU, [INITMSG_RLIMIT_FSIZE] = RLIMIT_FSIZE,
-		[INITMSG_RLIMIT_NOFILE] = RLIMIT_NOFILE, [INITMSG_RLIMIT_NPROC] = RLIMIT_NPROC,
-		[INITMSG_RLIMIT_CORE] = RLIMIT_CORE, [INITMSG_RLIMIT_MEMLOCK] = RLIMIT_MEMLOCK,
-	};
-
-	for (int i = 0; i < INITMSG_RLIMIT_COUNT; i++) {
-		struct rlimit rl = { r->rlimit[i], r->rlimit[i] };
-
-		if (r->rlimit[i] == UINT64_MAX)
-			rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
-		if (setrlimit(resource[i], &rl) < 0)
-			return -errno;
-	}
-	return 0;
-}
-
-/* Anywhere before exec: the program runs under the init's own uid inside
- * the jail (POLICY_INSIDE_UID), and the init holds no capability that
- * bypasses a permission, so this reaches nothing the program could not. */
-static int child_enter_cwd(const char *cwd)
-{
-	return chdir(cwd) < 0 ? -errno : 0;
-}
-
-/* After the cgroup join: joining a cpuset cgroup resets the affinity to
- * the cpuset's CPUs. */
-static int child_pin_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
-}
-
-/* The gid before the uid, whose change can take away the right to change
- * the gid (the groups are none since the launcher's setgroups); before
- * the capabilities go, as a uid change can alter them. */
-static int child_set_credentials(const struct initmsg_run *r)
-{
-	/* the system calls themselves: libc's wrappers may broadcast the
-	 * change to what they take for threads of the process */
-	if (syscall(SYS_setresgid, r->gid, r->gid, r->gid) < 0 ||
-	    syscall(SYS_setresuid, r->uid, r->uid, r->uid) < 0)
-		return -errno;
-	return 0;
-}
-
-/* After the credentials and the last step that needed CAP_SYS_ADMIN (the
- * IPC namespace): every capability, ambient ones included. */
-static int child_drop_capabilities(void)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-
-	memset(d, 0, sizeof(d));
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return -errno;
-	if (syscall(SYS_capset, &h, d) < 0)
-		return -errno;
-	return 0;
-}
-
-/* Before the filter: without CAP_SYS_ADMIN the kernel installs a seccomp
- * filter only under no_new_privs. */
-static int child_no_new_privs(void)
-{
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
-}
-
-/* Last before exec: from here on the filter applies, execve included.
- * There always is one: do_run refuses a RUN that came before it. */
-static int child_install_filter(const struct init *in)
-{
-	struct sock_fprog prog = { in->filter_len, in->filter };
-
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ? -errno : 0;
-}
-
-/* Returns only when the exec failed. */
-static int child_exec(const struct plan *p)
-{
-	execve(p->argv[0], p->argv, p->envp);
-	return -errno;
-}
-
-/* A step that failed: its stage and errno to the worker through the error
- * pipe (wherever child_place_fds left it), and the child is done. */
-static void child_check(const struct plan *p, uint32_t stage, int rc)
-{
-	struct initmsg_failed f = { stage, -rc };
-
-	if (rc >= 0)
-		return;
-	(void)!write(p->err_w, &f, sizeof(f));
-	_exit(127);
-}
-
-/* From clone to exec, in the order the kernel needs (each step says why). */
-static void __attribute__((noreturn)) child_run(const struct init *in, struct plan *p)
-{
-	const struct initmsg_run *r = p->run;
-
-	child_check(p, INITMSG_STAGE_SIGNALS, child_reset_signals(r));
-	child_check(p, INITMSG_STAGE_SETSID, child_new_session());
-	child_check(p, INITMSG_STAGE_CGROUP, child_join_cgroup(p));
-	child_check(p, INITMSG_STAGE_FDS, child_place_fds(p));
-	child_check(p, INITMSG_STAGE_RLIMITS, child_set_rlimits(r));
-	child_check(p, INITMSG_STAGE_CHDIR, child_enter_cwd(p->cwd));
-	child_check(p, INITMSG_STAGE_CPU, child_pin_cpu(r->cpu));
-	child_check(p, INITMSG_STAGE_CREDENTIALS, child_set_credentials(r));
-	child_check(p, INITMSG_STAGE_CAPABILITIES, child_drop_capabilities());
-	child_check(p, INITMSG_STAGE_NO_NEW_PRIVS, child_no_new_privs());
-	child_check(p, INITMSG_STAGE_SECCOMP, child_install_filter(in));
-	child_check(p, INITMSG_STAGE_EXEC, child_exec(p));
-	_exit(127);             /* not reached: child_exec returns -errno */
-}
-
-/*
- * The child is started with clone(CLONE_VM | CLONE_VFORK), as posix_spawn
- * does: it runs on this stack, in the init's memory, until its exec gives
- * it memory of its own, and the init is suspended until then (or the
- * child's end), as it waited for that anyway. A fork would copy the
- * init's page tables and then fault on every page either side writes
- * first: on a paravirtualized host that was about a millisecond a
- * program, more than everything else the init does for it. The child
- * writes nothing the init reads (its plan is its own copy, on this
- * stack), calls no libc function that takes a lock, and changes only its
- * own task: credentials, limits, signal actions and seccomp are per
- * process without CLONE_THREAD and CLONE_SIGHAND. The one thing of the
- * memory's that a change of uid would set, its dumpable flag, stays as
- * hide_from_programs left it: the ids the child sets are the init's own.
- */
-static char child_stack[64 * 1024] __attribute__((aligned(16)));
-
-struct spawn {
-	const struct init *in;
-	const struct plan *plan;
-};
-
-static int child_main(void *arg)
-{
-	const struct spawn *sp = arg;
-	struct plan p = *sp->plan;
-
-	child_run(sp->in, &p);
-}
-
-static pid_t spawn_child(const struct init *in, const struct plan *p)
-{
-	struct spawn sp = { in, p };
-
-	return clone(child_main, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
-		     &sp);
-}
-
 /* The init's oom_score_adj, for the programs it starts next
  * (keep_oom_handle). */
 static void set_oom_score(const struct init *in, const char *value)
@@ -444,52 +207,6 @@ static int fresh_tmp(struct init *in, const struct initmsg_run *r)
 	if (mount("tmpfs", TMP_DIR, "tmpfs", fl, opts) < 0)
 		return -errno;
 	in->tmp_mounted = true;
-	return 0;
-}
-
-/* The NUL-terminated string at *s, which then moves past it; NULL when
- * none ends before end. */
-static char *next_string(char **s, char *end)
-{
-	char *str = *s;
-	char *nul = str < end ? memchr(str, '\0', (size_t)(end - str)) : NULL;
-
-	if (!nul)
-		return NULL;
-	*s = nul + 1;
-	return str;
-}
-
-/* Split the strings after the fixed part; argv/envp point into in->buf. */
-static int parse_run(char *body, size_t len, struct plan *p, char **vec, size_t nvec)
-{
-	const struct initmsg_run *r = (const struct initmsg_run *)body;
-	char *s = body + sizeof(*r), *end = body + len;
-	size_t need;
-
-	if (len < sizeof(*r) || r->argc == 0 || r->ncgroup > INITMSG_MAX_FDS - 3)
-		return -EINVAL;
-	need = (size_t)r->argc + r->envc + 2;
-	if (need > nvec)
-		return -E2BIG;
-	p->run = r;
-	p->argv = vec;
-	p->envp = vec + r->argc + 1;
-	p->cwd = next_string(&s, end);
-	if (!p->cwd)
-		return -EINVAL;
-	for (uint32_t i = 0; i < r->argc; i++) {
-		p->argv[i] = next_string(&s, end);
-		if (!p->argv[i])
-			return -EINVAL;
-	}
-	for (uint32_t i = 0; i < r->envc; i++) {
-		p->envp[i] = next_string(&s, end);
-		if (!p->envp[i])
-			return -EINVAL;
-	}
-	p->argv[r->argc] = NULL;
-	p->envp[r->envc] = NULL;
 	return 0;
 }
 
@@ -604,7 +321,7 @@ static struct child *free_child_slot(struct init *in)
 static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned nfds)
 {
 	static char *vec[INITMSG_MAX / 2];
-	struct plan p = { 0 };
+	struct init_child_plan p = { 0 };
 	struct initmsg_failed f;
 	struct initmsg_started st;
 	struct child *slot;
@@ -623,8 +340,8 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		send_failed(in, id, INITMSG_STAGE_PROTOCOL, EPERM);
 		goto out;
 	}
-	rc = parse_run(in->buf + sizeof(struct initmsg_hdr), len, &p, vec,
-		       sizeof(vec) / sizeof(vec[0]));
+	rc = init_child_parse(in->buf + sizeof(struct initmsg_hdr), len, &p, vec,
+			      sizeof(vec) / sizeof(vec[0]));
 	if (rc < 0 || nfds != 3 + p.run->ncgroup || !slot ||
 	    ((p.run->flags & INITMSG_RUN_IN_PLACE) && (p.run->ncgroup || !in->entered))) {
 		send_failed(in, id, INITMSG_STAGE_PROTOCOL, rc < 0 ? -rc : !slot ? EAGAIN : EBADF);
@@ -641,6 +358,8 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		goto out;
 	}
 	p.err_w = ep[1];
+	p.filter = in->filter;
+	p.filter_len = in->filter_len;
 	ipc = ipc_enter_new(in);
 	if (ipc < 0) {
 		close(ep[1]);
@@ -648,7 +367,7 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		goto out;
 	}
 	set_oom_score(in, "1000");
-	pid = spawn_child(in, &p);
+	pid = init_child_spawn(&p);
 	rc = pid < 0 ? -errno : 0;
 	set_oom_score(in, in->oom_was);
 	close(ep[1]);
@@ -734,8 +453,6 @@ static void do_enter(struct init *in, const int *fds, unsigned nfds)
 }
 
 /* ---- RESET: the jail made ready for another job ----------------------- */
-
-static int network_is_empty(void);
 
 /*
  * The steps, in reset_steps' order: each returns 0 or -errno, and its
@@ -841,15 +558,8 @@ static int reset_new_box(struct init *in)
  * descriptor in flight, stays there, out of every later program's reach. */
 static int reset_network(struct init *in)
 {
-	int rc;
-
 	(void)in;
-	if (unshare(CLONE_NEWNET) < 0)
-		return -errno;
-	rc = network_is_empty();
-	if (rc == 0)
-		return -EADDRINUSE;
-	return rc < 0 ? rc : 0;
+	return init_seal_network(true);
 }
 
 /* With nothing running: the next process gets pid 2 again, so that no
@@ -1065,190 +775,31 @@ drop:
 	return 0;
 }
 
-/* Mount point of one /proc/self/mountinfo line, octal escapes decoded. */
-static bool mountinfo_point(char *line, char *out, size_t outlen)
-{
-	char *f = line;
-	size_t n = 0;
-
-	for (int i = 0; i < 4; i++) {
-		f = strchr(f, ' ');
-		if (!f)
-			return false;
-		f++;
-	}
-	while (*f && *f != ' ' && n + 1 < outlen) {
-		if (f[0] == '\\' && f[1] >= '0' && f[1] <= '3' && f[2] && f[3]) {
-			out[n++] = (char)(((f[1] - '0') << 6) | ((f[2] - '0') << 3) | (f[3] - '0'));
-			f += 4;
-		} else {
-			out[n++] = *f++;
-		}
-	}
-	out[n] = '\0';
-	return n > 0;
-}
-
-/* The flags a mount has, as mount(2) takes them. */
-static int mount_flags(const char *mp, unsigned long *fl)
-{
-	static const struct { unsigned long st, ms; } keep[] = {
-		{ ST_RDONLY, MS_RDONLY }, { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV },
-		{ ST_NOEXEC, MS_NOEXEC }, { ST_NOATIME, MS_NOATIME },
-		{ ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
-	};
-	struct statvfs sv;
-
-	if (statvfs(mp, &sv) < 0)
-		return -errno;
-	*fl = 0;
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		if (sv.f_flag & keep[i].st)
-			*fl |= keep[i].ms;
-	return 0;
-}
-
 /*
- * Every mount nosuid, and nodev but for the device nodes bound in. The
- * flags a mount has (read-only above all, which the kernel keeps locked
- * for mounts inherited from the host) are read back and kept.
- */
-static int harden_mount(const char *mp)
-{
-	unsigned long fl = 0;
-	struct stat st;
-	int rc;
-
-	if ((rc = mount_flags(mp, &fl)) < 0)
-		return rc;
-	if (stat(mp, &st) < 0)
-		return -errno;
-	fl |= MS_REMOUNT | MS_BIND | MS_NOSUID;
-	if (!S_ISCHR(st.st_mode))
-		fl |= MS_NODEV;
-	/* nsjail leaves its root tmpfs writable; bwrap's is read-only already. */
-	if (strcmp(mp, "/") == 0)
-		fl |= MS_RDONLY;
-	/* bwrap mounts /proc writable and noexec, nsjail read-only and
-	 * executable: both become read-only, so that a write to /proc/sys,
-	 * /proc/self/mem or a process's attributes fails with EROFS before
-	 * any permission check, and noexec (/proc/self/exe still runs: exec
-	 * follows the link to its own mount). */
-	if (strcmp(mp, "/proc") == 0)
-		fl |= MS_RDONLY | MS_NOEXEC;
-	/* The placeholder under each program's own /tmp: the mount table
-	 * lists both, and neither runs anything. */
-	if (strcmp(mp, TMP_DIR) == 0)
-		fl |= MS_NOEXEC;
-	if (mount(NULL, mp, NULL, fl, NULL) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * The jail as the programs will see it: our own binary unmounted (it is
- * mapped already), the root read-only, every mount nosuid and nodev.
- * Before the hello, as no program runs before the worker hears it; it
- * reads the mount table as the driver left it.
+ * The jail as the programs will see it (init_seal_mounts). Before the
+ * hello, as no program runs before the worker hears it; it reads the
+ * mount table as the driver left it.
  */
 static int seal(struct init *in)
 {
-	char line[8192], mp[4096];
-	FILE *f;
-	int rc = 0;
-
-	if (!in->self)
-		return -EINVAL;
-	if (umount2(in->self, MNT_DETACH) < 0)
-		return -errno;
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (rc == 0 && fgets(line, sizeof(line), f))
-		if (mountinfo_point(line, mp, sizeof(mp)))
-			rc = harden_mount(mp);
-	fclose(f);
-	return rc;
+	return init_seal_mounts(in->self);
 }
 
-/*
- * After seal, as a remount of the superblock: the programs' /proc shows
- * only the processes they may trace (hidepid=ptraceable: their own, as
- * the init is not dumpable), so that nothing of the init is theirs to
- * read, above all what it counts of every program it reaped (cutime,
- * cstime and the faults in /proc/1/stat; the CPU time and the switches of
- * serving them in /proc/1/sched). Its mount flags are kept as seal left
- * them; read-only, it is the superblock's too (the init writes through
- * its own, keep_own_proc).
- */
+/* After seal, as a remount of the superblock: the programs' /proc hides
+ * the init (init_seal_proc). */
 static int hide_the_init(struct init *in)
 {
-	unsigned long fl = 0;
-	int rc;
-
 	(void)in;
-	if ((rc = mount_flags("/proc", &fl)) < 0)
-		return rc;
-	if (mount(NULL, "/proc", NULL, MS_REMOUNT | fl, "hidepid=ptraceable") < 0)
-		return -errno;
-	return 0;
+	return init_seal_proc();
 }
 
-/*
- * Whether every interface of the current network namespace is down, and
- * the namespace has none but lo: -errno when that cannot be told.
- */
-static int network_is_empty(void)
-{
-	struct if_nameindex *ifs = if_nameindex();
-	struct ifreq ifr;
-	int s, rc = 1;
-
-	if (!ifs)
-		return -errno;
-	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		rc = -errno;
-	for (struct if_nameindex *i = ifs; rc == 1 && i->if_index; i++) {
-		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
-		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-			rc = -errno;
-		else if (strcmp(i->if_name, "lo") != 0 || (ifr.ifr_flags & IFF_UP))
-			rc = 0;
-	}
-	if (s >= 0)
-		close(s);
-	if_freenameindex(ifs);
-	return rc;
-}
-
-/*
- * The programs' network namespace must have no working interface, so that
- * AF_INET and AF_INET6 (which the seccomp filter lets through) reach
- * nothing: connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL, as in
- * a namespace whose lo was never up. nsjail makes one (--iface_no_lo).
- * bubblewrap always brings lo up in the namespace it makes, and taking it
- * down again would not do (127.0.0.1 stays on it and a connect waits for a
- * time-out), so goboxd runs bwrap without one and has the init make its
- * own here (INITMSG_ARG_NEW_NETWORK), once per jail, with the
- * CAP_SYS_ADMIN it holds anyway. Whatever the driver did, the check after
- * is what counts. Before the hello, like seal: a jail whose namespace is
- * not empty never runs a program.
- */
+/* The programs' network, with no working interface (init_seal_network):
+ * under bwrap the init makes it itself (INITMSG_ARG_NEW_NETWORK). Before
+ * the hello, like seal: a jail whose namespace is not empty never runs a
+ * program. */
 static int empty_network(struct init *in)
 {
-	int rc;
-
-	/* Always when asked: the worker's own namespace may look empty too
-	 * (goboxd run where only a down lo exists), but sharing it would
-	 * share its abstract unix sockets with every jail. */
-	if (in->new_network && unshare(CLONE_NEWNET) < 0)
-		return -errno;
-	rc = network_is_empty();
-	if (rc == 0)
-		return -EADDRINUSE;
-	return rc < 0 ? rc : 0;
+	return init_seal_network(in->new_network);
 }
 
 /*

@@ -2,6 +2,7 @@
 
 #include "worker/sandbox/jobdir.h"
 #include "worker/sandbox/host.h"
+#include "worker/sandbox/jobdir_remove.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,27 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "common/util.h"
-
-/*
- * Deeper directories are renamed up to the top of the tree being removed
- * and handled by a later pass, so the removal holds at most two fds per
- * level whatever depth the sandbox built.
- */
-#define RM_MAX_DEPTH 32
-/* How many removals a stoppable removal makes between two checks. */
-#define RM_BATCH 256
 
 int jobdir_create(const char *parent, uid_t uid, gid_t gid, struct jobdir *out)
 {
@@ -260,164 +249,6 @@ int jobdir_read(const struct jobdir *d, const char *name, size_t cap, struct buf
 			break;
 	}
 	close(fd);
-	return rc;
-}
-
-/*
- * Open a subdirectory without following a symlink. The sandbox may have
- * made it unreadable (chmod 000): when not privileged enough to ignore
- * that, give it back an owner mode through the parent, still without
- * following links, and retry.
- */
-static int open_dir_at(int dirfd, const char *name)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0 && errno == EACCES) {
-		if (fchmodat(dirfd, name, 0700, AT_SYMLINK_NOFOLLOW) < 0)
-			return -EACCES;
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return -errno;
-	/* unlinking inside needs write and search permission on it */
-	fchmod(fd, 0700);
-	return fd;
-}
-
-static bool entry_is_dir(int dirfd, const struct dirent *de)
-{
-	struct stat st;
-
-	if (de->d_type != DT_UNKNOWN)
-		return de->d_type == DT_DIR;
-	if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return false;
-	return S_ISDIR(st.st_mode);
-}
-
-struct rm_pass {
-	int rootfd;
-	unsigned *seq;  /* names for hoisted directories, across passes */
-	bool progress; /* something was removed or hoisted */
-	bool seen;     /* the top level still had entries */
-	int err;       /* first error, kept for when no progress is made */
-	volatile sig_atomic_t *stop; /* NULL, or set (by a signal) to stop */
-	unsigned *ops; /* unlinks and renames so far, across passes */
-	bool stopped;
-};
-
-/* Move a too-deep directory to the top of the tree under a fresh name. */
-static int hoist_dir(struct rm_pass *p, int dirfd, const char *name)
-{
-	for (int tries = 0; tries < 1000; tries++) {
-		char nn[32];
-
-		snprintf(nn, sizeof(nn), "goboxd-deep-%u", (*p->seq)++);
-		if (renameat2(dirfd, name, p->rootfd, nn, RENAME_NOREPLACE) == 0)
-			return 0;
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
-}
-
-static void rm_note(struct rm_pass *p, int rc)
-{
-	if (rc < 0 && rc != -ENOENT && p->err == 0)
-		p->err = rc;
-	if (rc == 0)
-		p->progress = true;
-	if (++*p->ops % RM_BATCH == 0 && p->stop && *p->stop)
-		p->stopped = true;
-}
-
-static void rm_level(struct rm_pass *p, int fd, int depth)
-{
-	struct dirent *de;
-	DIR *dir;
-	int dfd;
-
-	/* fdopendir owns its fd, and a dup shares the offset: rewind it */
-	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (dfd < 0) {
-		rm_note(p, -errno);
-		return;
-	}
-	dir = fdopendir(dfd);
-	if (!dir) {
-		rm_note(p, -errno);
-		close(dfd);
-		return;
-	}
-	rewinddir(dir);
-	while (!p->stopped && (de = readdir(dir))) {
-		const char *name = de->d_name;
-		int sub;
-
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-			continue;
-		if (depth == 0)
-			p->seen = true;
-		if (!entry_is_dir(fd, de)) {
-			rm_note(p, unlinkat(fd, name, 0) < 0 ? -errno : 0);
-			continue;
-		}
-		if (depth + 1 >= RM_MAX_DEPTH) {
-			rm_note(p, hoist_dir(p, fd, name));
-			continue;
-		}
-		sub = open_dir_at(fd, name);
-		if (sub < 0) {
-			rm_note(p, sub);
-			continue;
-		}
-		rm_level(p, sub, depth + 1);
-		close(sub);
-		if (!p->stopped)
-			rm_note(p, unlinkat(fd, name, AT_REMOVEDIR) < 0 ? -errno : 0);
-	}
-	closedir(dir);
-}
-
-/*
- * Empty the directory open at rootfd; passes repeat while they make
- * progress. With stop, every RM_BATCH removals it checks *stop and returns
- * -EINTR when set, the tree part removed.
- */
-static int rm_contents(int rootfd, volatile sig_atomic_t *stop)
-{
-	unsigned seq = 0, ops = 0;
-
-	for (;;) {
-		struct rm_pass p = { .rootfd = rootfd, .seq = &seq, .stop = stop, .ops = &ops };
-
-		rm_level(&p, rootfd, 0);
-		if (p.stopped)
-			return -EINTR;
-		if (!p.seen)
-			return 0;
-		if (!p.progress)
-			return p.err ? p.err : -ENOTEMPTY;
-	}
-}
-
-int jobdir_remove_at(int dirfd, const char *name)
-{
-	struct stat st;
-	int fd, rc;
-
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
-	fd = open_dir_at(dirfd, name);
-	if (fd < 0)
-		return fd;
-	rc = rm_contents(fd, NULL);
-	close(fd);
-	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
-		rc = -errno;
 	return rc;
 }
 
@@ -684,14 +515,14 @@ static int mirror_down(struct mirror *m, const char *name, const struct stat *st
 	if (mkdirat(m->dst, name, from_job(m) ? mode : 0700) < 0 ||
 	    (from_job(m) && fchmodat(m->dst, name, mode, 0) < 0))
 		return -errno;
-	s = from_job(m) ? open_dir_at(m->src, name)
+	s = from_job(m) ? jobdir_remove_open_dir(m->src, name)
 			: openat(m->src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s < 0)
 		return from_job(m) ? s : -errno;
 	d = openat(m->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	rc = d < 0 ? -errno : mirror_push(m, s, d, mode);
 	if (rc < 0) {
-		/* open_dir_at gave it an owner-only mode: its own back */
+		/* jobdir_remove_open_dir gave it an owner-only mode: its own back */
 		if (from_job(m))
 			fchmod(s, mode);
 		close(s);
@@ -717,7 +548,7 @@ static int mirror_up(struct mirror *m)
 	else if (ss.st_dev != up->sdev || ss.st_ino != up->sino || ds.st_dev != up->ddev ||
 		 ds.st_ino != up->dino)
 		rc = -ESTALE;
-	/* open_dir_at gave the source an owner-only mode: its own back */
+	/* jobdir_remove_open_dir gave the source an owner-only mode: its own back */
 	else if (from_job(m) ? fchmod(m->src, child->mode) < 0
 			     : (fchown(m->dst, m->uid, m->gid) < 0 || fchmod(m->dst, child->mode) < 0))
 		rc = -errno;
@@ -854,61 +685,6 @@ int jobdir_snapshot(struct jobdir *d)
 	return mirror_tree(&(struct mirror){ .kind = MK_SNAPSHOT }, d->fd, fd);
 }
 
-/* An extended attribute a program may have set on a directory it owns:
- * user.*, and the POSIX ACLs (a default ACL would shape the next files). */
-static bool program_xattr(const char *name)
-{
-	return strncmp(name, "user.", 5) == 0 || strcmp(name, "system.posix_acl_access") == 0 ||
-	       strcmp(name, "system.posix_acl_default") == 0;
-}
-
-/* The inode flags (chattr) an owner without privilege may set; the others
- * (extents, the hashed index...) are the filesystem's own, and append-only
- * and immutable take a capability no jail has. */
-#define PROGRAM_INODE_FLAGS                                                             \
-	(FS_SECRM_FL | FS_UNRM_FL | FS_COMPR_FL | FS_SYNC_FL | FS_NODUMP_FL |          \
-	 FS_NOATIME_FL | FS_DIRSYNC_FL | FS_NOTAIL_FL | FS_TOPDIR_FL | FS_NOCOW_FL |   \
-	 FS_NOCOMP_FL | FS_PROJINHERIT_FL | FS_CASEFOLD_FL | FS_DAX_FL)
-
-/*
- * What the job directory's own inode can carry besides its entries and
- * its mode (which give_job_dir sets): its extended attributes, its inode
- * flags (chattr's: the owner may set noatime, nodump and the like) and its
- * times. All back to a new directory's. A filesystem without xattrs or
- * flags has nothing to clear.
- */
-static int clear_job_dir_inode(int fd)
-{
-	ssize_t size = flistxattr(fd, NULL, 0), n = 0;
-	char *names = NULL;
-	int flags = 0, rc = 0;
-
-	if (size < 0 && errno != ENOTSUP && errno != EOPNOTSUPP)
-		return -errno;
-	if (size > 0) {
-		/* nothing runs in the jail now: the list cannot grow meanwhile */
-		names = xmalloc((size_t)size);
-		n = flistxattr(fd, names, (size_t)size);
-		if (n < 0)
-			rc = -errno;
-	}
-	for (ssize_t i = 0; rc == 0 && i < n; i += (ssize_t)strnlen(names + i, (size_t)(n - i)) + 1)
-		if (program_xattr(names + i) && fremovexattr(fd, names + i) < 0 && errno != ENODATA)
-			rc = -errno;
-	free(names);
-	if (rc < 0)
-		return rc;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
-		if ((flags & PROGRAM_INODE_FLAGS) &&
-		    (flags &= ~PROGRAM_INODE_FLAGS, ioctl(fd, FS_IOC_SETFLAGS, &flags)) < 0)
-			return -errno;
-	} else if (errno != ENOTTY && errno != ENOTSUP && errno != EOPNOTSUPP &&
-		   errno != EINVAL) {
-		return -errno;
-	}
-	return futimens(fd, NULL) < 0 ? -errno : 0;
-}
-
 /* Everything in the job directory removed, and what its inode carried;
  * it stays root's meanwhile. */
 static int empty_job_dir(struct jobdir *d)
@@ -918,8 +694,8 @@ static int empty_job_dir(struct jobdir *d)
 	/* The program owned the directory and may have taken its modes away. */
 	if (fchmod(d->fd, 0700) < 0)
 		return -errno;
-	rc = rm_contents(d->fd, NULL);
-	return rc < 0 ? rc : clear_job_dir_inode(d->fd);
+	rc = jobdir_remove_contents(d->fd, NULL);
+	return rc < 0 ? rc : jobdir_remove_inode_marks(d->fd);
 }
 
 /* The job directory uid:gid's again, as jobdir_create made it. */
@@ -985,7 +761,7 @@ static int drop_snapshot(struct jobdir *d)
 	if (d->base_fd < 0)
 		return 0;
 	snprintf(base, sizeof(base), "%s.base", d->path);
-	rc = rm_contents(d->base_fd, NULL);
+	rc = jobdir_remove_contents(d->base_fd, NULL);
 	if (rc == 0 && rmdir(base) < 0)
 		rc = -errno;
 	if (rc < 0)
@@ -1022,7 +798,7 @@ int jobdir_remove(struct jobdir *d)
 	drop_snapshot(d);
 	/* the sandbox owns the directory and may have taken its modes away */
 	fchmod(d->fd, 0700);
-	rc = rm_contents(d->fd, NULL);
+	rc = jobdir_remove_contents(d->fd, NULL);
 	if (rc == 0 && rmdir(d->path) < 0)
 		rc = -errno;
 	close(d->fd);
@@ -1107,7 +883,7 @@ int jobdir_reclaim(const char *path, volatile sig_atomic_t *stop)
 	/* no mode changed before the lock says it is nobody's */
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES)
-		fd = open_dir_at(pfd, name);
+		fd = jobdir_remove_open_dir(pfd, name);
 	else if (fd < 0)
 		fd = -errno;
 	if (fd < 0) {
@@ -1121,7 +897,7 @@ int jobdir_reclaim(const char *path, volatile sig_atomic_t *stop)
 	}
 	/* the sandbox owned it and may have taken its modes away */
 	fchmod(fd, 0700);
-	rc = rm_contents(fd, stop);
+	rc = jobdir_remove_contents(fd, stop);
 	if (rc == 0)
 		rc = unlinkat(pfd, name, AT_REMOVEDIR) < 0 ? -errno : 1;
 out:

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 #include "common/buf.h"
+/* jobdir_remove_at, which the job directories' users call too */
+#include "worker/sandbox/jobdir_remove.h"
 
 #define JOBDIR_PREFIX "job-"
 
@@ -126,7 +128,5 @@ void jobdir_close(struct jobdir *d);
 /* Remove the whole tree (unlinkat, never following symlinks), its
  * snapshot, and close. */
 int jobdir_remove(struct jobdir *d);
-/* Remove name under dirfd recursively, no symlink following. */
-int jobdir_remove_at(int dirfd, const char *name);
 
 #endif

@@ -1,0 +1,215 @@
+/*
+ * goboxd-init's jail closed off: what a program finds is only what it
+ * was meant to. The mounts as the driver left them are hardened (nosuid,
+ * nodev, the root and /proc read-only, the init's own binary gone), the
+ * programs' /proc hides the init, and the network namespace has no
+ * working interface. The init does this before its hello (start_steps in
+ * init.c), and makes and checks a new network at each ENTER and RESET.
+ * Libc only, like the rest of goboxd-init.
+ */
+
+#include "autoconf.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "worker/sandbox/init_seal.h"
+
+/* The placeholder each program's /tmp is mounted over (init.c). */
+#define TMP_DIR "/tmp"
+
+/* Mount point of one /proc/self/mountinfo line, octal escapes decoded. */
+static bool mountinfo_point(char *line, char *out, size_t outlen)
+{
+	char *f = line;
+	size_t n = 0;
+
+	for (int i = 0; i < 4; i++) {
+		f = strchr(f, ' ');
+		if (!f)
+			return false;
+		f++;
+	}
+	while (*f && *f != ' ' && n + 1 < outlen) {
+		if (f[0] == '\\' && f[1] >= '0' && f[1] <= '3' && f[2] && f[3]) {
+			out[n++] = (char)(((unsigned)(f[1] - '0') << 6) | ((unsigned)(f[2] - '0') << 3) |
+					  (unsigned)(f[3] - '0'));
+			f += 4;
+		} else {
+			out[n++] = *f++;
+		}
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+/* The flags a mount has, as mount(2) takes them. */
+static int mount_flags(const char *mp, unsigned long *fl)
+{
+	static const struct { unsigned long st, ms; } keep[] = {
+		{ ST_RDONLY, MS_RDONLY }, { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV },
+		{ ST_NOEXEC, MS_NOEXEC }, { ST_NOATIME, MS_NOATIME },
+		{ ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+	};
+	struct statvfs sv;
+
+	if (statvfs(mp, &sv) < 0)
+		return -errno;
+	*fl = 0;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (sv.f_flag & keep[i].st)
+			*fl |= keep[i].ms;
+	return 0;
+}
+
+/*
+ * Every mount nosuid, and nodev but for the device nodes bound in. The
+ * flags a mount has (read-only above all, which the kernel keeps locked
+ * for mounts inherited from the host) are read back and kept.
+ */
+static int harden_mount(const char *mp)
+{
+	unsigned long fl = 0;
+	struct stat st;
+	int rc;
+
+	if ((rc = mount_flags(mp, &fl)) < 0)
+		return rc;
+	if (stat(mp, &st) < 0)
+		return -errno;
+	fl |= MS_REMOUNT | MS_BIND | MS_NOSUID;
+	if (!S_ISCHR(st.st_mode))
+		fl |= MS_NODEV;
+	/* nsjail leaves its root tmpfs writable; bwrap's is read-only already. */
+	if (strcmp(mp, "/") == 0)
+		fl |= MS_RDONLY;
+	/* bwrap mounts /proc writable and noexec, nsjail read-only and
+	 * executable: both become read-only, so that a write to /proc/sys,
+	 * /proc/self/mem or a process's attributes fails with EROFS before
+	 * any permission check, and noexec (/proc/self/exe still runs: exec
+	 * follows the link to its own mount). */
+	if (strcmp(mp, "/proc") == 0)
+		fl |= MS_RDONLY | MS_NOEXEC;
+	/* The placeholder under each program's own /tmp: the mount table
+	 * lists both, and neither runs anything. */
+	if (strcmp(mp, TMP_DIR) == 0)
+		fl |= MS_NOEXEC;
+	if (mount(NULL, mp, NULL, fl, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * seal (init.c): the jail as the programs will see it: our own binary unmounted (it is
+ * mapped already), the root read-only, every mount nosuid and nodev.
+ * Before the hello, as no program runs before the worker hears it; it
+ * reads the mount table as the driver left it.
+ */
+int init_seal_mounts(const char *self)
+{
+	char line[8192], mp[4096];
+	FILE *f;
+	int rc = 0;
+
+	if (!self)
+		return -EINVAL;
+	if (umount2(self, MNT_DETACH) < 0)
+		return -errno;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (rc == 0 && fgets(line, sizeof(line), f))
+		if (mountinfo_point(line, mp, sizeof(mp)))
+			rc = harden_mount(mp);
+	fclose(f);
+	return rc;
+}
+
+/*
+ * After seal (init.c), as a remount of the superblock: the programs' /proc shows
+ * only the processes they may trace (hidepid=ptraceable: their own, as
+ * the init is not dumpable), so that nothing of the init is theirs to
+ * read, above all what it counts of every program it reaped (cutime,
+ * cstime and the faults in /proc/1/stat; the CPU time and the switches of
+ * serving them in /proc/1/sched). Its mount flags are kept as seal left
+ * them; read-only, it is the superblock's too (the init writes through
+ * its own, keep_own_proc in init.c).
+ */
+int init_seal_proc(void)
+{
+	unsigned long fl = 0;
+	int rc;
+
+	if ((rc = mount_flags("/proc", &fl)) < 0)
+		return rc;
+	if (mount(NULL, "/proc", NULL, MS_REMOUNT | fl, "hidepid=ptraceable") < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Whether every interface of the current network namespace is down, and
+ * the namespace has none but lo: -errno when that cannot be told.
+ */
+static int network_is_empty(void)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	struct ifreq ifr;
+	int s, rc = 1;
+
+	if (!ifs)
+		return -errno;
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		rc = -errno;
+	for (struct if_nameindex *i = ifs; rc == 1 && i->if_index; i++) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
+		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+			rc = -errno;
+		else if (strcmp(i->if_name, "lo") != 0 || (ifr.ifr_flags & IFF_UP))
+			rc = 0;
+	}
+	if (s >= 0)
+		close(s);
+	if_freenameindex(ifs);
+	return rc;
+}
+
+/*
+ * The programs' network namespace must have no working interface, so that
+ * AF_INET and AF_INET6 (which the seccomp filter lets through) reach
+ * nothing: connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL, as in
+ * a namespace whose lo was never up. nsjail makes one (--iface_no_lo).
+ * bubblewrap always brings lo up in the namespace it makes, and taking it
+ * down again would not do (127.0.0.1 stays on it and a connect waits for a
+ * time-out), so goboxd runs bwrap without one and has the init make its
+ * own here (INITMSG_ARG_NEW_NETWORK), once per jail, with the
+ * CAP_SYS_ADMIN it holds anyway. Whatever the driver did, the check after
+ * is what counts. Before the hello (empty_network in init.c), like seal:
+ * a jail whose namespace is not empty never runs a program.
+ */
+int init_seal_network(bool new_namespace)
+{
+	int rc;
+
+	/* Always when asked: the worker's own namespace may look empty too
+	 * (goboxd run where only a down lo exists), but sharing it would
+	 * share its abstract unix sockets with every jail. */
+	if (new_namespace && unshare(CLONE_NEWNET) < 0)
+		return -errno;
+	rc = network_is_empty();
+	if (rc == 0)
+		return -EADDRINUSE;
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,26 @@
+/*
+ * The jail closed off by goboxd-init before its hello, its network again
+ * at each ENTER and RESET. Every mount hardened (init_seal_mounts), the
+ * programs' /proc hiding the init (init_seal_proc), a network with no
+ * working interface (init_seal_network). Part of goboxd-init, which links libc alone: this
+ * header and its .c include nothing of goboxd but initmsg.h.
+ */
+#ifndef GOBOXD_SANDBOX_INIT_SEAL_H
+#define GOBOXD_SANDBOX_INIT_SEAL_H
+
+#include <stdbool.h>
+
+/* The init's own binary, self, unmounted (it is mapped already), the root
+ * read-only, every mount nosuid, and nodev but for the device nodes bound
+ * in. 0 or -errno. */
+int init_seal_mounts(const char *self);
+
+/* /proc remounted hidepid=ptraceable, its other flags kept. 0 or -errno. */
+int init_seal_proc(void);
+
+/* With new_namespace, a network namespace of the init's own first; then
+ * the check that no interface works. 0, -EADDRINUSE when one does, or
+ * -errno. */
+int init_seal_network(bool new_namespace);
+
+#endif
