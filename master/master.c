@@ -1058,13 +1058,17 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 	char path[4096];
 	int rc;
 
-	/* Each level traversable (not readable) by the sandbox uids. */
+	/* Each level made traversable (not readable) by the sandbox uids,
+	 * whatever the umask: under umask 077 a level made 0700 (such as
+	 * /var/lib/goboxd, which the store shares) would refuse the start. */
 	snprintf(path, sizeof(path), "%s", m->cfg.jail_dir);
 	for (char *p = path + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		if (mkdir(path, 0711) == 0)
+			chmod(path, 0711);
+		else if (errno != EEXIST) {
 			int e = errno;
 
 			snprintf(err, errlen, "mkdir(%.300s): %s", path, strerror(e));
@@ -1081,7 +1085,10 @@ static int prepare_dirs(struct master *m, char *err, size_t errlen)
 	chmod(path, 0711);
 	if ((rc = check_own(path, err, errlen)) < 0)
 		return rc;
-	/* The jails run as unprivileged uids: they must reach their directory. */
+	/* The jails run as unprivileged uids: they must reach their directory,
+	 * also through the store's (/var/lib/goboxd), which an older goboxd
+	 * made 0700 and the store opens only later. */
+	store_unhide_dir(m->cfg.store);
 	if ((rc = check_searchable(m->cfg.jail_dir, err, errlen)) < 0)
 		return rc;
 	/* The first sweep is due at once; the loop starts it, off start-up's path. */
