@@ -152,6 +152,11 @@ run() {
 }
 
 run_tests() {
+	local before status=0
+	# what the host's /var/lib, /etc and /run hold before the suite: it
+	# must leave nothing new there (tests/host-leftovers)
+	before=$(mktemp)
+	"$top/tests/host-leftovers" list >"$before"
 	cd "$build"
 	make -s check-layers
 	make -s check-names
@@ -160,9 +165,10 @@ run_tests() {
 	make -s check || { cat tests/unit/*.log 2>/dev/null | tail -50; exit 1; }
 	make -s verify-units
 	make -s verify-deploy
-	local status=0
 	"$top/tests/run-all" "$build/goboxd" || status=1
 	"$top/tests/v2/run-tests" "$build" || status=1
+	"$top/tests/host-leftovers" since "$before" || status=1
+	rm -f "$before"
 	return $status
 }
 

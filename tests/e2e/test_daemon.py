@@ -487,6 +487,7 @@ def test_systemd_socket_activation():
     p = subprocess.Popen(["systemd-socket-activate", "-l", "127.0.0.1:%d" % port,
                           os.environ["GOBOXD_BIN"], "--languages-dir", LANGUAGES,
                           "--jail-dir", os.path.join(tmp, "jails"), "--workers", "1",
+                          "--store", os.path.join(tmp, "submissions.db"),
                           "--jail", os.environ.get("GOBOXD_TEST_JAIL", "bwrap")] +
                          sandbox_uid_base(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
