@@ -10,6 +10,7 @@
 #   ./setup.sh install   deps + build + langs
 #   ./setup.sh v2-deps   what tests/v2/vm needs: QEMU and Debian 12's kernels
 #   ./setup.sh run       install, then start goboxd in the foreground
+#   ./setup.sh start     start the built goboxd as run does, installing nothing
 #   ./setup.sh test      install, then run every test (unit, sandbox, end-to-end,
 #                        and tests/v2/run-tests on cgroup v2 kernels)
 set -euo pipefail
@@ -180,6 +181,7 @@ build) build ;;
 langs) langs ;;
 install) deps; build; langs ;;
 run) shift; deps; build; langs; run "$@" ;;
+start) shift; run "$@" ;;
 test) deps; v2_deps; build; langs; test_deps; run_tests ;;
 *)
 	sed -n '2,15p' "$0"
