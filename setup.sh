@@ -98,7 +98,9 @@ build() {
 	mkdir -p "$build"
 	cd "$build"
 	if [ ! -f Makefile ]; then
-		"$top/configure" -q ${GOBOXD_CONFIGURE_FLAGS:-}
+		# by its relative path: automake refuses a source dir whose name
+		# holds a space (a checkout in "/home/me/my projects")
+		../configure -q ${GOBOXD_CONFIGURE_FLAGS:-}
 	fi
 	make -j"$(nproc)" -s
 }
