@@ -763,12 +763,14 @@ def start_in(state, wrapper=(), jails=True, store=True):
     os.chmod(other, 0o711)
     args = ["--jail-dir", os.path.join(state if jails else other, "jails"),
             "--store", os.path.join(state if store else other, "submissions.db")]
-    d = Daemon(languages=small(), workers=1, args=args, own_store=False, wrapper=wrapper)
     try:
-        status, body = d.post("/run", HELLO)
-        assert status == 200 and body["status"] == "accepted", body
+        d = Daemon(languages=small(), workers=1, args=args, own_store=False, wrapper=wrapper)
+        try:
+            status, body = d.post("/run", HELLO)
+            assert status == 200 and body["status"] == "accepted", body
+        finally:
+            d.stop()
     finally:
-        d.stop()
         shutil.rmtree(other)
 
 
