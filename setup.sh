@@ -10,6 +10,7 @@
 #   ./setup.sh install   deps + build + langs
 #   ./setup.sh v2-deps   what tests/v2/vm needs: QEMU and Debian 12's kernels
 #   ./setup.sh run       install, then start goboxd in the foreground
+#   ./setup.sh start     start the built goboxd as run does, installing nothing
 #   ./setup.sh test      install, then run every test (unit, sandbox, end-to-end,
 #                        and tests/v2/run-tests on cgroup v2 kernels)
 set -euo pipefail
@@ -97,7 +98,9 @@ build() {
 	mkdir -p "$build"
 	cd "$build"
 	if [ ! -f Makefile ]; then
-		"$top/configure" -q ${GOBOXD_CONFIGURE_FLAGS:-}
+		# by its relative path: automake refuses a source dir whose name
+		# holds a space (a checkout in "/home/me/my projects")
+		../configure -q ${GOBOXD_CONFIGURE_FLAGS:-}
 	fi
 	make -j"$(nproc)" -s
 }
@@ -152,6 +155,11 @@ run() {
 }
 
 run_tests() {
+	local before status=0
+	# what the host's /var/lib, /etc and /run hold before the suite: it
+	# must leave nothing new there (tests/host-leftovers)
+	before=$(mktemp)
+	"$top/tests/host-leftovers" list >"$before"
 	cd "$build"
 	make -s check-layers
 	make -s check-names
@@ -160,9 +168,10 @@ run_tests() {
 	make -s check || { cat tests/unit/*.log 2>/dev/null | tail -50; exit 1; }
 	make -s verify-units
 	make -s verify-deploy
-	local status=0
 	"$top/tests/run-all" "$build/goboxd" || status=1
 	"$top/tests/v2/run-tests" "$build" || status=1
+	"$top/tests/host-leftovers" since "$before" || status=1
+	rm -f "$before"
 	return $status
 }
 
@@ -174,6 +183,7 @@ build) build ;;
 langs) langs ;;
 install) deps; build; langs ;;
 run) shift; deps; build; langs; run "$@" ;;
+start) shift; run "$@" ;;
 test) deps; v2_deps; build; langs; test_deps; run_tests ;;
 *)
 	sed -n '2,15p' "$0"

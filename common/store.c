@@ -15,6 +15,19 @@ bool store_url_shared(const char *url)
 	return url && (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0);
 }
 
+int store_unhide_dir(const char *url)
+{
+	static const char sqlite[] = "sqlite:";
+
+	if (!url || store_url_shared(url))
+		return 0;
+	if (strncmp(url, sqlite, sizeof(sqlite) - 1) == 0)
+		url += sizeof(sqlite) - 1;
+	else if (strstr(url, "://"))
+		return 0;
+	return *url ? store_sqlite_unhide_dir(url) : 0;
+}
+
 int store_open(const char *url, uint64_t max_bytes, struct store **out, char *err,
 	       size_t errlen)
 {

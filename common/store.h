@@ -84,6 +84,13 @@ struct store;
 int store_open(const char *url, uint64_t max_bytes, struct store **out, char *err,
 	       size_t errlen);
 void store_close(struct store *s);
+/*
+ * The directory of url's SQLite store, when an older goboxd made it 0700
+ * and so hid a jail dir beneath it from the sandbox uids: made searchable
+ * (0711) if goboxd's own. Nothing is made: 0 when it is missing, or url
+ * names no SQLite store; else a negative errno.
+ */
+int store_unhide_dir(const char *url);
 /* Whether url names a shared store (PostgreSQL: several goboxd share it,
  * and take their work with store_lease), without opening it. */
 bool store_url_shared(const char *url);
@@ -248,6 +255,8 @@ struct store {
 /* SQLite: path is a file name. */
 int store_sqlite_open(const char *path, uint64_t max_bytes, struct store **out, char *err,
 		      size_t errlen);
+/* store_unhide_dir for the directory of the file path. */
+int store_sqlite_unhide_dir(const char *path);
 /* PostgreSQL: url is libpq's (postgresql://...); the schema is made or
  * migrated here. */
 int store_pg_open(const char *url, struct store **out, char *err, size_t errlen);

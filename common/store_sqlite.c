@@ -645,6 +645,22 @@ static int unhide_dir(const char *dir)
 	return 0;
 }
 
+int store_sqlite_unhide_dir(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	int rc = 0;
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		rc = unhide_dir(dir);
+		if (rc == -ENOENT)
+			rc = 0;
+	}
+	free(dir);
+	return rc;
+}
+
 /*
  * A store file is goboxd's own: one another user made (in advance, where
  * goboxd would make it) or one anyone else may write could hold what its

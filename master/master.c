@@ -988,7 +988,13 @@ static void read_master_signals(struct master *m)
 
 static int prepare_dirs(struct master *m, char *err, size_t errlen)
 {
-	int rc = prepare_jail_dir(m->cfg.jail_dir, err, errlen);
+	int rc;
+
+	/* The jails reach their directory also through the store's
+	 * (/var/lib/goboxd), which an older goboxd made 0700 and the store
+	 * opens only later: opened up first. */
+	store_unhide_dir(m->cfg.store);
+	rc = prepare_jail_dir(m->cfg.jail_dir, err, errlen);
 
 	if (rc < 0)
 		return rc;

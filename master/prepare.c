@@ -126,13 +126,17 @@ int prepare_jail_dir(const char *jail_dir, char *err, size_t errlen)
 	char path[4096];
 	int rc;
 
-	/* Each level traversable (not readable) by the sandbox uids. */
+	/* Each level made traversable (not readable) by the sandbox uids,
+	 * whatever the umask: under umask 077 a level made 0700 (such as
+	 * /var/lib/goboxd, which the store shares) would refuse the start. */
 	snprintf(path, sizeof(path), "%s", jail_dir);
 	for (char *p = path + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		if (mkdir(path, 0711) == 0)
+			chmod(path, 0711);
+		else if (errno != EEXIST) {
 			int e = errno;
 
 			snprintf(err, errlen, "mkdir(%.300s): %s", path, strerror(e));

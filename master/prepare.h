@@ -16,7 +16,7 @@
 int prepare_listen(const struct config *cfg, char *err, size_t errlen);
 /* The port a listening socket is bound to (0: none known). */
 unsigned prepare_bound_port(int fd);
-/* The jail dir, made when missing (each level 0755, the last 0711),
+/* The jail dir, made when missing (each level 0711 whatever the umask),
  * refused when another user owns it or others may write it, or when a
  * level of its path is not searchable by others. 0, or a negative errno
  * with the reason in err. */

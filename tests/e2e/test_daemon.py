@@ -487,6 +487,7 @@ def test_systemd_socket_activation():
     p = subprocess.Popen(["systemd-socket-activate", "-l", "127.0.0.1:%d" % port,
                           os.environ["GOBOXD_BIN"], "--languages-dir", LANGUAGES,
                           "--jail-dir", os.path.join(tmp, "jails"), "--workers", "1",
+                          "--store", os.path.join(tmp, "submissions.db"),
                           "--jail", os.environ.get("GOBOXD_TEST_JAIL", "bwrap")] +
                          sandbox_uid_base(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -746,6 +747,52 @@ def test_sigusr1_reopens_the_log_file():
     finally:
         daemon.stop()
         shutil.rmtree(tmp)
+
+
+# The default store (/var/lib/goboxd/submissions.db) and the default jail
+# dir (/var/lib/goboxd/jails) share a directory: whichever made it first,
+# under whatever umask, the other must still work. The same layout, in a
+# directory of the test's own.
+STRICT_UMASK = ("/bin/sh", "-c", 'umask 077 && exec "$@"', "sh")
+
+
+def start_in(state, wrapper=(), jails=True, store=True):
+    """A daemon whose jail dir and store are state's, as the defaults are
+    /var/lib/goboxd's (or elsewhere when not asked for)."""
+    other = tempfile.mkdtemp(prefix="goboxd-other-")
+    os.chmod(other, 0o711)
+    args = ["--jail-dir", os.path.join(state if jails else other, "jails"),
+            "--store", os.path.join(state if store else other, "submissions.db")]
+    try:
+        d = Daemon(languages=small(), workers=1, args=args, own_store=False, wrapper=wrapper)
+        try:
+            status, body = d.post("/run", HELLO)
+            assert status == 200 and body["status"] == "accepted", body
+        finally:
+            d.stop()
+    finally:
+        shutil.rmtree(other)
+
+
+@pytest.mark.parametrize("first", ["an older store", "the store", "the jail dir", "both"])
+def test_the_default_store_and_jail_dir_never_hide_each_other(first):
+    top = tempfile.mkdtemp(prefix="goboxd-state-")
+    os.chmod(top, 0o711)
+    state = os.path.join(top, "goboxd")
+    try:
+        if first == "an older store":
+            # an older goboxd made the store's directory 0700
+            os.mkdir(state, 0o700)
+            os.chmod(state, 0o700)
+        elif first == "the store":
+            start_in(state, STRICT_UMASK, jails=False)
+        elif first == "the jail dir":
+            start_in(state, STRICT_UMASK, store=False)
+        start_in(state, STRICT_UMASK)
+        assert os.stat(state).st_mode & 0o7777 == 0o711
+        assert os.stat(os.path.join(state, "submissions.db")).st_mode & 0o7777 == 0o600
+    finally:
+        shutil.rmtree(top)
 
 
 def run_check(*args):

@@ -25,11 +25,13 @@ static bool missing;
 
 static int cluster(const char *what, char *out, size_t outlen)
 {
-	char cmd[512];
+	char cmd[4096 + 128];
 	FILE *p;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "%s/tests/pg-cluster %s %s/c", GOBOXD_SRCDIR, what, dir);
+	/* quoted: the checkout's path may hold spaces (configure refuses
+	 * quotes and $ in it) */
+	snprintf(cmd, sizeof(cmd), "'%s/tests/pg-cluster' %s %s/c", GOBOXD_SRCDIR, what, dir);
 	p = popen(cmd, "r");
 	cr_assert_not_null(p);
 	if (out && !fgets(out, (int)outlen, p))
