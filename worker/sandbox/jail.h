@@ -9,7 +9,8 @@
  *
  * The drivers (jail_bwrap.c, jail_nsjail.c, behind jail_driver.h) express
  * one jail of worker/sandbox/policy.h as a command line; jail.c starts it,
- * waits for the init's hello, and tears it down.
+ * recycles it and tears it down, and jail_ready.c waits for the init's
+ * hello.
  */
 #ifndef GOBOXD_JAIL_H
 #define GOBOXD_JAIL_H
