@@ -14,6 +14,7 @@ against a fixed budget, or fills a host-wide resource) is marked
 """
 import atexit
 import glob
+import http.server
 import json
 import os
 import re
@@ -22,6 +23,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -118,6 +120,50 @@ def xdist_worker():
 # What one daemon's sandbox uids span at most: its workers', its judges'
 # (goboxd --check prints the range: 1025 ids with the defaults).
 UID_SPAN = 2000
+
+
+
+def children(pid):
+    """The pids of pid's children, from /proc."""
+    kids = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+            kids += [int(k) for k in f.read().split()]
+    return kids
+
+
+def vm_kb(pid, key):
+    """A figure of /proc/PID/status in KiB (VmRSS, VmHWM...)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise KeyError(key)
+
+
+def without_quarantine():
+    """An ASan build keeps freed memory aside (its quarantine), which a
+    measure of what a daemon's processes hold must not count."""
+    opts = os.environ.get("ASAN_OPTIONS", "")
+    return {"ASAN_OPTIONS": (opts + ":" if opts else "") + "quarantine_size_mb=0"}
+
+
+
+class HttpReceiver:
+    """An HTTP server on 127.0.0.1 serving handler (a
+    BaseHTTPRequestHandler class) from threads of its own: a callback's
+    receiver. url is its base; close() stops it."""
+
+    def __init__(self, handler):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def sandbox_uid_base(args=()):

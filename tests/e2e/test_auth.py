@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import LANGUAGES, TOP, Daemon, small, wait_until
+from conftest import LANGUAGES, TOP, Daemon, children, small, wait_until, without_quarantine
 
 TOKEN = "front-end-token-0123456789"
 OTHER = "second-token-abcdefghijk"
@@ -139,13 +139,6 @@ def test_a_bad_tokens_file_stops_the_start_with_its_line(tmp_path):
 
 # ---- a request without a token is refused at its headers ------------------
 
-def children(pid):
-    """The pids of pid's children, from /proc."""
-    kids = []
-    for task in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-            kids += [int(k) for k in f.read().split()]
-    return kids
 
 
 def worker_pids(master):
@@ -227,11 +220,6 @@ def push(s, n, stall=1.0):
 BODY = 15 << 20
 
 
-def without_quarantine():
-    """An ASan build keeps freed memory aside (its quarantine), which a
-    measure of what the workers hold must not count."""
-    opts = os.environ.get("ASAN_OPTIONS", "")
-    return {"ASAN_OPTIONS": (opts + ":" if opts else "") + "quarantine_size_mb=0"}
 
 
 def test_a_body_without_a_token_is_refused_before_it_is_read(tmp_path):

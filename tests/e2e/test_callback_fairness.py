@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, budget, poll, small, wait_until
+from conftest import Daemon, HttpReceiver, budget, poll, small, wait_until
 
 PY, BASH = 71, 46
 
@@ -72,15 +72,11 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.http = HttpReceiver(Handler)
+        self.url = self.http.url
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.close()
 
 
 def submit(d, source, url, language=BASH):

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, lang_dir, small, wait_until
+from conftest import Daemon, children, lang_dir, small, wait_until
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -72,9 +72,6 @@ else:
 """
 
 
-def children(pid):
-    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-        return [int(p) for p in f.read().split()]
 
 
 def title(pid):

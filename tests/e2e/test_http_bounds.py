@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, dump, judged, small
+from conftest import Daemon, dump, judged, small, vm_kb, without_quarantine
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -64,12 +64,6 @@ def post_head(path, length, extra=b""):
             b"Content-Length: %d\r\n%s\r\n" % (path.encode(), length, extra))
 
 
-def vm_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise KeyError(key)
 
 
 def reset_peak(pid):
@@ -257,11 +251,6 @@ def test_handed_over_request_that_no_longer_fits_gets_413(tmp_path):
         d.stop()
 
 
-def without_quarantine():
-    """An ASan build keeps freed memory aside (its quarantine), which a
-    measure of what the worker holds must not count."""
-    opts = os.environ.get("ASAN_OPTIONS", "")
-    return {"ASAN_OPTIONS": (opts + ":" if opts else "") + "quarantine_size_mb=0"}
 
 
 def test_client_that_never_reads_does_not_grow_the_worker():

@@ -22,7 +22,7 @@ import zipfile
 
 import pytest
 
-from conftest import Daemon, alive, languages_of, poll, small, wait_until
+from conftest import Daemon, HttpReceiver, alive, languages_of, poll, small, wait_until
 
 # Judge0 CE 1.13.1's serializer: every column but id (db/schema.rb), then
 # status and language (submission_serializer.rb).
@@ -945,16 +945,12 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.http = HttpReceiver(Handler)
+        self.url = self.http.url
 
     def close(self):
         self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.close()
 
 
 def test_callback_gets_the_submission(daemon):
@@ -1036,7 +1032,7 @@ def test_a_redirect_is_not_followed(daemon):
 
 def test_local_callbacks_need_the_flag():
     r = Receiver()
-    port = r.server.server_address[1]
+    port = r.http.server.server_address[1]
     d = Daemon(languages=small())
     try:
         # the receiver's address, however it is spelled

@@ -18,7 +18,7 @@ import zipfile
 
 import pytest
 
-from conftest import Daemon, small, wait_until
+from conftest import Daemon, small, vm_kb, wait_until, without_quarantine
 
 PY = 71
 MiB = 1 << 20
@@ -26,12 +26,6 @@ CAP = 32 * MiB   # --max-batch-answer-size's default
 TOO_BIG = "the answer would be larger than %d bytes (--max-batch-answer-size)"
 
 
-def vm_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise KeyError(key)
 
 
 def reset_peaks(pids):
@@ -52,11 +46,6 @@ def grown_kb(before):
     return max(vm_kb(pid, "VmHWM") - rss for pid, rss in before.items())
 
 
-def without_quarantine():
-    """An ASan build keeps freed memory aside (its quarantine), which a
-    measure of what the worker holds must not count."""
-    opts = os.environ.get("ASAN_OPTIONS", "")
-    return {"ASAN_OPTIONS": (opts + ":" if opts else "") + "quarantine_size_mb=0"}
 
 
 @pytest.fixture(scope="module")
