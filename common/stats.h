@@ -14,10 +14,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/admit.h"
 #include "common/store.h"
 
 #define STATS_RING_SIZE 2048
-#define STATS_MAX_WORKERS 512
+#define STATS_MAX_WORKERS ADMIT_MAX_WORKERS
 #define STATS_MAX_LANGS 128
 #define STATS_NSTATUS 12           /* enum test_status values, see verdict.h */
 #define STATS_NBUCKETS 12
@@ -78,6 +79,8 @@ struct stats {
 	_Atomic uint64_t last_internal_error_ms;   /* CLOCK_REALTIME, 0: never */
 	_Atomic int64_t in_flight;
 	_Atomic int64_t queued;                    /* written by the master */
+	/* who may start a job, and where (common/admit.h) */
+	struct admit admit;
 	_Atomic uint64_t queue_rejected_full;
 	_Atomic uint64_t queue_rejected_timeout;
 	/* Judge0 answers of many submissions refused for their size
