@@ -21,7 +21,7 @@
 #include "common/lang/langtab.h"
 #include "common/stats.h"
 
-/* ---- Cgroups: the place (worker/sandbox/cgroup_place.c) ---- */
+/* ---- Cgroups: the place (worker/cgroup/cgroup_place.c) ---- */
 
 enum cgroup_version { CGROUP_V1 = 1, CGROUP_V2 = 2 };
 
@@ -85,7 +85,7 @@ const char *cgroup_place_source_name(enum cgroup_source s);
 int cgroup_place_find_v2_mount(const char *mountinfo, char *mount_point, size_t len,
 			       bool *read_only);
 /* Master start-up: remove step cgroups a crashed worker left in goboxd/
- * (worker/sandbox/cgroup.c). */
+ * (worker/cgroup/cgroup.c). */
 int cgroup_sweep(const char *root_override, unsigned *removed);
 
 /* ---- Readiness probes (worker/sandbox/probe.c) ----

@@ -8,10 +8,10 @@
  * preparing the place. Its API is in host.h (the master's) and
  * cgroup_place.h (the cgroup module's).
  */
-#include "worker/sandbox/cgroup_place.h"
+#include "worker/cgroup/cgroup_place.h"
 
-#include "worker/sandbox/cgroup_ops.h"
-#include "worker/sandbox/cgroupfs.h"
+#include "worker/cgroup/cgroup_ops.h"
+#include "worker/cgroup/cgroupfs.h"
 #include "worker/sandbox/host.h"
 
 #include "common/buf.h"

@@ -3,7 +3,7 @@
  * table of operations that cgroup v1 (cgroup_v1.c) and v2 (cgroup_v2.c)
  * each implement. cgroup.c holds what is the same on both and calls the
  * table for the rest; cgroup_place.c chooses the layout a tree is opened
- * in. Nothing outside worker/sandbox/cgroup*.c includes this.
+ * in. Nothing outside worker/cgroup/cgroup*.c includes this.
  */
 #ifndef GOBOXD_CGROUP_OPS_H
 #define GOBOXD_CGROUP_OPS_H
