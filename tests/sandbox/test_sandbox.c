@@ -34,6 +34,7 @@
 
 #include "common/util.h"
 #include "worker/cgroup/cgroup.h"
+#include "worker/cgroup/cgroup_place.h"
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/sandbox.h"
 
