@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "common/strv.h"
-#include "worker/sandbox/host.h"
+#include "worker/cgroup/cgroup_place.h"
 
 static void print_config(const struct config *c, FILE *out)
 {

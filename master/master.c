@@ -30,6 +30,8 @@
 #include "master/prepare.h"
 #include "master/queue.h"
 #include "master/sweeper.h"
+#include "worker/cgroup/cgroup.h"
+#include "worker/cgroup/cgroup_place.h"
 #include "worker/sandbox/host.h"
 #include "worker/worker.h"
 

@@ -18,7 +18,7 @@
 
 #include "common/stats.h"
 #include "common/util.h"
-#include "worker/sandbox/host.h"
+#include "worker/cgroup/cgroup_place.h"
 
 #define SUBID_FILE_MAX 65536
 

@@ -33,7 +33,8 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "worker/sandbox/cgroup.h"
+#include "worker/cgroup/cgroup.h"
+#include "worker/cgroup/cgroup_place.h"
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/sandbox.h"
 

@@ -1,8 +1,8 @@
 #include "autoconf.h"
 
-#include "worker/sandbox/cgroup.h"
-#include "worker/sandbox/cgroup_place.h"
-#include "worker/sandbox/cgroupfs.h"
+#include "worker/cgroup/cgroup.h"
+#include "worker/cgroup/cgroup_place.h"
+#include "worker/cgroup/cgroupfs.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

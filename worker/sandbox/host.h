@@ -1,92 +1,22 @@
 /*
- * The sandbox as the master uses it, and nothing more: where cgroups
- * live (chosen once at start-up), the prober and the table it publishes
- * for /readyz, and the job directories a crash left behind for the
- * sweeper. master/ includes no other header of worker/sandbox/
- * (tests/check-layers). The rest of each subsystem is in cgroup.h,
- * probe.c and jobdir.h.
+ * The sandbox as the master uses it, and nothing more: the prober and
+ * the table it publishes for /readyz, and the job directories a crash
+ * left behind for the sweeper. master/ includes no other header of
+ * worker/sandbox/ (tests/check-layers). The rest of each subsystem is in
+ * probe.c and jobdir.h; where cgroups live, which the master chooses
+ * once at start-up, is the cgroup room's (worker/cgroup/cgroup_place.h).
  */
 #ifndef GOBOXD_HOST_H
 #define GOBOXD_HOST_H
 
-#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "common/config.h"
 #include "common/lang/langtab.h"
 #include "common/stats.h"
-
-/* ---- Cgroups: the place (worker/sandbox/cgroup_place.c) ---- */
-
-enum cgroup_version { CGROUP_V1 = 1, CGROUP_V2 = 2 };
-
-/*
- * Where goboxd's cgroups live, chosen once by the master at start-up, in
- * this order: --cgroup-root when given (nothing else is tried); on v2 the
- * cgroup goboxd was started in when it is delegated (offers memory and
- * pids, writable: a unit with Delegate=yes, a container with its own
- * cgroup namespace); on v2, as root, a goboxd subtree at the cgroup2 root
- * when that is writable (a host without delegation, the way isolate's
- * service does it); v1's memory, pids and cpuacct hierarchies.
- */
-enum cgroup_source { CGROUP_SRC_OPTION, CGROUP_SRC_OWN, CGROUP_SRC_ROOT, CGROUP_SRC_V1 };
-
-struct cgroup_place {
-	enum cgroup_version ver;
-	enum cgroup_source source;
-	/* what every later call takes as root_override: the v2 base cgroup,
-	 * or on v1 the operator's --cgroup-root ("" when discovered) */
-	char root[PATH_MAX];
-	unsigned ndirs;
-	char dirs[3][PATH_MAX];  /* the goboxd/ directories (v1: one per controller) */
-	/* one line: what discovery found, what goboxd needs, what it takes */
-	char report[1024];
-};
-
-/* What discovery looks at: the daemon reads its own, tests pass a fake. */
-struct cgroup_host {
-	const char *mountinfo;     /* a /proc/self/mountinfo text */
-	const char *proc_cgroup;   /* a /proc/self/cgroup text */
-	bool root;                 /* effective uid 0 */
-	char *mountinfo_buf, *proc_cgroup_buf;  /* owned by cgroup_place_read_host */
-};
-
-/* This process's view. 0, or negative errno with err. */
-int cgroup_place_read_host(struct cgroup_host *h, char *err, size_t errlen);
-void cgroup_place_free_host(struct cgroup_host *h);
-/*
- * Choose the place (reads cgroupfs files, writes nothing). 0 and *out, its
- * report the line goboxd says at start and in --check; or -ENOTSUP (or
- * another negative errno) with the same line, ending "none usable", in err.
- */
-int cgroup_place_locate(const struct cgroup_host *h, const char *root_override,
-			struct cgroup_place *out, char *err, size_t errlen);
-/*
- * Make the place usable. v2: a cgroup with member processes cannot hand
- * controllers to its children, so when the base refuses, every process of
- * it moves into the leaf "<base>/goboxd-daemon" first; then memory/pids
- * (and cpu when available) are enabled in the base and in "<base>/goboxd".
- * v1: nothing to do. 0 or negative errno with err.
- */
-int cgroup_place_prepare(const struct cgroup_place *p, char *err, size_t errlen);
-/* cgroup_place_read_host + cgroup_place_locate + cgroup_place_prepare: the
- * master's start-up, once, before forking workers (and the sandbox tests'
- * set-up). */
-int cgroup_place_start(const char *root_override, struct cgroup_place *out, char *err,
-		       size_t errlen);
-const char *cgroup_place_source_name(enum cgroup_source s);
-/* The first cgroup2 mount of a mountinfo text: 0, its mount point and
- * whether it is read-only; -ENOENT or -ENAMETOOLONG. */
-int cgroup_place_find_v2_mount(const char *mountinfo, char *mount_point, size_t len,
-			       bool *read_only);
-/* Master start-up: remove step cgroups a crashed worker left in goboxd/
- * (worker/sandbox/cgroup.c). */
-int cgroup_sweep(const char *root_override, unsigned *removed);
 
 /* ---- Readiness probes (worker/sandbox/probe.c) ----
  *

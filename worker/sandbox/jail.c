@@ -19,7 +19,7 @@
 #include "common/lang/jailpath.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "worker/sandbox/cgroup.h"
+#include "worker/cgroup/cgroup.h"
 #include "worker/sandbox/disks.h"
 #include "worker/sandbox/jail_state.h"
 

@@ -18,7 +18,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "worker/sandbox/cgroup.h"
+#include "worker/cgroup/cgroup.h"
 #include "worker/sandbox/jail_state.h"
 
 /*

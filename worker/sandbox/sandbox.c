@@ -25,7 +25,7 @@
 #include "common/strv.h"
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
-#include "worker/sandbox/cgroup.h"
+#include "worker/cgroup/cgroup.h"
 #include "worker/sandbox/disks.h"
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/sandbox_ctx.h"

@@ -19,7 +19,7 @@
 #include "worker/sandbox/jobdir.h"
 #include "common/limits.h"
 #include "common/util.h"
-#include "worker/sandbox/cgroup.h"
+#include "worker/cgroup/cgroup.h"
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/procctl.h"
 #include "worker/sandbox/sandbox_run.h"

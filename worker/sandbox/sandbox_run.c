@@ -27,7 +27,7 @@
 #include "common/limits.h"
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
-#include "worker/sandbox/cgroup.h"
+#include "worker/cgroup/cgroup.h"
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/procctl.h"
 #include "worker/sandbox/sandbox_ctx.h"

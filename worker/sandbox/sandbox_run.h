@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "common/outtext.h"
-#include "worker/sandbox/cgroup.h"
+#include "worker/cgroup/cgroup.h"
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/sandbox.h"
 

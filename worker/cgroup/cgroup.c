@@ -1,10 +1,10 @@
 #include "autoconf.h"
 
-#include "worker/sandbox/cgroup.h"
+#include "worker/cgroup/cgroup.h"
 
-#include "worker/sandbox/cgroup_ops.h"
-#include "worker/sandbox/cgroup_place.h"
-#include "worker/sandbox/cgroupfs.h"
+#include "worker/cgroup/cgroup_ops.h"
+#include "worker/cgroup/cgroup_place.h"
+#include "worker/cgroup/cgroupfs.h"
 
 #include "common/log.h"
 #include "common/util.h"

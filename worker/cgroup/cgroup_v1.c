@@ -5,9 +5,9 @@
  * (two may share a hierarchy), a step's directory in each. The table of
  * operations cgroup.c calls (cgroup_ops.h).
  */
-#include "worker/sandbox/cgroup.h"
-#include "worker/sandbox/cgroup_ops.h"
-#include "worker/sandbox/cgroupfs.h"
+#include "worker/cgroup/cgroup.h"
+#include "worker/cgroup/cgroup_ops.h"
+#include "worker/cgroup/cgroupfs.h"
 
 #include "common/util.h"
 

@@ -5,14 +5,12 @@
  * mountinfo, this process's cgroup, v1's controllers), which place is
  * taken, the one line that says so, and on v2 handing the controllers
  * down to goboxd's subtree. Reads cgroupfs files; writes only when
- * preparing the place. Its API is in host.h (the master's) and
- * cgroup_place.h (the cgroup module's).
+ * preparing the place. Its API is cgroup_place.h: the master's part and
+ * the cgroup module's.
  */
-#include "worker/sandbox/cgroup_place.h"
+#include "worker/cgroup/cgroup_place.h"
 
-#include "worker/sandbox/cgroup_ops.h"
-#include "worker/sandbox/cgroupfs.h"
-#include "worker/sandbox/host.h"
+#include "worker/cgroup/cgroupfs.h"
 
 #include "common/buf.h"
 #include "common/util.h"

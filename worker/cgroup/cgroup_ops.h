@@ -3,7 +3,7 @@
  * table of operations that cgroup v1 (cgroup_v1.c) and v2 (cgroup_v2.c)
  * each implement. cgroup.c holds what is the same on both and calls the
  * table for the rest; cgroup_place.c chooses the layout a tree is opened
- * in. Nothing outside worker/sandbox/cgroup*.c includes this.
+ * in (cgroup_place.h). Nothing outside worker/cgroup/ includes this.
  */
 #ifndef GOBOXD_CGROUP_OPS_H
 #define GOBOXD_CGROUP_OPS_H
@@ -14,30 +14,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "worker/sandbox/host.h"
+#include "worker/cgroup/cgroup_place.h"
 
 struct cgroup_limits;
 struct cgroup_stats;
 struct cgroupfs_files;
-
-/*
- * v1 keeps one directory per controller, indexed as below; v2 has a single
- * directory (index 0) holding every controller's files. On v1 two of them
- * may be the same hierarchy (co-mounted), hence the duplicate checks.
- */
-enum { CGROUP_MEM, CGROUP_PIDS, CGROUP_CPU, CGROUP_NCTRL };
-
-/* goboxd's subtree below the base, and (v2) the leaf the daemon's own
- * processes move to when the base must hand controllers down */
-#define CGROUP_TOP "goboxd"
-#define CGROUP_DAEMON_LEAF "goboxd-daemon"
-
-/* Where trees are opened: cgroup_place_layout. */
-struct cgroup_layout {
-	enum cgroup_version ver;
-	unsigned ndirs;
-	char base[CGROUP_NCTRL][PATH_MAX]; /* v1: controller mounts; v2: base cgroup */
-};
 
 struct cgroup_tree {
 	const struct cgroup_ops *ops;

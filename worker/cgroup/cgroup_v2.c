@@ -6,10 +6,10 @@
  * cgroup.kill from 5.14, memory.peak from 5.19 (before it, the peak is
  * sampled), memory.reclaim from 5.19, a resettable memory.peak from 6.12.
  */
-#include "worker/sandbox/cgroup.h"
-#include "worker/sandbox/cgroup_ops.h"
-#include "worker/sandbox/cgroup_place.h"
-#include "worker/sandbox/cgroupfs.h"
+#include "worker/cgroup/cgroup.h"
+#include "worker/cgroup/cgroup_ops.h"
+#include "worker/cgroup/cgroup_place.h"
+#include "worker/cgroup/cgroupfs.h"
 
 #include "common/util.h"
 

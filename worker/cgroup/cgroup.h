@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "worker/sandbox/host.h"
+#include "worker/cgroup/cgroup_place.h"
 
 struct cgroup_tree;   /* a worker's subtree, e.g. goboxd/w3 */
 struct cgroup_step;   /* one step's cgroup inside it */
@@ -47,6 +47,8 @@ int cgroup_tree_open(const char *root_override, const char *name, struct cgroup_
 /* Remove the subtree (kills anything left in it first). */
 void cgroup_tree_close(struct cgroup_tree *t);
 enum cgroup_version cgroup_tree_version(const struct cgroup_tree *t);
+/* Master start-up: remove step cgroups a crashed worker left in goboxd/. */
+int cgroup_sweep(const char *root_override, unsigned *removed);
 
 /* A fresh step cgroup with its limits set. */
 int cgroup_step_create(struct cgroup_tree *t, const struct cgroup_limits *l, struct cgroup_step **out,

@@ -1,6 +1,6 @@
 #include "autoconf.h"
 
-#include "worker/sandbox/cgroupfs.h"
+#include "worker/cgroup/cgroupfs.h"
 
 #include "common/buf.h"
 #include "common/log.h"
