@@ -13,6 +13,8 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "worker/http/api.h"
+#include "worker/http/api_judge0_result.h"
+#include "worker/http/api_judge0_show.h"
 #include "worker/http/http.h"
 #include "worker/sandbox/jail.h"
 #include "worker/submissions.h"
@@ -178,7 +180,7 @@ static void call_back(struct jobthread *j, const struct store_sub *sub, const ch
 
 	if (!j->callbacks || !url)
 		return;
-	body = api_judge0_callback_body(sub, j->langs);
+	body = api_judge0_show_callback_body(sub, j->langs);
 	if (body)
 		outbox_add(j->callbacks, sub->id, sub->token, url, body);
 	free(body);

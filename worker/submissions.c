@@ -9,6 +9,8 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "worker/http/api_judge0_result.h"
+#include "worker/http/api_judge0_show.h"
 #include "worker/http/json_body.h"
 
 /* How often the expired ones are looked for (at most: a shorter TTL
@@ -185,7 +187,7 @@ static void call_back_stored(struct submissions *s, int64_t id)
 
 	if (!s->callbacks || store_get(s->store, id, &sub) < 0)
 		return;
-	body = sub.callback_url ? api_judge0_callback_body(&sub, s->langs) : NULL;
+	body = sub.callback_url ? api_judge0_show_callback_body(&sub, s->langs) : NULL;
 	if (body)
 		outbox_add(s->callbacks, sub.id, sub.token, sub.callback_url, body);
 	free(body);
@@ -355,7 +357,7 @@ static void recover_callbacks(struct submissions *s)
 	if (!s->callbacks || store_callbacks_due(s->store, STORE_CALLBACK_TURN_MS, 16, &due, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		char *body = due[i].callback_url ? api_judge0_callback_body(&due[i], s->langs)
+		char *body = due[i].callback_url ? api_judge0_show_callback_body(&due[i], s->langs)
 						 : NULL;
 
 		if (body) {

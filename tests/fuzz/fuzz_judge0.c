@@ -31,6 +31,8 @@
 #include "common/lang/langtab.h"
 #include "common/store.h"
 #include "worker/http/api_judge0.h"
+#include "worker/http/api_judge0_result.h"
+#include "worker/http/api_judge0_show.h"
 #include "worker/http/json_body.h"
 #include "worker/judge/jobresult.h"
 #include "worker/judge/request.h"

@@ -1,13 +1,14 @@
 /*
  * The wire formats: goboxd's own API (POST /run: the request in
- * api_run.c, the answer in api_run_answer.c), Codize's (POST /v1/run,
- * api_codize.c), Judge0's (POST /submissions?wait=true, api_judge0.c,
- * whose other routes and stored submissions have a header of their own,
- * api_judge0.h) and Piston's (POST /api/v2/execute, api_piston.c). Each
- * parses its request into the one job model (worker/judge/request.h) and
- * renders the job's result and its errors in its own words; the table of
- * them (wire.h: a struct api_format each) is how the rest of goboxd
- * reaches them, never by asking which one a job came by.
+ * api_run.c, its tests in api_run_tests.c, the answer in
+ * api_run_answer.c), Codize's (POST /v1/run, api_codize.c), Judge0's
+ * (POST /submissions?wait=true, api_judge0.c, whose other routes and
+ * stored submissions have headers of their own, api_judge0*.h) and
+ * Piston's (POST /api/v2/execute, api_piston.c). Each parses its request
+ * into the one job model (worker/judge/request.h) and renders the job's
+ * result and its errors in its own words; the table of them (wire.h: a
+ * struct api_format each) is how the rest of goboxd reaches them, never
+ * by asking which one a job came by.
  */
 #ifndef GOBOXD_API_H
 #define GOBOXD_API_H

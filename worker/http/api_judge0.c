@@ -3,122 +3,19 @@
 #include "worker/http/api_judge0.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/base64.h"
 #include "common/lang/validate.h"
 #include "common/limits.h"
-#include "common/log.h"
 #include "common/strv.h"
 #include "common/utf8.h"
 #include "common/util.h"
 #include "worker/http/callback.h"
 #include "worker/judge/zipfiles.h"
-
-static const char *const status_names[] = {
-	[J0_IN_QUEUE] = "In Queue",
-	[J0_PROCESSING] = "Processing",
-	[J0_ACCEPTED] = "Accepted",
-	[J0_WRONG_ANSWER] = "Wrong Answer",
-	[J0_TIME_LIMIT] = "Time Limit Exceeded",
-	[J0_COMPILATION_ERROR] = "Compilation Error",
-	[J0_SIGSEGV] = "Runtime Error (SIGSEGV)",
-	[J0_SIGXFSZ] = "Runtime Error (SIGXFSZ)",
-	[J0_SIGFPE] = "Runtime Error (SIGFPE)",
-	[J0_SIGABRT] = "Runtime Error (SIGABRT)",
-	[J0_NZEC] = "Runtime Error (NZEC)",
-	[J0_RUNTIME_OTHER] = "Runtime Error (Other)",
-	[J0_INTERNAL_ERROR] = "Internal Error",
-	[J0_EXEC_FORMAT_ERROR] = "Exec Format Error",
-};
-
-const char *api_judge0_status_name(int id)
-{
-	return id >= J0_IN_QUEUE && id <= J0_EXEC_FORMAT_ERROR ? status_names[id] : NULL;
-}
-
-/* ---- fields --------------------------------------------------------- */
-
-/* Every field a submission shows, in Judge0 CE 1.13.1's order: its
- * serializer gives the submissions table's columns (db/schema.rb, less
- * id), then status and language. Fields of later Judge0 versions stay
- * out of "*" (a strict client of 1.13.1 refuses a field it does not
- * know); post_execution_filesystem (1.14's, where 1.14 puts it) is
- * shown to a client that names it. */
-static const char *const judge0_fields[] = {
-	"source_code", "language_id", "stdin", "expected_output", "stdout", "status_id",
-	"created_at", "finished_at", "time", "memory", "stderr", "token", "number_of_runs",
-	"cpu_time_limit", "cpu_extra_time", "wall_time_limit", "memory_limit", "stack_limit",
-	"max_processes_and_or_threads", "enable_per_process_and_thread_time_limit",
-	"enable_per_process_and_thread_memory_limit", "max_file_size", "compile_output",
-	"exit_code", "exit_signal", "message", "wall_time", "compiler_options",
-	"command_line_arguments", "redirect_stderr_to_stdout", "callback_url",
-	"additional_files", "enable_network", "post_execution_filesystem", "status", "language",
-};
-
-static const char *const default_fields[] = {
-	"token", "time", "memory", "stdout", "stderr", "compile_output", "message", "status",
-};
-
-/* The field's index in judge0_fields, or -ENOENT. */
-static int field_index(const char *name, size_t len)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(judge0_fields); i++)
-		if (strlen(judge0_fields[i]) == len && !strncmp(judge0_fields[i], name, len))
-			return (int)i;
-	return -ENOENT;
-}
-
-static unsigned long long field_bit(const char *name)
-{
-	int i = field_index(name, strlen(name));
-
-	return i < 0 ? 0 : 1ull << i;
-}
-
-int api_judge0_view(const struct http_request *r, struct judge0_view *v, char *err,
-		    size_t errlen)
-{
-	char *b64 = r ? http_query_param(r, "base64_encoded") : NULL;
-	char *fields = r ? http_query_param(r, "fields") : NULL;
-	struct buf bad;
-	int rc = 0;
-
-	v->base64 = b64 && !strcmp(b64, "true");
-	v->fields = 0;
-	free(b64);
-	buf_init(&bad, 0);
-	for (const char *p = fields ? fields : ""; *p;) {
-		size_t n = strcspn(p, ",");
-		int i = field_index(p, n);
-
-		if (n == 1 && *p == '*')
-			v->fields |= ~field_bit("post_execution_filesystem");
-		else if (i >= 0)
-			v->fields |= 1ull << i;
-		else if (n)
-			buf_printf(&bad, "%s%.*s", bad.len ? ", " : "", (int)n, p);
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	if (bad.len) {
-		snprintf(err, errlen, "invalid fields: [%s]", bad.data);
-		rc = -EINVAL;
-	}
-	if (!v->fields)
-		for (size_t i = 0; i < ARRAY_SIZE(default_fields); i++)
-			v->fields |= field_bit(default_fields[i]);
-	buf_free(&bad);
-	free(fields);
-	return rc;
-}
 
 /* ---- parsing -------------------------------------------------------- */
 
@@ -126,16 +23,6 @@ int api_judge0_view(const struct http_request *r, struct judge0_view *v, char *e
 /* Names looked at in the box after the run, at most (a program may leave
  * a million). */
 #define J0_FILESYSTEM_ENTRIES 10000
-
-/* What the job's answer needs beyond the job model. */
-struct judge0_job {
-	char *stored;          /* the submission as the store keeps it */
-	char *callback;        /* its callback_url, NULL: none */
-	char *expected;        /* NULL: none given */
-	size_t expected_len;
-	bool redirect;         /* redirect_stderr_to_stdout */
-	struct judge0_view view; /* how a waiting client asked to see it */
-};
 
 static void judge0_job_free(void *p)
 {
@@ -725,382 +612,15 @@ out:
 	return -EINVAL;
 }
 
-/* ---- results -------------------------------------------------------- */
-
-/* Judge0's comparison: each line's trailing blanks, then the text's, go. */
-static size_t strip_judge0(const char *s, size_t n, char *out)
-{
-	size_t o = 0, line = 0;
-
-	for (size_t i = 0; i <= n; i++) {
-		if (i == n || s[i] == '\n') {
-			size_t end = i;
-
-			while (end > line && strchr(" \t\r\v\f", s[end - 1]) && s[end - 1])
-				end--;
-			memcpy(out + o, s + line, end - line);
-			o += end - line;
-			if (i < n)
-				out[o++] = '\n';
-			line = i + 1;
-		}
-	}
-	while (o && (strchr(" \t\r\n\v\f", out[o - 1]) || out[o - 1] == '\0'))
-		o--;
-	return o;
-}
-
-static bool judge0_same(const char *got, size_t glen, const char *want, size_t wlen)
-{
-	char *a = xmalloc(glen + 1), *b = xmalloc(wlen + 1);
-	size_t na = strip_judge0(got, glen, a), nb = strip_judge0(want, wlen, b);
-	bool same = na == nb && memcmp(a, b, na) == 0;
-
-	free(a);
-	free(b);
-	return same;
-}
-
-static void add_text(cJSON *o, const char *key, const struct buf *b)
-{
-	char *e;
-
-	if (!b->len) {
-		cJSON_AddNullToObject(o, key);
-		return;
-	}
-	e = base64_encode(b->data, b->len);
-	cJSON_AddStringToObject(o, key, e);
-	free(e);
-}
-
-static void add_seconds(cJSON *o, const char *key, double s)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%.3f", s);
-	cJSON_AddStringToObject(o, key, text);
-}
-
-/* One run's status and message, from its outcome and its output. */
-static int run_status(const struct judge0_job *j, const struct step_result *r, char *msg,
-		      size_t n)
-{
-	const struct run_outcome *o = &r->outcome;
-	const struct buf *out = j->redirect ? &r->interleaved : &r->out;
-
-	msg[0] = '\0';
-	if (o->internal_error) {
-		snprintf(msg, n, "%s", r->internal_msg);
-		return J0_INTERNAL_ERROR;
-	}
-	if (o->timed_out) {
-		snprintf(msg, n, "Time limit exceeded");
-		return J0_TIME_LIMIT;
-	}
-	if (o->output_limited) {
-		snprintf(msg, n, "Output limit exceeded");
-		return J0_SIGXFSZ;
-	}
-	if (o->oom) {
-		snprintf(msg, n, "Memory limit exceeded");
-		return J0_RUNTIME_OTHER;
-	}
-	if (o->term_signal) {
-		snprintf(msg, n, "Caught fatal signal %d", o->term_signal);
-		switch (o->term_signal) {
-		case SIGSEGV:
-			return J0_SIGSEGV;
-		case SIGXFSZ:
-			return J0_SIGXFSZ;
-		case SIGFPE:
-			return J0_SIGFPE;
-		case SIGABRT:
-			return J0_SIGABRT;
-		default:
-			return J0_RUNTIME_OTHER;
-		}
-	}
-	if (o->disk_full) {
-		snprintf(msg, n, "Disk limit exceeded");
-		return J0_RUNTIME_OTHER;
-	}
-	if (o->exec_format_error) {
-		snprintf(msg, n, "Exec format error");
-		return J0_EXEC_FORMAT_ERROR;
-	}
-	if (o->exited && o->exit_code != 0) {
-		snprintf(msg, n, "Exited with error status %d", o->exit_code);
-		return J0_NZEC;
-	}
-	if (!j->expected || judge0_same(out->data ? out->data : "", out->len, j->expected,
-					j->expected_len))
-		return J0_ACCEPTED;
-	return J0_WRONG_ANSWER;
-}
-
-static char *print_result(cJSON *o)
-{
-	char *s = cJSON_PrintUnformatted(o);
-
-	cJSON_Delete(o);
-	return s;
-}
-
-char *api_judge0_result_failed(const char *message)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(o, "status_id", J0_INTERNAL_ERROR);
-	cJSON_AddStringToObject(o, "message", message);
-	return print_result(o);
-}
-
-/* Judge0 1.14's post_execution_filesystem: a zip of what the run left in
- * its directory, base64-encoded; null when it left nothing readable. */
-static void add_filesystem(cJSON *o, const struct outfiles *files)
-{
-	char *zip = NULL, *e, err[256];
-	size_t len = 0;
-
-	if (!files->n || zipfiles_pack(files, &zip, &len, err, sizeof(err)) < 0) {
-		if (files->n)
-			log_warn("post_execution_filesystem: %s", err);
-		cJSON_AddNullToObject(o, "post_execution_filesystem");
-		return;
-	}
-	e = base64_encode(zip, len);
-	cJSON_AddStringToObject(o, "post_execution_filesystem", e);
-	free(e);
-	free(zip);
-}
-
-char *api_judge0_result(const struct job_request *req, const struct job_result *res, int rc)
-{
-	const struct judge0_job *j = req->api;
-	cJSON *o = cJSON_CreateObject();
-	const struct step_result *last = NULL;
-	double cpu = 0, wall = 0, mem = 0;
-	size_t ran = 0;
-	int status = J0_ACCEPTED;
-	char msg[256] = "";
-
-	if (rc < 0 || (res->internal_error && res->build_status != BS_FAILED)) {
-		cJSON_Delete(o);
-		return api_judge0_result_failed(res->internal_msg[0] ? res->internal_msg :
-					       "the sandbox failed");
-	}
-	if (res->has_build && res->build_status == BS_FAILED) {
-		struct buf tle;
-
-		cJSON_AddNumberToObject(o, "status_id", J0_COMPILATION_ERROR);
-		if (res->build.outcome.timed_out) {
-			buf_init(&tle, 0);
-			buf_puts(&tle, "Compilation time limit exceeded.");
-			add_text(o, "compile_output", &tle);
-			buf_free(&tle);
-		} else {
-			add_text(o, "compile_output", &res->build.interleaved);
-		}
-		return print_result(o);
-	}
-	for (size_t i = 0; i < res->ntests && res->tests[i].ran; i++) {
-		last = &res->tests[i].r;
-		status = run_status(j, last, msg, sizeof(msg));
-		cpu += (double)last->cpu_ms / 1000.0;
-		wall += (double)last->wall_ms / 1000.0;
-		mem += (double)last->memory_peak_kb;
-		ran++;
-		if (status != J0_ACCEPTED)
-			break;
-	}
-	if (!last)
-		return api_judge0_result_failed("the program did not run");
-	cJSON_AddNumberToObject(o, "status_id", status);
-	if (res->has_build)
-		add_text(o, "compile_output", &res->build.interleaved);
-	add_text(o, "stdout", j->redirect ? &last->interleaved : &last->out);
-	if (j->redirect) {
-		cJSON_AddNullToObject(o, "stderr");
-	} else {
-		add_text(o, "stderr", &last->err);
-	}
-	if (msg[0])
-		cJSON_AddStringToObject(o, "message", msg);
-	/* isolate_job.rb: metadata's exitcode, or 0 (a signal, a kill) */
-	cJSON_AddNumberToObject(o, "exit_code", last->outcome.exited ? last->outcome.exit_code : 0);
-	if (last->outcome.term_signal)
-		cJSON_AddNumberToObject(o, "exit_signal", last->outcome.term_signal);
-	add_seconds(o, "time", cpu / (double)ran);
-	add_seconds(o, "wall_time", wall / (double)ran);
-	cJSON_AddNumberToObject(o, "memory", floor(mem / (double)ran));
-	add_filesystem(o, &res->files);
-	return print_result(o);
-}
-
-/* ---- showing -------------------------------------------------------- */
-
-static void add_time(cJSON *o, const char *key, uint64_t ms)
-{
-	time_t s = (time_t)(ms / 1000);
-	struct tm tm;
-	char text[64];
-
-	if (!ms) {
-		cJSON_AddNullToObject(o, key);
-		return;
-	}
-	gmtime_r(&s, &tm);
-	snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned)(ms % 1000));
-	cJSON_AddStringToObject(o, key, text);
-}
-
-/* A base64 text as shown: kept encoded, or decoded when it is UTF-8. */
-static bool add_shown_text(cJSON *o, const char *key, const cJSON *from, bool base64)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
-	char *d = NULL;
-	size_t n = 0;
-
-	if (!cJSON_IsString(v)) {
-		cJSON_AddNullToObject(o, key);
-		return true;
-	}
-	if (base64) {
-		cJSON_AddStringToObject(o, key, v->valuestring);
-		return true;
-	}
-	if (base64_decode(v->valuestring, strlen(v->valuestring), &d, &n) < 0 ||
-	    memchr(d, '\0', n) || !utf8_valid(d, n)) {
-		free(d);
-		return false;
-	}
-	cJSON_AddStringToObject(o, key, d);
-	free(d);
-	return true;
-}
-
-static void copy_item(cJSON *o, const char *key, const cJSON *from)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
-
-	cJSON_AddItemToObject(o, key, v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
-}
-
-static void add_decimal(cJSON *o, const char *key, const cJSON *from)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
-	char text[32];
-
-	if (!cJSON_IsNumber(v)) {
-		cJSON_AddNullToObject(o, key);
-		return;
-	}
-	/* the shortest that reads back, at least one decimal: Rails' "0.25", "5.0" */
-	for (int digits = 1; digits <= 15; digits++) {
-		snprintf(text, sizeof(text), "%.*f", digits, v->valuedouble);
-		if (strtod(text, NULL) == v->valuedouble)
-			break;
-	}
-	cJSON_AddStringToObject(o, key, text);
-}
-
-static bool is_text(const char *f)
-{
-	static const char *const texts[] = { "source_code", "stdin", "expected_output", "stdout",
-					     "stderr", "compile_output" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(texts); i++)
-		if (!strcmp(f, texts[i]))
-			return true;
-	return false;
-}
-
-static bool is_decimal(const char *f)
-{
-	return !strcmp(f, "cpu_time_limit") || !strcmp(f, "cpu_extra_time") ||
-	       !strcmp(f, "wall_time_limit");
-}
-
-cJSON *api_judge0_show(const struct store_sub *sub, const struct judge0_view *v,
-		       const struct langtab *t)
-{
-	cJSON *req = cJSON_Parse(sub->request);
-	cJSON *res = sub->result ? cJSON_Parse(sub->result) : cJSON_CreateObject();
-	cJSON *o = cJSON_CreateObject();
-	const cJSON *sid = cJSON_GetObjectItemCaseSensitive(res, "status_id");
-	int status = sub->state == STORE_QUEUED ? J0_IN_QUEUE :
-		     sub->state == STORE_RUNNING ? J0_PROCESSING :
-		     cJSON_IsNumber(sid) ? sid->valueint : J0_INTERNAL_ERROR;
-	bool ok = true;
-
-	for (size_t i = 0; i < ARRAY_SIZE(judge0_fields) && ok; i++) {
-		const char *f = judge0_fields[i];
-		const cJSON *from = cJSON_GetObjectItemCaseSensitive(req, f) ? req : res;
-
-		if (!(v->fields & (1ull << i)))
-			continue;
-		if (is_text(f)) {
-			ok = add_shown_text(o, f, from, v->base64);
-		} else if (is_decimal(f)) {
-			add_decimal(o, f, req);
-		} else if (!strcmp(f, "token")) {
-			cJSON_AddStringToObject(o, f, sub->token);
-		} else if (!strcmp(f, "status_id")) {
-			cJSON_AddNumberToObject(o, f, status);
-		} else if (!strcmp(f, "status")) {
-			cJSON *st = cJSON_AddObjectToObject(o, f);
-
-			cJSON_AddNumberToObject(st, "id", status);
-			cJSON_AddStringToObject(st, "description", api_judge0_status_name(status) ?
-						 api_judge0_status_name(status) : "Internal Error");
-		} else if (!strcmp(f, "language")) {
-			const cJSON *id = cJSON_GetObjectItemCaseSensitive(req, "language_id");
-			const struct lang *l = cJSON_IsNumber(id) ?
-						       langtab_find_judge0(t, (unsigned)id->valueint) :
-						       NULL;
-			cJSON *lo = cJSON_AddObjectToObject(o, f);
-
-			cJSON_AddNumberToObject(lo, "id", cJSON_IsNumber(id) ? id->valuedouble : 0);
-			if (l)
-				cJSON_AddStringToObject(lo, "name", l->judge0_name);
-			else
-				cJSON_AddNullToObject(lo, "name");
-		} else if (!strcmp(f, "created_at")) {
-			add_time(o, f, sub->created_ms);
-		} else if (!strcmp(f, "finished_at")) {
-			add_time(o, f, sub->finished_ms);
-		} else if (!strcmp(f, "message") && v->base64) {
-			const cJSON *m = cJSON_GetObjectItemCaseSensitive(res, f);
-			char *e = cJSON_IsString(m) ? base64_encode(m->valuestring,
-								   strlen(m->valuestring)) : NULL;
-
-			if (e)
-				cJSON_AddStringToObject(o, f, e);
-			else
-				cJSON_AddNullToObject(o, f);
-			free(e);
-		} else {
-			copy_item(o, f, from);
-		}
-	}
-	cJSON_Delete(req);
-	cJSON_Delete(res);
-	if (!ok) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
-
 char *api_judge0_error(const char *message)
 {
 	cJSON *o = cJSON_CreateObject();
+	char *s;
 
 	cJSON_AddStringToObject(o, "error", message);
-	return print_result(o);
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
 }
 
 /* What Judge0's parser kept with a job: NULL for another API's job. */
@@ -1130,7 +650,7 @@ struct judge0_view api_judge0_job_view(const struct job_request *req)
 
 	if (j)
 		return j->view;
-	api_judge0_view(NULL, &v, NULL, 0);
+	api_judge0_show_view(NULL, &v, NULL, 0);
 	return v;
 }
 
@@ -1154,7 +674,7 @@ int api_judge0_parse_waited(const struct http_request *r, const struct langtab *
 	int rc;
 
 	*job = NULL;
-	if (api_judge0_view(r, &v, err, sizeof(err)) < 0)
+	if (api_judge0_show_view(r, &v, err, sizeof(err)) < 0)
 		return refuse_waited(no, 400, err, "invalid_view");
 	if (json_body_over_cap(r->body.len, cfg->max_run_body_bytes))
 		return refuse_waited(no, 413, "request body too large", "body_too_large");
@@ -1177,18 +697,4 @@ int api_judge0_parse_waited(const struct http_request *r, const struct langtab *
 	}
 	((struct judge0_job *)(*job)->api)->view = v;
 	return 0;
-}
-
-char *api_judge0_callback_body(const struct store_sub *sub, const struct langtab *t)
-{
-	struct judge0_view v;
-	cJSON *shown;
-	char *body;
-
-	api_judge0_view(NULL, &v, NULL, 0);
-	v.base64 = true;
-	shown = api_judge0_show(sub, &v, t);
-	body = shown ? cJSON_PrintUnformatted(shown) : NULL;
-	cJSON_Delete(shown);
-	return body;
 }

@@ -12,6 +12,7 @@
 
 #include "common/util.h"
 #include "worker/http/api_judge0.h"
+#include "worker/http/api_judge0_status.h"
 
 /* ---- lists and information ------------------------------------------ */
 

@@ -16,6 +16,8 @@
 #include "common/util.h"
 #include "worker/http/api_judge0.h"
 #include "worker/http/api_judge0_info.h"
+#include "worker/http/api_judge0_show.h"
+#include "worker/http/api_judge0_status.h"
 #include "worker/http/json_body.h"
 
 /* The store, when the worker has one now: s->store, else NULL and s->why
@@ -680,7 +682,8 @@ static int answer_submissions(struct judge0_routes *s, const struct http_request
 	struct judge0_view v;
 	char err[256], allow[192];
 
-	if (api_judge0_view(r, &v, err, sizeof(err)) < 0 && !(is_post && !strcmp(rest, "/batch")))
+	if (api_judge0_show_view(r, &v, err, sizeof(err)) < 0 &&
+	    !(is_post && !strcmp(rest, "/batch")))
 		return answer_error(out, 400, err, ka, hdr);
 	if ((!*rest && !is_get && !is_post) || (!strcmp(rest, "/batch") && !is_get && !is_post) ||
 	    (*rest && strcmp(rest, "/batch") && !is_get && !is_delete)) {
