@@ -1,8 +1,9 @@
 /*
- * libFuzzer target: the language loader (libyaml, yamlutil.c, langtab.c)
- * on the input as one language file, NAME.yaml in a directory of its own,
- * read the way the daemon reads languages/. A file that loads must then
- * work: a minimal request for it parses, and its steps expand.
+ * libFuzzer target: the language loader (libyaml, yamlutil.c, langtab.c
+ * with langfile.c, langstep.c and langapi.c) on the input as one language
+ * file, NAME.yaml in a directory of its own, read the way the daemon reads
+ * languages/. A file that loads must then work: a minimal request for it
+ * parses, and its steps expand.
  */
 #include "autoconf.h"
 
