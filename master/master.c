@@ -26,9 +26,12 @@
 #include "common/stats.h"
 #include "common/store.h"
 #include "common/util.h"
-#include "master/dispatch.h"
+#include "master/from_worker.h"
+#include "master/handover.h"
+#include "master/master_state.h"
 #include "master/prepare.h"
 #include "master/queue.h"
+#include "master/stored.h"
 #include "master/sweeper.h"
 #include "worker/cgroup/cgroup.h"
 #include "worker/cgroup/cgroup_place.h"
@@ -38,72 +41,6 @@
 #define TICK_MS 100
 #define PROBE_PERIOD_MS (5 * 60 * 1000)
 #define RESPAWN_MAX_DELAY_MS 30000
-
-struct wslot {
-	pid_t pid;
-	int channel;            /* master's end of the socketpair */
-	uint32_t gen;
-	bool idle;           /* may receive a dispatch */
-	bool busy;           /* has a dispatched job (counts in m->running) */
-	int64_t sub;         /* the stored submission it runs, 0: none */
-	bool quitting;       /* told to finish and exit */
-	bool config_fail;    /* exited with WORKER_EXIT_CONFIG */
-	uint64_t started_ms;
-	unsigned fails;      /* quick deaths in a row, for backoff */
-	uint64_t respawn_at; /* 0: no respawn pending */
-};
-
-struct master {
-	struct config cfg;
-	struct langtab *langs;
-	uint32_t gen;
-	int argc;
-	char **argv;
-	char **envp;
-	int listen_fd;
-	int epfd;
-	int sigfd;
-	struct stats *stats;
-	struct probe_table *probes;
-	struct auth_shared *auth;  /* the tokens in force, for every generation */
-	struct wslot slots[STATS_MAX_WORKERS];
-	struct queue q;
-	/* stored submissions waiting (common/store.h): unbounded, never
-	 * expired, and taken in turn with the clients by their age */
-	struct queue subs;
-	/* stored submissions a worker could not start or finish because the
-	 * store failed (CHANNEL_DEFER), each until DEFER_MS after it came
-	 * (its enq_ms), then into subs */
-	struct queue later;
-	/* The store's claim (store_claim), held for the master's life and
-	 * by no child: -1 when there is no store, or it is shared. The master
-	 * keeps no connection to the store past its start: a child must not
-	 * inherit a SQLite connection, or its locks. */
-	int store_claim;
-	/* Why there is none (a SQLite store that did not open): the workers
-	 * never open it either, and answer 503 with this. */
-	char store_refused[512];
-	/* A shared store (PostgreSQL): nodes lease their work from it, so
-	 * subs holds leases to take (CHANNEL_RUN_LEASE), one per submission a
-	 * worker here took in and one each look, never an id. */
-	bool shared;
-	uint64_t next_look_ms;
-	unsigned running;
-	unsigned rr;          /* round-robin start for dispatch */
-	pid_t prober;
-	bool reprobe;         /* start a prober when the running one has ended */
-	uint64_t next_probe_ms;
-	uint64_t next_sweep_ms;
-	struct sweeper sweeper; /* removes job directories off this loop */
-	uint64_t sweeper_retry_ms;
-	bool stopping;
-	bool fast;
-	bool quit_sent;       /* graceful stop: workers told to finish */
-	uint64_t stop_deadline_ms;
-	/* the cgroup place chosen at start-up holds for the process's life */
-	char *cgroup_option;      /* --cgroup-root as given then (NULL: none) */
-	char *cgroup_root;        /* what workers get as cgroup_root (NULL: discover) */
-};
 
 static char tag_sig;
 static volatile sig_atomic_t prober_stop;
@@ -255,409 +192,6 @@ static void quit_generation(struct master *m, uint32_t gen)
 	}
 }
 
-/* ---- queue --------------------------------------------------------- */
-
-static void reply_503(int fd, const char *code, const char *msg, unsigned retry_after)
-{
-	char body[256], resp[512];
-	int blen = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}",
-			    code, msg);
-	int rlen = snprintf(resp, sizeof(resp),
-			    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-			    "Content-Length: %d\r\nRetry-After: %u\r\nConnection: close\r\n\r\n%s",
-			    blen, retry_after, body);
-
-	/* Best effort on a non-blocking socket: the answer is tiny. */
-	if (send(fd, resp, (size_t)rlen, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		log_debug("send(503): %s", strerror(errno));
-}
-
-static void refuse(struct master *m, struct queue_entry *e, const char *code, const char *msg)
-{
-	unsigned retry = m->cfg.queue_timeout_ms / 2000 + 1;
-
-	reply_503(e->fd, code, msg, retry);
-	close(e->fd);
-	close(e->memfd);
-}
-
-static struct wslot *idle_worker(struct master *m)
-{
-	for (size_t k = 0; k < STATS_MAX_WORKERS; k++) {
-		size_t i = (m->rr + k) % STATS_MAX_WORKERS;
-		struct wslot *s = &m->slots[i];
-
-		if (s->pid > 0 && s->idle && !s->quitting && s->gen == m->gen) {
-			m->rr = (unsigned)(i + 1);
-			return s;
-		}
-	}
-	return NULL;
-}
-
-static void publish_queue(struct master *m)
-{
-	/* a shared store's queue is the fleet's: /metrics shows it apart */
-	size_t subs = m->shared ? 0 : m->subs.len + m->later.len;
-
-	atomic_store(&m->stats->queued, (int64_t)(m->q.len + subs));
-}
-
-/* 0 when the worker runs the stored submission, or -errno. */
-static int send_sub(struct master *m, struct wslot *s, const struct queue_entry *e)
-{
-	struct channel_run run = { .id = e->sub, .queued_ms = now_ms() - e->enq_ms };
-	int rc = channel_send(s->channel, CHANNEL_RUN, &run, sizeof(run), NULL, 0);
-
-	if (rc < 0)
-		return rc;
-	s->idle = false;
-	s->busy = true;
-	s->sub = e->sub;
-	m->running++;
-	return 0;
-}
-
-/* 0 when the worker has the job (the master's copies closed), or -errno. */
-static int send_job(struct master *m, struct wslot *s, const struct queue_entry *e)
-{
-	uint64_t waited_ms = now_ms() - e->enq_ms;
-	int fds[2] = { e->fd, e->memfd };
-	int rc;
-
-	if (e->sub)
-		return send_sub(m, s, e);
-	rc = channel_send(s->channel, CHANNEL_DISPATCH, &waited_ms, sizeof(waited_ms), fds, 2);
-
-	if (rc < 0)
-		return rc;
-	close(e->fd);
-	close(e->memfd);
-	s->idle = false;
-	s->busy = true;
-	m->running++;
-	return 0;
-}
-
-/*
- * The worker's end of the channel is gone (it died and is not reaped yet)
- * or it does not read it (its queue is full): it cannot take this job or
- * any other.
- */
-static bool is_unreachable(int rc)
-{
-	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN ||
-	       rc == -EAGAIN;
-}
-
-/*
- * Give a job to an idle worker of the current generation. 0: one took it.
- * -EAGAIN: none could; the job is still the caller's, to queue. Another
- * negative errno: the message could not be sent at all (memory), and the
- * caller answers the client. A worker that cannot be reached is killed so
- * that it is reaped and replaced, and the next idle one is tried.
- */
-static int hand_over(struct master *m, const struct queue_entry *e)
-{
-	struct wslot *s;
-
-	while ((s = idle_worker(m))) {
-		int rc = send_job(m, s, e);
-
-		if (rc == 0)
-			return 0;
-		if (!is_unreachable(rc)) {
-			log_error("dispatch to worker pid %d failed: %s", s->pid, strerror(-rc));
-			return rc;
-		}
-		log_warn("dispatch to worker pid %d failed: %s; replacing it", s->pid,
-			 strerror(-rc));
-		s->idle = false;
-		kill(s->pid, SIGKILL);
-	}
-	return -EAGAIN;
-}
-
-/* The queue whose head goes next (master/dispatch.h). */
-static struct queue *next_queue(struct master *m)
-{
-	return dispatch_next(&m->q, &m->subs, m->stopping);
-}
-
-static int hand_over_hook(void *arg, const struct queue_entry *e)
-{
-	return hand_over(arg, e);
-}
-
-static void refuse_overloaded(void *arg, struct queue_entry *e)
-{
-	refuse(arg, e, "overloaded", "could not hand the job to a sandbox; retry later");
-}
-
-static void dispatch(struct master *m)
-{
-	const struct dispatch_hooks hooks = { .arg = m, .hand_over = hand_over_hook,
-					      .overloaded = refuse_overloaded };
-
-	dispatch_run(&m->q, &m->subs, m->stopping, &m->running, m->cfg.max_concurrency,
-		     &hooks);
-	publish_queue(m);
-}
-
-/* A submission a worker put in the store: it waits its turn. In a shared
- * store, whichever waited longest goes when it is this one's turn. */
-static void enqueue_sub(struct master *m, int64_t id)
-{
-	struct queue_entry e = { .fd = -1, .memfd = -1, .enq_ms = now_ms(),
-				 .sub = m->shared ? CHANNEL_RUN_LEASE : id };
-
-	queue_push_unbounded(&m->subs, &e);
-	dispatch(m);
-}
-
-/* A submission the store failed for waits this long before it runs
- * again: a full disk is not cleared in a moment, and each try writes. */
-#define DEFER_MS 2000
-
-static void defer_sub(struct master *m, int64_t id)
-{
-	struct queue_entry e = { .fd = -1, .memfd = -1, .enq_ms = now_ms() + DEFER_MS, .sub = id };
-
-	if (m->shared)
-		return; /* a shared store's lease ends, and hands it on by itself */
-	queue_push_unbounded(&m->later, &e);
-}
-
-/* The deferred ones whose wait is over queue again, at the back. */
-static void undefer_due(struct master *m)
-{
-	struct queue_entry e;
-	uint64_t now = now_ms();
-
-	while (m->later.len > 0 && queue_oldest_ms(&m->later) <= now) {
-		queue_pop(&m->later, &e);
-		e.enq_ms = now;
-		queue_push_unbounded(&m->subs, &e);
-	}
-}
-
-/*
- * A shared store is looked at this often while nothing here says it has
- * work: other nodes take submissions in too, and a lease may have ended.
- * One look waits at a time, and only a worker with nothing to do takes
- * it: a node leases only what it can run now.
- */
-#define LOOK_EVERY_MS 250
-
-static void look_at_store(struct master *m)
-{
-	uint64_t now = now_ms();
-
-	if (!m->shared || m->stopping || m->subs.len > 0 || now < m->next_look_ms)
-		return;
-	m->next_look_ms = now + LOOK_EVERY_MS;
-	enqueue_sub(m, CHANNEL_RUN_LEASE);
-}
-
-/* The store had nothing to lease: the other leases to take would find
- * nothing either, until the next look or the next submission. */
-static void store_empty(struct master *m)
-{
-	struct queue_entry e;
-
-	while (m->subs.len > 0)
-		queue_pop(&m->subs, &e);
-	m->next_look_ms = now_ms() + LOOK_EVERY_MS;
-}
-
-/*
- * The store, claimed for this daemon, and what it holds unfinished
- * queued again, oldest first: a restart or a crash loses none. A store
- * another goboxd holds stops the start (-EBUSY, why in err): two daemons
- * on one file would run, and expire, each other's submissions. Any other
- * failure leaves goboxd without a store: it serves every API whose client
- * waits, its workers never open the store, and Judge0's submissions get
- * 503 with the reason.
- */
-static int open_store(struct master *m, char *why, size_t whylen)
-{
-	struct store *st = NULL;
-	int64_t *ids = NULL;
-	size_t n = 0;
-	char err[512];
-	int rc = store_open(m->cfg.store, m->cfg.store_max_bytes, &st, err, sizeof(err));
-
-	m->shared = store_url_shared(m->cfg.store);
-	m->store_refused[0] = '\0';
-	if (rc == -EPROTO) {
-		/* a newer goboxd's data: nothing here may touch it */
-		log_error("the submission store: %s", err);
-		snprintf(why, whylen, "the submission store was written by a newer goboxd");
-		return rc;
-	}
-	if (m->shared) {
-		/* Opened to make or migrate its schema, and to say early what is
-		 * wrong with it; the master keeps no connection (a child would
-		 * inherit its socket). What it holds unfinished is leased by the
-		 * nodes, this one's workers among them. */
-		if (rc < 0)
-			log_error("the submission store: %s (the workers keep trying)", err);
-		store_close(st);
-		return 0;
-	}
-	if (rc == 0)
-		rc = store_claim(st, &m->store_claim, err, sizeof(err));
-	if (rc == -EBUSY) {
-		snprintf(why, whylen, "the submission store %s", err);
-		store_close(st);
-		return rc;
-	}
-	if (rc == 0 && store_pending(st, true, &ids, &n) < 0) {
-		snprintf(err, sizeof(err), "%s: %s", m->cfg.store, store_error(st));
-		rc = -EIO;
-	}
-	/* the claim stays; the connection goes before any child is made */
-	store_close(st);
-	if (rc < 0) {
-		log_error("the submission store: %s", err);
-		snprintf(m->store_refused, sizeof(m->store_refused), "%s", err);
-		if (m->store_claim >= 0)
-			close(m->store_claim);
-		m->store_claim = -1;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct queue_entry e = { .fd = -1, .memfd = -1, .enq_ms = now_ms(), .sub = ids[i] };
-
-		queue_push_unbounded(&m->subs, &e);
-	}
-	if (n)
-		log_info("%zu submissions from the store queued again", n);
-	free(ids);
-	return 0;
-}
-
-static void expire_queue(struct master *m)
-{
-	uint64_t now = now_ms();
-	struct queue_entry e;
-
-	while (m->q.len > 0 && now - queue_oldest_ms(&m->q) > m->cfg.queue_timeout_ms) {
-		queue_pop(&m->q, &e);
-		refuse(m, &e, "queue_timeout", "no sandbox became free in time; retry later");
-		atomic_fetch_add(&m->stats->queue_rejected_timeout, 1);
-	}
-	publish_queue(m);
-}
-
-static void enqueue_client(struct master *m, int fd, int memfd)
-{
-	struct queue_entry e = { .fd = fd, .memfd = memfd, .enq_ms = now_ms() };
-
-	if (m->stopping) {
-		refuse(m, &e, "shutting_down", "the server is stopping; retry later");
-		return;
-	}
-	/* A free slot and nobody ahead: no queueing at all. */
-	if (!next_queue(m) && m->running < m->cfg.max_concurrency) {
-		int rc = hand_over(m, &e);
-
-		if (rc == 0)
-			return;
-		if (rc != -EAGAIN) {
-			refuse(m, &e, "overloaded", "could not hand the job to a sandbox; retry later");
-			return;
-		}
-	}
-	if (queue_push(&m->q, &e) < 0) {
-		refuse(m, &e, "queue_full", "too many jobs waiting; retry later");
-		atomic_fetch_add(&m->stats->queue_rejected_full, 1);
-		return;
-	}
-	dispatch(m);
-}
-
-/* ---- channel ------------------------------------------------------- */
-
-static void slot_job_done(struct master *m, struct wslot *s)
-{
-	s->sub = 0;
-	if (s->busy) {
-		s->busy = false;
-		if (m->running > 0)
-			m->running--;
-	}
-}
-
-struct from_worker {
-	struct master *m;
-	struct wslot *s;
-};
-
-/* A stored submission's id, the payload of SUBMITTED and DEFER. */
-static int64_t payload_id(const struct channel_msg *msg)
-{
-	int64_t id;
-
-	memcpy(&id, msg->payload, sizeof(id));
-	return id;
-}
-
-/* A message from a worker, checked against the channel's table: only the
- * types a worker sends come here, each with its fds. */
-static void on_worker_message(void *arg, struct channel_msg *msg)
-{
-	struct from_worker *from = arg;
-	struct master *m = from->m;
-	struct wslot *s = from->s;
-
-	switch (msg->type) {
-	case CHANNEL_ENQUEUE:
-		enqueue_client(m, msg->fds[0], msg->fds[1]);
-		break;
-	case CHANNEL_SUBMITTED:
-		if (payload_id(msg) > 0)
-			enqueue_sub(m, payload_id(msg));
-		break;
-	case CHANNEL_IDLE:
-	case CHANNEL_DONE:
-		/* a lease that ran: there may be more */
-		if (msg->type == CHANNEL_DONE && s->sub == CHANNEL_RUN_LEASE && !m->stopping)
-			enqueue_sub(m, CHANNEL_RUN_LEASE);
-		slot_job_done(m, s);
-		if (!s->quitting)
-			s->idle = true;
-		dispatch(m);
-		break;
-	case CHANNEL_DEFER:
-		if (payload_id(msg) > 0)
-			defer_sub(m, payload_id(msg));
-		break;
-	case CHANNEL_EMPTY:
-		store_empty(m);
-		slot_job_done(m, s);
-		if (!s->quitting)
-			s->idle = true;
-		dispatch(m);
-		break;
-	case CHANNEL_DISPATCH:
-	case CHANNEL_QUIT:
-	case CHANNEL_RUN:
-		break; /* the master's own: channel_recv refused them */
-	}
-}
-
-static void read_worker_channel(struct master *m, struct wslot *s)
-{
-	struct from_worker from = { .m = m, .s = s };
-	char peer[40];
-
-	/* The worker may have been reaped earlier in this same epoll batch. */
-	if (s->channel < 0)
-		return;
-	snprintf(peer, sizeof(peer), "worker pid %d", (int)s->pid);
-	channel_readable(s->channel, CHANNEL_TO_MASTER, peer, on_worker_message, &from);
-}
 
 /* ---- children ------------------------------------------------------ */
 
@@ -713,7 +247,7 @@ static void on_worker_exit(struct master *m, struct wslot *s, int status)
 	 * message (and the client's fd) can still wait in the channel, and
 	 * closing the channel unread would drop that client.
 	 */
-	read_worker_channel(m, s);
+	from_worker_read(m, s);
 	/* a stored submission it was running runs again, first (a leased
 	 * one, when its lease ends) */
 	if (s->busy && s->sub > 0) {
@@ -724,7 +258,7 @@ static void on_worker_exit(struct master *m, struct wslot *s, int status)
 			queue_resize(&m->subs, m->subs.cap ? m->subs.cap * 2 : 64);
 		queue_unpop(&m->subs, &e);
 	}
-	slot_job_done(m, s);
+	handover_job_done(m, s);
 	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->channel, NULL);
 	close(s->channel);
 	s->channel = -1;
@@ -881,8 +415,8 @@ static void stop_workers(struct master *m, bool fast)
 	struct queue_entry e;
 
 	while (queue_pop(&m->q, &e) == 0)
-		refuse(m, &e, "shutting_down", "the server is stopping; retry later");
-	publish_queue(m);
+		handover_refuse(m, &e, "shutting_down", "the server is stopping; retry later");
+	handover_publish(m);
 	for (size_t i = 0; i < STATS_MAX_WORKERS; i++) {
 		struct wslot *s = &m->slots[i];
 
@@ -1086,7 +620,7 @@ static int setup(struct master *m, char *err, size_t errlen)
 	m->listen_fd = prepare_listen(&m->cfg, err, errlen);
 	if (m->listen_fd < 0)
 		return m->listen_fd;
-	rc = open_store(m, err, errlen);
+	rc = stored_open(m, err, errlen);
 	if (rc < 0)
 		return rc;
 	return 0;
@@ -1103,12 +637,12 @@ static int master_loop(struct master *m)
 			if (evs[i].data.ptr == &tag_sig)
 				read_master_signals(m);
 			else
-				read_worker_channel(m, evs[i].data.ptr);
+				from_worker_read(m, evs[i].data.ptr);
 		}
 		if (m->stopping) {
 			if (!m->quit_sent) {
-				expire_queue(m);
-				dispatch(m);
+				handover_expire(m);
+				handover_dispatch(m);
 				if (m->q.len == 0 || now_ms() >= m->stop_deadline_ms)
 					stop_workers(m, false);
 				continue;
@@ -1124,10 +658,10 @@ static int master_loop(struct master *m)
 			continue;
 		}
 		respawn_due(m);
-		expire_queue(m);
-		undefer_due(m);
-		look_at_store(m);
-		dispatch(m);
+		handover_expire(m);
+		stored_undefer_due(m);
+		stored_look(m);
+		handover_dispatch(m);
 		/* a sweeper at work holds what it removes: list again after it */
 		if (now_ms() >= m->next_sweep_ms && m->sweeper.pid == 0)
 			list_stale_dirs(m);

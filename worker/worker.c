@@ -24,6 +24,8 @@
 #include "worker/judge/request.h"
 #include "common/util.h"
 #include "worker/conn.h"
+#include "worker/answer.h"
+#include "worker/from_master.h"
 #include "worker/http/api.h"
 #include "worker/judge/buildcache.h"
 #include "worker/http/http.h"
@@ -35,60 +37,15 @@
 #include "worker/http/callback.h"
 #include "worker/jobthread.h"
 #include "worker/submissions.h"
+#include "worker/to_master.h"
+#include "worker/worker_state.h"
 #include "worker/sandbox/sandbox.h"
 
 #define MAX_EVENTS 64
 #define TICK_MS 200
 
-struct worker {
-	const struct worker_ctx *ctx;
-	const struct config *cfg;
-	int epfd, sigfd, evfd;
-	bool listening;
-	uint64_t accept_resume_ms; /* accepting paused (out of fds) until then */
-	bool stop_now;
-	struct conn_set conns;    /* its draining is the worker's */
-	struct sandbox *sandbox;
-	struct buildcache *cache; /* NULL: --build-cache-mb 0, or it could not open */
-	char sandbox_error[256];
-	struct route_ctx rctx;
-	struct jobthread job;
-	/* The loop's own notes on the job in the thread. */
-	struct conn *job_conn;  /* whose it is; NULL once its client is gone */
-	uint64_t job_started_ms;
-	char job_method[16];
-	char job_path[64];
-	uid_t uid;
-	gid_t gid;
-	uid_t judge_uid;        /* its jobs' judge programs (gid the same) */
-	struct submissions subs;  /* Judge0's, kept in the store */
-	struct outbox callbacks;
-	int64_t job_sub;        /* the stored submission the job runs, 0: none */
-	uint64_t job_queued_ms;
-	struct auth_view *auth; /* its copy of the tokens in force */
-};
-
 /* Tags for epoll data: pointers to these identify the fd. */
 static char tag_listen, tag_channel, tag_sig, tag_ev;
-
-static void tell_master(struct worker *w, enum channel_type type, const int *fds, size_t nfds)
-{
-	int rc = channel_send(w->ctx->channel_fd, type, NULL, 0, fds, nfds);
-
-	if (rc < 0)
-		log_error("channel_send(type %d): %s", type, strerror(-rc));
-}
-
-/* The master counts a dispatched connection as a running job until told. */
-static void give_back_slot(void *arg, struct conn *c)
-{
-	struct worker *w = arg;
-
-	if (!c->job_slot)
-		return;
-	c->job_slot = false;
-	tell_master(w, CHANNEL_DONE, NULL, 0);
-}
 
 /* A connection closes: a job that still runs for it answers nobody. */
 static void forget_conn(void *arg, struct conn *c)
@@ -97,47 +54,10 @@ static void forget_conn(void *arg, struct conn *c)
 
 	if (w->job.req && w->job_conn == c)
 		w->job_conn = NULL;
-	give_back_slot(w, c);
+	to_master_give_back_slot(w, c);
 }
 
-/* A stored submission's id to the master (type SUBMITTED or DEFER). If
- * it cannot be sent the store still keeps it, queued or running: the
- * master's next start runs it. */
-static void tell_master_of(struct worker *w, enum channel_type type, int64_t id)
-{
-	int rc = channel_send(w->ctx->channel_fd, type, &id, sizeof(id), NULL, 0);
-
-	if (rc < 0)
-		log_error("telling the master %s of submission %lld: %s",
-			  type == CHANNEL_DEFER ? "to run it again later" : "to queue it",
-			  (long long)id, strerror(-rc));
-}
-
-/* A submission went into the store: the master queues it. */
-static void tell_submitted(void *arg, int64_t id)
-{
-	tell_master_of(arg, CHANNEL_SUBMITTED, id);
-}
-
-/* A submission to run again later: the master waits a while first. */
-static void tell_deferred(void *arg, int64_t id)
-{
-	tell_master_of(arg, CHANNEL_DEFER, id);
-}
-
-/* ---- jobs ---------------------------------------------------------- */
-
-/* A job is in the thread: the loop's notes on it, and the shared stats. */
-static void job_began(struct worker *w, struct conn *c, const char *method, const char *path)
-{
-	w->job_conn = c;
-	w->job_started_ms = now_ms();
-	snprintf(w->job_method, sizeof(w->job_method), "%s", method);
-	snprintf(w->job_path, sizeof(w->job_path), "%s", path);
-	atomic_fetch_add(&w->ctx->stats->in_flight, 1);
-	atomic_store(&w->ctx->stats->workers[w->ctx->index].state, WS_BUSY);
-	atomic_store(&w->ctx->stats->workers[w->ctx->index].job_started_ms, wall_ms());
-}
+/* ---- requests ------------------------------------------------------ */
 
 static int start_job(struct worker *w, struct conn *c, struct job_request *req,
 		     const struct api_format *f, bool stream)
@@ -149,178 +69,12 @@ static int start_job(struct worker *w, struct conn *c, struct job_request *req,
 	rc = jobthread_submit(&w->job, req, f, stream, conn_keep_alive(&w->conns, c), hdr);
 	if (rc < 0)
 		return rc;
-	job_began(w, c, c->hp.req.method, c->hp.req.path);
+	answer_job_began(w, c, c->hp.req.method, c->hp.req.path);
 	c->streaming = stream;
 	c->state = C_JOB;
 	conn_watch(&w->conns, c);
 	return 0;
 }
-
-static void record_job(struct worker *w, const struct jobthread *j, const struct conn *c)
-{
-	struct job_record rec = { 0 };
-	const struct job_result *res = &j->res;
-
-	rec.end_wall_ms = wall_ms();
-	snprintf(rec.lang, sizeof(rec.lang), "%s", j->req->lang->id);
-	rec.status = (uint8_t)res->top;
-	rec.api = j->format->stats_id;
-	rec.queue_ms = c ? (uint32_t)c->queued_ms : (uint32_t)w->job_queued_ms;
-	rec.build_ms = (uint32_t)res->build_ms;
-	rec.run_ms = (uint32_t)res->run_ms;
-	rec.cpu_ms = (uint32_t)res->cpu_ms;
-	rec.memory_peak_kb = res->memory_peak_kb;
-	stats_push(w->ctx->stats, &rec, res->internal_error);
-}
-
-/*
- * The job thread's answer goes out as it is, without a copy, unless the
- * connection stopped being keep-alive meanwhile (the worker began to
- * drain, the client half-closed): then its head is written again.
- */
-static void take_answer(struct conn *c, struct jobthread *j, bool ka)
-{
-	struct buf *a = &j->answer;
-	const char *end = a->data ? strstr(a->data, "\r\n\r\n") : NULL;
-
-	/* A streamed answer's head is gone already: its end follows as it
-	 * is, and a connection that stopped being keep-alive closes after. */
-	if (j->head_sent) {
-		buf_append(&c->out, a->data, a->len);
-		return;
-	}
-	if (!end)
-		return;
-	if (ka != j->ka) {
-		end += 4;
-		http_format_response(&c->out, j->status, "application/json", end,
-				     a->len - (size_t)(end - a->data), ka, j->hdr);
-		return;
-	}
-	conn_take_out(c, a);
-}
-
-/*
- * A streamed answer's client went away: its job stops at once (its
- * programs are killed, nothing more runs) and the connection goes now.
- * The job's end, soon, frees the worker.
- */
-static void cancel_streamed_job(struct worker *w, struct conn *c)
-{
-	jobthread_cancel(&w->job);
-	log_info("the client of a streamed answer went away: its job stops");
-	conn_free(&w->conns, c);
-}
-
-static void finish_job(struct worker *w);
-
-/* Send what a streamed answer has; a send that fails means its client
- * is gone. */
-static void stream_flush(struct worker *w, struct conn *c)
-{
-	conn_flush(&w->conns, c);
-	if (c->peer_closed) {
-		c->state = C_JOB;
-		cancel_streamed_job(w, c);
-	}
-}
-
-/* Events of a connection whose streamed answer is being made: room to
- * send, or its client's end (a half-close included, as nginx reads it). */
-static void stream_conn_event(struct worker *w, struct conn *c, uint32_t events)
-{
-	if (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
-		cancel_streamed_job(w, c);
-		return;
-	}
-	if (events & EPOLLOUT)
-		stream_flush(w, c);
-}
-
-/* The job thread has news: lines of a streamed answer, or the job's end. */
-static void take_job_progress(struct worker *w)
-{
-	struct conn *c = w->job_conn;
-	struct buf lines;
-	bool done;
-
-	jobthread_take(&w->job, &lines, &done);
-	if (c && lines.len) {
-		conn_take_out(c, &lines);
-		if (done)
-			conn_flush(&w->conns, c);
-		else
-			stream_flush(w, c);
-	}
-	buf_free(&lines);
-	if (done)
-		finish_job(w);
-}
-
-static void finish_job(struct worker *w)
-{
-	struct jobthread *j = &w->job;
-	struct conn *c = w->job_conn;
-	cJSON *extra = cJSON_CreateObject();
-
-	atomic_fetch_sub(&w->ctx->stats->in_flight, 1);
-	atomic_store(&w->ctx->stats->workers[w->ctx->index].state,
-		     w->conns.draining ? WS_DRAINING : WS_IDLE);
-	atomic_fetch_add(&w->ctx->stats->workers[w->ctx->index].jobs_done, 1);
-	record_job(w, j, c);
-
-	if (j->status == 500 && extra)
-		cJSON_AddStringToObject(extra, "error", j->res.internal_msg[0] ?
-					j->res.internal_msg : "could not build the response");
-	if (extra) {
-		cJSON_AddStringToObject(extra, "language", j->req->lang->id);
-		cJSON_AddStringToObject(extra, "job_status", verdict_test_status_name(j->res.top));
-		cJSON_AddNumberToObject(extra, "queue_ms", c ? (double)c->queued_ms : 0);
-		cJSON_AddNumberToObject(extra, "build_ms", (double)j->res.build_ms);
-		cJSON_AddBoolToObject(extra, "build_cached", j->res.build_cached);
-		cJSON_AddNumberToObject(extra, "run_ms", (double)j->res.run_ms);
-		cJSON_AddNumberToObject(extra, "cpu_ms", (double)j->res.cpu_ms);
-		cJSON_AddNumberToObject(extra, "memory_peak_kb", (double)j->res.memory_peak_kb);
-	}
-	if (w->job_sub) {
-		char id[32];
-
-		/* a result the store refused stays with the loop until it takes it */
-		if (j->unstored) {
-			submissions_keep(&w->subs, w->job_sub, j->unstored);
-			j->unstored = NULL;
-		}
-		snprintf(id, sizeof(id), "%lld", (long long)w->job_sub);
-		if (extra) {
-			cJSON_AddStringToObject(extra, "msg", "submission");
-			cJSON_AddStringToObject(extra, "submission", id);
-			log_json(LOG_INFO, extra);
-		}
-		extra = NULL;
-		w->job_sub = 0;
-		submissions_lease_end(&w->subs);
-	}
-	if (c) {
-		bool ka = conn_keep_alive(&w->conns, c);
-
-		c->streaming = false;
-		take_answer(c, j, ka);
-		conn_log(c, w->job_method, w->job_path, j->status, w->job_started_ms - c->queued_ms,
-			 extra);
-		extra = NULL;
-		c->state = C_READING;
-		conn_next_request(c, ka);
-	}
-	/* The master counts this job as running until told, client or not. */
-	tell_master(w, CHANNEL_DONE, NULL, 0);
-	cJSON_Delete(extra);
-	jobthread_reset(j);
-	w->job_conn = NULL;
-	if (c)
-		conn_process(&w->conns, c);
-}
-
-/* ---- requests ------------------------------------------------------ */
 
 /*
  * Whether a /run client asks for a streamed answer: Accept names
@@ -371,7 +125,7 @@ static void answer_before_job(struct worker *w, struct conn *c, struct job_reque
 
 	conn_log(c, r->method, r->path, status, c->req_start_ms, extra);
 	request_free(job);
-	give_back_slot(w, c);
+	to_master_give_back_slot(w, c);
 	conn_next_request(c, ka);
 }
 
@@ -577,7 +331,7 @@ static void handoff(void *arg, struct conn *c)
 	}
 	fds[0] = c->fd;
 	fds[1] = mfd;
-	tell_master(w, CHANNEL_ENQUEUE, fds, 2);
+	to_master_tell(w, CHANNEL_ENQUEUE, fds, 2);
 	close(mfd);
 	conn_free(&w->conns, c);
 }
@@ -605,141 +359,6 @@ static void accept_all(struct worker *w)
 			return;
 		}
 		conn_new(&w->conns, fd);
-	}
-}
-
-/*
- * A connection the master hands over, with the bytes its first worker had
- * read. Whatever happens, its client hears an answer: a request that no
- * longer fits (a reload lowered the caps) gets 413, a failure 503.
- */
-static void adopt_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
-{
-	char *data = NULL;
-	size_t len = 0;
-	struct conn *c;
-	int rc = channel_memfd_read(fds[1], &data, &len, conn_handoff_max(w->cfg));
-
-	close(fds[1]);
-	set_nonblock(fds[0], true);
-	c = conn_new(&w->conns, fds[0]);
-	if (!c) {
-		free(data);
-		tell_master(w, CHANNEL_DONE, NULL, 0);
-		return;
-	}
-	c->job_slot = true;
-	c->queued_ms = queued_ms;
-	if (rc < 0) {
-		random_hex(c->reqid, 8);
-		if (rc == -EMSGSIZE)
-			conn_respond_error(c, 413, "body_too_large",
-					   "the request and what was pipelined after it exceed "
-					   "this server's caps", false);
-		else
-			conn_respond_error(c, 503, "overloaded", "could not take the job over",
-					   false);
-		conn_log(c, "-", "-", rc == -EMSGSIZE ? 413 : 503, now_ms(), NULL);
-		give_back_slot(w, c);
-		c->state = C_CLOSING;
-	} else {
-		/* The memfd's bytes become the input as they are: no second copy. */
-		conn_adopt_input(c, data, len);
-	}
-	conn_process(&w->conns, c);
-}
-
-/*
- * A stored submission the master dispatched: its job runs with no client
- * (its result goes to the store). Whatever happens, the master hears
- * DONE: it counts the submission as running until then.
- */
-static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
-{
-	struct job_request *job = NULL;
-	int rc;
-
-	if (id == CHANNEL_RUN_LEASE && !w->sandbox) {
-		/* a shared store's work is for the nodes that can run it */
-		tell_master(w, CHANNEL_EMPTY, NULL, 0);
-		return;
-	}
-	if (!w->sandbox) {
-		/* as a client's job gets 503: this server runs nothing */
-		submissions_fail(&w->subs, id, w->sandbox_error);
-		tell_master(w, CHANNEL_DONE, NULL, 0);
-		return;
-	}
-	if (id == CHANNEL_RUN_LEASE) {
-		rc = submissions_lease(&w->subs, &id, &job);
-		if (rc < 0) {
-			tell_master(w, rc == -ENOENT ? CHANNEL_EMPTY : CHANNEL_DONE, NULL, 0);
-			return;
-		}
-	} else {
-		rc = submissions_take(&w->subs, id, &job);
-		if (rc < 0) {
-			/* the store failed, not the submission: it starts later */
-			if (rc != -ENOENT && rc != -ECANCELED)
-				tell_deferred(w, id);
-			tell_master(w, CHANNEL_DONE, NULL, 0);
-			return;
-		}
-	}
-	rc = jobthread_submit_stored(&w->job, job, wire_named(SUBMISSIONS_API), id);
-	if (rc < 0) {
-		log_error("submission %lld: the job thread is not running", (long long)id);
-		request_free(job);
-		submissions_lease_end(&w->subs);
-		tell_master(w, CHANNEL_DONE, NULL, 0);
-		return;
-	}
-	job_began(w, NULL, "RUN", "/submissions");
-	w->job_sub = id;
-	w->job_queued_ms = queued_ms;
-}
-
-/* A message from the master, checked against the channel's table: only
- * the types the master sends come here, each with its fds. */
-static void on_master_message(void *arg, struct channel_msg *m)
-{
-	struct worker *w = arg;
-	uint64_t queued_ms;
-
-	switch (m->type) {
-	case CHANNEL_QUIT:
-		w->conns.draining = true;
-		break;
-	case CHANNEL_DISPATCH:
-		memcpy(&queued_ms, m->payload, sizeof(queued_ms));
-		adopt_dispatched(w, m->fds, queued_ms);
-		break;
-	case CHANNEL_RUN: {
-		struct channel_run run;
-
-		memcpy(&run, m->payload, sizeof(run));
-		run_stored(w, run.id, run.queued_ms);
-		break;
-	}
-	case CHANNEL_ENQUEUE:
-	case CHANNEL_IDLE:
-	case CHANNEL_DONE:
-	case CHANNEL_EMPTY:
-	case CHANNEL_SUBMITTED:
-	case CHANNEL_DEFER:
-		break; /* a worker's own: channel_recv refused them */
-	}
-}
-
-static void read_master_channel(struct worker *w)
-{
-	int rc = channel_readable(w->ctx->channel_fd, CHANNEL_TO_WORKER, "the master",
-				  on_master_message, w);
-
-	if (rc < 0) {
-		/* The master is gone (or its channel failed): finish up and leave. */
-		w->conns.draining = true;
-		w->stop_now = true;
 	}
 }
 
@@ -912,21 +531,21 @@ static void worker_loop(struct worker *w)
 			if (p == &tag_listen) {
 				accept_all(w);
 			} else if (p == &tag_channel) {
-				read_master_channel(w);
+				from_master_read(w);
 			} else if (p == &tag_sig) {
 				read_worker_signals(w);
 			} else if (p == &tag_ev) {
 				uint64_t v;
 
 				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.req)
-					take_job_progress(w);
+					answer_progress(w);
 			} else {
 				struct conn *c = p;
 
 				if (c->dead)
 					continue;
 				if (c->state == C_JOB && c->streaming) {
-					stream_conn_event(w, c, evs[i].events);
+					answer_stream_event(w, c, evs[i].events);
 					continue;
 				}
 				if (c->state == C_JOB && (evs[i].events & (EPOLLHUP | EPOLLERR))) {
@@ -1010,7 +629,7 @@ int worker_main(const struct worker_ctx *ctx)
 	struct worker w;
 	const struct conn_hooks hooks = { .arg = &w, .request = handle_request,
 					  .headers = headers_complete, .handoff = handoff,
-					  .no_job = give_back_slot, .closing = forget_conn };
+					  .no_job = to_master_give_back_slot, .closing = forget_conn };
 	int rc;
 
 	worker_init(&w, ctx);
@@ -1028,8 +647,8 @@ int worker_main(const struct worker_ctx *ctx)
 	 * every one takes new ones */
 	submissions_open(&w.subs, ctx->cfg, ctx->langs, ctx->store_refused, ctx->index == 0,
 			 ctx->stats, &w.callbacks);
-	w.subs.submitted = tell_submitted;
-	w.subs.deferred = tell_deferred;
+	w.subs.submitted = to_master_submitted;
+	w.subs.deferred = to_master_deferred;
 	w.subs.arg = &w;
 	setup_sandbox(&w);
 	if (geteuid() == 0 && (rc = sandbox_keep_caps()) < 0) {
@@ -1052,7 +671,7 @@ int worker_main(const struct worker_ctx *ctx)
 	atomic_store(&ctx->stats->workers[ctx->index].pid, getpid());
 	atomic_store(&ctx->stats->workers[ctx->index].generation, ctx->generation);
 	atomic_store(&ctx->stats->workers[ctx->index].state, WS_IDLE);
-	tell_master(&w, CHANNEL_IDLE, NULL, 0);
+	to_master_tell(&w, CHANNEL_IDLE, NULL, 0);
 
 	worker_loop(&w);
 

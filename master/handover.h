@@ -1,0 +1,32 @@
+/*
+ * The hand-over of jobs to workers: the clients' queue (its 503s, its
+ * expiry) and the messages that give a job to an idle worker of the
+ * current generation (DISPATCH, or RUN for a stored submission). Which
+ * job goes next is master/dispatch.h's; a worker that cannot be reached
+ * is killed, to be reaped and replaced, and the next one is tried.
+ */
+#ifndef GOBOXD_HANDOVER_H
+#define GOBOXD_HANDOVER_H
+
+struct master;
+struct queue_entry;
+struct wslot;
+
+/* A connection a worker took in (its socket and the memfd of its bytes,
+ * both taken over): straight to an idle worker, else into the queue, else
+ * answered 503. */
+void handover_enqueue(struct master *m, int fd, int memfd);
+/* Give every job that may go now to an idle worker, then publish the
+ * queue's length. */
+void handover_dispatch(struct master *m);
+/* Answer 503 with code and msg (Retry-After from --queue-timeout) and
+ * close the entry's fds. */
+void handover_refuse(struct master *m, struct queue_entry *e, const char *code, const char *msg);
+/* What waits, in the shared stats' queued counter. */
+void handover_publish(struct master *m);
+/* Refuse the connections that waited past --queue-timeout. */
+void handover_expire(struct master *m);
+/* The worker's job is over: it no longer counts as running. */
+void handover_job_done(struct master *m, struct wslot *s);
+
+#endif
