@@ -75,6 +75,8 @@ struct stats {
 	_Atomic uint64_t started_wall_ms;
 	_Atomic uint64_t requests_total;
 	_Atomic uint64_t jobs_total;
+	/* jobs a worker ran for a request it read itself (common/admit.h) */
+	_Atomic uint64_t jobs_taken_directly;
 	_Atomic uint64_t jobs_failed_internal;
 	_Atomic uint64_t last_internal_error_ms;   /* CLOCK_REALTIME, 0: never */
 	_Atomic int64_t in_flight;

@@ -17,17 +17,31 @@ struct queue *dispatch_next(struct queue *clients, struct queue *subs, bool stop
 	return take_subs ? subs : NULL;
 }
 
-void dispatch_run(struct queue *clients, struct queue *subs, bool stopping,
-		  const unsigned *running, unsigned limit, const struct dispatch_hooks *h)
+int dispatch_one(struct admit *a, unsigned limit, const struct dispatch_hooks *h,
+		 const struct queue_entry *e)
+{
+	int rc;
+
+	if (!admit_reserve(a, limit))
+		return -EAGAIN;
+	rc = h->hand_over(h->arg, e);
+	if (rc < 0)
+		admit_unreserve(a);
+	return rc;
+}
+
+void dispatch_run(struct queue *clients, struct queue *subs, bool stopping, struct admit *a,
+		  unsigned limit, const struct dispatch_hooks *h)
 {
 	struct queue_entry e;
 	struct queue *q;
 
-	while ((q = dispatch_next(clients, subs, stopping)) && *running < limit) {
+	/* at the limit, no worker is even asked */
+	while ((q = dispatch_next(clients, subs, stopping)) && admit_running(a) < limit) {
 		int rc;
 
 		queue_pop(q, &e);
-		rc = h->hand_over(h->arg, &e);
+		rc = dispatch_one(a, limit, h, &e);
 		if (rc == -EAGAIN) {
 			/* just popped: there is room, and it keeps its place */
 			queue_unpop(q, &e);

@@ -9,13 +9,14 @@
 
 #include <stdbool.h>
 
+#include "common/admit.h"
 #include "master/queue.h"
 
 struct dispatch_hooks {
 	void *arg;
-	/* 0: a worker has e, and the running count has grown. -EAGAIN: no
-	 * worker could take it, e is still the caller's. Another -errno: it
-	 * could not be sent at all. */
+	/* 0: a worker has e (its job slot reserved before, common/admit.h).
+	 * -EAGAIN: no worker could take it, e is still the caller's. Another
+	 * -errno: it could not be sent at all. */
 	int (*hand_over)(void *arg, const struct queue_entry *e);
 	/* A client whose job could not be sent at all: answer it, close it. */
 	void (*overloaded)(void *arg, struct queue_entry *e);
@@ -26,12 +27,19 @@ struct dispatch_hooks {
  * store, for the next start. */
 struct queue *dispatch_next(struct queue *clients, struct queue *subs, bool stopping);
 /*
- * Hand heads over, oldest first, while *running (which a hand-over
- * raises) is under limit. An entry no worker could take goes back to
- * the head of its queue, and dispatch stops; a client that could not be
- * sent at all is refused, a stored submission waits.
+ * One entry to a worker, if a job slot is free (under limit): 0, or
+ * -EAGAIN (no slot, or no worker took it: e is still the caller's), or
+ * the hand-over's error. A slot not used is given back.
  */
-void dispatch_run(struct queue *clients, struct queue *subs, bool stopping,
-		  const unsigned *running, unsigned limit, const struct dispatch_hooks *h);
+int dispatch_one(struct admit *a, unsigned limit, const struct dispatch_hooks *h,
+		 const struct queue_entry *e);
+/*
+ * Hand heads over, oldest first, while a job slot is free. An entry no
+ * worker could take goes back to the head of its queue, and dispatch
+ * stops; a client that could not be sent at all is refused, a stored
+ * submission waits.
+ */
+void dispatch_run(struct queue *clients, struct queue *subs, bool stopping, struct admit *a,
+		  unsigned limit, const struct dispatch_hooks *h);
 
 #endif

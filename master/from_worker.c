@@ -46,9 +46,15 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 			stored_enqueue(m, payload_id(msg));
 		break;
 	case CHANNEL_IDLE:
+		/* its start: it holds nothing yet, and may have taken a job of
+		 * its own already, which only its DONE ends */
+		if (!s->quitting)
+			s->idle = true;
+		handover_dispatch(m);
+		break;
 	case CHANNEL_DONE:
 		/* a lease that ran: there may be more */
-		if (msg->type == CHANNEL_DONE && s->sub == CHANNEL_RUN_LEASE && !m->stopping)
+		if (s->sub == CHANNEL_RUN_LEASE && !m->stopping)
 			stored_enqueue(m, CHANNEL_RUN_LEASE);
 		handover_job_done(m, s);
 		if (!s->quitting)

@@ -61,12 +61,19 @@ static struct wslot *idle_worker(struct master *m)
 	return NULL;
 }
 
+static struct admit *admit_of(struct master *m)
+{
+	return &m->stats->admit;
+}
+
 void handover_publish(struct master *m)
 {
 	/* a shared store's queue is the fleet's: /metrics shows it apart */
 	size_t subs = m->shared ? 0 : m->subs.len + m->later.len;
 
 	atomic_store(&m->stats->queued, (int64_t)(m->q.len + subs));
+	/* what an idle worker must not overtake with a request it reads */
+	admit_set_waiting(admit_of(m), m->q.len + (m->stopping ? 0 : m->subs.len));
 }
 
 /* 0 when the worker runs the stored submission, or -errno. */
@@ -80,7 +87,6 @@ static int send_sub(struct master *m, struct wslot *s, const struct queue_entry 
 	s->idle = false;
 	s->busy = true;
 	s->sub = e->sub;
-	m->running++;
 	return 0;
 }
 
@@ -101,7 +107,6 @@ static int send_job(struct master *m, struct wslot *s, const struct queue_entry 
 	close(e->memfd);
 	s->idle = false;
 	s->busy = true;
-	m->running++;
 	return 0;
 }
 
@@ -117,21 +122,30 @@ static bool is_unreachable(int rc)
 }
 
 /*
- * Give a job to an idle worker of the current generation. 0: one took it.
- * -EAGAIN: none could; the job is still the caller's, to queue. Another
- * negative errno: the message could not be sent at all (memory), and the
- * caller answers the client. A worker that cannot be reached is killed so
- * that it is reaped and replaced, and the next idle one is tried.
+ * Give a job to an idle worker of the current generation, its job slot
+ * reserved (master/dispatch.c). 0: one took it. -EAGAIN: none could; the
+ * job is still the caller's, to queue. Another negative errno: the
+ * message could not be sent at all (memory), and the caller answers the
+ * client. A worker that runs a job it read itself is not idle until its
+ * DONE; one that cannot be reached is killed so that it is reaped and
+ * replaced, and the next idle one is tried.
  */
 static int hand_over(struct master *m, const struct queue_entry *e)
 {
 	struct wslot *s;
 
 	while ((s = idle_worker(m))) {
-		int rc = send_job(m, s, e);
+		size_t i = (size_t)(s - m->slots);
+		int rc;
 
+		if (!admit_take(admit_of(m), i)) {
+			s->idle = false;
+			continue;
+		}
+		rc = send_job(m, s, e);
 		if (rc == 0)
 			return 0;
+		admit_untake(admit_of(m), i);
 		if (!is_unreachable(rc)) {
 			log_error("dispatch to worker pid %d failed: %s", s->pid, strerror(-rc));
 			return rc;
@@ -160,13 +174,17 @@ static void refuse_overloaded(void *arg, struct queue_entry *e)
 	handover_refuse(arg, e, "overloaded", "could not hand the job to a sandbox; retry later");
 }
 
+static struct dispatch_hooks hooks_of(struct master *m)
+{
+	return (struct dispatch_hooks){ .arg = m, .hand_over = hand_over_hook,
+					.overloaded = refuse_overloaded };
+}
+
 void handover_dispatch(struct master *m)
 {
-	const struct dispatch_hooks hooks = { .arg = m, .hand_over = hand_over_hook,
-					      .overloaded = refuse_overloaded };
+	const struct dispatch_hooks hooks = hooks_of(m);
 
-	dispatch_run(&m->q, &m->subs, m->stopping, &m->running, m->cfg.max_concurrency,
-		     &hooks);
+	dispatch_run(&m->q, &m->subs, m->stopping, admit_of(m), m->cfg.max_concurrency, &hooks);
 	handover_publish(m);
 }
 
@@ -193,8 +211,9 @@ void handover_enqueue(struct master *m, int fd, int memfd)
 		return;
 	}
 	/* A free slot and nobody ahead: no queueing at all. */
-	if (!next_queue(m) && m->running < m->cfg.max_concurrency) {
-		int rc = hand_over(m, &e);
+	if (!next_queue(m)) {
+		const struct dispatch_hooks hooks = hooks_of(m);
+		int rc = dispatch_one(admit_of(m), m->cfg.max_concurrency, &hooks, &e);
 
 		if (rc == 0)
 			return;
@@ -215,9 +234,12 @@ void handover_enqueue(struct master *m, int fd, int memfd)
 void handover_job_done(struct master *m, struct wslot *s)
 {
 	s->sub = 0;
-	if (s->busy) {
-		s->busy = false;
-		if (m->running > 0)
-			m->running--;
-	}
+	s->busy = false;
+	/* whoever started it, the master's dispatch or the worker itself */
+	admit_end(admit_of(m), (size_t)(s - m->slots));
+}
+
+void handover_worker_starts(struct master *m, struct wslot *s)
+{
+	admit_reset(admit_of(m), (size_t)(s - m->slots));
 }

@@ -22,11 +22,15 @@ void handover_dispatch(struct master *m);
 /* Answer 503 with code and msg (Retry-After from --queue-timeout) and
  * close the entry's fds. */
 void handover_refuse(struct master *m, struct queue_entry *e, const char *code, const char *msg);
-/* What waits, in the shared stats' queued counter. */
+/* What waits, in the shared stats' queued counter, and what an idle
+ * worker must not overtake (common/admit.h). */
 void handover_publish(struct master *m);
 /* Refuse the connections that waited past --queue-timeout. */
 void handover_expire(struct master *m);
-/* The worker's job is over: it no longer counts as running. */
+/* The worker's job is over (DONE, EMPTY, or its death), whoever started
+ * it: it no longer counts as running. */
 void handover_job_done(struct master *m, struct wslot *s);
+/* A worker is forked into slot s: it holds nothing. */
+void handover_worker_starts(struct master *m, struct wslot *s);
 
 #endif

@@ -103,6 +103,7 @@ static int spawn_worker(struct master *m, size_t idx)
 		return -errno;
 	}
 	master_pid = getpid();
+	handover_worker_starts(m, s);
 	pid = fork();
 	if (pid < 0) {
 		log_error("fork: %s", strerror(errno));

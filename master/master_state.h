@@ -26,7 +26,7 @@ struct wslot {
 	int channel;            /* master's end of the socketpair */
 	uint32_t gen;
 	bool idle;           /* may receive a dispatch */
-	bool busy;           /* has a dispatched job (counts in m->running) */
+	bool busy;           /* has a job the master dispatched (its slot: common/admit.h) */
 	int64_t sub;         /* the stored submission it runs, 0: none */
 	bool quitting;       /* told to finish and exit */
 	bool config_fail;    /* exited with WORKER_EXIT_CONFIG */
@@ -70,7 +70,6 @@ struct master {
 	 * worker here took in and one each look, never an id. */
 	bool shared;
 	uint64_t next_look_ms;
-	unsigned running;
 	unsigned rr;          /* round-robin start for dispatch */
 	pid_t prober;
 	bool reprobe;         /* start a prober when the running one has ended */

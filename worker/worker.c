@@ -17,10 +17,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/admit.h"
 #include "common/buf.h"
 #include "common/channel.h"
 #include "common/log.h"
 #include "common/proctitle.h"
+#include "common/stats.h"
 #include "worker/judge/request.h"
 #include "common/util.h"
 #include "worker/conn.h"
@@ -146,6 +148,26 @@ static void refuse_job(struct worker *w, struct conn *c, const struct api_refusa
 	answer_before_job(w, c, NULL, no->body ? no->status : 500, extra, ka);
 }
 
+/*
+ * Whether this worker runs the job of a request it read itself, with no
+ * hop through the master and no second parse: it is of the current
+ * generation and idle, nothing waits at the master, and a job slot is
+ * free (common/admit.h). Its end reports DONE as a dispatched job's does.
+ */
+static bool take_job_itself(struct worker *w, struct conn *c)
+{
+	struct stats *st = w->ctx->stats;
+
+	if (w->conns.draining || !w->sandbox || w->job.req ||
+	    w->ctx->generation != atomic_load(&st->generation) ||
+	    !admit_self(&st->admit, w->ctx->index, w->cfg->max_concurrency))
+		return false;
+	c->job_slot = true;
+	c->queued_ms = 0;
+	atomic_fetch_add(&st->jobs_taken_directly, 1);
+	return true;
+}
+
 /* A job request: validate now (bad ones never queue), then run or move. */
 static void handle_job(struct worker *w, struct conn *c)
 {
@@ -173,7 +195,7 @@ static void handle_job(struct worker *w, struct conn *c)
 		free(no.body);
 		return;
 	}
-	if (!c->job_slot) {
+	if (!c->job_slot && !take_job_itself(w, c)) {
 		request_free(job);
 		c->state = C_HANDOFF;
 		return;

@@ -326,7 +326,20 @@ def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
             return {w["pid"]: w["state"] for w in daemon.get("/info")[1]["stats"]["workers"]}
         wait_until(lambda: "busy" in states().values(), what="the slow job")
         idle = [pid for pid, st in states().items() if st == "idle"]
+        busy_pid = [pid for pid, st in states().items() if st == "busy"][0]
         assert len(idle) == 1, states()
+        # A connection the busy worker holds: a job read there goes to the
+        # master (an idle worker would run it itself).
+        client = None
+        for _ in range(50):
+            client = socket.create_connection(("127.0.0.1", daemon.port), timeout=30)
+            client.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert read_reply(client).startswith(b"HTTP/1.1 200")
+            if "socket:[%d]" % server_socket_inode(daemon.port, client) in fd_links(busy_pid):
+                break
+            client.close()
+            client = None
+        assert client, "no connection landed on the busy worker"
         # The master sleeps while the job reaches its channel and the only
         # idle worker dies: when it wakes, it reads the job before the
         # SIGCHLD, and sends it to a worker that is no more.
@@ -334,7 +347,6 @@ def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
         stopped = True
         wait_until(lambda: proc_state(daemon.proc.pid) == "T", what="the master to stop")
         job = json.dumps(HELLO).encode()
-        client = socket.create_connection(("127.0.0.1", daemon.port), timeout=30)
         client.sendall(b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
                        % (len(job), job))
 

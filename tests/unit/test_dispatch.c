@@ -13,12 +13,13 @@
 #define MAX_CALLS 16
 
 /*
- * The master's side, faked: idle workers take entries (and a job counts
- * as running) until there are none; rc[i], when set, is what the i-th
- * hand-over answers instead.
+ * The master's side, faked: idle workers take entries until there are
+ * none; rc[i], when set, is what the i-th hand-over answers instead. The
+ * job slots are real (common/admit.h): dispatch reserves one for each.
  */
 struct fake {
-	unsigned running, idle;
+	struct admit admit;
+	unsigned idle;
 	int rc[MAX_CALLS];
 	unsigned calls;
 	uint64_t handed[MAX_CALLS]; /* each taken entry's enq_ms, in order */
@@ -39,7 +40,6 @@ static int fake_hand_over(void *arg, const struct queue_entry *e)
 	if (f->idle == 0)
 		return -EAGAIN;
 	f->idle--;
-	f->running++;
 	f->handed[f->nhanded++] = e->enq_ms;
 	return 0;
 }
@@ -90,7 +90,7 @@ static void run(struct fake *f, bool stopping, unsigned limit)
 	struct dispatch_hooks h = hooks;
 
 	h.arg = f;
-	dispatch_run(&f->clients, &f->subs, stopping, &f->running, limit, &h);
+	dispatch_run(&f->clients, &f->subs, stopping, &f->admit, limit, &h);
 }
 
 Test(dispatch, the_head_that_waited_longest_goes_first_clients_on_a_tie)
@@ -154,10 +154,10 @@ Test(dispatch, no_more_run_than_the_limit)
 	fake_init(&f, 10);
 	for (uint64_t t = 1; t <= 5; t++)
 		add_client(&f, t);
-	f.running = 3;
+	atomic_store(&f.admit.running, 3);
 	run(&f, false, 4);
 	cr_assert_eq(f.nhanded, 1, "one slot was free");
-	cr_assert_eq(f.running, 4);
+	cr_assert_eq(admit_running(&f.admit), 4);
 	cr_assert_eq(f.clients.len, 4);
 
 	/* at the limit, no worker is even asked */
@@ -166,7 +166,7 @@ Test(dispatch, no_more_run_than_the_limit)
 	cr_assert_eq(f.clients.len, 4);
 
 	/* a job ends: the next oldest goes */
-	f.running--;
+	admit_unreserve(&f.admit);
 	run(&f, false, 4);
 	cr_assert_eq(f.nhanded, 2);
 	cr_assert_eq(f.handed[1], 2);
@@ -184,6 +184,7 @@ Test(dispatch, an_entry_no_worker_takes_keeps_its_place_at_the_head)
 	run(&f, false, 10);
 	cr_assert_eq(f.calls, 1, "dispatch stops at the first that no worker takes");
 	cr_assert_eq(f.nhanded + f.nrefused, 0);
+	cr_assert_eq(admit_running(&f.admit), 0, "the slot it reserved is back");
 	cr_assert_eq(f.clients.len, 2);
 	cr_assert_eq(queue_oldest_ms(&f.clients), 1);
 
@@ -210,6 +211,7 @@ Test(dispatch, a_client_that_cannot_be_sent_is_refused_and_the_next_goes)
 	cr_assert_eq(f.nhanded, 1);
 	cr_assert_eq(f.handed[0], 2);
 	cr_assert_eq(f.clients.len, 0);
+	cr_assert_eq(admit_running(&f.admit), 1, "only the one sent holds a slot");
 	fake_free(&f);
 }
 

@@ -269,6 +269,8 @@ static cJSON *stats_json(const struct route_ctx *rc)
 	cJSON_AddNumberToObject(o, "in_flight_jobs", (double)atomic_load(&s->in_flight));
 	cJSON_AddNumberToObject(o, "queued_jobs", (double)atomic_load(&s->queued));
 	cJSON_AddNumberToObject(o, "jobs_total", (double)atomic_load(&s->jobs_total));
+	cJSON_AddNumberToObject(o, "jobs_taken_directly",
+				(double)atomic_load(&s->jobs_taken_directly));
 	cJSON_AddNumberToObject(o, "jobs_failed_internal",
 				(double)atomic_load(&s->jobs_failed_internal));
 	if (last) {
@@ -544,6 +546,9 @@ static int do_metrics(const struct route_ctx *rc, bool ka, const char *hdr, stru
 	       rc->cfg->max_queue_size);
 	metric(&b, "goboxd_requests_total", "counter", "HTTP requests parsed.",
 	       (double)atomic_load(&s->requests_total));
+	metric(&b, "goboxd_jobs_taken_directly_total", "counter",
+	       "Jobs a worker ran for a request it read itself, with no hop through the master.",
+	       (double)atomic_load(&s->jobs_taken_directly));
 	metric(&b, "goboxd_jobs_failed_internal_total", "counter",
 	       "Jobs that failed because of the sandbox.",
 	       (double)atomic_load(&s->jobs_failed_internal));
