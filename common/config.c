@@ -76,6 +76,8 @@ static const struct opt opts[] = {
 	  "files (and directories) the job disk and each /tmp may hold (0: no cap)", "16384" },
 	{ "jobs-per-jail", OT_U32, F(jobs_per_jail), 1, 1000000,
 	  "jobs one jail serves, reset between them (1: a new jail for every job)", "1000" },
+	{ "jails-per-worker", OT_U32, F(jails_per_worker), 1, 2,
+	  "a worker's live jails: 2 take turns, one resetting while the other serves", "2" },
 	{ "build-cache-mb", OT_U32, F(build_cache_mb), 0, 1024 * 1024,
 	  "MiB of successful builds kept under the jail dir for the same build again (0: off)",
 	  "1024" },

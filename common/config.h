@@ -44,6 +44,7 @@ struct config {
 	uint64_t job_disk_kb;   /* a worker's job disk (tmpfs); 0: none */
 	uint32_t job_disk_files; /* files on it, and in each /tmp; 0: no cap */
 	uint32_t jobs_per_jail; /* jobs one jail serves, reset between them */
+	uint32_t jails_per_worker; /* 2: one resets while the other serves */
 	uint32_t build_cache_mb; /* <jail_dir>/build-cache's cap in MiB; 0: no cache */
 
 	/* concurrency */

@@ -16,43 +16,9 @@
 #include "worker/http/api_judge0_result.h"
 #include "worker/http/api_judge0_show.h"
 #include "worker/http/http.h"
+#include "worker/jailpool.h"
 #include "worker/sandbox/jail.h"
 #include "worker/submissions.h"
-
-/* A jail for the next job; NULL (logged) when none could be started. */
-static struct jail *prepare_jail(const struct jobthread *t)
-{
-	struct jail *j = NULL;
-	char err[256];
-
-	if (jail_start(sandbox_jail_shared(t->env.sandbox), NULL, &j, err, sizeof(err)) < 0) {
-		log_error("preparing a jail: %s", err);
-		return NULL;
-	}
-	return j;
-}
-
-/* Whether the jail of the job just answered serves the next one too: a
- * reset that cannot be completed is logged, and the jail goes. A kernel
- * that cannot reset a cgroup's peak says so once: every job then gets a
- * new jail. */
-static bool recycle_jail(struct jail *j)
-{
-	static bool said_unsupported;
-	char err[256];
-	int rc = jail_recycle(j, err, sizeof(err));
-
-	if (rc == -EDQUOT) {
-		log_debug("a new jail: %s", err);
-	} else if (rc == -EOPNOTSUPP) {
-		if (!said_unsupported)
-			log_info("a new jail for every job: %s", err);
-		said_unsupported = true;
-	} else if (rc < 0) {
-		log_warn("the jail does not serve another job: %s", err);
-	}
-	return rc == 0;
-}
 
 /* One line of a streamed answer, framed as a chunk (the head before the
  * first), handed to the loop. */
@@ -336,40 +302,44 @@ static void build_answer(struct jobthread *j)
 	}
 }
 
-/* Jails whose job is over, torn down when the thread has nothing better
- * to do; past this many, at once. */
-#define SPENT_MAX 4
+/* Until a job comes (or the thread must end), the pool's idle work:
+ * the teardown stays off any request's path. True: a job came. */
+static bool wait_for_job(struct jobthread *js, struct jailpool *pool)
+{
+	bool quit;
+
+	pthread_mutex_lock(&js->mu);
+	while (!js->pending && !js->quit) {
+		pthread_mutex_unlock(&js->mu);
+		bool worked = jailpool_idle_work(pool);
+
+		pthread_mutex_lock(&js->mu);
+		if (!worked && !js->pending && !js->quit)
+			pthread_cond_wait(&js->cv, &js->mu);
+	}
+	quit = js->quit;
+	js->pending = false;
+	pthread_mutex_unlock(&js->mu);
+	return !quit;
+}
 
 static void *thread_main(void *arg)
 {
 	struct jobthread *js = arg;
-	struct jail *warm = NULL, *j;
-	struct jail *spent[SPENT_MAX];
-	size_t nspent = 0;
+	struct jailpool pool;
 	uint64_t one = 1;
-	bool quit;
+	int rc = jailpool_open(&pool, js->env.sandbox, js->env.cfg->jails_per_worker);
 
+	if (rc < 0)
+		log_warn("no thread to reset jails (%s): each is reset before the next job",
+			 strerror(-rc));
 	for (;;) {
-		if (!warm)
-			warm = prepare_jail(js);
-		pthread_mutex_lock(&js->mu);
-		while (!js->pending && !js->quit) {
-			if (nspent) {
-				/* Idle: the teardown stays off any request's path. */
-				pthread_mutex_unlock(&js->mu);
-				jail_destroy(spent[--nspent]);
-				pthread_mutex_lock(&js->mu);
-				continue;
-			}
-			pthread_cond_wait(&js->cv, &js->mu);
-		}
-		quit = js->quit;
-		js->pending = false;
-		pthread_mutex_unlock(&js->mu);
-		if (quit)
+		struct jail *j;
+
+		jailpool_refill(&pool);
+		if (!wait_for_job(js, &pool))
 			break;
-		j = warm ? warm : prepare_jail(js);
-		warm = NULL;
+		j = jailpool_take(&pool);
 		run_in_jail(js, j);
 		build_answer(js);
 		pthread_mutex_lock(&js->mu);
@@ -377,25 +347,11 @@ static void *thread_main(void *arg)
 		pthread_mutex_unlock(&js->mu);
 		if (write(js->evfd, &one, sizeof(one)) < 0)
 			log_error("write(eventfd): %s", strerror(errno));
-		/* Once this answer is on its way: the jail is reset for the next
-		 * job, or a new one starts (its start returns at the fork and is
-		 * waited for by its own job). */
-		if (j && recycle_jail(j)) {
-			warm = j;
-			continue;
-		}
-		warm = prepare_jail(js);
-		/* The jail may wait, its files may not: the next job's share
-		 * the job disk with them. */
-		if (j)
-			jail_discard_files(j);
-		if (nspent == SPENT_MAX)
-			jail_destroy(spent[--nspent]);
-		spent[nspent++] = j;
+		/* Once this answer is on its way: the jail is reset for a later
+		 * job while the next runs in the other. */
+		jailpool_give(&pool, j);
 	}
-	while (nspent)
-		jail_destroy(spent[--nspent]);
-	jail_destroy(warm);
+	jailpool_close(&pool);
 	return NULL;
 }
 

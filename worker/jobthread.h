@@ -1,7 +1,8 @@
 /*
  * A worker's job thread: it runs one job at a time off the event loop,
  * builds the job's whole answer (a big one takes seconds to print, and
- * the loop must not), and keeps one jail warm for the next job. It lives
+ * the loop must not), and takes each job's jail from its pool
+ * (worker/jailpool.h: one warm, the last one resetting). It lives
  * as long as the worker: jails are forked from it and die with it
  * (PR_SET_PDEATHSIG follows the forking thread).
  *

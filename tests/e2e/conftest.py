@@ -205,6 +205,9 @@ class Daemon:
         self.jail_dir = os.path.join(self.tmp, "jails")
         self.languages = languages
         self.workers = workers
+        # each worker's live jails (--jails-per-worker): warm ones are no leftovers
+        self.jails = int(args[list(args).index("--jails-per-worker") + 1]) \
+            if "--jails-per-worker" in args else 2
         self.port = free_port()
         self.log_path = os.path.join(self.tmp, "goboxd.log")
         cmd = [self.bin, "--listen", "127.0.0.1", "--port", str(self.port),
@@ -346,9 +349,10 @@ class Daemon:
 
     def step_cgroups(self, timeout=5):
         """Cgroups in this daemon's worker subtrees beyond each idle worker's
-        one warm jail (its own cgroup, and the one its init waits in for
-        the first program). Waits a little: a job's jail is torn down, and
-        the next one started, just after its answer is sent."""
+        warm jails (--jails-per-worker: each its own cgroup, and the one its
+        init waits in for the first program). Waits a little: a job's jail
+        is torn down, and the next one started, just after its answer is
+        sent."""
         trees = self.cgroup_trees()
         assert trees, "no worker cgroup subtree found: the check would see nothing"
         deadline = time.time() + budget(timeout)
@@ -356,15 +360,16 @@ class Daemon:
             extra = []
             for t in trees:
                 subs = sorted(d for d in os.listdir(t) if os.path.isdir(os.path.join(t, d)))
-                extra += [os.path.join(t, d) for d in subs[2:]]
+                extra += [os.path.join(t, d) for d in subs[2 * self.jails:]]
             if not extra or time.time() >= deadline:
                 return extra
             time.sleep(0.1)
 
     def leftovers(self, timeout=5):
-        """Job directories left behind. An idle worker keeps one warm jail
-        whose job directory is empty and has no snapshot; anything else,
-        or more of those than workers, is a leftover. Waits a little: a
+        """Job directories left behind. An idle worker keeps its warm jails
+        (--jails-per-worker), whose job directories are empty and have no
+        snapshot; anything else, or more of those than the workers' jails,
+        is a leftover. Waits a little: a
         job's jail is torn down just after its answer is sent."""
         if self.proc.poll() is None:
             self.wait_probed()
@@ -379,7 +384,7 @@ class Daemon:
                 jobs = [j for j in jobs if listed[j] is not None]
                 warm = [j for j in jobs if not j.endswith(".base") and
                         self._empty(j, listed[j])]
-                left = [j for j in jobs if j not in warm] + warm[self.workers:]
+                left = [j for j in jobs if j not in warm] + warm[self.workers * self.jails:]
             if not left or time.time() >= deadline:
                 # what each one holds, where it was seen: for the message
                 return ["%s: %s" % (self.job_dir_path(j), self._listing(j)) for j in left]

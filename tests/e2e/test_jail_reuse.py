@@ -7,8 +7,10 @@ Within a job, every program (the build, each test) is born in the jail's
 first cgroup, where its init waits, one after the other: no program is
 moved into a cgroup of its own, and each is told only its own use.
 
-Every daemon here has one worker, so that one job after another lands in
-the same jail; each test first checks that it did (the same mount
+Every daemon here has one worker with one jail (--jails-per-worker 1),
+so that one job after another lands in the same jail (the last test has
+two, as by default, and checks the same of the jobs that share one);
+each test first checks that it did (the same mount
 namespace and the same job directory: the kernel gives a freed
 namespace's number to the next one made, so the number alone can pass
 a new jail for the old), so none can pass for want of a reuse.
@@ -23,7 +25,7 @@ from conftest import Daemon, budget, dump, needs_jail_reuse, run_ok as run, smal
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(languages=small(), workers=1)
+    d = Daemon(languages=small(), workers=1, args=["--jails-per-worker", "1"])
     yield d
     d.stop()
 
@@ -159,13 +161,26 @@ def test_a_job_past_its_time_leaves_nothing_running(daemon):
 
 @needs_jail_reuse
 def test_a_jail_serves_at_most_jobs_per_jail():
-    d = Daemon(languages=small(), workers=1, args=["--jobs-per-jail", "2"])
+    d = Daemon(languages=small(), workers=1,
+               args=["--jobs-per-jail", "2", "--jails-per-worker", "1"])
     try:
         seen = [look(d)[0]["jail"] for _ in range(4)]
     finally:
         d.stop()
     assert seen[0] == seen[1] and seen[2] == seen[3], seen
     assert seen[1] != seen[2], seen
+
+
+@needs_jail_reuse
+def test_two_jails_taking_turns_serve_at_most_jobs_per_jail_each():
+    d = Daemon(languages=small(), workers=1, args=["--jobs-per-jail", "2"])
+    try:
+        seen = [look(d)[0]["jail"] for _ in range(8)]
+    finally:
+        d.stop()
+    counts = {j: seen.count(j) for j in seen}
+    assert max(counts.values()) == 2, seen
+    assert len(counts) >= 4, seen
 
 
 @needs_jail_reuse
@@ -247,3 +262,29 @@ def test_tmp_a_test_left_does_not_raise_the_next_tests_limit(daemon):
     fill, alloc = steps(daemon, "tmp", "alloc", memory_kb=256 << 10)
     assert fill["status"] == "accepted", dump(fill)
     assert alloc["status"] == "memory_exceeded", dump(alloc)
+
+
+@needs_jail_reuse
+def test_two_jails_take_turns_and_each_finds_itself_as_new():
+    """By default a worker's two jails take turns: a job runs in one while
+    the other, the last job's, is reset by a thread of its own. The job
+    two later finds that jail as the one after LEAVE would in one jail."""
+    d = Daemon(languages=small(), workers=1)
+    try:
+        first, _ = look(d, LEAVE)
+        other, _ = look(d)
+        third, _ = look(d)
+        fourth, _ = look(d)
+    finally:
+        d.stop()
+    assert other["jail"] != first["jail"], "one jail served both: no turns taken"
+    assert third["jail"] == first["jail"], "the jails did not take turns"
+    assert fourth["jail"] == other["jail"], "the jails did not take turns"
+    assert third["net"] != first["net"], "the network namespace was kept"
+    assert third["pid"] == first["pid"], "the pid numbers tell of the job before"
+    assert third["processes"] == [third["pid"]], third
+    assert third["sandbox"] == ["solution.py"], third
+    assert third["sandbox_mode"] == "0o750", third
+    assert third["sandbox_xattrs"] == [], third
+    assert third["tmp"] == [], third
+    assert third["sockets"] == [], third

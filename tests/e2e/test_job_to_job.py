@@ -7,7 +7,10 @@ what ran before it (the init's accounting, the job disk's inode numbers
 and free space).
 
 Each test is the attack of a hostile job followed by a victim's job. Every
-daemon here has one worker, so that the two land in the same jail; each
+daemon here has one worker with one jail (--jails-per-worker 1), so that
+the two land in the same jail (with two, the default, each serves every
+other job: test_jail_reuse.py checks that they take turns and that the
+one a jail serves next finds it as new); each
 test checks that they did (JAIL: the same mount namespace and job
 directory), so none can pass for want of a reuse. docs/security.md lists
 every kernel object and counter a job could carry to the next, what ends
@@ -24,7 +27,7 @@ from conftest import Daemon, budget, dump, needs_jail_reuse, run_ok as run, smal
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(languages=small(), workers=1)
+    d = Daemon(languages=small(), workers=1, args=["--jails-per-worker", "1"])
     yield d
     d.stop()
 
