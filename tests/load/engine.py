@@ -68,6 +68,7 @@ class Daemon:
             [binary, "--listen", "127.0.0.1", "--port", str(self.port),
              "--languages-dir", langs, "--jail-dir", os.path.join(tmp, "jails"),
              "--jail", jail, "--nsjail-path", NSJAIL, "--max-queue-size", "1024",
+             "--store", os.path.join(tmp, "submissions.db"),
              "--log-level", "warn"] + extra,
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 120
