@@ -65,6 +65,9 @@ struct config {
 	unsigned max_files;         /* /v1/run */
 	size_t max_file_bytes;      /* /v1/run, per file */
 	size_t max_job_output_bytes; /* a job's output, as it costs in the answer */
+	unsigned max_return_files;  /* /run's return_files: files an answer carries */
+	size_t max_return_file_bytes; /* one of them */
+	size_t max_return_total_bytes; /* all of them together */
 	size_t max_batch_answer_bytes; /* GET /submissions/batch's JSON, and a page's */
 	uint32_t read_timeout_ms;   /* slow-client guard, per request */
 	uint32_t keepalive_timeout_ms;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
 #include "common/lang/jailpath.h"
 
@@ -125,6 +126,64 @@ int validate_path(const char *path, size_t len, char *err, size_t errlen)
 			else
 				snprintf(err, errlen, "path part '%.*s': %s", (int)(n > 64 ? 64 : n),
 					 path + at, why);
+			return -EINVAL;
+		}
+		at += n + 1;
+	}
+	return 0;
+}
+
+/* What is wrong with a pattern's bytes, NULL when nothing. */
+static const char *pattern_bytes(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c == '\0')
+			return "pattern contains a NUL byte";
+		if (c < 0x20 || c == 0x7f)
+			return "pattern contains a control character";
+	}
+	return utf8_valid(p, len) ? NULL : "pattern is not valid UTF-8";
+}
+
+int validate_path_pattern(const char *pattern, size_t len, char *err, size_t errlen)
+{
+	const char *why;
+	size_t depth = 0;
+
+	if (!pattern || len == 0) {
+		snprintf(err, errlen, "pattern is empty");
+		return -EINVAL;
+	}
+	if (len > VALIDATE_PATH_MAX_LEN) {
+		snprintf(err, errlen, "pattern is longer than %d bytes", VALIDATE_PATH_MAX_LEN);
+		return -EINVAL;
+	}
+	if ((why = pattern_bytes(pattern, len))) {
+		snprintf(err, errlen, "%s", why);
+		return -EINVAL;
+	}
+	if (pattern[0] == '/') {
+		snprintf(err, errlen, "pattern must be relative to the job directory (no leading '/')");
+		return -EINVAL;
+	}
+	for (size_t at = 0; at <= len;) {
+		const char *slash = memchr(pattern + at, '/', len - at);
+		size_t n = slash ? (size_t)(slash - (pattern + at)) : len - at;
+
+		if (++depth > VALIDATE_PATH_MAX_DEPTH) {
+			snprintf(err, errlen, "pattern is more than %d names deep",
+				 VALIDATE_PATH_MAX_DEPTH);
+			return -EINVAL;
+		}
+		if (n == 0) {
+			snprintf(err, errlen, "pattern has an empty part (a trailing or double '/')");
+			return -EINVAL;
+		}
+		if (n <= 2 && memcmp(pattern + at, "..", n) == 0) {
+			snprintf(err, errlen, "pattern part '%.*s' names no file of the job directory",
+				 (int)n, pattern + at);
 			return -EINVAL;
 		}
 		at += n + 1;

@@ -75,6 +75,16 @@ int validate_filename(const char *name, size_t len, char *err, size_t errlen);
  */
 int validate_path(const char *path, size_t len, char *err, size_t errlen);
 
+/*
+ * A pattern naming files of a job's directory (POST /run's return_files):
+ * validate_path's shape, each part an fnmatch pattern ('*', '?', '[...]',
+ * '\' escapes) in place of a portable name: any valid UTF-8 but control
+ * characters; no leading '/', no empty part, no part "." or "..", at most
+ * VALIDATE_PATH_MAX_DEPTH parts and VALIDATE_PATH_MAX_LEN bytes. Returns
+ * 0, or -EINVAL with a reason naming the bad part in err.
+ */
+int validate_path_pattern(const char *pattern, size_t len, char *err, size_t errlen);
+
 /* Whether two valid paths cannot both be files of one job: the same
  * path, or one a directory of the other ("a" and "a/b"). */
 bool validate_paths_clash(const char *a, const char *b);

@@ -439,6 +439,9 @@ Test(config, the_tables_defaults_are_the_documented_ones)
 	cr_expect_eq(c.max_files, 10);
 	cr_expect_eq(c.max_file_bytes, 256 * 1024);
 	cr_expect_eq(c.max_job_output_bytes, 32 * 1024 * 1024);
+	cr_expect_eq(c.max_return_files, 64);
+	cr_expect_eq(c.max_return_file_bytes, 1024 * 1024);
+	cr_expect_eq(c.max_return_total_bytes, 8 * 1024 * 1024);
 	cr_expect_eq(c.max_batch_answer_bytes, 32 * 1024 * 1024);
 	cr_expect_eq(c.read_timeout_ms, 10 * 1000);
 	cr_expect_eq(c.keepalive_timeout_ms, 30 * 1000);

@@ -11,6 +11,7 @@
 #include "common/buf.h"
 #include "worker/sandbox/jobdir.h"
 #include "worker/http/api.h"
+#include "worker/http/api_run_return.h"
 #include "worker/judge/request.h"
 
 static char tdir[64];
@@ -116,6 +117,9 @@ static void setup(void)
 	cfg.max_files = 4;
 	cfg.max_file_bytes = 16;
 	cfg.max_test_stdin_bytes = 10;
+	cfg.max_return_files = 64;
+	cfg.max_return_file_bytes = 1000;
+	cfg.max_return_total_bytes = 8000;
 	cfg.max_run_body_bytes = 4096;
 	cfg.max_body_bytes = 4096;
 	cfg.limits_max = (struct limits){
@@ -984,6 +988,74 @@ Test(native, extra_files)
 }
 
 #define PY "\"language\":\"py3\",\"source\":\"x\""
+
+#define RF ",\"return_files\":[\"*\"],\"return_files_limits\":"
+
+/* A request's return_files or return_files_limits, its code and path. */
+static const char *const bad_returns[][3] = {
+	{ "{" PY ",\"return_files\":\"*\"," T1 "}", "invalid_type", "return_files" },
+	{ "{" PY ",\"return_files\":[1]," T1 "}", "invalid_type", "return_files[0]" },
+	{ "{" PY ",\"return_files\":[\"a\",\"../etc/passwd\"]," T1 "}", "invalid_return_files",
+	  "return_files[1]" },
+	{ "{" PY ",\"return_files\":[\"/etc/passwd\"]," T1 "}", "invalid_return_files",
+	  "return_files[0]" },
+	{ "{" PY ",\"return_files\":[\"a//b\"]," T1 "}", "invalid_return_files", "return_files[0]" },
+	{ "{" PY ",\"return_files\":[\"a\\u0000b\"]," T1 "}", "invalid_return_files",
+	  "return_files[0]" },
+	{ "{" PY ",\"return_files_limits\":{\"max_files\":1}," T1 "}", "invalid_return_files",
+	  "return_files_limits" },
+	{ "{" PY RF "{\"max_files\":0}," T1 "}", "invalid_limits", "return_files_limits.max_files" },
+	{ "{" PY RF "{\"max_total_bytes\":1.5}," T1 "}", "invalid_limits",
+	  "return_files_limits.max_total_bytes" },
+	{ "{" PY RF "{\"max\":1}," T1 "}", "unknown_field", "return_files_limits.max" },
+	{ "{" PY RF "[]," T1 "}", "invalid_limits", "return_files_limits" },
+	{ "{" PY ",\"checker\":{" PY ",\"return_files\":[\"*\"]}," T1 "}", "unknown_field",
+	  "checker.return_files" },
+};
+
+Test(native, return_files)
+{
+	struct job_request *r;
+	char body[2048];
+	size_t n;
+
+	r = parse_ok("{" PY "," T1 "}");
+	cr_expect_null(r->files_out.match, "none asked: none read back");
+	cr_expect_eq(r->files_out.max_files, 0);
+	request_free(r);
+
+	r = parse_ok("{" PY ",\"return_files\":[\"out.txt\",\"*.png\",\"results/*.csv\"]," T1 "}");
+	cr_assert_not_null(r->files_out.match);
+	cr_expect_str_eq(r->files_out.match[0], "out.txt");
+	cr_expect_str_eq(r->files_out.match[2], "results/*.csv");
+	cr_expect_null(r->files_out.match[3]);
+	cr_expect_eq(r->files_out.max_files, 64, "the server's caps");
+	cr_expect_eq(r->files_out.max_file, 1000);
+	cr_expect_eq(r->files_out.max_total, 8000);
+	cr_expect_gt(r->files_out.max_entries, 0);
+	request_free(r);
+
+	r = parse_ok("{" PY ",\"return_files\":[\"*\"],\"return_files_limits\":"
+		     "{\"max_files\":3,\"max_file_bytes\":1e9,\"max_total_bytes\":500}," T1 "}");
+	cr_expect_eq(r->files_out.max_files, 3, "lower: the request's");
+	cr_expect_eq(r->files_out.max_file, 1000, "higher: the server's");
+	cr_expect_eq(r->files_out.max_total, 500);
+	request_free(r);
+
+	r = parse_ok("{" PY ",\"return_files\":[]," T1 "}");
+	cr_assert_not_null(r->files_out.match, "asked, so the answer says: none");
+	cr_expect_eq(r->files_out.max_files, 0, "nothing to walk for");
+	request_free(r);
+
+	for (size_t i = 0; i < sizeof(bad_returns) / sizeof(bad_returns[0]); i++)
+		parse_bad(bad_returns[i][0], bad_returns[i][1], bad_returns[i][2]);
+
+	n = (size_t)snprintf(body, sizeof(body), "{" PY ",\"return_files\":[");
+	for (int i = 0; i <= API_RUN_RETURN_MAX_PATTERNS; i++)
+		n += (size_t)snprintf(body + n, sizeof(body) - n, "%s\"f%d\"", i ? "," : "", i);
+	snprintf(body + n, sizeof(body) - n, "]," T1 "}");
+	parse_bad(body, "invalid_return_files", "return_files");
+}
 
 Test(native, judge_programs)
 {

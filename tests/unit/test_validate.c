@@ -115,6 +115,57 @@ Test(path, names_joined_by_slashes)
 	cr_expect_eq(vpath(long_path, err, sizeof(err)), 0, "%s", err);
 }
 
+static int vpat(const char *p, char *err, size_t errlen)
+{
+	return validate_path_pattern(p, strlen(p), err, errlen);
+}
+
+Test(path, patterns_of_return_files)
+{
+	char err[160] = "", deep[64] = "*", long_pat[300];
+
+	cr_expect_eq(vpat("out.txt", err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(vpat("*.png", err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(vpat("results/*.csv", err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(vpat("[a-z]?/\\*x/.hidden/my file (1).txt", err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(vpat("\xc3\xa9t\xc3\xa9/*", err, sizeof(err)), 0, "UTF-8: %s", err);
+	cr_expect_eq(vpat("...", err, sizeof(err)), 0, "three dots are a name: %s", err);
+
+	cr_expect_eq(vpat("", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern is empty");
+	cr_expect_eq(vpat("/etc/passwd", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern must be relative to the job directory (no leading '/')");
+	cr_expect_eq(vpat("../x", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern part '..' names no file of the job directory");
+	cr_expect_eq(vpat("a/../../etc/*", err, sizeof(err)), -EINVAL);
+	cr_expect_eq(vpat("./x", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern part '.' names no file of the job directory");
+	cr_expect_eq(vpat("a/..", err, sizeof(err)), -EINVAL);
+	cr_expect_eq(vpat("a//b", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern has an empty part (a trailing or double '/')");
+	cr_expect_eq(vpat("results/", err, sizeof(err)), -EINVAL);
+	cr_expect_eq(vpat("a\tb", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern contains a control character");
+	cr_expect_eq(validate_path_pattern("a\0b", 3, err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern contains a NUL byte");
+	cr_expect_eq(vpat("\xff*", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern is not valid UTF-8");
+
+	for (int i = 1; i < VALIDATE_PATH_MAX_DEPTH; i++)
+		strcat(deep, "/*");
+	cr_expect_eq(vpat(deep, err, sizeof(err)), 0, "%d parts: %s", VALIDATE_PATH_MAX_DEPTH, err);
+	strcat(deep, "/*");
+	cr_expect_eq(vpat(deep, err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern is more than 8 names deep");
+	memset(long_pat, 'a', sizeof(long_pat));
+	long_pat[VALIDATE_PATH_MAX_LEN] = '\0';
+	cr_expect_eq(vpat(long_pat, err, sizeof(err)), 0, "%s", err);
+	long_pat[VALIDATE_PATH_MAX_LEN] = '*';
+	long_pat[VALIDATE_PATH_MAX_LEN + 1] = '\0';
+	cr_expect_eq(vpat(long_pat, err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "pattern is longer than 255 bytes");
+}
+
 Test(path, clashes)
 {
 	cr_expect(validate_paths_clash("a", "a"));

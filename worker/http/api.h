@@ -88,7 +88,8 @@ cJSON *api_run_answer_json(const struct job_request *req, const struct job_resul
  * "interactor_build" | "test" | "group", "index" (tests and groups), and
  * the step's object under the type's name}; then the summary line,
  * {"type": "result"} with the answer's own fields (status, language,
- * points). Together they hold exactly what api_run_answer_json holds.
+ * points, the files asked back). Together they hold exactly what
+ * api_run_answer_json holds.
  */
 cJSON *api_run_answer_event(const struct job_request *req, const struct job_result *res,
 		     enum job_event ev, size_t index);

@@ -4,8 +4,9 @@
  * goboxd's own API, the request (POST /run, api_run_parse in api.h): the
  * program (language, source, file names, build and run, extra files), the
  * judge's programs, and what excludes what. The tests, groups and
- * comparison are api_run_tests.c's; the reading of objects and fields
- * both share is api_run_read.c's.
+ * comparison are api_run_tests.c's, the files asked back
+ * api_run_return.c's; the reading of objects and fields they share is
+ * api_run_read.c's.
  */
 #include <errno.h>
 #include <cjson/cJSON.h>
@@ -20,6 +21,7 @@
 #include "common/util.h"
 #include "worker/http/api.h"
 #include "worker/http/api_run_read.h"
+#include "worker/http/api_run_return.h"
 #include "worker/http/api_run_tests.h"
 #include "worker/http/json_body.h"
 
@@ -41,22 +43,6 @@ static int limit_time(const cJSON *v, uint32_t *ms)
 	/* a positive limit never rounds down to "not given" */
 	if (*ms == 0)
 		*ms = 1;
-	return 0;
-}
-
-static int limit_count(const cJSON *v, uint64_t max, uint64_t *out)
-{
-	double x = v->valuedouble;
-
-	if (!cJSON_IsNumber(v) || !(x >= 1))
-		return -EINVAL;
-	if (x >= (double)max) {
-		*out = max;
-		return 0;
-	}
-	if (x != (double)(uint64_t)x)
-		return -EINVAL;
-	*out = (uint64_t)x;
 	return 0;
 }
 
@@ -84,10 +70,10 @@ static int parse_step_limits(struct native_ctx *c, const cJSON *o, const char *s
 			rc = limit_time(v, &ms);
 			l.cpu_ms = ms;
 		} else if (strcmp(v->string, "max_processes") == 0) {
-			rc = limit_count(v, UINT32_MAX, &u);
+			rc = api_run_read_count(v, UINT32_MAX, &u);
 			l.max_processes = (uint32_t)u;
 		} else {
-			rc = limit_count(v, UINT64_MAX / 1024, &u);
+			rc = api_run_read_count(v, UINT64_MAX / 1024, &u);
 			if (strcmp(v->string, "memory_kb") == 0)
 				l.memory_kb = u;
 			else if (strcmp(v->string, "output_kb") == 0)
@@ -505,7 +491,8 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 	static const char *const keys[] = { "language", "source", "source_filename",
 					    "artifact_filename", "build", "run", "tests",
 					    "compare", "files", "interactor", "checker",
-					    "stop_on_failure", "groups", NULL };
+					    "stop_on_failure", "groups", "return_files",
+					    "return_files_limits", NULL };
 	struct native_ctx c = { .cfg = cfg, .e = e };
 	cJSON *root = NULL;
 	int rc = -EINVAL;
@@ -525,7 +512,8 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 	if (api_run_read_object(&c, root, "", "invalid_json", keys, KEY_AT_KEY) < 0 ||
 	    parse_program_fields(&c, root, t) < 0 || api_run_tests_parse(&c, root) < 0 ||
 	    parse_program(&c, root, "interactor", t, &c.r->interactor) < 0 ||
-	    parse_program(&c, root, "checker", t, &c.r->checker) < 0 || check_judge(&c, root) < 0)
+	    parse_program(&c, root, "checker", t, &c.r->checker) < 0 || check_judge(&c, root) < 0 ||
+	    api_run_return_parse(&c, root) < 0)
 		goto out;
 	*out = c.r;
 	c.r = NULL;

@@ -1,15 +1,16 @@
 #include "autoconf.h"
 
 /*
- * goboxd's own API, the answer: a job's result as POST /run's 200 body,
- * whole or streamed as events, and the 400/413 error body. The request
- * is api_run.c's.
+ * goboxd's own API, the answer: a job's result as POST /run's 200 body
+ * (the files it asked back included), whole or streamed as events, and
+ * the 400/413 error body. The request is api_run.c's.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base64.h"
 #include "common/outtext.h"
 #include "common/util.h"
 #include "worker/http/api.h"
@@ -173,6 +174,38 @@ static void add_summary(cJSON *o, const struct job_request *req, const struct jo
 	}
 }
 
+/*
+ * The files return_files named, as the last test left them: {"path",
+ * "size", "mode" (octal, "0644"), "content_base64"}, and how many a cap
+ * left out. Nothing when the request named none.
+ */
+static void add_files(cJSON *o, const struct job_request *req, const struct job_result *res)
+{
+	const struct outfiles *f = &res->files;
+	cJSON *a;
+
+	if (!req->files_out.match)
+		return;
+	a = cJSON_AddArrayToObject(o, "files");
+	for (size_t i = 0; i < f->n; i++) {
+		cJSON *e = cJSON_CreateObject();
+		/* a name that is not UTF-8 cannot be a JSON string as it is */
+		char *path = outtext_utf8(f->v[i].path, strlen(f->v[i].path));
+		char *b64 = base64_encode(f->v[i].data, f->v[i].len);
+		char mode[8];
+
+		snprintf(mode, sizeof(mode), "%04o", (unsigned)(f->v[i].mode & 07777));
+		cJSON_AddStringToObject(e, "path", path);
+		cJSON_AddNumberToObject(e, "size", (double)f->v[i].len);
+		cJSON_AddStringToObject(e, "mode", mode);
+		cJSON_AddStringToObject(e, "content_base64", b64);
+		cJSON_AddItemToArray(a, e);
+		free(path);
+		free(b64);
+	}
+	cJSON_AddNumberToObject(o, "files_left_out", (double)f->left_out);
+}
+
 cJSON *api_run_answer_json(const struct job_request *req, const struct job_result *res)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -194,6 +227,7 @@ cJSON *api_run_answer_json(const struct job_request *req, const struct job_resul
 		for (size_t g = 0; g < res->ngroups; g++)
 			cJSON_AddItemToArray(groups, group_json(req, res, g));
 	}
+	add_files(o, req, res);
 	if (res->internal_error)
 		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
 	return o;
@@ -239,6 +273,7 @@ cJSON *api_run_answer_summary(const struct job_request *req, const struct job_re
 		return NULL;
 	cJSON_AddStringToObject(o, "type", "result");
 	add_summary(o, req, res);
+	add_files(o, req, res);
 	if (res->internal_error)
 		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
 	return o;

@@ -133,6 +133,22 @@ int api_run_read_bool(struct native_ctx *c, const cJSON *o, const char *key, con
 	return rc;
 }
 
+int api_run_read_count(const cJSON *v, uint64_t max, uint64_t *out)
+{
+	double x = v->valuedouble;
+
+	if (!cJSON_IsNumber(v) || !(x >= 1))
+		return -EINVAL;
+	if (x >= (double)max) {
+		*out = max;
+		return 0;
+	}
+	if (x != (double)(uint64_t)x)
+		return -EINVAL;
+	*out = (uint64_t)x;
+	return 0;
+}
+
 int api_run_read_filename(struct native_ctx *c, const cJSON *o, const char *key,
 			  const char *path, char **out)
 {

@@ -1,14 +1,16 @@
 /*
- * Reading goboxd's own request (POST /run, api_run.c and api_run_tests.c):
- * what a parse carries along (struct native_ctx), the refusal in /run's
- * words, an object opened with its keys checked, and its optional fields
- * of each type, a client's file name among them.
+ * Reading goboxd's own request (POST /run, api_run.c, api_run_tests.c and
+ * api_run_return.c): what a parse carries along (struct native_ctx), the
+ * refusal in /run's words, an object opened with its keys checked, and
+ * its optional fields of each type, a client's file name and a count
+ * among them.
  */
 #ifndef GOBOXD_API_RUN_READ_H
 #define GOBOXD_API_RUN_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -51,6 +53,12 @@ int api_run_read_string(struct native_ctx *c, const cJSON *o, const char *key, c
 /* An optional boolean field of o: 0 absent, 1 read into *out, -EINVAL bad. */
 int api_run_read_bool(struct native_ctx *c, const cJSON *o, const char *key, const char *path,
 		      bool *out);
+/*
+ * A count or size the request gives, v: an integer from 1 up, clamped to
+ * max (a number at or above it is max: the server's cap). 0, or -EINVAL
+ * for anything else (0, a fraction, a string), *out untouched.
+ */
+int api_run_read_count(const cJSON *v, uint64_t max, uint64_t *out);
 /* A client file name field of o, named path in errors: 0 absent, 1 present
  * and valid, -EINVAL bad. */
 int api_run_read_filename(struct native_ctx *c, const cJSON *o, const char *key,

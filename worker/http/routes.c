@@ -467,6 +467,10 @@ static int do_info(const struct route_ctx *rc, bool ka, const char *hdr, struct 
 	cJSON_AddNumberToObject(lim, "max_files", cfg->max_files);
 	cJSON_AddNumberToObject(lim, "max_file_bytes", (double)cfg->max_file_bytes);
 	cJSON_AddNumberToObject(lim, "max_job_output_bytes", (double)cfg->max_job_output_bytes);
+	cJSON_AddNumberToObject(lim, "max_return_files", cfg->max_return_files);
+	cJSON_AddNumberToObject(lim, "max_return_file_bytes", (double)cfg->max_return_file_bytes);
+	cJSON_AddNumberToObject(lim, "max_return_total_bytes",
+				(double)cfg->max_return_total_bytes);
 	cJSON_AddNumberToObject(lim, "workers", cfg->workers);
 	cJSON_AddItemToObject(lim, "step_max", limits_json(&cfg->limits_max));
 	cJSON_AddItemToObject(o, "stats", stats_json(rc));

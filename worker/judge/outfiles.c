@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,19 +137,74 @@ static void take_file(struct walk *w, int dirfd, const char *name, const char *p
 	o->n++;
 }
 
+bool outfiles_match(char *const *match, const char *path)
+{
+	if (!match)
+		return true;
+	for (size_t i = 0; match[i]; i++)
+		if (fnmatch(match[i], path, FNM_PATHNAME) == 0)
+			return true;
+	return false;
+}
+
+/* Whether pattern has more than parts parts, the first of which match
+ * dir's (of that many parts). */
+static bool pattern_may_hold(const char *pattern, const char *dir, size_t parts)
+{
+	char head[VALIDATE_PATH_MAX_LEN + 1];
+	size_t n = 0;
+
+	/* n: where its parts-th '/' is */
+	for (size_t seen = 0; seen < parts; seen++) {
+		const char *slash = strchr(pattern + n + (seen ? 1 : 0), '/');
+
+		if (!slash)
+			return false;
+		n = (size_t)(slash - pattern);
+	}
+	/* a bracket or an escape may hold a '/': cut there, the head would
+	 * be another pattern */
+	if (memchr(pattern, '[', n) || memchr(pattern, '\\', n) || n >= sizeof(head))
+		return true;
+	memcpy(head, pattern, n);
+	head[n] = '\0';
+	return fnmatch(head, dir, FNM_PATHNAME) == 0;
+}
+
+bool outfiles_may_hold(char *const *match, const char *dir)
+{
+	size_t parts = *dir ? 1 : 0;
+
+	if (!match || !parts)
+		return true;
+	for (const char *p = dir; *p; p++)
+		parts += *p == '/';
+	for (size_t i = 0; match[i]; i++)
+		if (pattern_may_hold(match[i], dir, parts))
+			return true;
+	return false;
+}
+
 static void walk_dir(struct walk *w, int dirfd, const char *prefix, unsigned depth);
 
 static void take_entry(struct walk *w, int dirfd, const char *name, const char *prefix,
 		       unsigned depth)
 {
-	char path[VALIDATE_PATH_MAX_LEN + 2];
+	/* a directory past VALIDATE_PATH_MAX_LEN is never gone into: this fits */
+	char path[VALIDATE_PATH_MAX_LEN + NAME_MAX + 2];
+	int len = snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "/" : "", name);
+	bool file = len >= 0 && (size_t)len < sizeof(path) && outfiles_match(w->b->match, path);
+	bool dir = len >= 0 && (size_t)len < sizeof(path) && outfiles_may_hold(w->b->match, path);
 	struct stat st;
 	int sub;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	/* a name no pattern asks for is not even looked at */
+	if ((!file && !dir) || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
-	if ((size_t)snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "/" : "", name) >=
-	    sizeof(path) - 1) {
+	/* links, FIFOs, sockets, devices: never opened */
+	if (!(S_ISREG(st.st_mode) && file) && !(S_ISDIR(st.st_mode) && dir))
+		return;
+	if ((size_t)len > VALIDATE_PATH_MAX_LEN) {
 		w->out->left_out++;
 		return;
 	}
@@ -155,8 +212,6 @@ static void take_entry(struct walk *w, int dirfd, const char *name, const char *
 		take_file(w, dirfd, name, path);
 		return;
 	}
-	if (!S_ISDIR(st.st_mode))
-		return; /* links, FIFOs, sockets, devices: never opened */
 	if (depth + 1 >= VALIDATE_PATH_MAX_DEPTH) {
 		w->out->left_out++;
 		return;

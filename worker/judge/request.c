@@ -65,6 +65,7 @@ void request_free(struct job_request *r)
 	for (size_t i = 0; i < r->ngroups; i++)
 		free(r->groups[i].tests);
 	free(r->groups);
+	strv_free(r->files_out.match);
 	request_free(r->interactor);
 	request_free(r->checker);
 	free(r);

@@ -105,8 +105,9 @@ struct job_request {
 	bool interleave;
 	struct req_capture capture;
 	/* The job directory's files to read back after the last test, within
-	 * these bounds (Judge0's post_execution_filesystem); max_files 0:
-	 * none. */
+	 * these bounds (Judge0's post_execution_filesystem: every file; /run's
+	 * return_files: those its patterns name, match then never NULL);
+	 * max_files 0: none. */
 	struct outfiles_bounds files_out;
 	/* What the API that parsed the job keeps for its answer, freed with
 	 * the request by api_free (NULL: nothing). */
