@@ -22,6 +22,7 @@
 struct auth_view;
 struct buildcache;
 struct sandbox;
+struct session;
 
 struct worker {
 	const struct worker_ctx *ctx;
@@ -49,6 +50,7 @@ struct worker {
 	int64_t job_sub;        /* the stored submission the job runs, 0: none */
 	uint64_t job_queued_ms;
 	struct auth_view *auth; /* its copy of the tokens in force */
+	struct session *session;  /* its live session (worker/session.c), NULL: none */
 };
 
 #endif
