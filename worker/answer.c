@@ -22,7 +22,6 @@
 #include "worker/conn.h"
 #include "worker/http/http.h"
 #include "worker/jobthread.h"
-#include "worker/session.h"
 #include "worker/submissions.h"
 #include "worker/to_master.h"
 #include "worker/worker_state.h"
@@ -128,7 +127,7 @@ void answer_progress(struct worker *w)
 	bool done;
 
 	if (w->session)
-		session_progress(w);
+		w->session_progress(w);
 	jobthread_take(&w->job, &lines, &done);
 	if (c && lines.len) {
 		conn_take_out(c, &lines);
@@ -206,7 +205,7 @@ static void finish_job(struct worker *w)
 	if (w->session) {
 		/* its exit is told from the result, before the reset frees it */
 		w->job_conn = NULL;
-		session_job_done(w);
+		w->session_job_done(w);
 		jobthread_reset(j);
 		return;
 	}

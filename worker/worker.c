@@ -664,6 +664,8 @@ static void worker_init(struct worker *w, const struct worker_ctx *ctx)
 	w->gid = w->uid;
 	/* A judge program runs under a uid of its own, one per worker. */
 	w->judge_uid = config_sandbox_uid(ctx->cfg, CONFIG_SANDBOX_JUDGE, ctx->index);
+	w->session_progress = session_progress;
+	w->session_job_done = session_job_done;
 	w->rctx.cfg = ctx->cfg;
 	w->rctx.langs = ctx->langs;
 	w->rctx.generation = ctx->generation;

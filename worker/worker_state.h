@@ -51,6 +51,10 @@ struct worker {
 	uint64_t job_queued_ms;
 	struct auth_view *auth; /* its copy of the tokens in force */
 	struct session *session;  /* its live session (worker/session.c), NULL: none */
+	/* The session's side of its job, called by answer.c (which
+	 * worker/session.c itself uses: set by worker.c): news, the end. */
+	void (*session_progress)(struct worker *w);
+	void (*session_job_done)(struct worker *w);
 };
 
 #endif
