@@ -397,7 +397,8 @@ static void start(struct session *s, struct session_msg *m)
 	if (parse_start(s, m, &job, &f) < 0)
 		return;
 	t = &job->tests[0];
-	if (t->stdin_len) {
+	/* Piston's init stdin is not written in its interactive mode: neither here */
+	if (t->stdin_len && s->proto == SESSION_NATIVE) {
 		buf_append(&s->in, t->stdin_data, t->stdin_len);
 		s->stdin_total += t->stdin_len;
 	}

@@ -7,8 +7,10 @@ one that never reads, sends a frame too big, or goes away mid-run.
 import base64
 import json
 import os
+import shutil
 import socket
 import struct
+import subprocess
 import threading
 import time
 
@@ -296,6 +298,21 @@ def test_piston_protocol(d):
     ws = WS(d.port, path="/api/v2/connect")
     ws.until_close()
     assert ws.close_code == 4001
+
+
+PISTON_CLI = "/srv/piston-cli/cli/index.js"
+
+
+@pytest.mark.skipif(not (os.path.exists(PISTON_CLI) and shutil.which("node")),
+                    reason="Piston's CLI (node, /srv/piston-cli) is not here")
+def test_pistons_cli_runs_interactively(d, tmp_path):
+    """Piston's own CLI, `run -t`: its WebSocket client against the daemon."""
+    src = tmp_path / "rev.py"
+    src.write_text("a = input()\nb = input()\nprint(b[::-1], a[::-1], flush=True)\n")
+    p = subprocess.run(["node", PISTON_CLI, "-u", d.url, "run", "python", str(src), "-t"],
+                       input="hello\nworld\n", capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "dlrow olleh\n"
 
 
 def test_tokens():

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (m.kind == SM_START) {
 		body = cJSON_ParseWithLength(m.data, m.len);
-		if (!cJSON_IsObject(body) || cJSON_HasObjectItem(body, "type"))
+		if (!cJSON_IsObject(body) || cJSON_GetObjectItemCaseSensitive(body, "type"))
 			abort();
 		cJSON_Delete(body);
 	}

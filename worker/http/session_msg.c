@@ -68,7 +68,9 @@ static void one_test(cJSON *root)
 
 static void take_start(cJSON *root, struct session_msg *m, bool native)
 {
-	cJSON_DeleteItemFromObjectCaseSensitive(root, "type");
+	/* every "type" (a duplicate too): none is the job's */
+	while (cJSON_GetObjectItemCaseSensitive(root, "type"))
+		cJSON_DeleteItemFromObjectCaseSensitive(root, "type");
 	if (native)
 		one_test(root);
 	m->data = cJSON_PrintUnformatted(root);
