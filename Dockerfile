@@ -49,7 +49,7 @@ FROM debian:12
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libcjson1 libyaml-0-2 libcap2 libsystemd0 libseccomp2 \
-      libsqlite3-0 libpq5 libzip4 libcurl4 \
+      libsqlite3-0 libpq5 libzip4 libcurl4 libwslay1 \
       libprotobuf32 libnl-route-3-200 bubblewrap curl uidmap \
  && rm -rf /var/lib/apt/lists/* \
  && echo root:1:65535 | tee /etc/subuid /etc/subgid >/dev/null

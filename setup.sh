@@ -73,7 +73,7 @@ build_deps() {
 	apt_install \
 		build-essential autoconf automake libtool pkg-config \
 		libcjson-dev libyaml-dev libcap-dev libsystemd-dev libseccomp-dev \
-		libcriterion-dev node-llhttp libsqlite3-dev libpq-dev libzip-dev libcurl4-openssl-dev
+		libcriterion-dev node-llhttp libsqlite3-dev libpq-dev libzip-dev libcurl4-openssl-dev libwslay-dev
 }
 
 deps() {

@@ -52,6 +52,13 @@ struct config {
 	unsigned max_queue_size;
 	uint32_t queue_timeout_ms;
 
+	/* live sessions (GET /sessions, /api/v2/connect) */
+	uint32_t session_idle_timeout_ms;
+	uint32_t session_max_time_ms;
+	size_t max_session_frame;
+	uint64_t max_session_stdin;
+	uint64_t max_session_output;
+
 	/* request caps */
 	size_t max_run_body_bytes;    /* /run */
 	size_t max_body_bytes;        /* /v1/run (Codize's --max-body-size) */

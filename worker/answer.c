@@ -126,6 +126,8 @@ void answer_progress(struct worker *w)
 	struct buf lines;
 	bool done;
 
+	if (w->session)
+		w->session_progress(w);
 	jobthread_take(&w->job, &lines, &done);
 	if (c && lines.len) {
 		conn_take_out(c, &lines);
@@ -182,7 +184,11 @@ static void finish_job(struct worker *w)
 		w->job_sub = 0;
 		submissions_lease_end(&w->subs);
 	}
-	if (c) {
+	if (c && w->session) {
+		/* a live session's client had its answer frame by frame */
+		conn_log(c, w->job_method, w->job_path, 101, w->job_started_ms, extra);
+		extra = NULL;
+	} else if (c) {
 		bool ka = conn_keep_alive(&w->conns, c);
 
 		c->streaming = false;
@@ -196,6 +202,13 @@ static void finish_job(struct worker *w)
 	/* The master counts this job as running until told, client or not. */
 	to_master_tell(w, CHANNEL_DONE, NULL, 0);
 	cJSON_Delete(extra);
+	if (w->session) {
+		/* its exit is told from the result, before the reset frees it */
+		w->job_conn = NULL;
+		w->session_job_done(w);
+		jobthread_reset(j);
+		return;
+	}
 	jobthread_reset(j);
 	w->job_conn = NULL;
 	if (c)

@@ -90,7 +90,7 @@ void conn_watch(struct conn_set *s, struct conn *c)
 		want |= EPOLLRDHUP;
 	struct epoll_event ev = { .events = want, .data.ptr = c };
 
-	if (c->dead || want == c->events)
+	if (c->dead || c->live || want == c->events)
 		return;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
 		c->events = want;

@@ -44,6 +44,7 @@ struct conn {
 	uint64_t linger_until_ms;
 	size_t linger_left;    /* the most still read and dropped */
 	bool streaming;        /* its job's answer goes out line by line */
+	bool live;             /* a live session's (worker/session.c), which watches it */
 	bool peer_closed;
 	bool dead;             /* closed; freed after the current epoll batch */
 	uint32_t events;       /* what epoll watches for it now; 0: not in epoll */

@@ -69,13 +69,76 @@ static void stream_step(void *arg, const struct job_request *req, struct job_res
 	}
 }
 
+static void wake_loop(struct jobthread *j)
+{
+	uint64_t one = 1;
+
+	if (write(j->evfd, &one, sizeof(one)) < 0)
+		log_error("write(eventfd): %s", strerror(errno));
+}
+
+/* A live session's program runs: its pipes are the loop's now. */
+static void live_started(void *arg, int in_w, int out_r, int err_r)
+{
+	struct jobthread *j = arg;
+
+	pthread_mutex_lock(&j->mu);
+	j->live.started = true;
+	j->live.fds[0] = in_w;
+	j->live.fds[1] = out_r;
+	j->live.fds[2] = err_r;
+	pthread_mutex_unlock(&j->mu);
+	wake_loop(j);
+}
+
+static int live_take_signal(void *arg)
+{
+	struct jobthread *j = arg;
+	int sig = 0;
+
+	pthread_mutex_lock(&j->mu);
+	if (j->nsignals) {
+		sig = j->signals[0];
+		memmove(j->signals, j->signals + 1, --j->nsignals * sizeof(j->signals[0]));
+	}
+	pthread_mutex_unlock(&j->mu);
+	return sig;
+}
+
+/* A live session's build is over: its output goes to the client now. */
+static void live_step(void *arg, const struct job_request *req, struct job_result *res,
+		      enum job_event ev, size_t index)
+{
+	struct jobthread *j = arg;
+
+	if (ev != JOB_EV_BUILD)
+		return;
+	pthread_mutex_lock(&j->mu);
+	j->live.built = true;
+	j->live.build_ok = res->build_status == BS_OK;
+	j->live.build_code = res->build.outcome.exited ? res->build.outcome.exit_code : -1;
+	j->live.build_signal = res->build.outcome.term_signal;
+	buf_append(&j->live.build_out, res->build.out.data, res->build.out.len);
+	buf_append(&j->live.build_err, res->build.err.data, res->build.err.len);
+	pthread_mutex_unlock(&j->mu);
+	wake_loop(j);
+}
+
 static void run_in_jail(struct jobthread *t, struct jail *j)
 {
 	struct job_env env = t->env;
+	struct session_spec live = { .max_ms = t->env.cfg->session_max_time_ms,
+				     .ctl_fd = t->ctl_fd, .started = live_started,
+				     .take_signal = live_take_signal, .arg = t };
 
 	env.jail = j;
 	if (t->stream) {
 		env.on_event = stream_step;
+		env.event_arg = t;
+	}
+	if (t->session) {
+		env.session = &live;
+		env.on_event = live_step;
 		env.event_arg = t;
 	}
 
@@ -274,6 +337,9 @@ static void build_answer(struct jobthread *j)
 
 	buf_init(&j->answer, 0);
 	j->status = 200;
+	/* a live session's client has had all it gets, frame by frame */
+	if (j->session)
+		return;
 	/* the store answers for such a job, and its result goes there */
 	if (j->format->stored) {
 		judge0_answer(j);
@@ -366,8 +432,11 @@ int jobthread_start(struct jobthread *t, const struct job_env *env, int evfd)
 	buf_init(&t->chunks, 0);
 	t->evfd = evfd;
 	t->cancel_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (t->cancel_fd < 0)
+	t->ctl_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (t->cancel_fd < 0 || t->ctl_fd < 0)
 		return -errno;
+	buf_init(&t->live.build_out, 0);
+	buf_init(&t->live.build_err, 0);
 	t->env = *env;
 	t->env.cancel_fd = t->cancel_fd;
 	/* The job thread must never take a signal meant for the loop. */
@@ -393,12 +462,14 @@ void jobthread_stop(struct jobthread *t)
 	t->running = false;
 	close(t->cancel_fd);
 	t->cancel_fd = -1;
+	close(t->ctl_fd);
+	t->ctl_fd = -1;
 	store_close(t->store);
 	t->store = NULL;
 }
 
 static int submit(struct jobthread *t, struct job_request *req, const struct api_format *f,
-		  bool stream, bool keep_alive, const char *hdr, int64_t sub)
+		  bool stream, bool keep_alive, const char *hdr, int64_t sub, bool session)
 {
 	if (!t->running)
 		return -ESRCH;
@@ -408,6 +479,8 @@ static int submit(struct jobthread *t, struct job_request *req, const struct api
 	t->sub = sub;
 	t->started_wall_ms = wall_ms();
 	t->stream = stream;
+	t->session = session;
+	t->nsignals = 0;
 	t->head_sent = false;
 	t->done = false;
 	t->ka = keep_alive;
@@ -422,13 +495,50 @@ static int submit(struct jobthread *t, struct job_request *req, const struct api
 int jobthread_submit(struct jobthread *t, struct job_request *req, const struct api_format *f,
 		     bool stream, bool keep_alive, const char *hdr)
 {
-	return submit(t, req, f, stream, keep_alive, hdr, 0);
+	return submit(t, req, f, stream, keep_alive, hdr, 0, false);
+}
+
+int jobthread_submit_session(struct jobthread *t, struct job_request *req,
+			     const struct api_format *f)
+{
+	if (!t->running)
+		return -ESRCH;
+	pthread_mutex_lock(&t->mu);
+	t->live.started = t->live.built = t->live.build_ok = false;
+	buf_reset(&t->live.build_out);
+	buf_reset(&t->live.build_err);
+	pthread_mutex_unlock(&t->mu);
+	/* submit clears the flag; the thread reads it only once pending is set */
+	return submit(t, req, f, false, false, "", 0, true);
+}
+
+void jobthread_take_live(struct jobthread *t, struct jobthread_live *out)
+{
+	pthread_mutex_lock(&t->mu);
+	*out = t->live;
+	t->live.started = false;
+	t->live.built = false;
+	buf_init(&t->live.build_out, 0);
+	buf_init(&t->live.build_err, 0);
+	pthread_mutex_unlock(&t->mu);
+}
+
+void jobthread_signal(struct jobthread *t, int sig)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&t->mu);
+	if (t->nsignals < JOBTHREAD_SIGNALS)
+		t->signals[t->nsignals++] = sig;
+	pthread_mutex_unlock(&t->mu);
+	if (write(t->ctl_fd, &one, sizeof(one)) < 0)
+		log_error("write(eventfd): %s", strerror(errno));
 }
 
 int jobthread_submit_stored(struct jobthread *t, struct job_request *req,
 			    const struct api_format *f, int64_t id)
 {
-	return submit(t, req, f, false, false, "", id);
+	return submit(t, req, f, false, false, "", id, false);
 }
 
 void jobthread_take(struct jobthread *t, struct buf *chunks, bool *done)
@@ -463,6 +573,9 @@ void jobthread_reset(struct jobthread *t)
 	t->unstored = NULL;
 	buf_free(&t->answer);
 	buf_free(&t->chunks);
+	buf_free(&t->live.build_out);
+	buf_free(&t->live.build_err);
+	t->session = false;
 	cancel_reset(t);
 	job_result_free(&t->res);
 	request_free(t->req);

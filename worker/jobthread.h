@@ -29,6 +29,23 @@
 #include "worker/http/api_judge0.h"
 #include "worker/judge/job.h"
 
+/*
+ * What a live session's job (worker/session.c) has for the loop: the
+ * program's pipes once it runs (the loop's from then on), and its
+ * build's output once the build is over.
+ */
+struct jobthread_live {
+	bool started;
+	int fds[3];             /* its stdin, stdout and stderr: the parent ends */
+	bool built;
+	bool build_ok;
+	int build_code;         /* its exit code, -1: none */
+	int build_signal;       /* the signal that ended it, 0: none */
+	struct buf build_out, build_err;
+};
+
+#define JOBTHREAD_SIGNALS 8
+
 struct jobthread {
 	/* Every job's environment but its jail and its listener; fixed at
 	 * start. */
@@ -87,6 +104,13 @@ struct jobthread {
 	char store_error[256];
 	const struct langtab *langs;
 	struct outbox *callbacks;
+	/* A live session's job: its news for the loop and the signals its
+	 * client sent, under mu; ctl_fd wakes the job thread for them. */
+	bool session;
+	int ctl_fd;
+	struct jobthread_live live;
+	int signals[JOBTHREAD_SIGNALS];
+	size_t nsignals;
 };
 
 /* Start the thread (with every signal blocked): 0 or a negative errno. */
@@ -104,6 +128,15 @@ int jobthread_submit(struct jobthread *t, struct job_request *req, const struct 
  * goes to the store, and to its callback). */
 int jobthread_submit_stored(struct jobthread *t, struct job_request *req,
 			    const struct api_format *f, int64_t id);
+/* Give the thread a live session's job: its program's pipes go to the
+ * loop (jobthread_take_live), nothing is answered. */
+int jobthread_submit_session(struct jobthread *t, struct job_request *req,
+			     const struct api_format *f);
+/* A live session's news since the last call (its build output the
+ * caller's to free). */
+void jobthread_take_live(struct jobthread *t, struct jobthread_live *out);
+/* A signal for a live session's program (dropped past JOBTHREAD_SIGNALS waiting). */
+void jobthread_signal(struct jobthread *t, int sig);
 /* What the thread has for the loop: the chunks of a streamed answer made
  * since the last call (the caller's to free), and whether the job is over. */
 void jobthread_take(struct jobthread *t, struct buf *chunks, bool *done);

@@ -42,6 +42,8 @@
 #include "worker/to_master.h"
 #include "worker/worker_state.h"
 #include "worker/sandbox/sandbox.h"
+#include "worker/session.h"
+#include "worker/http/websocket.h"
 
 #define MAX_EVENTS 64
 #define TICK_MS 200
@@ -56,6 +58,7 @@ static void forget_conn(void *arg, struct conn *c)
 
 	if (w->job.req && w->job_conn == c)
 		w->job_conn = NULL;
+	session_conn_closing(w, c);
 	to_master_give_back_slot(w, c);
 }
 
@@ -158,7 +161,7 @@ static bool take_job_itself(struct worker *w, struct conn *c)
 {
 	struct stats *st = w->ctx->stats;
 
-	if (w->conns.draining || !w->sandbox || w->job.req ||
+	if (w->conns.draining || !w->sandbox || w->job.req || w->session ||
 	    w->ctx->generation != atomic_load(&st->generation) ||
 	    !admit_self(&st->admit, w->ctx->index, w->cfg->max_concurrency))
 		return false;
@@ -220,6 +223,49 @@ static void handle_job(struct worker *w, struct conn *c)
 		return;
 	}
 	c->job_slot = false; /* spent: the job's end reports CHANNEL_DONE */
+}
+
+/*
+ * A live session's request (GET /sessions, GET /api/v2/connect): a
+ * WebSocket offer, let in as a job is (a job slot, here or through the
+ * master's queue: the 101 is sent by the worker that runs it).
+ */
+static void handle_session(struct worker *w, struct conn *c)
+{
+	const struct http_request *r = &c->hp.req;
+	char accept[WEBSOCKET_ACCEPT_LEN], hdr[192];
+	const char *why = "";
+	int status = websocket_check(r, accept, &why);
+
+	if (status) {
+		struct req_error e = { .http_status = status, .code = "bad_upgrade" };
+		char *body;
+
+		snprintf(e.message, sizeof(e.message), "%s", why);
+		conn_headers(c, hdr, sizeof(hdr), status == 426 ?
+			     "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n" : NULL);
+		body = wire_of_path(r->path)->error(&e);
+		if (body)
+			http_format_response(&c->out, status, "application/json", body,
+					     strlen(body), false, hdr);
+		free(body);
+		answer_before_job(w, c, NULL, status, NULL, false);
+		return;
+	}
+	if (!c->job_slot && !take_job_itself(w, c)) {
+		c->state = C_HANDOFF;
+		return;
+	}
+	if (!w->sandbox || session_open(w, c, strcmp(r->path, "/sessions") ? SESSION_PISTON :
+						   SESSION_NATIVE, accept) < 0) {
+		conn_headers(c, hdr, sizeof(hdr), "Retry-After: 5\r\n");
+		http_format_error(&c->out, 503, "sandbox_unavailable",
+				  w->sandbox ? "no memory for the session" : w->sandbox_error, false,
+				  hdr);
+		answer_before_job(w, c, NULL, 503, NULL, false);
+		return;
+	}
+	conn_log(c, r->method, r->path, 101, c->req_start_ms, NULL);
 }
 
 /* The token a request carries: X-Auth-Token or X-Auth-User (Judge0's
@@ -323,6 +369,10 @@ static void handle_request(void *arg, struct conn *c)
 	}
 	if (kind == ROUTE_JOB) {
 		handle_job(w, c);
+		return;
+	}
+	if (kind == ROUTE_SESSION) {
+		handle_session(w, c);
 		return;
 	}
 	conn_headers(c, hdr, sizeof(hdr), NULL);
@@ -561,7 +611,7 @@ static void worker_loop(struct worker *w)
 
 				if (read(w->evfd, &v, sizeof(v)) > 0 && w->job.req)
 					answer_progress(w);
-			} else {
+			} else if (!session_event(w, p, evs[i].events)) {
 				struct conn *c = p;
 
 				if (c->dead)
@@ -592,6 +642,7 @@ static void worker_loop(struct worker *w)
 			start_draining(w);
 		if (now_ms() - last_sweep >= TICK_MS || w->conns.draining) {
 			conn_set_sweep(&w->conns);
+			session_tick(w);
 			submissions_tick(&w->subs);
 			last_sweep = now_ms();
 		}
@@ -613,6 +664,8 @@ static void worker_init(struct worker *w, const struct worker_ctx *ctx)
 	w->gid = w->uid;
 	/* A judge program runs under a uid of its own, one per worker. */
 	w->judge_uid = config_sandbox_uid(ctx->cfg, CONFIG_SANDBOX_JUDGE, ctx->index);
+	w->session_progress = session_progress;
+	w->session_job_done = session_job_done;
 	w->rctx.cfg = ctx->cfg;
 	w->rctx.langs = ctx->langs;
 	w->rctx.generation = ctx->generation;

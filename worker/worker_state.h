@@ -22,6 +22,7 @@
 struct auth_view;
 struct buildcache;
 struct sandbox;
+struct session;
 
 struct worker {
 	const struct worker_ctx *ctx;
@@ -49,6 +50,11 @@ struct worker {
 	int64_t job_sub;        /* the stored submission the job runs, 0: none */
 	uint64_t job_queued_ms;
 	struct auth_view *auth; /* its copy of the tokens in force */
+	struct session *session;  /* its live session (worker/session.c), NULL: none */
+	/* The session's side of its job, called by answer.c (which
+	 * worker/session.c itself uses: set by worker.c): news, the end. */
+	void (*session_progress)(struct worker *w);
+	void (*session_job_done)(struct worker *w);
 };
 
 #endif

@@ -348,12 +348,17 @@ def test_packages_cannot_be_installed_or_removed(daemon, method, body, status, m
     assert (got, answer) == (status, {"message": message})
 
 
-@pytest.mark.parametrize("method,path", [
-    ("PUT", "/api/v2/packages"), ("GET", "/api/v2/connect"), ("POST", "/api/v2/connect"),
-])
-def test_no_route(daemon, method, path):
-    got, answer, _ = daemon.request(method, path)
+def test_no_route(daemon):
+    got, answer, _ = daemon.request("PUT", "/api/v2/packages")
     assert (got, answer) == (404, {"message": "Not Found"})
+
+
+@pytest.mark.parametrize("method,status", [("GET", 426), ("POST", 400)])
+def test_connect_without_a_websocket_is_refused_in_pistons_words(daemon, method, status):
+    """/api/v2/connect is a WebSocket (tests/e2e/test_sessions.py): a plain
+    request gets its status and a message, in Piston's error shape."""
+    got, answer, _ = daemon.request(method, "/api/v2/connect")
+    assert got == status and set(answer) == {"message"}, answer
 
 
 def test_any_version_serves_a_pinned_version():

@@ -14,6 +14,7 @@
 #   fuzz_callback  a callback's URL, the allowed networks, and the address
 #                  rules (metadata never, ::ffff:a.b.c.d as a.b.c.d)
 #   fuzz_auth      the tokens file and the check of a request's token
+#   fuzz_session   a live session's client messages, both dialects
 #
 # Each target's corpus grows in BUILD_DIR/fuzz/corpus-TARGET; the seeds are
 # tests/fuzz/seeds-TARGET (inputs that once failed among them), and for
@@ -25,7 +26,7 @@ shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
 	targets=(fuzz_http fuzz_request fuzz_codize fuzz_langtab fuzz_judge0 fuzz_piston fuzz_zipfiles
-		 fuzz_tokens fuzz_callback fuzz_auth)
+		 fuzz_tokens fuzz_callback fuzz_auth fuzz_session)
 secs=${GOBOXD_FUZZ_SECONDS:-60}
 out="$build/fuzz"
 mkdir -p "$out"
@@ -47,7 +48,7 @@ deps=$(make -C "$lib" --no-print-directory -s print-dep-libs)
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$lib"
        -I/usr/share/include/llhttp -DGOBOXD_SRCDIR="\"$top\"" -DGOBOXD_BUILDDIR="\"$build\"")
 for t in fuzz_http fuzz_request fuzz_codize fuzz_langtab fuzz_judge0 fuzz_piston fuzz_zipfiles \
-	fuzz_tokens fuzz_callback fuzz_auth; do
+	fuzz_tokens fuzz_callback fuzz_auth fuzz_session; do
 	# shellcheck disable=SC2086 # deps is a list of linker flags
 	clang "${flags[@]}" "$top/tests/fuzz/$t.c" "$lib/.libs/libgoboxd.a" $deps -lpthread \
 		-o "$out/$t"

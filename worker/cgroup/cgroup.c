@@ -489,3 +489,16 @@ void cgroup_step_destroy(struct cgroup_step *s)
 	cgroupfs_remove_dirs(s->dir, s->ndirs);
 	free(s);
 }
+
+int cgroup_step_signal(const struct cgroup_step *s, int sig)
+{
+	pid_t pids[256];
+	int n = cgroup_step_pids(s, pids, ARRAY_SIZE(pids));
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		if (pids[i] != s->spare)
+			kill(pids[i], sig);
+	return 0;
+}

@@ -77,6 +77,9 @@ int cgroup_step_kill(struct cgroup_step *s);
 void cgroup_step_spare(struct cgroup_step *s, pid_t pid);
 /* Set (again) the step's limits, as cgroup_step_create does. */
 int cgroup_step_set_limits(struct cgroup_step *s, const struct cgroup_limits *l, char *err, size_t errlen);
+/* Send sig to every process in the step cgroup but the spared one (a
+ * live session's signal). 0, or negative errno. */
+int cgroup_step_signal(const struct cgroup_step *s, int sig);
 /* Number of processes currently in the step cgroup (or negative errno). */
 int cgroup_step_nprocs(const struct cgroup_step *s);
 /* The pids in the step cgroup; returns count (<= max) or negative errno. */

@@ -273,6 +273,7 @@ static int on_headers_complete(llhttp_t *ll)
 	 * (RFC 9110, 7.8): answer in HTTP/1.1 instead of letting llhttp stop
 	 * parsing at the end of the request.
 	 */
+	r->upgrade = ll->upgrade != 0;
 	ll->upgrade = 0;
 
 	if ((ll->flags & F_CONTENT_LENGTH) && p->max_body_bytes &&

@@ -33,6 +33,7 @@ struct http_request {
 	struct buf body;
 	bool keep_alive;     /* from version and Connection header */
 	bool expect_continue;
+	bool upgrade;        /* llhttp saw an Upgrade offer (answered in HTTP/1.1 unless taken) */
 	unsigned http_major, http_minor;
 };
 

@@ -68,6 +68,8 @@ enum route_kind routes_classify(const struct http_request *r)
 		free(wait);
 		return sync ? ROUTE_JOB : ROUTE_SUBMISSIONS;
 	}
+	if (!strcmp(r->path, "/sessions") || !strcmp(r->path, "/api/v2/connect"))
+		return ROUTE_SESSION;
 	if (post && (!strcmp(r->path, "/run") || !strcmp(r->path, "/v1/run") ||
 		     !strcmp(r->path, "/api/v2/execute")))
 		return ROUTE_JOB;

@@ -34,7 +34,8 @@ struct route_ctx {
 enum route_kind {
 	ROUTE_SIMPLE,
 	ROUTE_JOB,           /* its API's format (api_format_of_path) parses it */
-	ROUTE_SUBMISSIONS,   /* the rest of /submissions, and GET /statistics */
+	ROUTE_SUBMISSIONS,
+	ROUTE_SESSION,       /* a live session: GET /sessions, /api/v2/connect (WebSocket) */   /* the rest of /submissions, and GET /statistics */
 };
 
 /* Whose words a path speaks (for answers every API gives: 401). */

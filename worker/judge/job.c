@@ -283,8 +283,14 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 		judge_done(res, tr);
 		return;
 	}
-	if (rc == 0)
+	if (rc == 0 && env->session) {
+		struct session_spec live = *env->session;
+
+		live.step = &s;
+		rc = sandbox_session(env->jail, &live, &tr->r);
+	} else if (rc == 0) {
 		rc = sandbox_run(env->jail, &s, &tr->r);
+	}
 	tr->ran = true;
 	jobstep_account(res, &tr->r, false);
 	if (rc < 0 || tr->r.outcome.internal_error)

@@ -110,6 +110,9 @@ struct job_env {
 	job_event_fn on_event;      /* NULL: nobody listens */
 	void *event_arg;
 	struct buildcache *cache;   /* the solution's builds, NULL: none */
+	/* A live session's job (worker/session.c): its one test is the
+	 * program, run with its pipes handed to the loop. NULL: none. */
+	const struct session_spec *session;
 };
 
 #endif

@@ -190,6 +190,28 @@ void sandbox_interact_result_free(struct interact_result *r);
 int sandbox_interact(struct jail *solution_jail, struct jail *interactor_jail,
 		     const struct interact_spec *s, struct interact_result *r);
 
+/*
+ * A live session's program (worker/sandbox/sandbox_session.c): its stdin,
+ * stdout and stderr are pipes whose ends the caller's loop moves from
+ * the moment it starts (started hands them over, non-blocking; they are
+ * then the loop's to close), so nothing of its output is captured here.
+ * step's stdin_data and caps are not used; its wall limit is max_ms. A
+ * signal the client sends is fetched through take_signal whenever ctl_fd
+ * is readable; the step's cancel_fd ends it at once.
+ */
+struct session_spec {
+	const struct step_spec *step;
+	uint32_t max_ms;
+	int ctl_fd;
+	void (*started)(void *arg, int in_w, int out_r, int err_r);
+	int (*take_signal)(void *arg);   /* 0: none */
+	void *arg;
+};
+
+/* 0 when it ran (whatever it did: r->outcome, wall, CPU and memory, r->cancelled
+ * when cancel_fd ended it), or negative errno when the sandbox failed. */
+int sandbox_session(struct jail *j, const struct session_spec *s, struct step_result *r);
+
 /* The marker appended to a captured stream that hit its cap. */
 #define TRUNCATION_MARKER "\n[goboxd: output truncated]\n"
 
