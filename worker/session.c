@@ -13,6 +13,8 @@
 
 #include "worker/session.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -787,6 +789,11 @@ int session_open(struct worker *w, struct conn *c, enum session_proto p, const c
 		return -ENOMEM;
 	}
 	wslay_event_config_set_max_recv_msg_length(s->ws, w->cfg->max_session_frame);
+	/* A session's messages are small and each one waited for: without
+	 * this, one sent while the last is not yet acknowledged waits for
+	 * the client's delayed ACK (40 ms) under Nagle's algorithm. */
+	if (setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int)) < 0)
+		log_debug("TCP_NODELAY: %s", strerror(errno));
 	conn_headers(c, hdr, sizeof(hdr), NULL);
 	websocket_switching(&c->out, accept, hdr);
 	/* the connection is the session's: conn.c no longer watches it */

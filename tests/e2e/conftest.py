@@ -166,6 +166,33 @@ class HttpReceiver:
         self.server.server_close()
 
 
+def fd_links(pid):
+    """What a process's fds point to ([] once it has gone)."""
+    out = []
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except FileNotFoundError:
+        return out
+    for fd in fds:
+        try:
+            out.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:
+            pass
+    return out
+
+
+def server_socket_inode(daemon_port, client):
+    """The inode of the daemon's end of a client's TCP connection."""
+    local = "0100007F:%04X" % daemon_port
+    remote = "0100007F:%04X" % client.getsockname()[1]
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[1] == local and fields[2] == remote:
+                return int(fields[9])
+    return None
+
+
 def sandbox_uid_base(args=()):
     """goboxd's flags for this xdist worker's own range of sandbox uids
     (none for the first, which keeps the default); none when the test

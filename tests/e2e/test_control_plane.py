@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from conftest import Daemon, children, lang_dir, small, wait_until
+from conftest import (Daemon, children, fd_links, lang_dir, server_socket_inode, small,
+                      wait_until)
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -114,33 +115,6 @@ def status_fields(pid):
             k, _, v = line.partition(":")
             out[k] = v.strip()
     return out
-
-
-def fd_links(pid):
-    """What a process's fds point to ([] once it has gone)."""
-    out = []
-    try:
-        fds = os.listdir("/proc/%d/fd" % pid)
-    except FileNotFoundError:
-        return out
-    for fd in fds:
-        try:
-            out.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
-        except OSError:
-            pass
-    return out
-
-
-def server_socket_inode(daemon_port, client):
-    """The inode of the daemon's end of a client's TCP connection."""
-    local = "0100007F:%04X" % daemon_port
-    remote = "0100007F:%04X" % client.getsockname()[1]
-    with open("/proc/net/tcp") as f:
-        for line in f.readlines()[1:]:
-            fields = line.split()
-            if fields[1] == local and fields[2] == remote:
-                return int(fields[9])
-    return None
 
 
 def test_a_build_200_directories_deep_is_kept_restored_and_removed():

@@ -5,6 +5,7 @@ frames out, unmasked in), so that a test can also be the hostile client:
 one that never reads, sends a frame too big, or goes away mid-run.
 """
 import base64
+import ctypes
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, poll, small, vm_kb
+from conftest import Daemon, fd_links, poll, server_socket_inode, small, vm_kb
 
 ECHO_PY = "import sys\nfor line in sys.stdin:\n    print(line.strip().upper(), flush=True)\n"
 ECHO_C = ("#include <stdio.h>\n#include <ctype.h>\nint main(void){int c;"
@@ -331,3 +332,47 @@ def test_tokens():
         os.unlink(tokens)
         if dm:
             dm.stop()
+
+
+def socket_option(pid, inode, level, name):
+    """getsockopt on a process's socket (found by its inode), through a
+    copy of its fd (pidfd_getfd, Linux 5.6)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = next(int(n) for n, link in fd_items(pid) if link == "socket:[%d]" % inode)
+    pidfd = os.pidfd_open(pid)
+    try:
+        mine = libc.syscall(438, pidfd, fd, 0)  # SYS_pidfd_getfd
+        assert mine >= 0, os.strerror(ctypes.get_errno())
+        try:
+            with socket.socket(fileno=os.dup(mine)) as s:
+                return s.getsockopt(level, name)
+        finally:
+            os.close(mine)
+    finally:
+        os.close(pidfd)
+
+
+def fd_items(pid):
+    for n in os.listdir("/proc/%d/fd" % pid):
+        try:
+            yield n, os.readlink("/proc/%d/fd/%s" % (pid, n))
+        except OSError:
+            pass
+
+
+def test_a_sessions_socket_sends_each_message_at_once(d):
+    """Each message goes out at once (TCP_NODELAY): under Nagle's
+    algorithm one sent before the last was acknowledged waited for the
+    client's delayed ACK, 40 ms for every echo of a line."""
+    ws = WS(d.port)
+    start(ws, "py3", ECHO_PY)
+    ws.send({"type": "stdin", "data": "x\n"})
+    got = []
+    while "X" not in text(got, "stdout"):
+        got.append(ws.recv())
+    inode = server_socket_inode(d.port, ws.s)
+    owner = [p for p in d.worker_pids() if "socket:[%d]" % inode in fd_links(p)]
+    assert len(owner) == 1, "the session's socket is in no worker"
+    assert socket_option(owner[0], inode, socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    ws.send({"type": "close_stdin"})
+    ws.until_close()
