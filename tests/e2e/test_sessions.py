@@ -376,3 +376,103 @@ def test_a_sessions_socket_sends_each_message_at_once(d):
     assert socket_option(owner[0], inode, socket.IPPROTO_TCP, socket.TCP_NODELAY)
     ws.send({"type": "close_stdin"})
     ws.until_close()
+
+
+def test_a_message_in_fragments_that_never_ends_closes_with_1009(d):
+    """A text message whose fragments keep coming, each small, none the
+    last: their sum passes --max-session-frame (4k here) and it ends."""
+    ws = WS(d.port)
+    ws.s.sendall(ws.frame(1, b"{" + b" " * 500, fin=False))
+    sent = 0
+    try:
+        for _ in range(100):  # 50 KB in all, far past the cap
+            ws.s.sendall(ws.frame(0, b" " * 500, fin=False))
+            sent += 1
+    except OSError:
+        pass  # closed under it: what the test wants
+    assert ws.until_close() == [] and ws.close_code == 1009, sent
+
+
+def test_a_frame_whose_payload_never_comes_ends_at_the_idle_timeout(d):
+    """A header that announces 1000 bytes, then 10 of them and silence:
+    the idle timeout (2 s here) ends the session; nothing waits for ever."""
+    ws = WS(d.port)
+    start(ws, "py3", "input()\n")
+    frame = ws.frame(1, b'{"type":"stdin","data":"' + b"x" * 970 + b'"}')
+    ws.s.sendall(frame[:18])
+    t0 = time.time()
+    ws.s.settimeout(30)
+    msgs = []
+    try:
+        msgs = ws.until_close()
+    except (EOFError, OSError):
+        pass  # closed without a close frame: also an end
+    assert time.time() - t0 < 20
+    assert not msgs or [m for m in msgs if m.get("type") == "exit"][0]["status"] == "idle_timeout"
+
+
+def flood(sock, frame, seconds, limit):
+    """Send frame after frame without reading, until the server stops
+    taking them (the socket's buffers full), for at most seconds; how
+    many went."""
+    sock.setblocking(False)
+    sent, deadline, data, off = 0, time.time() + seconds, frame * 1000, 0
+    while time.time() < deadline and sent < limit:
+        try:
+            off += sock.send(data[off:])
+        except BlockingIOError:
+            time.sleep(0.01)
+            continue
+        except OSError:
+            break
+        if off >= len(data):
+            sent += 1000
+            off = 0
+    sock.setblocking(True)
+    return sent
+
+
+def test_a_ping_flood_keeps_the_worker_small():
+    """Pings, never reading a pong: the worker answers only while fewer
+    than 256 KiB of answers wait, then stops reading the socket, so the
+    flood fills the client's own buffers, not the worker's memory."""
+    dm = Daemon(args=["--workers", "1", "--session-idle-timeout", "5s"], languages=small())
+    try:
+        ws = WS(dm.port)
+        ws.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        start(ws, "py3", "input()\n")
+        assert poll(lambda: in_flight(dm) == 1, timeout=20)
+        pid = dm.worker_pids()[0]
+        before = vm_kb(pid, "VmRSS")
+        sent = flood(ws.s, ws.frame(9, b"p" * 100), 4, 2000000)
+        after = vm_kb(pid, "VmRSS")
+        assert sent > 0
+        assert after - before < 4 * 1024, (before, after, sent)
+        assert dm.get("/healthz")[0] == 200
+        ws.close()
+        assert poll(lambda: in_flight(dm) == 0, timeout=20)
+    finally:
+        dm.stop()
+
+
+def test_a_million_tiny_frames_reach_the_program_in_bounded_memory():
+    """A million one-byte stdin messages: each reaches the program, in
+    order of arrival, while the worker's memory stays flat."""
+    dm = Daemon(args=["--workers", "1"], languages=small())
+    try:
+        ws = WS(dm.port, timeout=120)
+        start(ws, "py3", "import sys\nn = len(sys.stdin.read())\nprint(n, flush=True)\n")
+        assert poll(lambda: in_flight(dm) == 1, timeout=20)
+        pid = dm.worker_pids()[0]
+        before = vm_kb(pid, "VmRSS")
+        one = ws.frame(1, json.dumps({"type": "stdin", "data": "x"}).encode())
+        for _ in range(100):
+            ws.s.sendall(one * 10000)
+        after = vm_kb(pid, "VmRSS")
+        ws.send({"type": "close_stdin"})
+        msgs = ws.until_close()
+        assert text(msgs, "stdout") == "1000000\n", msgs[-3:]
+        assert [m for m in msgs if m["type"] == "exit"][0]["status"] == "accepted"
+        assert after - before < 8 * 1024, (before, after)
+    finally:
+        dm.stop()
