@@ -212,7 +212,9 @@ void conn_log(const struct conn *c, const char *method, const char *path, int st
 
 bool conn_keep_alive(const struct conn_set *s, const struct conn *c)
 {
-	return c->hp.req.keep_alive && !s->draining && !c->peer_closed;
+	/* A client that half-closed still hears every request it sent
+	 * before: the connection stays while input waits to be parsed. */
+	return c->hp.req.keep_alive && !s->draining && (!c->peer_closed || in_left(c) > 0);
 }
 
 void conn_headers(const struct conn *c, char *out, size_t n, const char *more)

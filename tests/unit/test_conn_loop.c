@@ -397,6 +397,31 @@ Test(conn, a_client_that_half_closes_gets_its_whole_requests_answered_then_the_e
 	loop_close(&l);
 }
 
+Test(conn, a_client_that_half_closes_after_two_whole_requests_hears_both)
+{
+	static const char reqs[] = "GET /first HTTP/1.1\r\nHost: x\r\n\r\n"
+				   "GET /second HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct loop l;
+	struct conn *c = loop_open(&l);
+	struct buf got;
+	char body[64];
+
+	buf_init(&got, 0);
+	send_all(&l, reqs, strlen(reqs));
+	shutdown(l.client, SHUT_WR);
+	/* the end is read with the requests: the first answer must not be
+	 * the last */
+	conn_event(&l.set, c, EPOLLIN | EPOLLRDHUP);
+	cr_assert_eq(l.requests, 2);
+	cr_assert_eq(l.closed, 1);
+	cr_assert(read_all(&l, &got), "the end after the answers");
+	cr_assert_eq(count(got.data, got.len, "HTTP/1.1 "), 2);
+	cr_assert_str_eq(answer_body(&got, 0, body, sizeof(body)), "/first");
+	cr_assert_str_eq(answer_body(&got, 1, body, sizeof(body)), "/second");
+	buf_free(&got);
+	loop_close(&l);
+}
+
 Test(conn, a_request_the_parser_refuses_gets_its_error_runs_no_job_and_closes)
 {
 	static const char bad[] = "GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
