@@ -79,8 +79,9 @@ build_deps() {
 deps() {
 	build_deps
 	apt_install \
-		git ca-certificates bubblewrap uidmap \
+		git ca-certificates bubblewrap uidmap libjs-xterm \
 		cppcheck clang-tidy curl python3 python3-pytest python3-pytest-xdist python3-yaml procps wrk \
+		chromium chromium-driver python3-selenium \
 		haproxy postgresql \
 		systemd groff-base
 }

@@ -180,6 +180,10 @@ static const struct opt opts[] = {
 	{ "shutdown-timeout", OT_SEC, F(shutdown_timeout_s), 0, HOUR_MS,
 	  "graceful stop deadline", "30s" },
 	{ "metrics", OT_BOOL, F(metrics), 0, 1, "serve GET /metrics", "false" },
+	{ "try-page", OT_BOOL, F(try_page), 0, 1,
+	  "serve GET /try, a page to try live sessions in a browser", "false" },
+	{ "try-page-xterm-dir", OT_STR, F(try_page_xterm_dir), 0, 0,
+	  "directory of xterm.js and xterm.css, served under /try/", "/usr/share/javascript/xterm" },
 	{ "pin-cpus", OT_BOOL, F(pin_cpus), 0, 1,
 	  "run each worker's programs on one CPU of their own (worker i: the i-th usable CPU)",
 	  NULL },
@@ -712,6 +716,7 @@ int config_resolve_paths(struct config *c, const char *cwd, char *err, size_t er
 		{ "log-file", &c->log_file }, { "init-path", &c->init_path },
 		{ "nsjail-path", &c->nsjail_path }, { "bwrap-path", &c->bwrap_path },
 		{ "cgroup-root", &c->cgroup_root },
+		{ "try-page-xterm-dir", &c->try_page_xterm_dir },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {

@@ -111,6 +111,8 @@ struct config {
 	uint32_t sweep_interval_s;
 	uint32_t shutdown_timeout_s;
 	bool metrics;
+	bool try_page;              /* GET /try: a page to try live sessions */
+	char *try_page_xterm_dir;   /* where xterm.js and xterm.css are read */
 	bool pin_cpus;          /* worker i's programs on one CPU */
 	bool codize_pin_cpus;   /* ...and /v1/run's even without pin_cpus */
 	int log_level;              /* enum log_level */

@@ -1,8 +1,10 @@
 #include "autoconf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/config.h"
@@ -43,6 +45,41 @@ static void list_packages(const struct langtab *langs, bool npm)
 			if (!listed_before(langs, npm, i, k))
 				printf("%s\n", v[k]);
 	}
+}
+
+/*
+ * --try-page serves xterm.js and xterm.css from --try-page-xterm-dir at
+ * each request: said at start when they are not there, or when xterm.js
+ * is no browser build (Debian 12's libjs-xterm 3.8.1 ships a 288-byte
+ * CommonJS stub), the page then standing in with a plain terminal.
+ */
+static void try_page_say(const struct config *cfg)
+{
+	static const char *const names[] = { "xterm.js", "xterm.css" };
+	char path[4096];
+	struct stat st;
+	bool ok = true;
+
+	if (!cfg->try_page)
+		return;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", cfg->try_page_xterm_dir, names[i]);
+		if (stat(path, &st) < 0) {
+			log_warn("--try-page: %s: %s: the page at /try has no xterm.js terminal"
+				 " (install Debian's libjs-xterm, or give --try-page-xterm-dir)",
+				 path, strerror(errno));
+			ok = false;
+		} else if (i == 0 && st.st_size < 4096) {
+			log_warn("--try-page: %s has %lld bytes, no browser build of xterm.js:"
+				 " the page at /try uses a plain terminal (give --try-page-xterm-dir,"
+				 " a directory with xterm.js's browser build)", path,
+				 (long long)st.st_size);
+			ok = false;
+		}
+	}
+	if (ok)
+		log_info("--try-page: GET /try serves a page to try live sessions, its terminal"
+			 " xterm.js from %s", cfg->try_page_xterm_dir);
 }
 
 int main(int argc, char **argv)
@@ -122,5 +159,6 @@ int main(int argc, char **argv)
 		rootless_describe(&rootless, err, sizeof(err));
 		log_info("%s", err);
 	}
+	try_page_say(&cfg);
 	return master_run(&cfg, langs, argc, argv, environ);
 }

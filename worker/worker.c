@@ -33,6 +33,7 @@
 #include "worker/http/http.h"
 #include "worker/judge/job.h"
 #include "worker/http/routes.h"
+#include "worker/http/try_page.h"
 #include "worker/http/wire.h"
 #include "common/auth.h"
 #include "worker/outbox.h"
@@ -269,12 +270,15 @@ static void handle_session(struct worker *w, struct conn *c)
 }
 
 /* The token a request carries: X-Auth-Token or X-Auth-User (Judge0's
- * names), or Authorization: Bearer. NULL when none. */
-static const char *request_token(const struct http_request *r)
+ * names), or Authorization: Bearer; for a session's WebSocket upgrade,
+ * which a browser cannot give headers, ?token= too (*query holds it
+ * then, to free). NULL when none. */
+static const char *request_token(const struct http_request *r, char **query)
 {
 	const char *t = http_header_get(r, "x-auth-token");
-	const char *a;
+	const char *a, *up;
 
+	*query = NULL;
 	if (!t)
 		t = http_header_get(r, "x-auth-user");
 	if (t)
@@ -282,12 +286,16 @@ static const char *request_token(const struct http_request *r)
 	a = http_header_get(r, "authorization");
 	if (a && !strncasecmp(a, "Bearer ", 7))
 		return a + 7 + strspn(a + 7, " ");
-	return NULL;
+	up = http_header_get(r, "upgrade");
+	if (routes_classify(r) == ROUTE_SESSION && up && !strcasecmp(up, "websocket"))
+		*query = http_query_param(r, "token");
+	return *query;
 }
 
 /*
  * With --auth-tokens, every request but the probes' (unless
- * --auth-probes) needs a token of the file: without one, 401 in the
+ * --auth-probes) and the page to try sessions (static, it asks for its
+ * token itself) needs a token of the file: without one, 401 in the
  * words of the API its path belongs to. True when it may go on.
  */
 static bool authorized(struct worker *w, struct conn *c, bool ka)
@@ -297,13 +305,18 @@ static bool authorized(struct worker *w, struct conn *c, bool ka)
 			       .message = "a valid token is required (X-Auth-Token, or Authorization:"
 					  " Bearer)" };
 	const char *token;
-	char hdr[192], *body;
+	char hdr[192], *body, *query;
+	bool ok;
 
+	if (w->cfg->try_page && try_page_owns(r->path))
+		return true;
 	/* The master's tokens, not this generation's: a worker that a reload
 	 * retires still serves the connections it holds. */
-	token = request_token(r);
-	if (auth_shared_allows(w->ctx->auth, &w->auth, routes_is_probe(r->path), token,
-			       token ? strlen(token) : 0, &c->who))
+	token = request_token(r, &query);
+	ok = auth_shared_allows(w->ctx->auth, &w->auth, routes_is_probe(r->path), token,
+				token ? strlen(token) : 0, &c->who);
+	free(query);
+	if (ok)
 		return true;
 	conn_headers(c, hdr, sizeof(hdr), "WWW-Authenticate: Bearer\r\n");
 	/* in the words of the API the path belongs to */

@@ -16,6 +16,7 @@
 #include "worker/http/api.h"
 #include "worker/http/api_judge0.h"
 #include "worker/http/api_judge0_info.h"
+#include "worker/http/try_page.h"
 #include "worker/sandbox/host.h"
 
 #define RECENT_MAX 1024
@@ -619,6 +620,8 @@ int routes_simple(const struct route_ctx *rc, const struct http_request *r, bool
 		return 200;
 	}
 
+	if (rc->cfg->try_page && try_page_owns(r->path))
+		return try_page_serve(rc->cfg->try_page_xterm_dir, r, ka, hdr, out);
 	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
 		is_known |= !strcmp(r->path, known[i]);
 	if (!strcmp(r->path, "/metrics") && !rc->cfg->metrics)
