@@ -40,8 +40,7 @@ RUN ./setup.sh build-deps \
     done
 
 FROM debian:12
-# Runtime libraries of goboxd and nsjail, libjs-xterm (the terminal of
-# --try-page's page), bubblewrap, curl for the health
+# Runtime libraries of goboxd and nsjail, bubblewrap, curl for the health
 # check, and for a container that is not privileged
 # (deploy/kubernetes-unprivileged): uidmap, and root's subordinate range,
 # ids 1-65535 of the pod's own user namespace, onto which goboxd maps the
@@ -51,7 +50,7 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libcjson1 libyaml-0-2 libcap2 libsystemd0 libseccomp2 \
       libsqlite3-0 libpq5 libzip4 libcurl4 libwslay1 \
-      libprotobuf32 libnl-route-3-200 bubblewrap curl uidmap libjs-xterm \
+      libprotobuf32 libnl-route-3-200 bubblewrap curl uidmap \
  && rm -rf /var/lib/apt/lists/* \
  && echo root:1:65535 | tee /etc/subuid /etc/subgid >/dev/null
 WORKDIR /opt/goboxd

@@ -79,7 +79,7 @@ build_deps() {
 deps() {
 	build_deps
 	apt_install \
-		git ca-certificates bubblewrap uidmap libjs-xterm \
+		git ca-certificates bubblewrap uidmap \
 		cppcheck clang-tidy curl python3 python3-pytest python3-pytest-xdist python3-yaml procps wrk \
 		chromium chromium-driver python3-selenium \
 		haproxy postgresql \
@@ -133,6 +133,7 @@ langs() {
 		quiet "installing npm packages" \
 			as_root npm install --no-fund --no-audit -g --prefix /opt/goboxd/npm $npm_pkgs
 	fi
+	xterm
 	# A language's own install step, after every package: languages/NAME.install.sh.
 	local hook
 	for hook in "$top"/languages/*.install.sh; do
@@ -140,6 +141,19 @@ langs() {
 		echo "setup.sh: $(basename "$hook")"
 		quiet "$(basename "$hook")" as_root "$hook"
 	done
+}
+
+# The try page's terminal (goboxd --try-page): xterm.js from npm, as
+# Debian 12's libjs-xterm has no browser build of it; its script and style
+# where goboxd reads them (--try-page-xterm-dir's default).
+XTERM=@xterm/xterm@5.5.0
+xterm() {
+	local from=/opt/goboxd/npm/lib/node_modules/@xterm/xterm
+	command -v npm >/dev/null || apt_install npm
+	quiet "installing $XTERM" \
+		as_root npm install --no-fund --no-audit -g --prefix /opt/goboxd/npm "$XTERM"
+	as_root install -D -m 0644 "$from/lib/xterm.js" /opt/goboxd/xterm/xterm.js
+	as_root install -D -m 0644 "$from/css/xterm.css" /opt/goboxd/xterm/xterm.css
 }
 
 # Piston's own client, for tests/e2e/test_piston.py: a client nobody here

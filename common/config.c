@@ -183,7 +183,7 @@ static const struct opt opts[] = {
 	{ "try-page", OT_BOOL, F(try_page), 0, 1,
 	  "serve GET /try, a page to try live sessions in a browser", "false" },
 	{ "try-page-xterm-dir", OT_STR, F(try_page_xterm_dir), 0, 0,
-	  "directory of xterm.js and xterm.css, served under /try/", "/usr/share/javascript/xterm" },
+	  "directory of xterm.js and xterm.css, served under /try/", "/opt/goboxd/xterm" },
 	{ "pin-cpus", OT_BOOL, F(pin_cpus), 0, 1,
 	  "run each worker's programs on one CPU of their own (worker i: the i-th usable CPU)",
 	  NULL },

@@ -16,7 +16,8 @@ from conftest import Daemon, small, wait_until
 from test_sessions import WS, start, text
 
 TOKEN = "page-token-0123456789abcdef"
-DEBIAN_XTERM = "/usr/share/javascript/xterm"
+# where ./setup.sh puts npm's @xterm/xterm (--try-page-xterm-dir's default)
+DEFAULT_XTERM = "/opt/goboxd/xterm"
 ECHO_PY = ("import sys\nfor line in sys.stdin:\n"
            "    print(line.strip().upper(), flush=True)\n"
            "    print('err:' + line.strip(), file=sys.stderr, flush=True)\n")
@@ -92,13 +93,13 @@ def test_files_with_their_types_and_headers(d, xterm_dir):
     assert e.value.code == 405 and e.value.headers["Allow"] == "GET"
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(DEBIAN_XTERM, "xterm.js")),
-                    reason="Debian's libjs-xterm is not installed")
-def test_xterm_from_debians_package_by_default():
+@pytest.mark.skipif(not os.path.exists(os.path.join(DEFAULT_XTERM, "xterm.js")),
+                    reason="xterm.js is not installed (./setup.sh langs)")
+def test_xterm_from_its_install_by_default():
     dm = Daemon(args=["--try-page"], languages=small())
     try:
         for name in ("xterm.js", "xterm.css"):
-            with open(os.path.join(DEBIAN_XTERM, name), "rb") as f:
+            with open(os.path.join(DEFAULT_XTERM, name), "rb") as f:
                 assert fetch(dm, "/try/" + name)[2] == f.read()
     finally:
         dm.stop()
@@ -113,7 +114,7 @@ def test_missing_xterm_said_at_start_and_answered_404(tmp_path):
         assert "No such file" in line["msg"] and line["level"] == "warn", line
         status, headers, body = fetch(dm, "/try/xterm.js")
         assert status == 404 and headers["X-Content-Type-Options"] == "nosniff"
-        assert b"libjs-xterm" in body and str(tmp_path).encode() in body
+        assert b"@xterm/xterm" in body and str(tmp_path).encode() in body
         assert fetch(dm, "/try")[0] == 200
     finally:
         dm.stop()
@@ -212,26 +213,23 @@ def run_echo(drv, d, token=None):
     wait_for(drv, lambda: "HELLO" in terminal_text(drv), "HELLO")
 
 
-@pytest.mark.parametrize("xterm", ["debian", "absent", "given"])
+@pytest.mark.parametrize("xterm", ["installed", "absent"])
 def test_a_browser_runs_an_echo_program(tmp_path, xterm):
-    """debian: the default directory, whatever it holds (Debian 12's
-    xterm.js is no browser build: the plain terminal then); absent: none,
-    the plain terminal; given: GOBOXD_TEST_XTERM_DIR, a directory with
-    xterm.js's browser build (npm's xterm, dist/), xterm itself."""
+    """installed: the default directory, where ./setup.sh put xterm.js's
+    browser build (npm's @xterm/xterm): xterm itself; absent: none, the
+    plain terminal."""
     from selenium.webdriver.common.by import By
 
     args = ["--try-page"]
     if xterm == "absent":
         args += ["--try-page-xterm-dir", str(tmp_path)]
-    if xterm == "given":
-        if not os.environ.get("GOBOXD_TEST_XTERM_DIR"):
-            pytest.skip("GOBOXD_TEST_XTERM_DIR (a browser build of xterm.js) is not set")
-        args += ["--try-page-xterm-dir", os.environ["GOBOXD_TEST_XTERM_DIR"]]
+    elif not os.path.exists(os.path.join(DEFAULT_XTERM, "xterm.js")):
+        pytest.skip("xterm.js is not installed (./setup.sh langs)")
     drv = chrome(tmp_path)
     dm = Daemon(args=args, languages=small())
     try:
         run_echo(drv, dm)
-        if xterm == "given":
+        if xterm == "installed":
             assert drv.find_elements(By.CSS_SELECTOR, ".xterm-helper-textarea")
         shown = terminal_text(drv)
         assert "hello" in shown, "the line typed is echoed"

@@ -109,8 +109,8 @@ static int serve_xterm(const char *dir, const struct try_file *f, bool ka, const
 	rc = read_whole(path, &b);
 	if (rc < 0) {
 		buf_free(&b);
-		snprintf(msg, sizeof(msg), "%s: %s (install Debian's libjs-xterm, or give"
-			 " --try-page-xterm-dir)", path, strerror(-rc));
+		snprintf(msg, sizeof(msg), "%s: %s (./setup.sh install puts npm's @xterm/xterm"
+			 " there, or give --try-page-xterm-dir)", path, strerror(-rc));
 		http_format_error(out, 404, "not_found", msg, ka, hdr);
 		return 404;
 	}

@@ -231,8 +231,8 @@
 					sel.value = was;
 				if (!xtermClass())
 					notice('xterm.js did not load from /try/xterm.js (goboxd reads it from ' +
-					       'its --try-page-xterm-dir, /usr/share/javascript/xterm by default: ' +
-					       'Debian\'s libjs-xterm); a plain terminal stands in.');
+					       'its --try-page-xterm-dir, /opt/goboxd/xterm by default, where ' +
+					       './setup.sh install puts it); a plain terminal stands in.');
 				else
 					notice('');
 			})
