@@ -66,7 +66,8 @@ static void try_page_say(const struct config *cfg)
 		snprintf(path, sizeof(path), "%s/%s", cfg->try_page_xterm_dir, names[i]);
 		if (stat(path, &st) < 0) {
 			log_warn("--try-page: %s: %s: the page at /try has no xterm.js terminal"
-				 " (install Debian's libjs-xterm, or give --try-page-xterm-dir)",
+				 " (./setup.sh install puts npm's @xterm/xterm there, or give"
+				 " --try-page-xterm-dir)",
 				 path, strerror(errno));
 			ok = false;
 		} else if (i == 0 && st.st_size < 4096) {

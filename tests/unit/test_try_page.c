@@ -67,7 +67,7 @@ Test(try_page, xterm_read_from_its_directory)
 	cr_assert_not_null(mkdtemp(dir));
 	cr_assert_eq(serve("GET", "/try/xterm.js", dir, &out), 404);
 	cr_assert(has(&out, "xterm.js: No such file or directory"));
-	cr_assert(has(&out, "libjs-xterm"));
+	cr_assert(has(&out, "@xterm/xterm"));
 	buf_free(&out);
 	snprintf(path, sizeof(path), "%s/xterm.js", dir);
 	f = fopen(path, "w");
