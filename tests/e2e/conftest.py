@@ -122,7 +122,6 @@ def xdist_worker():
 UID_SPAN = 2000
 
 
-
 def children(pid):
     """The pids of pid's children, from /proc."""
     kids = []

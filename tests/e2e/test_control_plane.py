@@ -162,15 +162,6 @@ def test_the_prober_keeps_only_what_launching_a_jail_takes():
         shutil.rmtree(d)
 
 
-def children(pid):
-    """The pids of pid's children, from /proc."""
-    kids = []
-    for task in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-            kids += [int(k) for k in f.read().split()]
-    return kids
-
-
 def comm(pid):
     with open("/proc/%d/comm" % pid) as f:
         return f.read().strip()

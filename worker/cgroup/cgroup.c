@@ -428,16 +428,17 @@ static int settle_memory(struct cgroup_step *s, bool light, uint64_t *now)
 		 * v1 a quarter of a millisecond a job). */
 		if ((rc = s->ops->memory(s, now)) < 0)
 			return rc;
-		if (*now > cap)
+		if (*now > cap) {
 			s->ops->reclaim(s, *now);
-		for (;;) {
 			if ((rc = s->ops->memory(s, now)) < 0)
 				return rc;
-			if (*now <= cap)
-				break;
+		}
+		while (*now > cap) {
 			if (light || now_ms() >= deadline)
 				return -EBUSY;
 			cgroupfs_sleep_us(1000);
+			if ((rc = s->ops->memory(s, now)) < 0)
+				return rc;
 		}
 		s->clean_memory = *now;
 	}
