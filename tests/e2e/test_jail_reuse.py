@@ -267,19 +267,20 @@ def test_tmp_a_test_left_does_not_raise_the_next_tests_limit(daemon):
 @needs_jail_reuse
 def test_two_jails_take_turns_and_each_finds_itself_as_new():
     """By default a worker's two jails take turns: a job runs in one while
-    the other, the last job's, is reset by a thread of its own. The job
-    two later finds that jail as the one after LEAVE would in one jail."""
+    the other, the last job's, is reset by a thread of its own. The next
+    job that lands in LEAVE's jail finds it as new."""
     d = Daemon(languages=small(), workers=1)
     try:
         first, _ = look(d, LEAVE)
-        other, _ = look(d)
-        third, _ = look(d)
-        fourth, _ = look(d)
+        later = [look(d)[0] for _ in range(6)]
     finally:
         d.stop()
-    assert other["jail"] != first["jail"], "one jail served both: no turns taken"
-    assert third["jail"] == first["jail"], "the jails did not take turns"
-    assert fourth["jail"] == other["jail"], "the jails did not take turns"
+    # which jail serves next depends on whether the other's reset was done
+    # (a busy machine: the job thread resets in line), not on an order
+    assert any(v["jail"] != first["jail"] for v in later), "one jail served all: no turns taken"
+    again = [v for v in later if v["jail"] == first["jail"]]
+    assert again, "the first jail never served again"
+    third = again[0]
     assert third["net"] != first["net"], "the network namespace was kept"
     assert third["pid"] == first["pid"], "the pid numbers tell of the job before"
     assert third["processes"] == [third["pid"]], third
