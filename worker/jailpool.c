@@ -10,13 +10,30 @@
 #include "worker/sandbox/jail.h"
 #include "worker/sandbox/sandbox.h"
 
+static int start_sandbox_jail(void *arg, struct jail **out, char *err, size_t errlen)
+{
+	return jail_start(sandbox_jail_shared(arg), NULL, out, err, errlen);
+}
+
+static void discard_jail_files(struct jail *j)
+{
+	(void)jail_discard_files(j); /* it logs what it could not remove */
+}
+
+const struct jailpool_ops jailpool_jails = {
+	.start = start_sandbox_jail,
+	.recycle = jail_recycle,
+	.discard_files = discard_jail_files,
+	.destroy = jail_destroy,
+};
+
 /* A new jail; NULL (logged) when none could be started. */
 static struct jail *start_jail(const struct jailpool *p)
 {
 	struct jail *j = NULL;
 	char err[256];
 
-	if (jail_start(sandbox_jail_shared(p->sandbox), NULL, &j, err, sizeof(err)) < 0) {
+	if (p->ops->start(p->arg, &j, err, sizeof(err)) < 0) {
 		log_error("preparing a jail: %s", err);
 		return NULL;
 	}
@@ -27,11 +44,11 @@ static struct jail *start_jail(const struct jailpool *p)
  * reset that cannot be completed is logged, and the jail goes. A kernel
  * that cannot reset a cgroup's peak says so once: every job then gets a
  * new jail. */
-static bool recycle(struct jail *j)
+static bool recycle(const struct jailpool *p, struct jail *j)
 {
 	static atomic_bool said_unsupported;
 	char err[256];
-	int rc = jail_recycle(j, err, sizeof(err));
+	int rc = p->ops->recycle(j, err, sizeof(err));
 
 	if (rc == -EDQUOT) {
 		log_debug("a new jail: %s", err);
@@ -59,11 +76,11 @@ static void *reset_main(void *arg)
 			break;
 		j = p->resetting;
 		pthread_mutex_unlock(&p->mu);
-		ok = recycle(j);
+		ok = recycle(p, j);
 		/* The jail may wait, its files may not: the next job's share
 		 * the job disk with them. */
 		if (!ok)
-			jail_discard_files(j);
+			p->ops->discard_files(j);
 		pthread_mutex_lock(&p->mu);
 		p->resetting = NULL;
 		if (ok)
@@ -76,12 +93,13 @@ static void *reset_main(void *arg)
 	return NULL;
 }
 
-int jailpool_open(struct jailpool *p, struct sandbox *sandbox, unsigned jails)
+int jailpool_open(struct jailpool *p, const struct jailpool_ops *ops, void *arg, unsigned jails)
 {
 	int rc;
 
 	memset(p, 0, sizeof(*p));
-	p->sandbox = sandbox;
+	p->ops = ops;
+	p->arg = arg;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	if (jails < 2)
@@ -99,7 +117,7 @@ static void add_spent(struct jailpool *p, struct jail *j)
 	if (!j)
 		return;
 	if (p->nspent == JAILPOOL_SPENT_MAX)
-		jail_destroy(p->spent[--p->nspent]);
+		p->ops->destroy(p->spent[--p->nspent]);
 	p->spent[p->nspent++] = j;
 }
 
@@ -136,8 +154,13 @@ void jailpool_give(struct jailpool *p, struct jail *j)
 
 	if (!j)
 		return;
+	/* A reset the thread finished meanwhile is taken first: the
+	 * thread's one slot for a finished jail must be free before it is
+	 * handed another, or the jail in it would be lost, alive. */
+	if (!p->warm)
+		p->warm = collect(p, false);
 	pthread_mutex_lock(&p->mu);
-	if (p->running && !p->resetting) {
+	if (p->running && !p->resetting && !p->reset) {
 		p->resetting = j;
 		handed = true;
 		pthread_cond_signal(&p->cv);
@@ -145,14 +168,14 @@ void jailpool_give(struct jailpool *p, struct jail *j)
 	pthread_mutex_unlock(&p->mu);
 	if (handed)
 		return;
-	if (recycle(j)) {
+	if (recycle(p, j)) {
 		if (!p->warm) {
 			p->warm = j;
 			return;
 		}
-		/* two warm already: this one is one too many */
+		/* two ready already: this one is one too many */
 	}
-	jail_discard_files(j);
+	p->ops->discard_files(j);
 	add_spent(p, j);
 }
 
@@ -179,7 +202,7 @@ bool jailpool_idle_work(struct jailpool *p)
 	add_spent(p, failed);
 	if (!p->nspent)
 		return false;
-	jail_destroy(p->spent[--p->nspent]);
+	p->ops->destroy(p->spent[--p->nspent]);
 	return true;
 }
 
@@ -200,7 +223,7 @@ void jailpool_close(struct jailpool *p)
 	add_spent(p, p->warm);
 	p->resetting = p->reset = p->failed = p->warm = NULL;
 	while (p->nspent)
-		jail_destroy(p->spent[--p->nspent]);
+		p->ops->destroy(p->spent[--p->nspent]);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
 }

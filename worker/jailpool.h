@@ -22,14 +22,29 @@
 #include <stddef.h>
 
 struct jail;
-struct sandbox;
+
+/*
+ * What the pool does to a jail: worker/sandbox/jail.h's functions
+ * (jailpool_jails), or a test's. start: 0 and *out, or negative errno
+ * with a reason; recycle: as jail_recycle.
+ */
+struct jailpool_ops {
+	int (*start)(void *arg, struct jail **out, char *err, size_t errlen);
+	int (*recycle)(struct jail *j, char *err, size_t errlen);
+	void (*discard_files)(struct jail *j);
+	void (*destroy)(struct jail *j);
+};
+
+/* The jails of a sandbox; arg: its struct sandbox. */
+extern const struct jailpool_ops jailpool_jails;
 
 /* Jails whose reset failed, torn down when the job thread is idle; past
  * this many, at once. */
 #define JAILPOOL_SPENT_MAX 4
 
 struct jailpool {
-	struct sandbox *sandbox;
+	const struct jailpool_ops *ops;
+	void *arg;
 	/* the job thread's own */
 	struct jail *warm;      /* ready for the next job, or NULL */
 	struct jail *spent[JAILPOOL_SPENT_MAX];
@@ -40,7 +55,8 @@ struct jailpool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct jail *resetting; /* handed over, its reset not done */
-	struct jail *reset;     /* reset: ready for a job */
+	struct jail *reset;     /* reset: ready for a job; none is handed over
+				 * while it is taken */
 	struct jail *failed;    /* its reset failed, its files gone: to tear down */
 	bool quit;
 };
@@ -48,9 +64,10 @@ struct jailpool {
 /*
  * From the job thread, before any jail: with jails 2 (--jails-per-worker),
  * the reset thread started; with 1, each jail is reset in line, before
- * the next job, as when that thread cannot start. 0 or negative errno.
+ * the next job, as when that thread cannot start. ops act on the jails,
+ * given arg to start one. 0 or negative errno.
  */
-int jailpool_open(struct jailpool *p, struct sandbox *sandbox, unsigned jails);
+int jailpool_open(struct jailpool *p, const struct jailpool_ops *ops, void *arg, unsigned jails);
 /* Every jail torn down and the reset thread ended; from the job thread. */
 void jailpool_close(struct jailpool *p);
 /*

@@ -394,7 +394,8 @@ static void *thread_main(void *arg)
 	struct jobthread *js = arg;
 	struct jailpool pool;
 	uint64_t one = 1;
-	int rc = jailpool_open(&pool, js->env.sandbox, js->env.cfg->jails_per_worker);
+	int rc = jailpool_open(&pool, &jailpool_jails, js->env.sandbox,
+			       js->env.cfg->jails_per_worker);
 
 	if (rc < 0)
 		log_warn("no thread to reset jails (%s): each is reset before the next job",
