@@ -805,16 +805,12 @@ static const char *argv_config(int argc, char **argv)
  * source tree when this goboxd runs from its build directory. */
 static int resolve_here(struct config *c, char *err, size_t errlen)
 {
-	char cwd[PATH_MAX], exe[PATH_MAX];
-	ssize_t n;
+	char cwd[PATH_MAX];
 
 	if (getcwd(cwd, sizeof(cwd)) && config_resolve_paths(c, cwd, err, errlen) < 0)
 		return -EINVAL;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		config_builddir_languages(c, exe, GOBOXD_BUILDDIR, GOBOXD_SRCDIR);
-	}
+	if (self_exe()[0])
+		config_builddir_languages(c, self_exe(), GOBOXD_BUILDDIR, GOBOXD_SRCDIR);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,23 @@ uint64_t now_us(void)
 uint64_t wall_ms(void)
 {
 	return clock_ns(CLOCK_REALTIME) / 1000000ull;
+}
+
+static char self_path[PATH_MAX];
+
+static void read_self_exe(void)
+{
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+
+	self_path[n > 0 ? n : 0] = '\0';
+}
+
+const char *self_exe(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, read_self_exe);
+	return self_path;
 }
 
 int write_all(int fd, const void *buf, size_t len)

@@ -44,6 +44,16 @@ struct iovec;
  */
 ssize_t send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds);
 
+/*
+ * This program's path as /proc/self/exe gave it the first time ("" when
+ * it could not be read). The first call comes before the process leaves
+ * the mount namespace it was started in (goboxd does, rootless): once
+ * that namespace is gone, the kernel gives the path from the root of the
+ * mount the program lies on ("/build/goboxd" for a checkout bound at a
+ * place of its own), which names nothing.
+ */
+const char *self_exe(void);
+
 /* Close every fd >= lowfd (pre-exec, async-signal-safe). */
 void close_fds_from(int lowfd);
 

@@ -11,6 +11,7 @@
 #include "common/lang/langtab.h"
 #include "common/log.h"
 #include "common/proctitle.h"
+#include "common/util.h"
 #include "master/check.h"
 #include "master/master.h"
 #include "master/rootless.h"
@@ -93,6 +94,8 @@ int main(int argc, char **argv)
 
 	/* from here on argv is a copy: titles overwrite the original strings */
 	argv = proctitle_init(argc, argv);
+	/* read while the mount namespace goboxd started in is still its own */
+	(void)self_exe();
 	log_init("master", LOG_INFO);
 	if (config_build(&cfg, argc, argv, environ, &exit_now, err, sizeof(err)) < 0) {
 		fprintf(stderr, "goboxd: %s\n", err);

@@ -40,6 +40,11 @@ LANGUAGES = os.environ.get("GOBOXD_TEST_LANGUAGES", os.path.join(TOP, "languages
 TIME_SCALE = max(1, min(1000, int(os.environ.get("GOBOXD_TEST_TIME_SCALE", "1") or 1)))
 
 
+def goboxd_bin():
+    """The goboxd under test: GOBOXD_BIN, else the checkout's build."""
+    return os.environ.get("GOBOXD_BIN", os.path.join(TOP, "build", "goboxd"))
+
+
 def budget(seconds):
     """A wait of seconds on a real host, stretched on a slow one."""
     return seconds * TIME_SCALE
@@ -222,7 +227,7 @@ class Daemon:
 
     def __init__(self, args=(), languages=LANGUAGES, env=None, workers=2, wrapper=(),
                  own_store=True):
-        self.bin = os.environ.get("GOBOXD_BIN", os.path.join(TOP, "build", "goboxd"))
+        self.bin = goboxd_bin()
         self.jail = os.environ.get("GOBOXD_TEST_JAIL", "bwrap")
         self.tmp = tempfile.mkdtemp(prefix="goboxd-e2e-")
         if not os.environ.get("GOBOXD_KEEP_TEST_DIRS"):

@@ -16,7 +16,7 @@ import tempfile
 import pytest
 import yaml
 
-from conftest import TOP, Daemon, budget, dump
+from conftest import TOP, Daemon, budget, dump, goboxd_bin
 from test_cgroup_hosts import (CG, SHAPER, assert_jobs_are_bounded, cgroups_line,
                                check_line, make_cgroup, refused, remove_cgroup,
                                _root_controllers)
@@ -253,3 +253,40 @@ def test_an_unprivileged_containers_root_runs_jobs_under_every_limit(users, py3_
             daemon.stop()
     finally:
         remove_cgroup(path)
+
+
+# In the container's own mount namespace: goboxd's build directory bound
+# at another place, goboxd started from there without CAP_SYS_ADMIN.
+BOUND = """
+build=$1 where=$2
+shift 3
+mount --bind "$build" "$where" &&
+	exec setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin "$where/goboxd" "$@"
+"""
+
+
+def test_a_goboxd_on_a_mount_of_its_own_finds_its_init_once_rootless(users, py3_only):
+    """goboxd on a mount of its own (a checkout under a container's fresh
+    /tmp, a bind), started in a mount namespace that ends when it enters
+    its own: the kernel then names goboxd's program from that mount's root
+    ("/goboxd"), so goboxd reads its path before (common/util.c, self_exe)
+    to find goboxd-init beside it. It found none, and answered every job
+    with a 503."""
+    path = make_cgroup("goboxd-rootless-bound")
+    where = tempfile.mkdtemp(prefix="goboxd bound ", dir="/tmp")
+    wrapper = (SHAPER, "ns-ro", path[len(CG):], "sh", "-c", BOUND, "sh",
+               os.path.dirname(os.path.abspath(goboxd_bin())), where)
+    try:
+        daemon = Daemon(languages=py3_only, workers=1, wrapper=wrapper)
+        try:
+            assert [l for l in daemon.log_lines() if "not found" in l.get("msg", "")] == [], \
+                daemon.read_log()
+            status, body = daemon.post("/run", {"language": "py3", "source": "print(6 * 7)",
+                                                "tests": [{"stdin": ""}]})
+            assert status == 200, body
+            assert body["tests"][0]["stdout"] == "42\n", body
+        finally:
+            daemon.stop()
+    finally:
+        remove_cgroup(path)
+        os.rmdir(where)

@@ -95,7 +95,6 @@ static int find_init(const struct sandbox_opts *o, struct sandbox *sandbox, char
 		     size_t errlen)
 {
 	char self[PATH_MAX], cand[PATH_MAX + sizeof(INIT_NAME)];
-	ssize_t n;
 	char *slash;
 
 	if (o->init_path) {
@@ -106,25 +105,22 @@ static int find_init(const struct sandbox_opts *o, struct sandbox *sandbox, char
 		sandbox->shared.init_path = xstrdup(o->init_path);
 		return 0;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(cand, sizeof(cand), "%s/%s", self, INIT_NAME);
-			if (is_executable(cand)) {
-				sandbox->shared.init_path = xstrdup(cand);
-				return 0;
-			}
+	snprintf(self, sizeof(self), "%s", self_exe());
+	slash = strrchr(self, '/');
+	if (slash) {
+		*slash = '\0';
+		snprintf(cand, sizeof(cand), "%s/%s", self, INIT_NAME);
+		if (is_executable(cand)) {
+			sandbox->shared.init_path = xstrdup(cand);
+			return 0;
 		}
 	}
 	if (is_executable(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME)) {
 		sandbox->shared.init_path = xstrdup(GOBOXD_PKGLIBEXECDIR "/" INIT_NAME);
 		return 0;
 	}
-	snprintf(err, errlen, "%s not found next to goboxd nor in %s (set --init-path)", INIT_NAME,
-		 GOBOXD_PKGLIBEXECDIR);
+	snprintf(err, errlen, "%s not found next to goboxd (%s) nor in %s (set --init-path)",
+		 INIT_NAME, self_exe()[0] ? self_exe() : "its path unknown", GOBOXD_PKGLIBEXECDIR);
 	return -ENOENT;
 }
 
