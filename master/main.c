@@ -94,8 +94,7 @@ int main(int argc, char **argv)
 
 	/* from here on argv is a copy: titles overwrite the original strings */
 	argv = proctitle_init(argc, argv);
-	/* read while the mount namespace goboxd started in is still its own */
-	(void)self_exe();
+	(void)self_exe(); /* before rootless_enter leaves this mount namespace */
 	log_init("master", LOG_INFO);
 	if (config_build(&cfg, argc, argv, environ, &exit_now, err, sizeof(err)) < 0) {
 		fprintf(stderr, "goboxd: %s\n", err);
