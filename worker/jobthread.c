@@ -128,6 +128,7 @@ static void run_in_jail(struct jobthread *t, struct jail *j)
 {
 	struct job_env env = t->env;
 	struct session_spec live = { .max_ms = t->env.cfg->session_max_time_ms,
+				     .tty = t->tty.on, .rows = t->tty.rows, .cols = t->tty.cols,
 				     .ctl_fd = t->ctl_fd, .started = live_started,
 				     .take_signal = live_take_signal, .arg = t };
 
@@ -500,11 +501,12 @@ int jobthread_submit(struct jobthread *t, struct job_request *req, const struct 
 }
 
 int jobthread_submit_session(struct jobthread *t, struct job_request *req,
-			     const struct api_format *f)
+			     const struct api_format *f, const struct jobthread_tty *tty)
 {
 	if (!t->running)
 		return -ESRCH;
 	pthread_mutex_lock(&t->mu);
+	t->tty = *tty;
 	t->live.started = t->live.built = t->live.build_ok = false;
 	buf_reset(&t->live.build_out);
 	buf_reset(&t->live.build_err);

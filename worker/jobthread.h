@@ -46,6 +46,12 @@ struct jobthread_live {
 
 #define JOBTHREAD_SIGNALS 8
 
+/* A live session's terminal: none (on false), or one of rows and cols. */
+struct jobthread_tty {
+	bool on;
+	unsigned short rows, cols;
+};
+
 struct jobthread {
 	/* Every job's environment but its jail and its listener; fixed at
 	 * start. */
@@ -107,6 +113,7 @@ struct jobthread {
 	/* A live session's job: its news for the loop and the signals its
 	 * client sent, under mu; ctl_fd wakes the job thread for them. */
 	bool session;
+	struct jobthread_tty tty;
 	int ctl_fd;
 	struct jobthread_live live;
 	int signals[JOBTHREAD_SIGNALS];
@@ -128,10 +135,11 @@ int jobthread_submit(struct jobthread *t, struct job_request *req, const struct 
  * goes to the store, and to its callback). */
 int jobthread_submit_stored(struct jobthread *t, struct job_request *req,
 			    const struct api_format *f, int64_t id);
-/* Give the thread a live session's job: its program's pipes go to the
- * loop (jobthread_take_live), nothing is answered. */
+/* Give the thread a live session's job: its program's pipes (or its
+ * terminal, tty) go to the loop (jobthread_take_live), nothing is
+ * answered. */
 int jobthread_submit_session(struct jobthread *t, struct job_request *req,
-			     const struct api_format *f);
+			     const struct api_format *f, const struct jobthread_tty *tty);
 /* A live session's news since the last call (its build output the
  * caller's to free). */
 void jobthread_take_live(struct jobthread *t, struct jobthread_live *out);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <wslay/wslay.h>
@@ -62,6 +63,8 @@ struct session {
 	struct buf in;            /* stdin not yet written, from in_off */
 	size_t in_off;
 	bool close_stdin;
+	bool tty;                 /* a terminal: fds[P_IN] and fds[P_OUT] are its side */
+	struct winsize size;      /* the terminal's, as the client last gave it */
 	uint64_t stdin_total, out_total;
 	char hold[2][4];          /* a character cut by a read, per stream */
 	size_t nhold[2];
@@ -195,6 +198,14 @@ static void close_pipe(struct session *s, int i)
 	close(s->fds[i]);
 	s->fds[i] = -1;
 	s->fd_events[i] = 0;
+}
+
+/* The terminal's size, as the client gave it (a window the program is
+ * told of with SIGWINCH). */
+static void apply_size(struct session *s)
+{
+	if (s->tty && s->fds[P_IN] >= 0)
+		(void)ioctl(s->fds[P_IN], TIOCSWINSZ, &s->size);
 }
 
 static size_t stdin_left(const struct session *s)
@@ -411,7 +422,10 @@ static void start(struct session *s, struct session_msg *m)
 	if (job->lang->has_build)
 		send_text(s, session_msg_stage(s->proto, true));
 	snprintf(w->job.owner, sizeof(w->job.owner), "%s", s->c->who.owner);
-	if (jobthread_submit_session(&w->job, job, f) < 0) {
+	s->tty = m->tty;
+	s->size = (struct winsize){ .ws_row = m->rows, .ws_col = m->cols };
+	if (jobthread_submit_session(&w->job, job, f,
+				     &(struct jobthread_tty){ m->tty, m->rows, m->cols }) < 0) {
 		request_free(job);
 		end_early(s, "internal_error", "internal_error", "could not start the job thread");
 		return;
@@ -430,15 +444,15 @@ static void not_started(struct session *s)
 		end_early(s, "refused", "not_started", "send start first");
 }
 
-static void take_stdin(struct session *s, struct session_msg *m)
+static void take_stdin(struct session *s, const char *data, size_t len)
 {
-	if (s->stdin_total + m->len > s->w->cfg->max_session_stdin) {
+	if (s->stdin_total + len > s->w->cfg->max_session_stdin) {
 		end_early(s, "stdin_limit", "stdin_limit",
 			  "the client sent more stdin than --max-session-stdin");
 		return;
 	}
-	s->stdin_total += m->len;
-	buf_append(&s->in, m->data, m->len);
+	s->stdin_total += len;
+	buf_append(&s->in, data, len);
 	write_stdin(s);
 }
 
@@ -457,12 +471,20 @@ static void for_program(struct session *s, struct session_msg *m)
 	if (!s->job) {
 		not_started(s);
 	} else if (m->kind == SM_STDIN) {
-		take_stdin(s, m);
+		take_stdin(s, m->data, m->len);
+	} else if (m->kind == SM_CLOSE_STDIN && s->tty) {
+		/* a terminal stays: its end-of-file key, as one typed it */
+		take_stdin(s, "\x04", 1);
 	} else if (m->kind == SM_CLOSE_STDIN) {
 		s->close_stdin = true;
 		write_stdin(s);
 	} else if (m->kind == SM_SIGNAL && !s->job_over) {
 		jobthread_signal(&s->w->job, m->signal);
+	} else if (m->kind == SM_RESIZE && !s->tty) {
+		end_early(s, "refused", "invalid_message", "resize needs a session started with tty");
+	} else if (m->kind == SM_RESIZE) {
+		s->size = (struct winsize){ .ws_row = m->rows, .ws_col = m->cols };
+		apply_size(s);
 	}
 }
 
@@ -642,18 +664,22 @@ bool session_event(struct worker *w, void *p, uint32_t events)
 
 /* ---- the job's news ------------------------------------------------------- */
 
-/* The program's pipes, ours from now on. */
+/* The program's pipes (or terminal), ours from now on. */
 static void take_pipes(struct session *s, const int fds[3])
 {
 	for (int i = 0; i < 3; i++) {
 		struct epoll_event ev = { .events = 0, .data.ptr = &s->tags[i] };
 
 		s->fds[i] = fds[i];
+		if (fds[i] < 0)
+			continue;
 		if (!s->c || epoll_ctl(s->w->epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0) {
 			close(fds[i]);
 			s->fds[i] = -1;
 		}
 	}
+	/* a resize that came during the build */
+	apply_size(s);
 	if (s->c && !s->ending)
 		send_text(s, session_msg_stage(s->proto, false));
 	write_stdin(s);

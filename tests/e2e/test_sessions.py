@@ -266,6 +266,98 @@ def test_signal(d):
     assert ex["signal"] == 15 and ex["exit_code"] is None
 
 
+TTY_PY = r"""
+import os, signal, sys
+def size(*_):
+    print("size", os.get_terminal_size(), flush=True)
+signal.signal(signal.SIGWINCH, size)
+print("tty", os.isatty(0), os.isatty(1), os.isatty(2), flush=True)
+size()
+print("pgrp", os.tcgetpgrp(0) == os.getpgrp(), flush=True)
+try:
+    name = input("name? ")
+    print("hello " + name, flush=True)
+    input("again? ")
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+try:
+    input("last? ")
+except EOFError:
+    print("eof", flush=True)
+"""
+
+
+def read_until(ws, want, kind="stdout"):
+    got = []
+    while want not in text(got, kind):
+        m = ws.recv()
+        assert not isinstance(m, tuple), (m, got)
+        got.append(m)
+    return text(got, kind)
+
+
+def test_a_terminal_for_prompts_with_its_size_its_ctrl_c_and_its_end_of_file(d):
+    """tty: the program's stdin, stdout and stderr are one terminal, its
+    controlling one; what the client types is echoed by it, Ctrl-C is a
+    SIGINT, a resize a SIGWINCH, close_stdin the end-of-file key."""
+    ws = WS(d.port)
+    start(ws, "py3", TTY_PY, tty={"rows": 30, "cols": 100})
+    out = read_until(ws, "name? ")
+    assert "tty True True True\r\n" in out, out
+    assert "size os.terminal_size(columns=100, lines=30)\r\n" in out, out
+    assert "pgrp True\r\n" in out, out
+    ws.send({"type": "resize", "rows": 40, "cols": 120})
+    read_until(ws, "columns=120, lines=40")
+    ws.send({"type": "stdin", "data": "ada\r"})
+    out = read_until(ws, "again? ")
+    # the terminal echoes the line, then the program answers
+    assert "ada\r\nhello ada\r\n" in out, out
+    ws.send({"type": "stdin", "data": "\x03"})
+    read_until(ws, "last? ")
+    ws.send({"type": "close_stdin"})
+    rest = ws.until_close()
+    assert "eof" in text(rest, "stdout"), rest
+    assert text(rest, "stderr") == "", "stderr goes to the terminal too"
+    ex = [m for m in rest if m["type"] == "exit"][0]
+    assert ex["status"] == "accepted", ex
+
+
+def test_a_terminal_goes_with_its_program(d):
+    """A program that leaves its terminal to a child it started: the
+    session still ends with the program, the child killed with it."""
+    ws = WS(d.port)
+    start(ws, "py3", "import os, time\nif os.fork() == 0:\n    time.sleep(60)\nprint('parent')\n",
+          tty=True)
+    msgs = ws.until_close()
+    assert "parent" in text(msgs, "stdout")
+    assert [m for m in msgs if m["type"] == "exit"][0]["status"] == "accepted"
+
+
+@pytest.mark.parametrize("bad", [
+    {"type": "start", "language": "py3", "source": "", "tty": "yes"},
+    {"type": "start", "language": "py3", "source": "", "tty": {"rows": 0}},
+    {"type": "start", "language": "py3", "source": "", "tty": {"rows": 24, "cols": 1001}},
+    {"type": "start", "language": "py3", "source": "", "tty": {"rows": 2.5}},
+    {"type": "start", "language": "py3", "source": "", "tty": {"lines": 24}},
+])
+def test_a_bad_tty_is_refused(d, bad):
+    ws = WS(d.port)
+    ws.send(bad)
+    msgs = ws.until_close()
+    assert [m["code"] for m in msgs if m["type"] == "error"] == ["invalid_message"], msgs
+    assert ws.close_code == 1008
+
+
+def test_a_resize_without_a_terminal_is_refused(d):
+    ws = WS(d.port)
+    start(ws, "py3", "input()\n")
+    ws.send({"type": "resize", "rows": 10, "cols": 10})
+    msgs = ws.until_close()
+    errors = [m for m in msgs if m["type"] == "error"]
+    assert [e["code"] for e in errors] == ["invalid_message"], msgs
+    assert "tty" in errors[0]["message"]
+
+
 def test_refusals(d):
     ws = WS(d.port)
     start(ws, "nope", "x")

@@ -71,6 +71,53 @@ Test(session_msg, native_messages)
 	cr_expect_str_eq(m.code, "invalid_json");
 }
 
+static void parse_native(const char *text, struct session_msg *m)
+{
+	session_msg_parse(SESSION_NATIVE, text, strlen(text), m);
+}
+
+Test(session_msg, a_terminal_its_size_and_its_resizes)
+{
+	struct session_msg m;
+
+	parse_native("{\"type\":\"start\",\"language\":\"c\",\"source\":\"x\",\"tty\":true}", &m);
+	cr_assert_eq(m.kind, SM_START);
+	cr_expect(m.tty);
+	cr_expect_eq(m.rows, SESSION_TTY_ROWS);
+	cr_expect_eq(m.cols, SESSION_TTY_COLS);
+	cr_expect_null(strstr(m.data, "tty"), "tty is not the job's: /run would refuse it");
+	session_msg_free(&m);
+	parse_native("{\"type\":\"start\",\"language\":\"c\",\"tty\":{\"cols\":132}}", &m);
+	cr_expect(m.tty);
+	cr_expect_eq(m.rows, SESSION_TTY_ROWS);
+	cr_expect_eq(m.cols, 132);
+	session_msg_free(&m);
+	parse_native("{\"type\":\"start\",\"language\":\"c\",\"tty\":false}", &m);
+	cr_expect_eq(m.kind, SM_START);
+	cr_expect_not(m.tty);
+	session_msg_free(&m);
+	parse_native("{\"type\":\"resize\",\"rows\":50,\"cols\":1000}", &m);
+	cr_assert_eq(m.kind, SM_RESIZE);
+	cr_expect_eq(m.rows, 50);
+	cr_expect_eq(m.cols, 1000);
+	static const char *const bad[] = {
+		"{\"type\":\"start\",\"tty\":1}",
+		"{\"type\":\"start\",\"tty\":{\"rows\":-1}}",
+		"{\"type\":\"start\",\"tty\":{\"rows\":65560}}",
+		"{\"type\":\"start\",\"tty\":{\"cols\":\"80\"}}",
+		"{\"type\":\"resize\",\"rows\":0,\"cols\":80}",
+		"{\"type\":\"resize\",\"rows\":24,\"cols\":80.5}",
+		"{\"type\":\"resize\",\"rows\":24,\"cols\":80,\"x\":1}",
+		"{\"type\":\"resize\",\"rows\":1e300,\"cols\":80}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		parse_native(bad[i], &m);
+		cr_expect_eq(m.kind, SM_BAD, "%s", bad[i]);
+		cr_expect_str_eq(m.code, "invalid_message", "%s", bad[i]);
+		session_msg_free(&m);
+	}
+}
+
 Test(session_msg, piston_close_codes)
 {
 	struct session_msg m;

@@ -66,11 +66,57 @@ static void one_test(cJSON *root)
 	cJSON_AddItemToObject(root, "tests", tests);
 }
 
+/* rows and cols of o (each 1 to SESSION_TTY_MAX, the defaults when
+ * absent); false when o holds anything else. */
+static bool take_size(const cJSON *o, struct session_msg *m)
+{
+	const cJSON *it;
+
+	m->rows = SESSION_TTY_ROWS;
+	m->cols = SESSION_TTY_COLS;
+	cJSON_ArrayForEach(it, o) {
+		bool rows = !strcmp(it->string, "rows");
+		double v = it->valuedouble;
+
+		if (!strcmp(it->string, "type"))
+			continue;
+		if ((!rows && strcmp(it->string, "cols")) || !cJSON_IsNumber(it) || v < 1 ||
+		    v > SESSION_TTY_MAX || v != (double)(int)v)
+			return false;
+		if (rows)
+			m->rows = (unsigned short)v;
+		else
+			m->cols = (unsigned short)v;
+	}
+	return true;
+}
+
+/* goboxd's "tty": true, false, or {"rows", "cols"}; taken out of the
+ * start, which /run's parser reads. False (m refused) when it is none. */
+static bool take_tty(cJSON *root, struct session_msg *m)
+{
+	cJSON *tty = cJSON_DetachItemFromObjectCaseSensitive(root, "tty");
+	bool ok = !tty || cJSON_IsBool(tty) || (cJSON_IsObject(tty) && take_size(tty, m));
+
+	m->tty = ok && tty && !cJSON_IsFalse(tty);
+	if (m->tty && cJSON_IsTrue(tty)) {
+		m->rows = SESSION_TTY_ROWS;
+		m->cols = SESSION_TTY_COLS;
+	}
+	cJSON_Delete(tty);
+	if (!ok)
+		refuse(m, 0, "invalid_message",
+		       "tty must be true, false or {\"rows\", \"cols\"}, each 1 to 1000");
+	return ok;
+}
+
 static void take_start(cJSON *root, struct session_msg *m, bool native)
 {
 	/* every "type" (a duplicate too): none is the job's */
 	while (cJSON_GetObjectItemCaseSensitive(root, "type"))
 		cJSON_DeleteItemFromObjectCaseSensitive(root, "type");
+	if (native && !take_tty(root, m))
+		return;
 	if (native)
 		one_test(root);
 	m->data = cJSON_PrintUnformatted(root);
@@ -112,8 +158,13 @@ static void parse_native(cJSON *root, const char *type, struct session_msg *m)
 		m->kind = SM_CLOSE_STDIN;
 	else if (!strcmp(type, "signal"))
 		take_signal(cJSON_GetObjectItemCaseSensitive(root, "name"), m, 0);
+	else if (!strcmp(type, "resize") && take_size(root, m))
+		m->kind = SM_RESIZE;
+	else if (!strcmp(type, "resize"))
+		refuse(m, 0, "invalid_message", "resize takes rows and cols, each 1 to 1000");
 	else
-		refuse(m, 0, "invalid_message", "type must be start, stdin, close_stdin or signal");
+		refuse(m, 0, "invalid_message",
+		       "type must be start, stdin, close_stdin, signal or resize");
 }
 
 /* Piston's close codes: 4004 for data to another stream, 4005 for a bad signal. */

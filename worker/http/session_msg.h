@@ -19,6 +19,7 @@ enum session_msg_kind {
 	SM_STDIN,        /* data for the program's stdin */
 	SM_CLOSE_STDIN,
 	SM_SIGNAL,       /* signal: its number */
+	SM_RESIZE,       /* the terminal's new rows and cols (goboxd's own) */
 	SM_BAD,          /* refused: close_code and error say how */
 };
 
@@ -27,12 +28,21 @@ struct session_msg {
 	char *data;      /* SM_STDIN's bytes, or SM_START's body (malloc'd, NUL-ended) */
 	size_t len;
 	int signal;
+	/* SM_START: a terminal asked for (goboxd's own "tty"), of rows and
+	 * cols; SM_RESIZE: the new size */
+	bool tty;
+	unsigned short rows, cols;
 	/* SM_BAD: the close code (0: an error message, then the session's
 	 * error close), its code word and message */
 	uint16_t close_code;
 	char code[32];
 	char error[160];
 };
+
+/* A terminal's default size, and the most rows or columns one may have. */
+#define SESSION_TTY_ROWS 24
+#define SESSION_TTY_COLS 80
+#define SESSION_TTY_MAX 1000
 
 /* Read one text message of protocol p. Always fills m (SM_BAD when refused). */
 void session_msg_parse(enum session_proto p, const char *text, size_t len, struct session_msg *m);

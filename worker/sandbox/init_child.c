@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -61,6 +62,16 @@ static int child_reset_signals(const struct initmsg_run *r)
 static int child_new_session(void)
 {
 	return setsid() < 0 ? -errno : 0;
+}
+
+/* Once its fds are in place: a terminal on fd 0 (INITMSG_RUN_TTY) is the
+ * program's controlling terminal, its process group the one in front, so
+ * that the terminal's Ctrl-C and a window's new size reach it. */
+static int child_take_terminal(const struct initmsg_run *r)
+{
+	if (!(r->flags & INITMSG_RUN_TTY))
+		return 0;
+	return ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0 ? -errno : 0;
 }
 
 /* Before anything the program's set-up allocates: from here on all of it,
@@ -207,6 +218,7 @@ static void __attribute__((noreturn)) child_run(struct init_child_plan *p)
 	child_check(p, INITMSG_STAGE_SETSID, child_new_session());
 	child_check(p, INITMSG_STAGE_CGROUP, child_join_cgroup(p));
 	child_check(p, INITMSG_STAGE_FDS, child_place_fds(p));
+	child_check(p, INITMSG_STAGE_TTY, child_take_terminal(r));
 	child_check(p, INITMSG_STAGE_RLIMITS, child_set_rlimits(r));
 	child_check(p, INITMSG_STAGE_CHDIR, child_enter_cwd(p->cwd));
 	child_check(p, INITMSG_STAGE_CPU, child_pin_cpu(r->cpu));

@@ -111,6 +111,9 @@ struct initmsg_hello {
  * none: the RUN carries no cgroup.procs fds. Every program of a job may
  * be, one after the other (CLEAR between them). */
 #define INITMSG_RUN_IN_PLACE 0x8u
+/* fd 0 is a terminal (a live session's): the program, leader of a
+ * session of its own, takes it as its controlling terminal. */
+#define INITMSG_RUN_TTY 0x10u
 
 enum initmsg_rlimit {
 	INITMSG_RLIMIT_CPU,
@@ -153,6 +156,7 @@ enum initmsg_stage {
 	INITMSG_STAGE_IPC,
 	INITMSG_STAGE_SIGNALS,
 	INITMSG_STAGE_RESET,
+	INITMSG_STAGE_TTY,
 };
 
 struct initmsg_failed {

@@ -202,6 +202,11 @@ int sandbox_interact(struct jail *solution_jail, struct jail *interactor_jail,
 struct session_spec {
 	const struct step_spec *step;
 	uint32_t max_ms;
+	/* A terminal in place of the three pipes: the program's stdin, stdout
+	 * and stderr are its one side, of rows and cols; in_w and out_r the
+	 * other (the same terminal), err_r -1. */
+	bool tty;
+	unsigned short rows, cols;
 	int ctl_fd;
 	void (*started)(void *arg, int in_w, int out_r, int err_r);
 	int (*take_signal)(void *arg);   /* 0: none */

@@ -16,6 +16,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
@@ -72,16 +74,11 @@ static int check_spec(struct run *run)
 	return 0;
 }
 
-int sandbox_run_prepare(struct run *run)
+/* The program's stdin, stdout and stderr: three pipes. */
+static int open_pipes(struct run *run)
 {
-	const struct step_spec *s = run->s;
-	struct cgroup_limits cl = {
-		.memory_bytes = s->limits.memory_kb * 1024,
-		.pids = s->limits.max_processes,
-	};
 	uid_t uid = jail_uid(run->j);
 	gid_t gid = jail_gid(run->j);
-	char err[256] = "";
 	int rc = 0;
 
 	if (!run->dialogue) {
@@ -106,6 +103,55 @@ int sandbox_run_prepare(struct run *run)
 	     (set_nonblock(run->in_w, true) < 0 || set_nonblock(run->out_r, true) < 0)) ||
 	    set_nonblock(run->err_r, true) < 0)
 		return sandbox_run_internal(run, -errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
+	return 0;
+}
+
+/*
+ * A live session's terminal: a new pseudo-terminal of the worker's, its
+ * program side (TIOCGPTPEER: no name is looked up) as the program's
+ * stdin, stdout and stderr, owned by the sandbox uid as the pipes are,
+ * its size the client's. The program takes it as its controlling
+ * terminal (INITMSG_RUN_TTY); the terminal's side, non-blocking, is the
+ * loop's stdin and stdout both.
+ */
+static int open_terminal(struct run *run)
+{
+	struct winsize ws = { .ws_row = run->tty->rows, .ws_col = run->tty->cols };
+	int ptm = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), pts = -1;
+
+	if (ptm < 0)
+		return sandbox_run_internal(run, -errno, "posix_openpt: %s", strerror(errno));
+	run->in_w = ptm;
+	if (unlockpt(ptm) < 0 || ioctl(ptm, TIOCSWINSZ, &ws) < 0 ||
+	    (pts = ioctl(ptm, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		return sandbox_run_internal(run, -errno, "a terminal: %s", strerror(errno));
+	run->in_r = pts;
+	if (fchown(pts, jail_uid(run->j), jail_gid(run->j)) < 0)
+		return sandbox_run_internal(run, -errno, "fchown(terminal): %s", strerror(errno));
+	run->out_w = fcntl(pts, F_DUPFD_CLOEXEC, 0);
+	run->err_w = run->out_w < 0 ? -1 : fcntl(pts, F_DUPFD_CLOEXEC, 0);
+	run->out_r = run->err_w < 0 ? -1 : fcntl(ptm, F_DUPFD_CLOEXEC, 0);
+	if (run->out_r < 0)
+		return sandbox_run_internal(run, -errno, "dup(terminal): %s", strerror(errno));
+	if (set_nonblock(ptm, true) < 0)
+		return sandbox_run_internal(run, -errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
+	run->run_flags |= INITMSG_RUN_TTY;
+	return 0;
+}
+
+int sandbox_run_prepare(struct run *run)
+{
+	const struct step_spec *s = run->s;
+	struct cgroup_limits cl = {
+		.memory_bytes = s->limits.memory_kb * 1024,
+		.pids = s->limits.max_processes,
+	};
+	char err[256] = "";
+	int rc;
+
+	rc = run->tty ? open_terminal(run) : open_pipes(run);
+	if (rc < 0)
+		return rc;
 	/* The jail's programs are born in the cgroup its init entered. */
 	run->cg = jail_take_first_cgroup(run->j);
 	if (run->cg) {

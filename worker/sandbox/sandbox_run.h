@@ -49,6 +49,9 @@ struct run {
 	/* An interactive test's side: stdin and stdout are the caller's pipes
 	 * (in_r, out_w, handed to the init), not ours to feed or read. */
 	bool dialogue;
+	/* A live session's terminal (session_spec): in_w and out_r are its
+	 * side, in_r, out_w and err_w the program's; no err_r. */
+	const struct session_spec *tty;
 	uint32_t run_flags;     /* more INITMSG_RUN_* flags for the RUN message */
 	bool cgroup_borrowed;       /* cg is the jail's first cgroup, not ours */
 };

@@ -115,6 +115,8 @@ int sandbox_session(struct jail *j, const struct session_spec *s, struct step_re
 	int rc;
 
 	sandbox_run_init(&run, j, s->step, r);
+	if (s->tty)
+		run.tty = s;
 	rc = jail_ready(j, JAIL_READY_MS, err, sizeof(err));
 	if (rc < 0)
 		return sandbox_run_internal(&run, rc, "%s", err);
