@@ -18,7 +18,7 @@ from test_sessions import WS, start, text
 TOKEN = "page-token-0123456789abcdef"
 # where ./setup.sh puts npm's @xterm/xterm (--try-page-xterm-dir's default)
 DEFAULT_XTERM = "/opt/goboxd/xterm"
-ECHO_PY = ("import sys\nfor line in sys.stdin:\n"
+ECHO_PY = ("import os, sys\nprint('tty:', os.isatty(0), flush=True)\nfor line in sys.stdin:\n"
            "    print(line.strip().upper(), flush=True)\n"
            "    print('err:' + line.strip(), file=sys.stderr, flush=True)\n")
 PAGE = {"/try": "text/html", "/try/": "text/html", "/try/try.js": "text/javascript",
@@ -216,8 +216,10 @@ def run_echo(drv, d, token=None):
 @pytest.mark.parametrize("xterm", ["installed", "absent"])
 def test_a_browser_runs_an_echo_program(tmp_path, xterm):
     """installed: the default directory, where ./setup.sh put xterm.js's
-    browser build (npm's @xterm/xterm): xterm itself; absent: none, the
-    plain terminal."""
+    browser build (npm's @xterm/xterm): xterm itself, and the program has
+    a terminal (the session's tty), which echoes what is typed and takes
+    stderr too; absent: none, the plain terminal, which edits the line
+    itself and shows stderr apart."""
     from selenium.webdriver.common.by import By
 
     args = ["--try-page"]
@@ -233,10 +235,14 @@ def test_a_browser_runs_an_echo_program(tmp_path, xterm):
             assert drv.find_elements(By.CSS_SELECTOR, ".xterm-helper-textarea")
         shown = terminal_text(drv)
         assert "hello" in shown, "the line typed is echoed"
-        # stderr in another colour: xterm's red, or the plain terminal's class
-        assert "err:hello" in drv.execute_script(
-            "return Array.from(document.querySelectorAll('#plain .stderr, .xterm-fg-1'))"
-            ".map(e => e.textContent).join('')")
+        if xterm == "installed":
+            assert "tty: True" in shown and "err:hello" in shown, shown
+        else:
+            assert "tty: False" in shown, shown
+            # stderr in another colour: the plain terminal's class
+            assert "err:hello" in drv.execute_script(
+                "return Array.from(document.querySelectorAll('#plain .stderr'))"
+                ".map(e => e.textContent).join('')")
         drv.find_element(By.ID, "eof").click()
         wait_for(drv, lambda: "[exit: accepted, exit code 0," in terminal_text(drv),
                  "exit line")

@@ -6,6 +6,10 @@
 	let ws = null;
 	let line = '';
 	let term = null;
+	/* With xterm.js the program gets a terminal of this size (the
+	 * session's tty): keys go to it as typed, and it echoes and edits. */
+	const size = { rows: 20, cols: 80 };
+	let tty = false;
 
 	function notice(text) {
 		$('notice').textContent = text;
@@ -24,7 +28,8 @@
 	}
 
 	function xtermTerminal(T, el, onData) {
-		const x = new T({ convertEol: true, rendererType: 'dom', rows: 20, cols: 80 });
+		const x = new T({ convertEol: true, rendererType: 'dom', rows: size.rows,
+				  cols: size.cols });
 
 		x.open(el);
 		if (typeof x.onData === 'function')
@@ -93,8 +98,13 @@
 		term.write(text + '\n', cls || 'note');
 	}
 
-	/* No pseudo-terminal: the page edits a line and sends it on Enter. */
+	/* With a terminal, what is typed goes as it is; without (the plain
+	 * stand-in), the page edits a line and sends it on Enter. */
 	function onData(data) {
+		if (tty) {
+			send({ type: 'stdin', data: data });
+			return;
+		}
 		if (data.startsWith('\x1b'))
 			return; /* arrows and other escape sequences: no line editing */
 		for (const ch of data) {
@@ -183,8 +193,12 @@
 		running(true);
 		$('state').textContent = 'connecting';
 		sock.onopen = () => {
-			sock.send(JSON.stringify({ type: 'start', language: $('language').value,
-						   source: $('source').value }));
+			const msg = { type: 'start', language: $('language').value,
+				      source: $('source').value };
+
+			if (tty)
+				msg.tty = size;
+			sock.send(JSON.stringify(msg));
 			$('state').textContent = 'started';
 			term.focus();
 		};
@@ -242,6 +256,7 @@
 	function start() {
 		const T = xtermClass();
 
+		tty = !!T;
 		term = T ? xtermTerminal(T, $('terminal'), onData) : plainTerminal($('terminal'), onData);
 		$('terminal').addEventListener('click', () => term.focus());
 		$('form').addEventListener('submit', run);
