@@ -43,6 +43,9 @@ if [ ! -f "$lib/Makefile" ]; then
 		CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined" >configure.log 2>&1) ||
 		{ tail -20 "$lib/configure.log"; exit 1; }
 fi
+# the sources make makes (BUILT_SOURCES) first: it makes them before all,
+# check and install only, not before the library alone
+make -C "$lib" --no-print-directory -s worker/http/try_page_files.inc
 make -C "$lib" --no-print-directory -s -j"$(nproc)" libgoboxd.la
 deps=$(make -C "$lib" --no-print-directory -s print-dep-libs)
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$top" -I"$lib"
