@@ -60,7 +60,7 @@ static const struct { const char *name; long nr; } calls[] = {
 	{ "lsm_list_modules", SYS_lsm_list_modules },
 	{ "clock_adjtime", SYS_clock_adjtime }, { "adjtimex", SYS_adjtimex },
 	{ "sethostname", SYS_sethostname }, { "setdomainname", SYS_setdomainname },
-	{ "chroot", SYS_chroot },
+	{ "chroot", SYS_chroot }, { "ioctl", SYS_ioctl },
 };
 
 static char buf[4096] = "/";
@@ -166,6 +166,7 @@ int main(void)
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_ALG, AF_VSOCK = 1, 2, 10, 16, 17, 38, 40
 HIGH = 1 << 32
 SOCK_STREAM, SOCK_DGRAM, SOCK_RAW = 1, 2, 3
+TIOCSTI, TIOCGWINSZ, TIOCLINUX, TIOCCONS, TIOCSETD = 0x5412, 0x5413, 0x541C, 0x541D, 0x5423
 
 # (case, stdin, what the program must print, or "SIGSYS" for a kill)
 CASES = [
@@ -217,6 +218,15 @@ CASES = [
     ("sethostname", "call sethostname @ 1", "EPERM"),
     ("setdomainname", "call setdomainname @ 1", "EPERM"),
     ("chroot", "call chroot @", "EPERM"),
+    # a terminal's requests that reach past the program's own use of it:
+    # refused whatever the fd (stdin here is a pipe, which would answer
+    # ENOTTY), on the low 32 bits of the request as the kernel reads it
+    ("ioctl_tiocsti", "call ioctl 0 %d @" % TIOCSTI, "EPERM"),
+    ("ioctl_tiocsti_high_bits", "call ioctl 0 %d @" % (HIGH | TIOCSTI), "EPERM"),
+    ("ioctl_tiocsetd", "call ioctl 0 %d @" % TIOCSETD, "EPERM"),
+    ("ioctl_tioccons", "call ioctl 0 %d 0" % TIOCCONS, "EPERM"),
+    ("ioctl_tioclinux", "call ioctl 0 %d @" % TIOCLINUX, "EPERM"),
+    ("ioctl_tiocgwinsz", "call ioctl 0 %d @" % TIOCGWINSZ, "ENOTTY"),
     # kept: libnuma's constructor probes them in every program linked with
     # it (Octave's), and treats a kill as a crash of the program
     ("get_mempolicy", "call get_mempolicy 0 0 0 0 0", "ok"),

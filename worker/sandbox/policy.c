@@ -3,6 +3,7 @@
 #include "worker/sandbox/policy.h"
 
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 
 #include "common/util.h"
@@ -171,6 +172,9 @@ const size_t policy_denied_syscalls_count = ARRAY_SIZE(policy_denied_syscalls);
 
 const int policy_socket_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
 const size_t policy_socket_families_count = ARRAY_SIZE(policy_socket_families);
+
+const unsigned int policy_denied_ioctls[] = { TIOCSTI, TIOCSETD, TIOCCONS, TIOCLINUX };
+const size_t policy_denied_ioctls_count = ARRAY_SIZE(policy_denied_ioctls);
 
 const struct policy_syscall_nr policy_syscall_nrs[] = {
 	{ "lsm_get_self_attr", 459 },

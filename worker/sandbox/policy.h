@@ -118,6 +118,18 @@ extern const size_t policy_socket_families_count;
 #define POLICY_SOCKETPAIR_FAMILY AF_UNIX
 #define POLICY_SOCKET_ERRNO EPERM
 
+/*
+ * ioctl(2) requests refused (POLICY_IOCTL_ERRNO) whatever the fd: those
+ * of a terminal that reach past the program's own use of it (a live
+ * session's program holds one, worker/sandbox/sandbox_run.c): typing into
+ * its input (TIOCSTI), another line discipline (TIOCSETD, the kernel's
+ * less-trodden code), the console's (TIOCCONS, TIOCLINUX). The request
+ * is an unsigned int: its low 32 bits are compared, as for sockets.
+ */
+extern const unsigned int policy_denied_ioctls[];
+extern const size_t policy_denied_ioctls_count;
+#define POLICY_IOCTL_ERRNO EPERM
+
 /* RLIMIT_NOFILE inside the jail. */
 #define POLICY_NOFILE 256
 

@@ -198,74 +198,92 @@ static int build_baseline(void **out, size_t *len, char *err, size_t errlen)
 }
 
 /*
- * The socket family rule, written by hand in front of libseccomp's program:
- * the kernel takes the family as an int, so only the argument's low 32
- * bits may be compared (AF_UNIX with high bits set is AF_UNIX, and must
- * pass), and libseccomp 2.5 compares all 64 and refuses a second condition
- * on one argument. A call on the native ABI to socket(2) whose family is
- * not one of the policy's, or to socketpair(2) with another family than
- * AF_UNIX, fails here; everything else, those calls included, goes on to
- * libseccomp's program, which follows this one (its own ABI checks
- * first). Returns the number of instructions written, or -errno.
+ * The rules on an int argument, written by hand in front of libseccomp's
+ * program: the kernel reads socket(2)'s family and ioctl(2)'s request as
+ * 32-bit values, so only the argument's low 32 bits may be compared
+ * (AF_UNIX with high bits set is AF_UNIX, and must pass; TIOCSTI with
+ * high bits set is TIOCSTI, and must not), and libseccomp 2.5 compares
+ * all 64 and refuses a second condition on one argument. A call on the
+ * native ABI to socket(2) whose family is not one of the policy's, to
+ * socketpair(2) with another family than AF_UNIX, or to ioctl(2) with a
+ * request the policy refuses, fails here; everything else, those calls
+ * included, goes on to libseccomp's program, which follows this one (its
+ * own ABI checks first). Returns the number of instructions written, or
+ * -errno.
  */
-#define SOCKET_PREFIX_MAX 32
+#define PREFIX_MAX 48
 
-static int socket_prefix(struct sock_filter *p, char *err, size_t errlen)
+/* The low half of an argument. */
+static uint32_t low_half(unsigned arg)
 {
-	const size_t nfam = policy_socket_families_count;
+	return (uint32_t)(offsetof(struct seccomp_data, args[0]) + arg * sizeof(uint64_t) +
+			  (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0));
+}
+
+static struct sock_filter load(uint32_t at)
+{
+	return (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, at);
+}
+
+/* At k: if the value is v go to yes, else to no (both after k). */
+static struct sock_filter jeq(size_t k, uint32_t v, size_t yes, size_t no)
+{
+	return (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, v, (uint8_t)(yes - k - 1),
+					    (uint8_t)(no - k - 1));
+}
+
+static int args_prefix(struct sock_filter *p, char *err, size_t errlen)
+{
+	const size_t nfam = policy_socket_families_count, ncmd = policy_denied_ioctls_count;
 	int nr_socket = seccomp_syscall_resolve_name("socket");
 	int nr_pair = seccomp_syscall_resolve_name("socketpair");
-	uint32_t deny = SECCOMP_RET_ERRNO | (POLICY_SOCKET_ERRNO & SECCOMP_RET_DATA);
-	/* the low half of args[0] */
-	uint32_t a0 = offsetof(struct seccomp_data, args[0]) +
-		      (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0);
-	/* arch load and test, nr load, 2 dispatches; socket's load, tests
-	 * and return; socketpair's load, test and return */
-	size_t n = 5 + (1 + nfam + 1) + 3;
+	int nr_ioctl = seccomp_syscall_resolve_name("ioctl");
+	uint32_t deny_socket = SECCOMP_RET_ERRNO | (POLICY_SOCKET_ERRNO & SECCOMP_RET_DATA);
+	uint32_t deny_ioctl = SECCOMP_RET_ERRNO | (POLICY_IOCTL_ERRNO & SECCOMP_RET_DATA);
+	/* where each part starts: the dispatch (6), socket's load, tests and
+	 * return, socketpair's load, test and return, ioctl's load and
+	 * tests, its return; then the end, libseccomp's program */
+	const size_t sock = 6, pair = sock + 1 + nfam + 1, ioc = pair + 3;
+	const size_t refuse = ioc + 1 + ncmd, end = refuse + 1;
 	size_t k = 0;
 
 	/* Where socketcall(2) exists, the family is in memory, out of a
 	 * filter's reach: refuse to start rather than hold a rule that does
 	 * not (docs/security.md). */
-	if (nr_socket < 0 || nr_pair < 0 || nfam == 0 || n > SOCKET_PREFIX_MAX ||
-	    seccomp_syscall_resolve_name("socketcall") >= 0) {
+	if (nr_socket < 0 || nr_pair < 0 || nr_ioctl < 0 || nfam == 0 || ncmd == 0 ||
+	    end > PREFIX_MAX || seccomp_syscall_resolve_name("socketcall") >= 0) {
 		snprintf(err, errlen, "seccomp: no socket rule for this architecture");
 		return -ENOTSUP;
 	}
-	/* Jumps count the instructions skipped; "to the end" is n - k - 1. */
-	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, arch));
-	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, seccomp_arch_native(),
-					    0, (uint8_t)(n - k - 1));
+	p[k++] = load(offsetof(struct seccomp_data, arch));
+	p[k] = jeq(k, seccomp_arch_native(), k + 1, end);
 	k++;
-	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, nr));
-	/* socket: on to its checks; socketpair: past them; else the end */
-	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr_socket, 1, 0);
+	p[k++] = load(offsetof(struct seccomp_data, nr));
+	p[k] = jeq(k, (uint32_t)nr_socket, sock, k + 1);
 	k++;
-	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr_pair,
-					    (uint8_t)(1 + nfam + 1), (uint8_t)(n - k - 1));
+	p[k] = jeq(k, (uint32_t)nr_pair, pair, k + 1);
 	k++;
-	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a0);
-	for (size_t i = 0; i < nfam; i++) {
-		p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-						    (uint32_t)policy_socket_families[i],
-						    (uint8_t)(n - k - 1), 0);
-		k++;
-	}
-	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
-	p[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a0);
-	p[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-					    (uint32_t)POLICY_SOCKETPAIR_FAMILY, 1, 0);
+	p[k] = jeq(k, (uint32_t)nr_ioctl, ioc, end);
 	k++;
-	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	p[k++] = load(low_half(0));
+	for (size_t i = 0; i < nfam; i++, k++)
+		p[k] = jeq(k, (uint32_t)policy_socket_families[i], end, k + 1);
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny_socket);
+	p[k++] = load(low_half(0));
+	p[k] = jeq(k, (uint32_t)POLICY_SOCKETPAIR_FAMILY, end, k + 1);
+	k++;
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny_socket);
+	p[k++] = load(low_half(1));
+	for (size_t i = 0; i < ncmd; i++, k++)
+		p[k] = jeq(k, policy_denied_ioctls[i], refuse, i + 1 < ncmd ? k + 1 : end);
+	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny_ioctl);
 	return (int)k;
 }
 
 static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	struct sock_filter prefix[SOCKET_PREFIX_MAX];
+	struct sock_filter prefix[PREFIX_MAX];
 	int rc, n;
 
 	if (!ctx) {
@@ -284,7 +302,7 @@ static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 		rc = add_init_guards(ctx, err, errlen);
 	if (rc < 0)
 		goto out;
-	n = socket_prefix(prefix, err, errlen);
+	n = args_prefix(prefix, err, errlen);
 	if (n < 0) {
 		rc = n;
 		goto out;
