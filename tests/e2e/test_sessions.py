@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from conftest import Daemon, fd_links, poll, server_socket_inode, small, vm_kb
+from conftest import (Daemon, fd_links, poll, server_socket_inode, small, vm_kb,
+                      without_quarantine)
 
 ECHO_PY = "import sys\nfor line in sys.stdin:\n    print(line.strip().upper(), flush=True)\n"
 ECHO_C = ("#include <stdio.h>\n#include <ctype.h>\nint main(void){int c;"
@@ -207,7 +208,8 @@ def test_client_that_closes_mid_run_leaves_nothing(d):
 
 
 def test_client_that_never_reads_keeps_the_worker_small():
-    dm = Daemon(args=["--max-session-output", "1G", "--workers", "1"], languages=small())
+    dm = Daemon(args=["--max-session-output", "1G", "--workers", "1"], languages=small(),
+                env=without_quarantine())
     try:
         ws = WS(dm.port)
         ws.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -542,7 +544,8 @@ def test_a_ping_flood_keeps_the_worker_small():
     """Pings, never reading a pong: the worker answers only while fewer
     than 256 KiB of answers wait, then stops reading the socket, so the
     flood fills the client's own buffers, not the worker's memory."""
-    dm = Daemon(args=["--workers", "1", "--session-idle-timeout", "5s"], languages=small())
+    dm = Daemon(args=["--workers", "1", "--session-idle-timeout", "5s"], languages=small(),
+                env=without_quarantine())
     try:
         ws = WS(dm.port)
         ws.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -564,7 +567,7 @@ def test_a_ping_flood_keeps_the_worker_small():
 def test_a_million_tiny_frames_reach_the_program_in_bounded_memory():
     """A million one-byte stdin messages: each reaches the program, in
     order of arrival, while the worker's memory stays flat."""
-    dm = Daemon(args=["--workers", "1"], languages=small())
+    dm = Daemon(args=["--workers", "1"], languages=small(), env=without_quarantine())
     try:
         ws = WS(dm.port, timeout=120)
         start(ws, "py3", "import sys\nn = len(sys.stdin.read())\nprint(n, flush=True)\n")
