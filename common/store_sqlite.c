@@ -489,14 +489,16 @@ static int sq_count(struct store *s, const char *api, enum store_group by, const
 {
 	/* ?1 the API, ?2 since when, ?3 the JSON path */
 	static const char *const sql[] = {
-		[STORE_BY_REQUEST] = "SELECT state, CASE WHEN json_valid(request) THEN"
-				     " json_extract(request, ?3) END AS v, count(*) FROM submissions"
-				     " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v",
-		[STORE_BY_RESULT] = "SELECT state, CASE WHEN json_valid(result) THEN"
-				    " json_extract(result, ?3) END AS v, count(*) FROM submissions"
-				    " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v",
-		[STORE_BY_DAY] = "SELECT state, created_ms / 86400000 AS v, count(*) FROM submissions"
-				 " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v",
+		/* each in parentheses: one string of several pieces, not a
+		 * missing comma (clang's -Wstring-concatenation) */
+		[STORE_BY_REQUEST] = ("SELECT state, CASE WHEN json_valid(request) THEN"
+				      " json_extract(request, ?3) END AS v, count(*) FROM submissions"
+				      " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v"),
+		[STORE_BY_RESULT] = ("SELECT state, CASE WHEN json_valid(result) THEN"
+				     " json_extract(result, ?3) END AS v, count(*) FROM submissions"
+				     " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v"),
+		[STORE_BY_DAY] = ("SELECT state, created_ms / 86400000 AS v, count(*) FROM submissions"
+				  " WHERE api = ?1 AND created_ms >= ?2 GROUP BY state, v"),
 	};
 	struct store_sqlite *q = of(s);
 	sqlite3_stmt *st = NULL;
