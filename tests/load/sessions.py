@@ -18,8 +18,12 @@ opens N sessions that each run a py3 echo loop, and prints:
              program's first echo (the session's admission, its start
              message, the jail's program and python3's start), p50.
 
+With --tty each session has a terminal (its start's tty): a line is sent
+with the Enter key's "\r", and the terminal echoes it before the program
+does.
+
   tests/load/sessions.py path/to/goboxd [--jail bwrap|nsjail] [--sessions 8]
-      [--lines 500]
+      [--lines 500] [--tty]
 """
 import argparse
 import base64
@@ -138,7 +142,10 @@ def main():
     ap.add_argument("--jail", default="bwrap", choices=["bwrap", "nsjail"])
     ap.add_argument("--sessions", type=int, default=8)
     ap.add_argument("--lines", type=int, default=500)
+    ap.add_argument("--tty", action="store_true", help="sessions with a terminal")
     a = ap.parse_args()
+    # what ends a line the client sends, and one the program prints
+    enter, eol = ("\r", "\r\n") if a.tty else ("\n", "\n")
     if os.geteuid() != 0:
         raise SystemExit("needs root (the daemon makes cgroups and drops to sandbox uids)")
     print("kernel %s, %s CPUs" % (os.uname().release, os.cpu_count()))
@@ -149,15 +156,18 @@ def main():
                       ["--workers", str(n), "--max-concurrency", str(n),
                        "--session-idle-timeout", "60s"], languages=("py3",))
     try:
-        print("goboxd %s, jail %s, workers %d, max concurrency %d" % (
-            d.info["build_info"]["version"], a.jail, n, n))
+        print("goboxd %s, jail %s, workers %d, max concurrency %d%s" % (
+            d.info["build_info"]["version"], a.jail, n, n, ", a terminal each" if a.tty else ""))
         idle_rss, idle_cg = footprint(d)
         sessions, starts = [], []
         for i in range(n):
             s = Session(d.port)
-            s.send({"type": "start", "language": "py3", "source": ECHO})
-            s.send({"type": "stdin", "data": "ready %d\n" % i})
-            s.until("READY %d\n" % i)
+            start = {"type": "start", "language": "py3", "source": ECHO}
+            if a.tty:
+                start["tty"] = True
+            s.send(start)
+            s.send({"type": "stdin", "data": "ready %d%s" % (i, enter)})
+            s.until("READY %d%s" % (i, eol))
             starts.append((time.perf_counter() - s.t0) * 1000)
             sessions.append(s)
         held = len(sessions)
@@ -173,8 +183,8 @@ def main():
         lat = []
         for i in range(a.lines):
             t = time.perf_counter()
-            s.send({"type": "stdin", "data": "line %d\n" % i})
-            s.until("LINE %d\n" % i)
+            s.send({"type": "stdin", "data": "line %d%s" % (i, enter)})
+            s.until("LINE %d%s" % (i, eol))
             lat.append((time.perf_counter() - t) * 1000)
         print("echo: a stdin line to its echo, p50 %.2f ms, p99 %.2f ms (%d lines)" % (
             pct(lat, 50), pct(lat, 99), len(lat)))
