@@ -88,6 +88,11 @@ static void *reset_main(void *arg)
 		else
 			p->failed = j;
 		pthread_cond_broadcast(&p->cv);
+		if (!ok && p->wake) {
+			pthread_mutex_unlock(&p->mu);
+			p->wake(p->wake_arg);
+			pthread_mutex_lock(&p->mu);
+		}
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;

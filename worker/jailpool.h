@@ -45,6 +45,10 @@ extern const struct jailpool_ops jailpool_jails;
 struct jailpool {
 	const struct jailpool_ops *ops;
 	void *arg;
+	/* called by the reset thread when a reset failed: the job thread has
+	 * idle work (jailpool_idle_work); NULL: none to call */
+	void (*wake)(void *wake_arg);
+	void *wake_arg;
 	/* the job thread's own */
 	struct jail *warm;      /* ready for the next job, or NULL */
 	struct jail *spent[JAILPOOL_SPENT_MAX];
@@ -86,7 +90,9 @@ void jailpool_give(struct jailpool *p, struct jail *j);
  */
 void jailpool_refill(struct jailpool *p);
 /* One piece of work for an idle job thread (a failed jail torn down):
- * true when it did one, and may be called again. */
+ * true when it did one, and may be called again. A reset that fails
+ * while the job thread waits calls p->wake (set it after jailpool_open),
+ * so that the jail does not wait for the next job to go. */
 bool jailpool_idle_work(struct jailpool *p);
 
 #endif

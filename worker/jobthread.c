@@ -377,17 +377,29 @@ static bool wait_for_job(struct jobthread *js, struct jailpool *pool)
 
 	pthread_mutex_lock(&js->mu);
 	while (!js->pending && !js->quit) {
+		js->pool_work = false;
 		pthread_mutex_unlock(&js->mu);
 		bool worked = jailpool_idle_work(pool);
 
 		pthread_mutex_lock(&js->mu);
-		if (!worked && !js->pending && !js->quit)
+		if (!worked && !js->pending && !js->quit && !js->pool_work)
 			pthread_cond_wait(&js->cv, &js->mu);
 	}
 	quit = js->quit;
 	js->pending = false;
 	pthread_mutex_unlock(&js->mu);
 	return !quit;
+}
+
+/* From the pool's reset thread: a failed jail to tear down while idle. */
+static void pool_wake(void *arg)
+{
+	struct jobthread *js = arg;
+
+	pthread_mutex_lock(&js->mu);
+	js->pool_work = true;
+	pthread_cond_signal(&js->cv);
+	pthread_mutex_unlock(&js->mu);
 }
 
 static void *thread_main(void *arg)
@@ -398,6 +410,8 @@ static void *thread_main(void *arg)
 	int rc = jailpool_open(&pool, &jailpool_jails, js->env.sandbox,
 			       js->env.cfg->jails_per_worker);
 
+	pool.wake = pool_wake;
+	pool.wake_arg = js;
 	if (rc < 0)
 		log_warn("no thread to reset jails (%s): each is reset before the next job",
 			 strerror(-rc));

@@ -66,6 +66,7 @@ struct jobthread {
 	pthread_cond_t cv;
 	bool pending;           /* a job waits for the thread (under mu) */
 	bool quit;              /* the thread must end (under mu) */
+	bool pool_work;         /* its jail pool has idle work (under mu) */
 	struct job_request *req;    /* non-NULL while a job is on: from its submit to its reset */
 	const struct api_format *format; /* the wire format it came in: its answer's */
 	struct job_result res;

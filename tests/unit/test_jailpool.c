@@ -208,12 +208,25 @@ Test(jailpool, two_jails_at_most_however_the_resets_fall)
 	assert_all_torn_down_once();
 }
 
+static int wakes;
+
+static void count_wake(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&fake.mu);
+	wakes++;
+	pthread_cond_broadcast(&fake.cv);
+	pthread_mutex_unlock(&fake.mu);
+}
+
 Test(jailpool, a_jail_that_does_not_reset_goes_and_another_takes_its_place)
 {
 	struct jailpool p;
 	struct jail *first;
 
 	cr_assert_eq(jailpool_open(&p, &fake_ops, NULL, 2), 0);
+	wakes = 0;
+	p.wake = count_wake;
 	jailpool_refill(&p);
 	first = jailpool_take(&p);
 	first->fail = true;
@@ -221,6 +234,13 @@ Test(jailpool, a_jail_that_does_not_reset_goes_and_another_takes_its_place)
 	wait_reset_done(&p);
 	cr_assert_not(first->files, "its files go at once");
 	cr_assert_eq(first->destroyed, 0, "the job thread tears it down, when idle");
+	/* the job thread, waiting for a job, is told (the suite's timeout
+	 * fails the test when it never is) */
+	pthread_mutex_lock(&fake.mu);
+	while (!wakes)
+		pthread_cond_wait(&fake.cv, &fake.mu);
+	pthread_mutex_unlock(&fake.mu);
+	cr_assert_eq(wakes, 1);
 	while (jailpool_idle_work(&p))
 		;
 	cr_assert_eq(first->destroyed, 1);
