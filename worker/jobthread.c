@@ -105,21 +105,40 @@ static int live_take_signal(void *arg)
 	return sig;
 }
 
-/* A live session's build is over: its output goes to the client now. */
+/* A live session's build wrote: to the client as it comes. */
+static void live_build_output(void *arg, bool is_err, const char *data, size_t len)
+{
+	struct jobthread *j = arg;
+
+	pthread_mutex_lock(&j->mu);
+	j->build_streamed = true;
+	buf_append(is_err ? &j->live.build_err : &j->live.build_out, data, len);
+	pthread_mutex_unlock(&j->mu);
+	wake_loop(j);
+}
+
+/* A live session's build is over: its output went as it came, or (a
+ * cached build, which ran nothing) goes now. */
 static void live_step(void *arg, const struct job_request *req, struct job_result *res,
 		      enum job_event ev, size_t index)
 {
 	struct jobthread *j = arg;
+	const struct step_result *b = &res->build;
 
 	if (ev != JOB_EV_BUILD)
 		return;
 	pthread_mutex_lock(&j->mu);
 	j->live.built = true;
 	j->live.build_ok = res->build_status == BS_OK;
-	j->live.build_code = res->build.outcome.exited ? res->build.outcome.exit_code : -1;
-	j->live.build_signal = res->build.outcome.term_signal;
-	buf_append(&j->live.build_out, res->build.out.data, res->build.out.len);
-	buf_append(&j->live.build_err, res->build.err.data, res->build.err.len);
+	j->live.build_code = b->outcome.exited ? b->outcome.exit_code : -1;
+	j->live.build_signal = b->outcome.term_signal;
+	if (!j->build_streamed) {
+		buf_append(&j->live.build_out, b->out.data, b->out.len);
+		buf_append(&j->live.build_err, b->err.data, b->err.len);
+	} else if (b->out_truncated || b->err_truncated) {
+		buf_puts(b->err_truncated ? &j->live.build_err : &j->live.build_out,
+			 TRUNCATION_MARKER);
+	}
 	pthread_mutex_unlock(&j->mu);
 	wake_loop(j);
 }
@@ -130,6 +149,7 @@ static void run_in_jail(struct jobthread *t, struct jail *j)
 	struct session_spec live = { .max_ms = t->env.cfg->session_max_time_ms,
 				     .tty = t->tty.on, .rows = t->tty.rows, .cols = t->tty.cols,
 				     .ctl_fd = t->ctl_fd, .started = live_started,
+				     .build_output = live_build_output,
 				     .take_signal = live_take_signal, .arg = t };
 
 	env.jail = j;
@@ -521,6 +541,7 @@ int jobthread_submit_session(struct jobthread *t, struct job_request *req,
 		return -ESRCH;
 	pthread_mutex_lock(&t->mu);
 	t->tty = *tty;
+	t->build_streamed = false;
 	t->live.started = t->live.built = t->live.build_ok = false;
 	buf_reset(&t->live.build_out);
 	buf_reset(&t->live.build_err);

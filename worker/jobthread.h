@@ -31,8 +31,8 @@
 
 /*
  * What a live session's job (worker/session.c) has for the loop: the
- * program's pipes once it runs (the loop's from then on), and its
- * build's output once the build is over.
+ * program's pipes once it runs (the loop's from then on), its build's
+ * output as it comes (a cached build's at once), and the build's end.
  */
 struct jobthread_live {
 	bool started;
@@ -114,6 +114,7 @@ struct jobthread {
 	/* A live session's job: its news for the loop and the signals its
 	 * client sent, under mu; ctl_fd wakes the job thread for them. */
 	bool session;
+	bool build_streamed;    /* its build's output went as it came (under mu) */
 	struct jobthread_tty tty;
 	int ctl_fd;
 	struct jobthread_live live;

@@ -685,14 +685,18 @@ static void take_pipes(struct session *s, const int fds[3])
 	write_stdin(s);
 }
 
-static void build_over(struct session *s, struct jobthread_live *live)
+/* The build's output as it came; once the build is over, what was held
+ * of a character cut between two pieces, and Piston's end of the stage. */
+static void build_news(struct session *s, struct jobthread_live *live)
 {
 	if (live->build_out.len)
-		send_text(s, session_msg_output(s->proto, false, live->build_out.data,
-						live->build_out.len));
+		emit(s, P_OUT, live->build_out.data, live->build_out.len, false);
 	if (live->build_err.len)
-		send_text(s, session_msg_output(s->proto, true, live->build_err.data,
-						live->build_err.len));
+		emit(s, P_ERR, live->build_err.data, live->build_err.len, false);
+	if (!live->built)
+		return;
+	emit(s, P_OUT, "", 0, true);
+	emit(s, P_ERR, "", 0, true);
 	if (s->proto == SESSION_PISTON) {
 		struct session_exit e = { .build = true, .exit_code = live->build_code,
 					  .signal = live->build_signal };
@@ -709,8 +713,8 @@ void session_progress(struct worker *w)
 	if (!s)
 		return;
 	jobthread_take_live(&w->job, &live);
-	if (live.built && s->c)
-		build_over(s, &live);
+	if (s->c && (live.built || live.build_out.len || live.build_err.len))
+		build_news(s, &live);
 	if (live.started)
 		take_pipes(s, live.fds);
 	buf_free(&live.build_out);

@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from conftest import (Daemon, fd_links, poll, server_socket_inode, small, vm_kb,
-                      without_quarantine)
+from conftest import (Daemon, budget, fd_links, lang_dir, poll, server_socket_inode, small,
+                      vm_kb, without_quarantine)
 
 ECHO_PY = "import sys\nfor line in sys.stdin:\n    print(line.strip().upper(), flush=True)\n"
 ECHO_C = ("#include <stdio.h>\n#include <ctype.h>\nint main(void){int c;"
@@ -372,6 +372,68 @@ def test_a_resize_without_a_terminal_is_refused(d):
     errors = [m for m in msgs if m["type"] == "error"]
     assert [e["code"] for e in errors] == ["invalid_message"], msgs
     assert "tty" in errors[0]["message"]
+
+
+# A language whose build is the submission run with "build": it can say
+# something, then take its time.
+SLOWBUILD = """id: slowbuild
+name: Python with a build that takes its time
+source_filename: solution.py
+build:
+  cmd: /usr/bin/python3
+  args: ["{{source}}", "build"]
+  env:
+    PYTHONDONTWRITEBYTECODE: "1"
+run:
+  cmd: /usr/bin/python3
+  args: ["{{source}}", "run"]
+  env:
+    PYTHONDONTWRITEBYTECODE: "1"
+probe: [/usr/bin/python3, --version]
+"""
+SLOWBUILD_SRC = """import sys, time
+if sys.argv[1] == "build":
+    print("building", flush=True)
+    print("\u00e9t\u00e9 " * 2000, file=sys.stderr, flush=True)
+    time.sleep(%s)
+    print("built", flush=True)
+else:
+    print("ran")
+"""
+
+
+def test_a_build_is_shown_as_it_goes_and_a_cached_one_at_once():
+    langs = lang_dir(("slowbuild.yaml", SLOWBUILD))
+    dm = Daemon(languages=langs)
+    try:
+        src = SLOWBUILD_SRC % budget(2)
+        for cached in (False, True):
+            ws = WS(dm.port)
+            start(ws, "slowbuild", src)
+            seen, at = [], {}
+            while True:
+                m = ws.recv()
+                if isinstance(m, tuple):
+                    break
+                seen.append(m)
+                out = text(seen, "stdout")
+                for word in ("building", "built", "ran"):
+                    if word in out and word not in at:
+                        at[word] = time.time()
+                if m.get("type") == "stage":
+                    at.setdefault(m["stage"], time.time())
+            assert text(seen, "stdout") == "building\nbuilt\nran\n", seen
+            # two-byte characters, whatever pieces the build's output came in
+            assert text(seen, "stderr") == "\u00e9t\u00e9 " * 2000 + "\n"
+            assert [m["status"] for m in seen if m["type"] == "exit"] == ["accepted"]
+            if cached:
+                assert at["run"] - at["building"] < budget(1), at
+            else:
+                assert at["built"] - at["building"] > budget(2) * 0.8, \
+                    "the build's first line came when the build was over: %r" % at
+    finally:
+        dm.stop()
+        shutil.rmtree(langs, True)
 
 
 def test_refusals(d):

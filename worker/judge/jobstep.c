@@ -170,6 +170,11 @@ enum build_status jobstep_build(const struct job_env *env, struct jail *jail,
 	jobstep_spec(&s, req, &p, &req->build_limits, env);
 	s.open_files = req->lang->build.open_files;
 	s.budget = &res->budget;
+	/* a live session's build (it has no judge to build): shown as it goes */
+	if (env->session && env->session->build_output) {
+		s.on_output = env->session->build_output;
+		s.output_arg = env->session->arg;
+	}
 	rc = sandbox_run(jail, &s, r);
 	jobstep_account(res, r, true);
 	jobstep_plan_free(&p);

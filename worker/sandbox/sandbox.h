@@ -105,6 +105,10 @@ struct step_spec {
 	 * program is killed and the result says cancelled. 0: none (a spec
 	 * starts zeroed, and fd 0 is never such a descriptor). */
 	int cancel_fd;
+	/* Called with what is kept of the output as it is read (a live
+	 * session's build, shown as it goes); NULL: nothing to call. */
+	void (*on_output)(void *arg, bool is_err, const char *data, size_t len);
+	void *output_arg;
 };
 
 struct step_result {
@@ -209,6 +213,8 @@ struct session_spec {
 	unsigned short rows, cols;
 	int ctl_fd;
 	void (*started)(void *arg, int in_w, int out_r, int err_r);
+	/* the build's output as it is read (step_spec.on_output) */
+	void (*build_output)(void *arg, bool is_err, const char *data, size_t len);
 	int (*take_signal)(void *arg);   /* 0: none */
 	void *arg;
 };

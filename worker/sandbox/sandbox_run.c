@@ -387,6 +387,8 @@ static void capture(struct run *run, bool is_err, const char *data, size_t n)
 	buf_append(b, data, take);
 	if (run->s->want_interleaved)
 		buf_append(&r->interleaved, data, take);
+	if (run->s->on_output && take)
+		run->s->on_output(run->s->output_arg, is_err, data, take);
 	*kept += take;
 	if (take == n)
 		return;
