@@ -499,6 +499,26 @@ SMALL = ("bash", "c", "cpp", "py3")
 _language_dirs = {}
 
 
+# A language whose build runs the submission itself (with "build"; its
+# tests with "run"): a request can leave a tree of its choosing in the job
+# directory before the snapshot, or have its build take its time.
+PYBUILD = """id: pybuild
+name: Python with a build step
+source_filename: solution.py
+build:
+  cmd: /usr/bin/python3
+  args: ["{{source}}", "build"]
+  env:
+    PYTHONDONTWRITEBYTECODE: "1"
+run:
+  cmd: /usr/bin/python3
+  args: ["{{source}}", "run"]
+  env:
+    PYTHONDONTWRITEBYTECODE: "1"
+probe: [/usr/bin/python3, --version]
+"""
+
+
 def new_languages_dir(ids, extra=()):
     """A languages dir of its own that any user may read (a rootless
     daemon's too): the languages ids of LANGUAGES (one not there is left

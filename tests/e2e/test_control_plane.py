@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import (Daemon, children, fd_links, lang_dir, server_socket_inode, small,
-                      wait_until)
+from conftest import (PYBUILD, Daemon, children, fd_links, lang_dir, server_socket_inode,
+                      small, wait_until)
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -32,24 +32,6 @@ run:
   cmd: /usr/bin/python3
   args: ["{{source}}"]
 probe: [/usr/bin/python3, -c, "import time; time.sleep(4); print('slow 1')"]
-"""
-
-# A language whose build runs the submission itself, so that a request can
-# leave a tree of its choosing in the job directory before the snapshot.
-PYBUILD = """id: pybuild
-name: Python with a build step
-source_filename: solution.py
-build:
-  cmd: /usr/bin/python3
-  args: ["{{source}}", "build"]
-  env:
-    PYTHONDONTWRITEBYTECODE: "1"
-run:
-  cmd: /usr/bin/python3
-  args: ["{{source}}", "run"]
-  env:
-    PYTHONDONTWRITEBYTECODE: "1"
-probe: [/usr/bin/python3, --version]
 """
 
 # The submission for it: its build leaves a tree 200 directories deep, each

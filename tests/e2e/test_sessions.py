@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from conftest import (Daemon, budget, fd_links, lang_dir, poll, server_socket_inode, small,
-                      vm_kb, without_quarantine)
+from conftest import (PYBUILD, Daemon, budget, fd_links, lang_dir, poll, server_socket_inode,
+                      small, vm_kb, without_quarantine)
 
 ECHO_PY = "import sys\nfor line in sys.stdin:\n    print(line.strip().upper(), flush=True)\n"
 ECHO_C = ("#include <stdio.h>\n#include <ctype.h>\nint main(void){int c;"
@@ -374,23 +374,7 @@ def test_a_resize_without_a_terminal_is_refused(d):
     assert "tty" in errors[0]["message"]
 
 
-# A language whose build is the submission run with "build": it can say
-# something, then take its time.
-SLOWBUILD = """id: slowbuild
-name: Python with a build that takes its time
-source_filename: solution.py
-build:
-  cmd: /usr/bin/python3
-  args: ["{{source}}", "build"]
-  env:
-    PYTHONDONTWRITEBYTECODE: "1"
-run:
-  cmd: /usr/bin/python3
-  args: ["{{source}}", "run"]
-  env:
-    PYTHONDONTWRITEBYTECODE: "1"
-probe: [/usr/bin/python3, --version]
-"""
+# For PYBUILD: a build that says something, then takes its time.
 SLOWBUILD_SRC = """import sys, time
 if sys.argv[1] == "build":
     print("building", flush=True)
@@ -403,13 +387,13 @@ else:
 
 
 def test_a_build_is_shown_as_it_goes_and_a_cached_one_at_once():
-    langs = lang_dir(("slowbuild.yaml", SLOWBUILD))
+    langs = lang_dir(("pybuild.yaml", PYBUILD))
     dm = Daemon(languages=langs)
     try:
         src = SLOWBUILD_SRC % budget(2)
         for cached in (False, True):
             ws = WS(dm.port)
-            start(ws, "slowbuild", src)
+            start(ws, "pybuild", src)
             seen, at = [], {}
             while True:
                 m = ws.recv()
