@@ -58,12 +58,18 @@ bool admit_self(struct admit *a, size_t i, unsigned limit)
 	return false;
 }
 
+enum admit_holder admit_release(struct admit *a, size_t i)
+{
+	uint32_t held = atomic_exchange(&a->holder[i], ADMIT_FREE);
+
+	if (held != ADMIT_FREE)
+		admit_unreserve(a);
+	return (enum admit_holder)held;
+}
+
 bool admit_end(struct admit *a, size_t i)
 {
-	if (atomic_exchange(&a->holder[i], ADMIT_FREE) == ADMIT_FREE)
-		return false;
-	admit_unreserve(a);
-	return true;
+	return admit_release(a, i) != ADMIT_FREE;
 }
 
 void admit_set_waiting(struct admit *a, size_t n)

@@ -11,8 +11,11 @@
  *   - then the worker (its word from FREE to MASTER or SELF, one atomic
  *     exchange: the master and the worker can never both have it),
  *   - and the slot given back when the worker could not be had.
- * The master alone ends a holding (admit_end, at the worker's DONE or
- * death): the worker is FREE again, and a slot given back.
+ * A holding ends when its job does: the worker ends its own
+ * (admit_release) before it tells the master DONE, so that it can take
+ * the next request it reads while the master has yet to read that DONE;
+ * the master ends a dead worker's (admit_end). Either way the worker is
+ * FREE again, and a slot given back.
  */
 #ifndef GOBOXD_ADMIT_H
 #define GOBOXD_ADMIT_H
@@ -53,8 +56,11 @@ void admit_untake(struct admit *a, size_t i);
  * not dispatched it anything.
  */
 bool admit_self(struct admit *a, size_t i, unsigned limit);
-/* The master, at worker i's DONE or death: its holding ends, its slot
- * back. False when it held none. */
+/* Worker i, at its job's end: its holding ends, its slot back. What it
+ * held (ADMIT_FREE when nothing). */
+enum admit_holder admit_release(struct admit *a, size_t i);
+/* The master, at worker i's death: its holding ends, its slot back.
+ * False when it held none. */
 bool admit_end(struct admit *a, size_t i);
 /* The master's queues hold n dispatchable entries. */
 void admit_set_waiting(struct admit *a, size_t n);

@@ -31,8 +31,8 @@ static const struct channel_rule {
 } channel_rules[] = {
 	{ CHANNEL_ENQUEUE, CHANNEL_TO_MASTER, 2, { S_IFSOCK, S_IFREG }, 0, "ENQUEUE" },
 	{ CHANNEL_IDLE, CHANNEL_TO_MASTER, 0, { 0 }, 0, "IDLE" },
-	{ CHANNEL_DONE, CHANNEL_TO_MASTER, 0, { 0 }, 0, "DONE" },
-	{ CHANNEL_EMPTY, CHANNEL_TO_MASTER, 0, { 0 }, 0, "EMPTY" },
+	{ CHANNEL_DONE, CHANNEL_TO_MASTER, 0, { 0 }, sizeof(uint32_t), "DONE" },
+	{ CHANNEL_EMPTY, CHANNEL_TO_MASTER, 0, { 0 }, sizeof(uint32_t), "EMPTY" },
 	{ CHANNEL_DISPATCH, CHANNEL_TO_WORKER, 2, { S_IFSOCK, S_IFREG }, sizeof(uint64_t),
 	  "DISPATCH" },
 	{ CHANNEL_QUIT, CHANNEL_TO_WORKER, 0, { 0 }, 0, "QUIT" },

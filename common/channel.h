@@ -23,9 +23,11 @@ enum channel_type {
 	/* worker -> master */
 	CHANNEL_ENQUEUE = 1, /* a validated job request to queue */
 	CHANNEL_IDLE,        /* no job running: may receive CHANNEL_DISPATCH */
-	CHANNEL_DONE,        /* the dispatched job finished (implies idle) */
+	CHANNEL_DONE,        /* the job it held finished (implies idle); payload: who
+				held it (uint32, enum admit_holder: common/admit.h) */
 	CHANNEL_SUBMITTED,   /* a submission is in the store; payload: its id (int64) */
-	CHANNEL_EMPTY,       /* RUN with CHANNEL_RUN_LEASE found nothing to run (implies done) */
+	CHANNEL_EMPTY,       /* RUN with CHANNEL_RUN_LEASE found nothing to run (implies
+				done); payload: as DONE's */
 	CHANNEL_DEFER,       /* run this stored submission again later (the store failed
 				here); payload: its id (int64) */
 	/* master -> worker */

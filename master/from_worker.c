@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/admit.h"
 #include "common/channel.h"
 #include "master/handover.h"
 #include "master/master_state.h"
@@ -27,6 +28,20 @@ static int64_t payload_id(const struct channel_msg *msg)
 
 	memcpy(&id, msg->payload, sizeof(id));
 	return id;
+}
+
+/*
+ * Who held the worker whose job ended, the payload of DONE and EMPTY: a
+ * job of the master's dispatch, or one it read itself. The master may
+ * have dispatched it another since (its holding ends before DONE is
+ * sent), which this DONE does not end.
+ */
+static enum admit_holder payload_holder(const struct channel_msg *msg)
+{
+	uint32_t held;
+
+	memcpy(&held, msg->payload, sizeof(held));
+	return (enum admit_holder)held;
 }
 
 /* A message from a worker, checked against the channel's table: only the
@@ -54,11 +69,10 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 		break;
 	case CHANNEL_DONE:
 		/* a lease that ran: there may be more */
-		if (s->sub == CHANNEL_RUN_LEASE && !m->stopping)
+		if (payload_holder(msg) == ADMIT_MASTER && s->sub == CHANNEL_RUN_LEASE &&
+		    !m->stopping)
 			stored_enqueue(m, CHANNEL_RUN_LEASE);
-		handover_job_done(m, s);
-		if (!s->quitting)
-			s->idle = true;
+		handover_job_done(m, s, payload_holder(msg) == ADMIT_MASTER);
 		handover_dispatch(m);
 		break;
 	case CHANNEL_DEFER:
@@ -67,9 +81,7 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 		break;
 	case CHANNEL_EMPTY:
 		stored_empty(m);
-		handover_job_done(m, s);
-		if (!s->quitting)
-			s->idle = true;
+		handover_job_done(m, s, payload_holder(msg) == ADMIT_MASTER);
 		handover_dispatch(m);
 		break;
 	case CHANNEL_DISPATCH:

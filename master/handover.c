@@ -231,11 +231,23 @@ void handover_enqueue(struct master *m, int fd, int memfd)
 	handover_dispatch(m);
 }
 
-void handover_job_done(struct master *m, struct wslot *s)
+void handover_job_done(struct master *m, struct wslot *s, bool dispatched)
+{
+	if (dispatched) {
+		s->sub = 0;
+		s->busy = false;
+	}
+	/* one that runs what the master dispatched since is not idle */
+	if (!s->quitting && !s->busy)
+		s->idle = true;
+}
+
+void handover_worker_gone(struct master *m, struct wslot *s)
 {
 	s->sub = 0;
 	s->busy = false;
-	/* whoever started it, the master's dispatch or the worker itself */
+	s->idle = false;
+	/* whoever started its job, the master's dispatch or the worker itself */
 	admit_end(admit_of(m), (size_t)(s - m->slots));
 }
 

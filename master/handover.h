@@ -8,6 +8,8 @@
 #ifndef GOBOXD_HANDOVER_H
 #define GOBOXD_HANDOVER_H
 
+#include <stdbool.h>
+
 struct master;
 struct queue_entry;
 struct wslot;
@@ -27,9 +29,13 @@ void handover_refuse(struct master *m, struct queue_entry *e, const char *code, 
 void handover_publish(struct master *m);
 /* Refuse the connections that waited past --queue-timeout. */
 void handover_expire(struct master *m);
-/* The worker's job is over (DONE, EMPTY, or its death), whoever started
- * it: it no longer counts as running. */
-void handover_job_done(struct master *m, struct wslot *s);
+/* The worker's DONE or EMPTY: its job is over, and it ended its holding
+ * itself (common/admit.h). dispatched: the job was the master's (its
+ * dispatch no longer runs); else one the worker read itself. */
+void handover_job_done(struct master *m, struct wslot *s, bool dispatched);
+/* The worker died: whatever it held, whoever started it, no longer
+ * counts as running. */
+void handover_worker_gone(struct master *m, struct wslot *s);
 /* A worker is forked into slot s: it holds nothing. */
 void handover_worker_starts(struct master *m, struct wslot *s);
 

@@ -259,7 +259,7 @@ static void on_worker_exit(struct master *m, struct wslot *s, int status)
 			queue_resize(&m->subs, m->subs.cap ? m->subs.cap * 2 : 64);
 		queue_unpop(&m->subs, &e);
 	}
-	handover_job_done(m, s);
+	handover_worker_gone(m, s);
 	epoll_ctl(m->epfd, EPOLL_CTL_DEL, s->channel, NULL);
 	close(s->channel);
 	s->channel = -1;

@@ -200,7 +200,7 @@ static void finish_job(struct worker *w)
 		conn_next_request(c, ka);
 	}
 	/* The master counts this job as running until told, client or not. */
-	to_master_tell(w, CHANNEL_DONE, NULL, 0);
+	to_master_done(w, CHANNEL_DONE);
 	cJSON_Delete(extra);
 	if (w->session) {
 		/* its exit is told from the result, before the reset frees it */

@@ -41,7 +41,7 @@ static void adopt_dispatched(struct worker *w, int fds[2], uint64_t queued_ms)
 	c = conn_new(&w->conns, fds[0]);
 	if (!c) {
 		free(data);
-		to_master_tell(w, CHANNEL_DONE, NULL, 0);
+		to_master_done(w, CHANNEL_DONE);
 		return;
 	}
 	c->job_slot = true;
@@ -77,19 +77,19 @@ static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
 
 	if (id == CHANNEL_RUN_LEASE && !w->sandbox) {
 		/* a shared store's work is for the nodes that can run it */
-		to_master_tell(w, CHANNEL_EMPTY, NULL, 0);
+		to_master_done(w, CHANNEL_EMPTY);
 		return;
 	}
 	if (!w->sandbox) {
 		/* as a client's job gets 503: this server runs nothing */
 		submissions_fail(&w->subs, id, w->sandbox_error);
-		to_master_tell(w, CHANNEL_DONE, NULL, 0);
+		to_master_done(w, CHANNEL_DONE);
 		return;
 	}
 	if (id == CHANNEL_RUN_LEASE) {
 		rc = submissions_lease(&w->subs, &id, &job);
 		if (rc < 0) {
-			to_master_tell(w, rc == -ENOENT ? CHANNEL_EMPTY : CHANNEL_DONE, NULL, 0);
+			to_master_done(w, rc == -ENOENT ? CHANNEL_EMPTY : CHANNEL_DONE);
 			return;
 		}
 	} else {
@@ -98,7 +98,7 @@ static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
 			/* the store failed, not the submission: it starts later */
 			if (rc != -ENOENT && rc != -ECANCELED)
 				to_master_deferred(w, id);
-			to_master_tell(w, CHANNEL_DONE, NULL, 0);
+			to_master_done(w, CHANNEL_DONE);
 			return;
 		}
 	}
@@ -107,7 +107,7 @@ static void run_stored(struct worker *w, int64_t id, uint64_t queued_ms)
 		log_error("submission %lld: the job thread is not running", (long long)id);
 		request_free(job);
 		submissions_lease_end(&w->subs);
-		to_master_tell(w, CHANNEL_DONE, NULL, 0);
+		to_master_done(w, CHANNEL_DONE);
 		return;
 	}
 	answer_job_began(w, NULL, "RUN", "/submissions");

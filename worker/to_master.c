@@ -8,14 +8,27 @@
 
 #include <string.h>
 
+#include "common/admit.h"
 #include "common/channel.h"
 #include "common/log.h"
+#include "common/stats.h"
 #include "worker/conn.h"
 #include "worker/worker_state.h"
 
 void to_master_tell(struct worker *w, enum channel_type type, const int *fds, size_t nfds)
 {
 	int rc = channel_send(w->ctx->channel_fd, type, NULL, 0, fds, nfds);
+
+	if (rc < 0)
+		log_error("channel_send(type %d): %s", type, strerror(-rc));
+}
+
+void to_master_done(struct worker *w, enum channel_type type)
+{
+	/* ended here, not at the master's read of DONE: the next request
+	 * this worker reads may be its own job at once */
+	uint32_t held = admit_release(&w->ctx->stats->admit, (size_t)w->ctx->index);
+	int rc = channel_send(w->ctx->channel_fd, type, &held, sizeof(held), NULL, 0);
 
 	if (rc < 0)
 		log_error("channel_send(type %d): %s", type, strerror(-rc));
@@ -29,7 +42,7 @@ void to_master_give_back_slot(void *arg, struct conn *c)
 	if (!c->job_slot)
 		return;
 	c->job_slot = false;
-	to_master_tell(w, CHANNEL_DONE, NULL, 0);
+	to_master_done(w, CHANNEL_DONE);
 }
 
 /* A stored submission's id to the master (type SUBMITTED or DEFER). If

@@ -17,6 +17,10 @@ struct worker;
 
 /* A message with fds (copies sent) and no payload; a failure is logged. */
 void to_master_tell(struct worker *w, enum channel_type type, const int *fds, size_t nfds);
+/* The job this worker held ended (type DONE, or EMPTY for a lease that
+ * found nothing): its holding and job slot given back (common/admit.h),
+ * then the master told, with what it held; a failure is logged. */
+void to_master_done(struct worker *w, enum channel_type type);
 /* A connection the master dispatched holds no job any more: DONE, once
  * (the no_job hook of struct conn_hooks; arg is the worker). */
 void to_master_give_back_slot(void *arg, struct conn *c);

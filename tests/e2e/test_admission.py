@@ -8,7 +8,7 @@ import signal
 import threading
 import time
 
-from conftest import Daemon, small, wait_until
+from conftest import Daemon, budget, small, wait_until
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -34,6 +34,28 @@ def test_an_idle_worker_runs_the_request_it_read_itself():
         assert direct(d) == before + 3
         line = d.wait_log(lambda l: l.get("path") == "/run" and "queue_ms" in l, "a job's line")
         assert line["queue_ms"] == 0, line
+    finally:
+        d.stop()
+
+
+def test_a_worker_runs_its_next_request_itself_before_the_master_hears_of_its_last():
+    # the worker ends its holding itself when its job ends: the master,
+    # stopped here, reads that job's DONE only later
+    d = Daemon(languages=small(), workers=1)
+    try:
+        st, body = d.post("/run", HELLO)
+        assert st == 200 and body["status"] == "accepted", body
+        before = direct(d)
+        d.proc.send_signal(signal.SIGSTOP)
+        try:
+            for _ in range(3):
+                st, body = d.post("/run", HELLO, timeout=budget(20))
+                assert st == 200 and body["status"] == "accepted", body
+        finally:
+            d.proc.send_signal(signal.SIGCONT)
+        assert direct(d) == before + 3
+        st, body = d.post("/run", HELLO)
+        assert st == 200 and body["status"] == "accepted", body
     finally:
         d.stop()
 

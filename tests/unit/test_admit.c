@@ -72,6 +72,21 @@ Test(admit, an_ending_frees_the_worker_and_its_slot_once)
 	cr_assert_eq(admit_running(&a), 0, "never below zero");
 }
 
+Test(admit, a_worker_ends_its_own_holding_and_may_take_its_next_job_at_once)
+{
+	cr_assert(admit_self(&a, 2, 1));
+	cr_assert_eq(admit_release(&a, 2), ADMIT_SELF);
+	cr_assert_eq(admit_running(&a), 0);
+	cr_assert(admit_self(&a, 2, 1), "its slot and itself are free again");
+	cr_assert_eq(admit_release(&a, 2), ADMIT_SELF);
+	cr_assert(admit_reserve(&a, 1));
+	cr_assert(admit_take(&a, 2));
+	cr_assert_eq(admit_release(&a, 2), ADMIT_MASTER, "it says whose job it was");
+	cr_assert_eq(admit_release(&a, 2), ADMIT_FREE, "a second ending gives nothing back");
+	cr_assert_eq(admit_running(&a), 0);
+	cr_assert_not(admit_end(&a, 2), "nor does its death after");
+}
+
 Test(admit, a_new_worker_in_a_slot_starts_free)
 {
 	cr_assert(admit_self(&a, 7, 4));

@@ -100,7 +100,10 @@ static const struct recv_case {
 	{ "ENQUEUE with its client and memfd", CHANNEL_TO_MASTER, CHANNEL_MAGIC,
 	  CHANNEL_ENQUEUE, 0, 0, "SF", 1 },
 	{ "IDLE", CHANNEL_TO_MASTER, CHANNEL_MAGIC, CHANNEL_IDLE, 0, 0, "", 1 },
-	{ "DONE", CHANNEL_TO_MASTER, CHANNEL_MAGIC, CHANNEL_DONE, 0, 0, "", 1 },
+	{ "DONE with who held the worker", CHANNEL_TO_MASTER, CHANNEL_MAGIC, CHANNEL_DONE, 4, 0,
+	  "", 1 },
+	{ "DONE without who held the worker", CHANNEL_TO_MASTER, CHANNEL_MAGIC, CHANNEL_DONE, 0,
+	  0, "", -EBADMSG },
 	{ "DISPATCH with its wait", CHANNEL_TO_WORKER, CHANNEL_MAGIC, CHANNEL_DISPATCH, 8, 0,
 	  "SF", 1 },
 	{ "QUIT", CHANNEL_TO_WORKER, CHANNEL_MAGIC, CHANNEL_QUIT, 0, 0, "", 1 },
@@ -299,10 +302,11 @@ Test(channel, readable_hands_over_each_good_message_in_order)
 {
 	struct channel_header bad = { .magic = CHANNEL_MAGIC, .type = CHANNEL_QUIT };
 	struct seen s = { .n = 0 };
+	uint32_t held = 1;
 
 	cr_assert_eq(channel_send(sv[1], CHANNEL_IDLE, NULL, 0, NULL, 0), 0);
 	send_raw(sv[1], &bad, sizeof(bad), NULL, 0);
-	cr_assert_eq(channel_send(sv[1], CHANNEL_DONE, NULL, 0, NULL, 0), 0);
+	cr_assert_eq(channel_send(sv[1], CHANNEL_DONE, &held, sizeof(held), NULL, 0), 0);
 	cr_assert_eq(channel_readable(sv[0], CHANNEL_TO_MASTER, "a worker", note, &s), 0);
 	cr_assert_eq(s.n, 2);
 	cr_assert_eq(s.types[0], CHANNEL_IDLE);
