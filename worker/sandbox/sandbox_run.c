@@ -600,12 +600,20 @@ static int run_loop(struct run *run)
 	return 0;
 }
 
+int sandbox_run_emptied(struct run *run)
+{
+	int rc = cgroup_step_kill(run->cg);
+
+	run->emptied = rc == 0;
+	return rc;
+}
+
 /* After the program is gone: end what is left and read the pipes to EOF. */
 void sandbox_run_drain(struct run *run)
 {
 	uint64_t until = now_ms() + DRAIN_MS;
 
-	cgroup_step_kill(run->cg);
+	sandbox_run_emptied(run);
 	close_fd(&run->in_w);
 	while (run->out_r >= 0 || run->err_r >= 0) {
 		struct pollfd pf[2];
@@ -722,7 +730,7 @@ void sandbox_run_release(struct run *run)
 	/* A borrowed cgroup stays with its jail, the init in it, and serves
 	 * the next program once this one's processes are gone. */
 	if (run->cg && run->cgroup_borrowed) {
-		if (cgroup_step_kill(run->cg) == 0)
+		if (run->emptied || cgroup_step_kill(run->cg) == 0)
 			jail_give_back_first_cgroup(run->j);
 	} else if (run->cg)
 		cgroup_step_destroy(run->cg);

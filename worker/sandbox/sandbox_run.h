@@ -54,7 +54,15 @@ struct run {
 	const struct session_spec *tty;
 	uint32_t run_flags;     /* more INITMSG_RUN_* flags for the RUN message */
 	bool cgroup_borrowed;       /* cg is the jail's first cgroup, not ours */
+	/* The last kill left cg empty: nothing has entered it since (only the
+	 * init's RUN starts a program there), so the release need not look
+	 * again (sandbox_run_emptied). */
+	bool emptied;
 };
+
+/* Whatever is left in the run's cgroup killed, until none is left (the
+ * init spared in a borrowed one); 0, or negative errno. */
+int sandbox_run_emptied(struct run *run);
 
 /* A run of step s in jail j into r, nothing started yet. */
 void sandbox_run_init(struct run *run, struct jail *j, const struct step_spec *s,

@@ -131,7 +131,7 @@ int sandbox_session(struct jail *j, const struct session_spec *s, struct step_re
 	}
 	if (rc == 0) {
 		/* what is left in the cgroup goes; the pipes reach their end */
-		cgroup_step_kill(run.cg);
+		sandbox_run_emptied(&run);
 		rc = sandbox_run_finish(&run);
 	}
 	sandbox_run_release(&run);
