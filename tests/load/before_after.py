@@ -13,6 +13,10 @@ change can be told apart in the same run.
 
   hello   hello-world py3 one at a time on a keep-alive connection:
           p50 and p99 of each build and of bare python3;
+  aplusb  C++ A+B, 50 tests, each build's service time per extra test
+          ((median of a 50-test request minus median of a 1-test one,
+          builds left out) / 49), and a bare exec of the same binary from
+          this script, interleaved as hello is;
   load    hello world back to back for --seconds a level at N = workers
           and 4 x workers clients (one keep-alive connection each), in
           slices of a third of --seconds: runs a second of each build and
@@ -23,12 +27,15 @@ whether a v1 cgroup migration after 100 ms idle waits for an RCU grace
 period on this boot.
 
   tests/load/before_after.py LABEL=GOBOXD[,OPTION...] LABEL=GOBOXD... [--jail bwrap|nsjail]
-      [--seconds 15] [--count 200] [--daemon-arg=--workers=2 ...]
+      [--seconds 15] [--count 200] [--rounds 12] [--skip hello,aplusb,load]
+      [--daemon-arg=--workers=2 ...]
 """
 import argparse
 import http.client
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -95,6 +102,49 @@ def phase_hello(daemons, src, tmp, count, rounds=10):
     sys.stdout.flush()
 
 
+def phase_aplusb(daemons, tmp, rounds):
+    src = os.path.join(tmp, "aplusb.cpp")
+    with open(src, "w") as f:
+        f.write(engine.APLUSB)
+    binary = os.path.join(tmp, "aplusb")
+    subprocess.run(["g++", "-O2", "-o", binary, src], check=True)
+    body50, body1 = vs_isolate.aplusb_bodies()
+    conns = {d.name: http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
+             for d in daemons}
+    served = {d.name: ([], []) for d in daemons}
+    bare = []
+
+    def goboxd(d, keep):
+        for body, out in zip((body50, body1), served[d.name]):
+            ms, res = engine.timed_accepted(d, body, conns[d.name], "A+B")
+            if keep:
+                out.append(ms - engine.build_ms(res))
+
+    def bare_tests(keep):
+        for i in range(50):
+            t = time.perf_counter()
+            vs_isolate.run_ok([binary], b"%d %d\n" % (i, i + 1), b"%d\n" % (2 * i + 1), tmp)
+            if keep:
+                bare.append((time.perf_counter() - t) * 1000)
+
+    steps = [bare_tests] + [lambda keep, d=d: goboxd(d, keep) for d in daemons]
+    for r in range(rounds + 1):
+        for step in vs_isolate.rotated(steps, r):
+            step(r > 0)  # the first round warms up (and builds)
+    for c in conns.values():
+        c.close()
+    b = statistics.median(bare)
+    print("aplusb: C++ A+B, 50 tests, %d interleaved rounds (a 50-test and a 1-test request"
+          " a round, builds left out); a bare exec from this script: %.2f ms" % (rounds, b))
+    print("| | per extra test ms | minus a bare exec |")
+    print("|---|---|---|")
+    for d in daemons:
+        s50, s1 = served[d.name]
+        extra = (statistics.median(s50) - statistics.median(s1)) / 49
+        print("| %s | %.3f | %.3f |" % (d.name, extra, extra - b))
+    sys.stdout.flush()
+
+
 def phase_load(daemons, src, tmp, seconds, slices=3):
     workers = daemons[0].info["limits"]["workers"]
     print("load: hello-world py3 back to back, %d s a system and level in %d interleaved slices"
@@ -126,6 +176,8 @@ def main():
     ap.add_argument("--jail", default="bwrap", choices=["bwrap", "nsjail"])
     ap.add_argument("--seconds", type=int, default=15)
     ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=12, help="aplusb's interleaved rounds")
+    ap.add_argument("--skip", default="", help="phases to leave out: hello,aplusb,load")
     ap.add_argument("--daemon-arg", action="append", default=[],
                     help="one more option for both daemons (repeatable)")
     a = ap.parse_args()
@@ -152,8 +204,13 @@ def main():
             print(describe(d, system.split(",")[1:]))
         print("jail %s" % a.jail)
         sys.stdout.flush()
-        phase_hello(daemons, src, tmp, a.count)
-        phase_load(daemons, src, tmp, a.seconds)
+        skip = set(filter(None, a.skip.split(",")))
+        if "hello" not in skip:
+            phase_hello(daemons, src, tmp, a.count)
+        if "aplusb" not in skip:
+            phase_aplusb(daemons, tmp, a.rounds)
+        if "load" not in skip:
+            phase_load(daemons, src, tmp, a.seconds)
         print("load average %s" % vs_isolate.loadavg())
     finally:
         for d in daemons:
