@@ -302,3 +302,40 @@ ssize_t send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, siz
 	while (n < 0 && errno == EINTR);
 	return n < 0 ? -errno : n;
 }
+
+ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds,
+		 int flags)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * SEND_FDS_MAX)];
+	} ctl;
+	struct iovec iov = { buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n;
+
+	*nfds = 0;
+	do
+		n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (*nfds < max)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}

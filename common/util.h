@@ -43,6 +43,14 @@ struct iovec;
  * negative errno (-EINVAL: more than SEND_FDS_MAX fds).
  */
 ssize_t send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds);
+/*
+ * recvmsg of one message into buf (len bytes at most) with the fds it
+ * carries, close-on-exec: at most max of them into fds (*nfds says how
+ * many), any more closed; flags as recv's, again on EINTR. Bytes read,
+ * or negative errno.
+ */
+ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds,
+		 int flags);
 
 /*
  * This program's path as /proc/self/exe gave it the first time ("" when

@@ -699,6 +699,16 @@ static void do_clear(struct init *in)
 	send_msg(in, INITMSG_CLEARED, 0, NULL, 0);
 }
 
+/* NETWORK: the namespaces a job's network is started in (network.h). */
+static void do_network(struct init *in)
+{
+	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_NETWORK_NS, 0, 0 };
+	int rc = init_seal_send_namespaces(in->sock, &h, sizeof(h));
+
+	if (rc < 0)
+		send_failed(in, 0, INITMSG_STAGE_NETWORK, -rc);
+}
+
 /* ---- the loop --------------------------------------------------------- */
 
 /* What the worker cannot see from outside: the program's /tmp is in
@@ -767,6 +777,8 @@ static int handle_packet(struct init *in)
 		do_reset(in, h.len, fds, nfds);
 	else if (h.type == INITMSG_CLEAR && nfds == 0)
 		do_clear(in);
+	else if (h.type == INITMSG_NETWORK && nfds == 0)
+		do_network(in);
 	else
 		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 drop:

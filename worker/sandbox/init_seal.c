@@ -11,6 +11,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -212,4 +213,40 @@ int init_seal_network(bool new_namespace)
 	if (rc == 0)
 		return -EADDRINUSE;
 	return rc < 0 ? rc : 0;
+}
+
+int init_seal_send_namespaces(int sock, const void *msg, size_t len)
+{
+	struct iovec iov = { (void *)msg, len };
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	int fds[2] = { open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC),
+		       open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC) };
+	int rc = 0;
+	ssize_t n;
+
+	if (fds[0] < 0 || fds[1] < 0) {
+		rc = -errno;
+		goto out;
+	}
+	memset(u.buf, 0, sizeof(u.buf));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		rc = -errno;
+out:
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return rc;
 }

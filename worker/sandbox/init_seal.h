@@ -9,6 +9,7 @@
 #define GOBOXD_SANDBOX_INIT_SEAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The init's own binary, self, unmounted (it is mapped already), the root
  * read-only, every mount nosuid, and nodev but for the device nodes bound
@@ -22,5 +23,10 @@ int init_seal_proc(void);
  * the check that no interface works. 0, -EADDRINUSE when one does, or
  * -errno. */
 int init_seal_network(bool new_namespace);
+
+/* For a job's network (NETWORK, initmsg.h): the init's user and network
+ * namespaces, opened here as only the init may, sent on sock as two fds
+ * beside the message msg (len bytes). 0 or -errno. */
+int init_seal_send_namespaces(int sock, const void *msg, size_t len);
 
 #endif

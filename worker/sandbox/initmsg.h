@@ -42,6 +42,12 @@
  *                               cgroup's counters back
  *   init   -> worker  CLEARED   done (id 0), or FAILED with id 0, stage
  *                               TMP
+ *   worker -> init    NETWORK   a job's network starts (worker/sandbox/
+ *                               network.h): the namespaces to enter, which
+ *                               only the init may open (it is not dumpable)
+ *   init   -> worker  NETWORK_NS two fds, its user namespace and its
+ *                               network namespace (id 0), or FAILED with
+ *                               id 0, stage NETWORK
  *
  * Every RUN carries an id that its answers repeat, so several programs may
  * run in one jail at once (two sides of an interactive test). The worker
@@ -59,7 +65,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INITMSG_VERSION 8
+#define INITMSG_VERSION 9
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -87,6 +93,8 @@ enum initmsg_type {
 	INITMSG_RESET_DONE,
 	INITMSG_CLEAR,
 	INITMSG_CLEARED,
+	INITMSG_NETWORK,
+	INITMSG_NETWORK_NS,
 };
 
 struct initmsg_hdr {
@@ -157,6 +165,7 @@ enum initmsg_stage {
 	INITMSG_STAGE_SIGNALS,
 	INITMSG_STAGE_RESET,
 	INITMSG_STAGE_TTY,
+	INITMSG_STAGE_NETWORK,
 };
 
 struct initmsg_failed {

@@ -591,12 +591,29 @@ static int may_serve_again(struct jail *j, char *err, size_t errlen)
 	return 0;
 }
 
-/* What a request to the init may carry: a body and one fd. */
+/* What a request to the init may carry: a body and one fd; and the fds
+ * its answer brings, when it brings any (ngot of them into got). */
 struct init_arg {
 	const void *body;
 	size_t len;
 	int fd;
+	int *got;
+	size_t ngot;
 };
+
+/* The fds an answer brought: those the request awaits, or closed. */
+static int take_fds(const struct init_arg *arg, int *fds, size_t n)
+{
+	size_t want = arg ? arg->ngot : 0;
+
+	if (n == want && want > 0) {
+		memcpy(arg->got, fds, n * sizeof(int));
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	return n == want ? 0 : -EPROTO;
+}
 
 /*
  * One request to the init and its answer with id 0: done, or FAILED (its
@@ -616,6 +633,8 @@ static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *wh
 	} m;
 	struct pollfd pf = { .fd = j->sock, .events = POLLIN };
 	uint64_t deadline = now_ms() + JAIL_ASK_TIMEOUT_MS;
+	int fds[2];
+	size_t nfds;
 	char said[256];
 	ssize_t sent = send_fds(j->sock, iov, ARRAY_SIZE(iov), arg ? &arg->fd : NULL,
 				arg && arg->fd >= 0 ? 1 : 0);
@@ -636,21 +655,40 @@ static int ask_init(struct jail *j, uint32_t type, uint32_t done, const char *wh
 				 JAIL_ASK_TIMEOUT_MS);
 			return -ETIMEDOUT;
 		}
-		n = recv(j->sock, &m, sizeof(m), MSG_DONTWAIT);
+		n = recv_fds(j->sock, &m, sizeof(m), fds, ARRAY_SIZE(fds), &nfds, MSG_DONTWAIT);
 		if (n < (ssize_t)sizeof(m.h) || m.h.magic != INITMSG_MAGIC) {
+			take_fds(NULL, fds, nfds);
 			snprintf(err, errlen, "the init's answer to %s: %s", what,
 				 n == 0 ? "it is gone" : strerror(EPROTO));
 			return -EPROTO;
 		}
-		if (m.h.id != 0)
-			continue;
-		if (m.h.type == done)
+		if (m.h.id != 0 || m.h.type != done) {
+			take_fds(NULL, fds, nfds);
+			if (m.h.id != 0)
+				continue;
+		} else if (take_fds(arg, fds, nfds) < 0) {
+			snprintf(err, errlen, "the init's answer to %s: %s", what, strerror(EPROTO));
+			return -EPROTO;
+		} else {
 			return 0;
+		}
 		jail_said(j, said, sizeof(said));
 		snprintf(err, errlen, "the init could not do %s: %s", what,
 			 said[0] ? said : "no reason given");
 		return -EIO;
 	}
+}
+
+int jail_namespaces(struct jail *j, int fds[2], char *err, size_t errlen)
+{
+	struct init_arg arg = { .fd = -1, .got = fds, .ngot = 2 };
+
+	return ask_init(j, INITMSG_NETWORK, INITMSG_NETWORK_NS, "NETWORK", &arg, err, errlen);
+}
+
+pid_t jail_init_pid(const struct jail *j)
+{
+	return j->init_pid;
 }
 
 /*
@@ -692,7 +730,8 @@ static int new_disk(struct jail *j, char *err, size_t errlen)
  * the new disk's box, when there is one, mounted at the old one's. */
 static int reset_init(struct jail *j, char *err, size_t errlen)
 {
-	struct init_arg box = { JAILPATH_BOX, sizeof(JAILPATH_BOX), j->next_box };
+	struct init_arg box = { .body = JAILPATH_BOX, .len = sizeof(JAILPATH_BOX),
+				.fd = j->next_box };
 	int rc = ask_init(j, INITMSG_RESET, INITMSG_RESET_DONE, "RESET",
 			  j->next_box >= 0 ? &box : NULL, err, errlen);
 

@@ -93,6 +93,8 @@ int jail_start_with(const struct jail_shared *shared, const struct jail_opts *o,
  * what the jail binary said.
  */
 int jail_ready(struct jail *j, int timeout_ms, char *err, size_t errlen);
+/* How long a step waits for the jail's init to say it is ready. */
+#define JAIL_READY_MS 10000
 /*
  * After its job, once every step of it has ended: make the jail serve the
  * next job as a new one would. The init kills and reaps every process and
@@ -140,6 +142,15 @@ gid_t jail_gid(const struct jail *j);
 const struct jail_shared *jail_shared_of(const struct jail *j);
 /* The socket to the init, for a run's loop (sandbox_run.c). */
 int jail_sock(const struct jail *j);
+/*
+ * The init's user and network namespaces, as two fds (NETWORK, initmsg.h),
+ * for a job's network (worker/sandbox/network.h). 0, or negative errno
+ * with the reason in err.
+ */
+int jail_namespaces(struct jail *j, int fds[2], char *err, size_t errlen);
+/* The init's pid on this host, once it waits in the jail's first cgroup
+ * (jail_ready); 0 while it is not known. */
+pid_t jail_init_pid(const struct jail *j);
 /* A new id for a RUN message. */
 uint32_t jail_next_id(struct jail *j);
 /* Mark a jail unusable (its init died or broke the protocol). */

@@ -19,8 +19,6 @@
 
 /* How often a running program's CPU time is read. */
 #define CPU_POLL_MS 50
-/* How long the jail's init may take to say it is ready. */
-#define JAIL_READY_MS 10000
 
 struct run {
 	struct jail *j;
