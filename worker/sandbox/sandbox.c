@@ -28,6 +28,7 @@
 #include "worker/cgroup/cgroup.h"
 #include "worker/sandbox/disks.h"
 #include "worker/sandbox/jail.h"
+#include "worker/sandbox/network.h"
 #include "worker/sandbox/sandbox_ctx.h"
 #include "worker/sandbox/seccomp.h"
 
@@ -217,6 +218,38 @@ static void resolve_mounts(struct jail_shared *shared)
 	}
 }
 
+/*
+ * A job's network asks slirp4netns's resolver (network.h): the jail's
+ * /etc/resolv.conf says so, bound from a file of the jail dir (on the job
+ * disk when there is one, which this process sees alone), written whole
+ * under a name of its own first, as workers that share the jail dir each
+ * write it.
+ */
+static int add_resolv_conf(struct jail_shared *shared, char *err, size_t errlen)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 16];
+	size_t len = strlen(NETWORK_RESOLV_CONF);
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", shared->jail_dir, NETWORK_RESOLV_CONF_NAME);
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, NETWORK_RESOLV_CONF, len) != (ssize_t)len ||
+	    fchmod(fd, 0644) < 0 || rename(tmp, path) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		unlink(tmp);
+		snprintf(err, errlen, "writing %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	add_mount(shared, JAIL_MOUNT_RO_BIND, "/etc/resolv.conf", NULL);
+	free(shared->mounts[shared->nmounts - 1].src);
+	shared->mounts[shared->nmounts - 1].src = xstrdup(path);
+	return 0;
+}
+
 /* The languages' extra paths, each once. */
 static void copy_ro_mounts(struct jail_shared *shared, const char *const *in)
 {
@@ -331,6 +364,8 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	if (rc < 0)
 		goto fail;
 	resolve_mounts(&sandbox->shared);
+	if (o->network && (rc = add_resolv_conf(&sandbox->shared, err, errlen)) < 0)
+		goto fail;
 	copy_ro_mounts(&sandbox->shared, o->ro_mounts);
 	read_version(sandbox);
 	*out = sandbox;

@@ -58,6 +58,9 @@ struct sandbox_opts {
 	/* How many jobs one jail serves, reset between them (jail_recycle);
 	 * 0 or 1: a new jail for every job. */
 	unsigned jobs_per_jail;
+	/* Jobs may have a network (worker/sandbox/network.h): every jail's
+	 * /etc/resolv.conf names its resolver, a file of the jail dir. */
+	bool network;
 };
 
 /*
@@ -82,6 +85,7 @@ struct jail_shared;
 const struct jail_shared *sandbox_jail_shared(const struct sandbox *sandbox);
 
 struct jail;
+struct network;
 
 struct step_spec {
 	const char *const *argv;    /* argv[0]: absolute, or relative to the box */
@@ -109,6 +113,9 @@ struct step_spec {
 	 * session's build, shown as it goes); NULL: nothing to call. */
 	void (*on_output)(void *arg, bool is_err, const char *data, size_t len);
 	void *output_arg;
+	/* The job's network (worker/sandbox/network.h): its caps checked as
+	 * the program runs. NULL: none. */
+	struct network *network;
 };
 
 struct step_result {

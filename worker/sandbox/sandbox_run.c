@@ -31,6 +31,7 @@
 #include "worker/sandbox/policy.h"
 #include "worker/cgroup/cgroup.h"
 #include "worker/sandbox/jail.h"
+#include "worker/sandbox/network.h"
 #include "worker/sandbox/procctl.h"
 #include "worker/sandbox/sandbox_ctx.h"
 #include "worker/sandbox/sandbox_run.h"
@@ -527,6 +528,8 @@ static void check_cpu(struct run *run)
 
 	if (run->s->limits.cpu_ms && cgroup_step_cpu_us(run->cg, &us) == 0)
 		sandbox_run_cpu_limit(run, us);
+	/* as often: the network's caps */
+	network_check(run->s->network);
 }
 
 static int next_timeout(struct run *run, uint64_t now)

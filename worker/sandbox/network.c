@@ -1,0 +1,496 @@
+#include "autoconf.h"
+
+#include "worker/sandbox/network.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <ifaddrs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "worker/sandbox/jail.h"
+
+/* How long slirp4netns may take to say it is ready. */
+#define NETWORK_READY_MS 5000
+/* The interface it makes in the namespace. */
+#define NETWORK_IFACE "tap0"
+
+struct range {
+	uint32_t addr;  /* host order */
+	unsigned prefix;
+};
+
+/* Never reached, whatever the operator allows. */
+static const struct range never[] = {
+	{ 0x00000000u, 8 },  /* "this network": Linux connects 0.0.0.0 to the local host */
+	{ 0x7f000000u, 8 },  /* loopback */
+	{ 0xa9fe0000u, 16 }, /* link-local: the clouds' metadata services, 169.254.169.254 */
+	{ 0xe0000000u, 4 },  /* multicast */
+	{ 0xf0000000u, 4 },  /* reserved, and the broadcast address */
+	{ 0x646464c8u, 32 }, /* Alibaba Cloud's metadata service, 100.100.100.200 */
+	{ 0xa83f8110u, 32 }, /* Azure's WireServer, 168.63.129.16 */
+};
+
+/* Not on the internet: another machine of the operator's, unless
+ * --network-allow lets one through. */
+static const struct range private_ranges[] = {
+	{ 0x0a000000u, 8 },  /* 10.0.0.0/8 */
+	{ 0xac100000u, 12 }, /* 172.16.0.0/12 */
+	{ 0xc0a80000u, 16 }, /* 192.168.0.0/16 */
+	{ 0x64400000u, 10 }, /* 100.64.0.0/10, carrier-grade NAT */
+	{ 0xc6120000u, 15 }, /* 198.18.0.0/15, benchmarking */
+	{ 0xc0000000u, 24 }, /* 192.0.0.0/24, IETF protocol assignments */
+	{ 0xc0000200u, 24 }, /* 192.0.2.0/24, documentation */
+	{ 0xc6336400u, 24 }, /* 198.51.100.0/24, documentation */
+	{ 0xcb007100u, 24 }, /* 203.0.113.0/24, documentation */
+};
+
+static uint32_t mask_of(unsigned prefix)
+{
+	return prefix ? ~0u << (32 - prefix) : 0;
+}
+
+/* a/ap holds all of b/bp. */
+static bool covers(uint32_t a, unsigned ap, uint32_t b, unsigned bp)
+{
+	return ap <= bp && ((a ^ b) & mask_of(ap)) == 0;
+}
+
+static int emit(struct network_route *out, size_t max, size_t *n, uint32_t addr, unsigned prefix)
+{
+	if (*n >= max)
+		return -E2BIG;
+	out[(*n)++] = (struct network_route){ addr & mask_of(prefix), prefix };
+	return 0;
+}
+
+/* addr/prefix less every allowed IPv4 network: whole, in halves, or not
+ * at all. */
+static int emit_less(const struct cidr_list *allow, uint32_t addr, unsigned prefix,
+		     struct network_route *out, size_t max, size_t *n)
+{
+	bool inside = false;
+	int rc;
+
+	for (size_t i = 0; allow && i < allow->n; i++) {
+		const struct cidr *c = &allow->v[i];
+		uint32_t a;
+
+		if (c->family != AF_INET)
+			continue;
+		memcpy(&a, c->addr, sizeof(a));
+		a = ntohl(a);
+		if (covers(a, c->prefix, addr, prefix))
+			return 0;
+		if (covers(addr, prefix, a, c->prefix))
+			inside = true;
+	}
+	if (!inside)
+		return emit(out, max, n, addr, prefix);
+	rc = emit_less(allow, addr, prefix + 1, out, max, n);
+	if (rc == 0)
+		rc = emit_less(allow, addr | (1u << (31 - prefix)), prefix + 1, out, max, n);
+	return rc;
+}
+
+int network_routes(const struct cidr_list *allow, const uint32_t *host, size_t nhost,
+		   struct network_route *out, size_t max)
+{
+	size_t n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(private_ranges); i++)
+		rc = emit_less(allow, private_ranges[i].addr, private_ranges[i].prefix, out, max, &n);
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(never); i++)
+		rc = emit(out, max, &n, never[i].addr, never[i].prefix);
+	/* after the allowed ones: no operator lifts this host's own */
+	for (size_t i = 0; rc == 0 && i < nhost; i++)
+		rc = emit(out, max, &n, host[i], 32);
+	return rc < 0 ? rc : (int)n;
+}
+
+const char *network_cut_name(enum network_cut cut)
+{
+	switch (cut) {
+	case NETWORK_CUT_BYTES:
+		return "bytes";
+	case NETWORK_CUT_CONNECTIONS:
+		return "connections";
+	case NETWORK_CUT_FAILED:
+		return "failed";
+	case NETWORK_CUT_NONE:
+		break;
+	}
+	return NULL;
+}
+
+/* ---- one job's network ------------------------------------------------ */
+
+struct network {
+	pid_t slirp;             /* 0 once it is gone */
+	int exit_w;              /* closing it tells slirp4netns to exit */
+	char dev[64], tcp[64], tcp6[64]; /* the namespace's counters, in /proc */
+	uint64_t max_bytes;
+	unsigned max_connections;
+	struct network_usage u;
+};
+
+/* This host's IPv4 addresses (host order), at most max. */
+static size_t host_addresses(uint32_t *out, size_t max)
+{
+	struct ifaddrs *list;
+	size_t n = 0;
+
+	if (getifaddrs(&list) < 0)
+		return 0;
+	for (struct ifaddrs *i = list; i && n < max; i = i->ifa_next) {
+		struct sockaddr_in sin;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		memcpy(&sin, i->ifa_addr, sizeof(sin));
+		out[n++] = ntohl(sin.sin_addr.s_addr);
+	}
+	freeifaddrs(list);
+	return n;
+}
+
+/* One RTM_NEWROUTE of type prohibit: a connect there fails with EACCES. */
+struct route_msg {
+	struct nlmsghdr nh;
+	struct rtmsg rt;
+	struct rtattr dst_attr;
+	uint32_t dst;
+};
+
+static void route_msg(struct route_msg *m, const struct network_route *r, uint32_t seq)
+{
+	memset(m, 0, sizeof(*m));
+	m->nh.nlmsg_len = sizeof(*m);
+	m->nh.nlmsg_type = RTM_NEWROUTE;
+	m->nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+	m->nh.nlmsg_seq = seq;
+	m->rt.rtm_family = AF_INET;
+	m->rt.rtm_dst_len = (unsigned char)r->prefix;
+	m->rt.rtm_table = RT_TABLE_MAIN;
+	m->rt.rtm_protocol = RTPROT_STATIC;
+	m->rt.rtm_scope = RT_SCOPE_UNIVERSE;
+	m->rt.rtm_type = RTN_PROHIBIT;
+	m->dst_attr.rta_len = RTA_LENGTH(sizeof(m->dst));
+	m->dst_attr.rta_type = RTA_DST;
+	m->dst = htonl(r->addr);
+}
+
+/* In the child, as the jail's uid: into the jail's namespaces, then each
+ * route, acknowledged. 0 or an errno. */
+static int child_routes(int userns, int netns, const struct route_msg *msgs, size_t n)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct nlmsgerr err;
+	} ack;
+	int sock;
+
+	if (setns(userns, CLONE_NEWUSER) < 0 || setns(netns, CLONE_NEWNET) < 0)
+		return errno;
+	sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (sock < 0)
+		return errno;
+	for (size_t i = 0; i < n; i++) {
+		ssize_t got;
+
+		if (send(sock, &msgs[i], sizeof(msgs[i]), 0) < 0)
+			return errno;
+		got = recv(sock, &ack, sizeof(ack), 0);
+		if (got < (ssize_t)sizeof(ack) || ack.nh.nlmsg_type != NLMSG_ERROR)
+			return EPROTO;
+		if (ack.err.error != 0)
+			return -ack.err.error;
+	}
+	return 0;
+}
+
+/* The child's first steps: the jail's ids (the namespaces are theirs),
+ * and an end with the worker. 0 or an errno. */
+static int child_become(uid_t uid, gid_t gid, pid_t parent)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return errno;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return errno;
+	return getppid() == parent ? 0 : ESRCH;
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(status))
+		return -WEXITSTATUS(status);
+	return -EINTR;
+}
+
+/* The policy's routes in the namespace ns[1], entered through ns[0]. */
+static int set_routes(struct jail *j, const struct network_policy *p, const int ns[2],
+		      char *err, size_t errlen)
+{
+	uint32_t host[64];
+	size_t nhost = host_addresses(host, ARRAY_SIZE(host));
+	struct network_route *routes = xcalloc(NETWORK_MAX_ROUTES, sizeof(*routes));
+	struct route_msg *msgs = NULL;
+	int n = network_routes(p->allow, host, nhost, routes, NETWORK_MAX_ROUTES), rc;
+	pid_t parent = getpid(), pid;
+
+	if (n < 0) {
+		free(routes);
+		snprintf(err, errlen, "too many routes for the network's policy");
+		return n;
+	}
+	msgs = xcalloc((size_t)n, sizeof(*msgs));
+	for (int i = 0; i < n; i++)
+		route_msg(&msgs[i], &routes[i], (uint32_t)i + 1);
+	pid = fork();
+	if (pid == 0) {
+		int e = child_become(jail_uid(j), jail_gid(j), parent);
+
+		_exit(e ? e : child_routes(ns[0], ns[1], msgs, (size_t)n));
+	}
+	rc = pid < 0 ? -errno : wait_child(pid);
+	free(msgs);
+	free(routes);
+	if (rc < 0)
+		snprintf(err, errlen, "setting the network's routes: %s", strerror(-rc));
+	return rc;
+}
+
+/* slirp4netns, as the jail's uid, told the namespaces by their fds; its
+ * readiness read from ready_r. 0 and n->slirp, or negative errno. */
+static int start_slirp(struct network *n, struct jail *j, const struct network_policy *p,
+		       const int ns[2], char *err, size_t errlen)
+{
+	int ready[2], quit[2], rc;
+	pid_t parent = getpid(), pid;
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(quit, O_CLOEXEC) < 0) {
+		rc = -errno;
+		close(ready[0]);
+		close(ready[1]);
+		return rc;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* fds 3 to 6, in this order: ready, exit, userns, netns */
+		int keep[4] = { ready[1], quit[0], ns[0], ns[1] };
+		int e = child_become(jail_uid(j), jail_gid(j), parent);
+
+		for (int i = 0; i < 4 && e == 0; i++)
+			if ((keep[i] = fcntl(keep[i], F_DUPFD, 16)) < 0)
+				e = errno;
+		for (int i = 0; i < 4 && e == 0; i++)
+			if (dup2(keep[i], 3 + i) < 0)
+				e = errno;
+		/* what it says of its work is not the worker's log */
+		for (int i = 0, null = open("/dev/null", O_RDWR); i < 3 && e == 0; i++)
+			if (null < 0 || dup2(null, i) < 0)
+				e = errno;
+		if (e == 0) {
+			static char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
+			char *const argv[] = {
+				(char *)p->slirp4netns, "--configure", "--mtu=65520",
+				"--disable-host-loopback", "--enable-seccomp", "--ready-fd=3",
+				"--exit-fd=4", "--userns-path=/proc/self/fd/5",
+				"--netns-type=path", "/proc/self/fd/6", NETWORK_IFACE, NULL,
+			};
+
+			close_range(7, ~0u, 0);
+			execve(p->slirp4netns, argv, envp);
+			e = errno;
+		}
+		_exit(e ? e : 127);
+	}
+	rc = pid < 0 ? -errno : 0;
+	close(ready[1]);
+	close(quit[0]);
+	if (rc == 0) {
+		struct pollfd pf = { .fd = ready[0], .events = POLLIN };
+		int r;
+
+		do
+			r = poll(&pf, 1, NETWORK_READY_MS);
+		while (r < 0 && errno == EINTR);
+		if (r <= 0 || read(ready[0], &c, 1) != 1) {
+			kill(pid, SIGKILL);
+			rc = wait_child(pid);
+			snprintf(err, errlen, "slirp4netns (%s) did not become ready: %s",
+				 p->slirp4netns, r <= 0 ? "it took too long" : strerror(-rc));
+			rc = -EIO;
+		}
+	} else {
+		snprintf(err, errlen, "starting slirp4netns: %s", strerror(-rc));
+	}
+	close(ready[0]);
+	if (rc < 0) {
+		close(quit[1]);
+		return rc;
+	}
+	n->slirp = pid;
+	n->exit_w = quit[1];
+	return 0;
+}
+
+int network_open(struct jail *j, const struct network_policy *p, struct network **out,
+		 char *err, size_t errlen)
+{
+	struct network *n;
+	int ns[2] = { -1, -1 }, rc;
+	pid_t init;
+
+	/* a job whose language builds nothing has not waited for it yet */
+	rc = jail_ready(j, JAIL_READY_MS, err, errlen);
+	if (rc < 0)
+		return rc;
+	init = jail_init_pid(j);
+	if (init <= 0) {
+		snprintf(err, errlen, "the jail's init is not known: no network for it");
+		return -ESRCH;
+	}
+	rc = jail_namespaces(j, ns, err, errlen);
+	if (rc < 0)
+		return rc;
+	n = xcalloc(1, sizeof(*n));
+	n->exit_w = -1;
+	n->max_bytes = p->max_bytes;
+	n->max_connections = p->max_connections;
+	snprintf(n->dev, sizeof(n->dev), "/proc/%d/net/dev", (int)init);
+	snprintf(n->tcp, sizeof(n->tcp), "/proc/%d/net/tcp", (int)init);
+	snprintf(n->tcp6, sizeof(n->tcp6), "/proc/%d/net/tcp6", (int)init);
+	rc = set_routes(j, p, ns, err, errlen);
+	if (rc == 0)
+		rc = start_slirp(n, j, p, ns, err, errlen);
+	close(ns[0]);
+	close(ns[1]);
+	if (rc < 0) {
+		free(n);
+		return rc;
+	}
+	*out = n;
+	return 0;
+}
+
+/* A small /proc file whole into buf; its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, off = 0;
+
+	if (fd < 0)
+		return -1;
+	while (off + 1 < (ssize_t)len && (n = read(fd, buf + off, len - 1 - (size_t)off)) > 0)
+		off += n;
+	close(fd);
+	buf[off] = '\0';
+	return off;
+}
+
+/* The interface's bytes, headers included: what it received from
+ * slirp4netns the programs received. */
+static void read_bytes(struct network *n)
+{
+	char buf[4096], *line;
+	unsigned long long rx, tx;
+
+	if (read_small(n->dev, buf, sizeof(buf)) < 0 ||
+	    !(line = strstr(buf, NETWORK_IFACE ":")))
+		return;
+	if (sscanf(line + strlen(NETWORK_IFACE ":"), "%llu %*u %*u %*u %*u %*u %*u %*u %llu",
+		   &rx, &tx) != 2)
+		return;
+	n->u.bytes_received = rx;
+	n->u.bytes_sent = tx;
+}
+
+/* TCP sockets of the namespace that hold a connection: neither listening
+ * (0A), nor closed (07), nor in TIME_WAIT (06), which a connection the
+ * program closed keeps for a minute. */
+static unsigned count_connections(const char *path)
+{
+	char buf[65536];
+	unsigned count = 0;
+
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (char *line = strchr(buf, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		unsigned state;
+
+		if (sscanf(line + 1, "%*s %*s %*s %x", &state) == 1 && state != 0x0a &&
+		    state != 0x07 && state != 0x06)
+			count++;
+	}
+	return count;
+}
+
+static void cut(struct network *n, enum network_cut why)
+{
+	if (!n->slirp)
+		return;
+	kill(n->slirp, SIGKILL);
+	wait_child(n->slirp);
+	n->slirp = 0;
+	if (n->u.cut == NETWORK_CUT_NONE)
+		n->u.cut = why;
+}
+
+void network_check(struct network *n)
+{
+	if (!n || !n->slirp)
+		return;
+	read_bytes(n);
+	if (n->u.bytes_sent + n->u.bytes_received > n->max_bytes) {
+		cut(n, NETWORK_CUT_BYTES);
+		return;
+	}
+	if (count_connections(n->tcp) + count_connections(n->tcp6) > n->max_connections) {
+		cut(n, NETWORK_CUT_CONNECTIONS);
+		return;
+	}
+	if (waitpid(n->slirp, NULL, WNOHANG) == n->slirp) {
+		n->slirp = 0;
+		n->u.cut = NETWORK_CUT_FAILED;
+	}
+}
+
+void network_close(struct network *n, struct network_usage *u)
+{
+	if (!n)
+		return;
+	network_check(n);
+	if (n->slirp) {
+		kill(n->slirp, SIGKILL);
+		wait_child(n->slirp);
+	}
+	if (n->exit_w >= 0)
+		close(n->exit_w);
+	if (u)
+		*u = n->u;
+	free(n);
+}
