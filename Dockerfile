@@ -40,7 +40,8 @@ RUN ./setup.sh build-deps \
     done
 
 FROM debian:12
-# Runtime libraries of goboxd and nsjail, bubblewrap, curl for the health
+# Runtime libraries of goboxd and nsjail, bubblewrap, slirp4netns for a
+# job's network (goboxd --network), curl for the health
 # check, and for a container that is not privileged
 # (deploy/kubernetes-unprivileged): uidmap, and root's subordinate range,
 # ids 1-65535 of the pod's own user namespace, onto which goboxd maps the
@@ -50,7 +51,7 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libcjson1 libyaml-0-2 libcap2 libsystemd0 libseccomp2 \
       libsqlite3-0 libpq5 libzip4 libcurl4 libwslay1 \
-      libprotobuf32 libnl-route-3-200 bubblewrap curl uidmap \
+      libprotobuf32 libnl-route-3-200 bubblewrap slirp4netns curl uidmap \
  && rm -rf /var/lib/apt/lists/* \
  && echo root:1:65535 | tee /etc/subuid /etc/subgid >/dev/null
 WORKDIR /opt/goboxd

@@ -79,7 +79,7 @@ build_deps() {
 deps() {
 	build_deps
 	apt_install \
-		git ca-certificates bubblewrap uidmap \
+		git ca-certificates bubblewrap uidmap slirp4netns iproute2 \
 		cppcheck clang-tidy curl python3 python3-pytest python3-pytest-xdist python3-yaml procps wrk \
 		chromium chromium-driver python3-selenium \
 		haproxy postgresql \

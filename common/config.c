@@ -170,6 +170,18 @@ static const struct opt opts[] = {
 	  " refused", "16M" },
 	{ "callback-senders", OT_UINT, F(callback_senders), 1, 64,
 	  "a worker's callback threads; receivers slow to answer share half", "8" },
+	{ "network", OT_BOOL, F(network), 0, 1,
+	  "let a request ask for a network: a user-mode stack (slirp4netns) per job, which"
+	  " reaches neither this host nor private ranges", "false" },
+	{ "network-allow", OT_STR, F(network_allow), 0, 0,
+	  "private IPv4 networks a job's network may reach, as CIDRs: 10.2.0.0/16"
+	  " (default: none)", NULL },
+	{ "network-max-bytes", OT_BYTES64, F(network_max_bytes), 4096, 1024 * GiB,
+	  "a job's network traffic, both ways together; past it the network ends", "64M" },
+	{ "network-max-connections", OT_UINT, F(network_max_connections), 1, 256,
+	  "a job's TCP connections at once; past it the network ends", "32" },
+	{ "slirp4netns-path", OT_STR, F(slirp4netns_path), 0, 0, "slirp4netns binary",
+	  "/usr/bin/slirp4netns" },
 	{ "auth-tokens", OT_STR, F(auth_tokens_file), 0, 0,
 	  "file of API tokens, one per line: every request then needs one (default: none)", NULL },
 	{ "auth-probes", OT_BOOL, F(auth_probes), 0, 1,
@@ -717,6 +729,7 @@ int config_resolve_paths(struct config *c, const char *cwd, char *err, size_t er
 		{ "nsjail-path", &c->nsjail_path }, { "bwrap-path", &c->bwrap_path },
 		{ "cgroup-root", &c->cgroup_root },
 		{ "try-page-xterm-dir", &c->try_page_xterm_dir },
+		{ "slirp4netns-path", &c->slirp4netns_path },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
@@ -854,6 +867,19 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 		char why[512];
 
 		snprintf(why, sizeof(why), "--callback-allow-networks: %s", err);
+		snprintf(err, errlen, "%s", why);
+		return -EINVAL;
+	}
+	if (rc == 0 && c->network && access(c->slirp4netns_path, X_OK) < 0) {
+		snprintf(err, errlen,
+			 "--network: no slirp4netns at %s (apt-get install slirp4netns, or "
+			 "--slirp4netns-path)", c->slirp4netns_path);
+		return -EINVAL;
+	}
+	if (rc == 0 && cidr_list_parse(c->network_allow, &c->network_nets, err, errlen) < 0) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "--network-allow: %s", err);
 		snprintf(err, errlen, "%s", why);
 		return -EINVAL;
 	}

@@ -101,6 +101,14 @@ struct config {
 	size_t callback_host_queue_bytes; /* those of one receiver (host:port) */
 	unsigned callback_senders;  /* a worker's callback threads */
 
+	/* a job's network, where a request asks (worker/sandbox/network.h) */
+	bool network;               /* requests may ask for one */
+	char *network_allow;        /* private IPv4 CIDRs it may reach; NULL: none */
+	struct cidr_list network_nets; /* those, parsed by config_build */
+	uint64_t network_max_bytes; /* its traffic, both ways together */
+	unsigned network_max_connections; /* its TCP connections at once */
+	char *slirp4netns_path;
+
 	/* who may use the APIs (common/auth.h) */
 	char *auth_tokens_file;     /* NULL or "": everyone */
 	struct auth *auth;          /* its tokens, read by config_build */

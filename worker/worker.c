@@ -556,6 +556,7 @@ static void setup_sandbox(struct worker *w)
 		.disk_bytes = cfg->job_disk_kb * 1024,
 		.disk_files = cfg->job_disk_files,
 		.jobs_per_jail = cfg->jobs_per_jail,
+		.network = cfg->network,
 	};
 	const char **mounts = langtab_mounts(w->ctx->langs);
 	int rc;
@@ -594,6 +595,14 @@ static int start_job_thread(struct worker *w)
 	struct job_env env = { .cfg = w->cfg, .uid = w->uid, .gid = w->gid, .sandbox = w->sandbox,
 			       .judge_uid = w->judge_uid, .judge_gid = w->judge_uid,
 			       .cache = w->cache };
+
+	w->network = (struct network_policy){
+		.slirp4netns = w->cfg->slirp4netns_path,
+		.allow = &w->cfg->network_nets,
+		.max_bytes = w->cfg->network_max_bytes,
+		.max_connections = w->cfg->network_max_connections,
+	};
+	env.network = w->cfg->network ? &w->network : NULL;
 
 	int rc = jobthread_start(&w->job, &env, w->evfd);
 

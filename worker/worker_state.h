@@ -15,6 +15,7 @@
 #include "worker/conn.h"
 #include "worker/http/routes.h"
 #include "worker/jobthread.h"
+#include "worker/sandbox/network.h"
 #include "worker/outbox.h"
 #include "worker/submissions.h"
 #include "worker/worker_ctx.h"
@@ -44,6 +45,7 @@ struct worker {
 	char job_path[64];
 	uid_t uid;
 	gid_t gid;
+	struct network_policy network; /* its jobs' network, where --network allows one */
 	uid_t judge_uid;        /* its jobs' judge programs (gid the same) */
 	struct submissions subs;  /* Judge0's, kept in the store */
 	struct outbox callbacks;

@@ -466,3 +466,29 @@ Test(config, the_tables_defaults_are_the_documented_ones)
 	cr_expect_not_null(c.store);
 	config_free(&c);
 }
+
+/* --network: its stack must be there, and its allow list must parse. */
+Test(config, network_needs_slirp4netns_and_a_valid_allow_list)
+{
+	char *missing[] = { "goboxd", "--network", "--slirp4netns-path", "/nonexistent/slirp4netns",
+			    NULL };
+	char *bad_net[] = { "goboxd", "--network-allow", "10.1.2.0/33", NULL };
+	char *good[] = { "goboxd", "--network-allow", "10.1.2.0/24,fd00::/8", "--network-max-bytes",
+			 "1M", "--network-max-connections", "8", NULL };
+	char *const envp[] = { NULL };
+	struct config c;
+	bool exit_now;
+
+	cr_assert_eq(config_build(&c, 4, missing, envp, &exit_now, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "no slirp4netns at /nonexistent/slirp4netns"), "got: %s", err);
+	config_free(&c);
+	cr_assert_eq(config_build(&c, 3, bad_net, envp, &exit_now, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "--network-allow"), "got: %s", err);
+	config_free(&c);
+	cr_assert_eq(config_build(&c, 7, good, envp, &exit_now, err, sizeof(err)), 0, "%s", err);
+	cr_assert(!c.network, "off unless asked");
+	cr_assert_eq(c.network_nets.n, 2);
+	cr_assert_eq(c.network_max_bytes, 1024 * 1024);
+	cr_assert_eq(c.network_max_connections, 8);
+	config_free(&c);
+}

@@ -578,8 +578,13 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 	url = string_field(&c, "callback_url", 2048);
 	runs = integer_field(&c, "number_of_runs", J0_RUNS, 0, false, J0_MAX_RUNS);
 	j->redirect = bool_field(&c, "redirect_stderr_to_stdout", false);
-	if (bool_field(&c, "enable_network", false))
-		field_error(&c, "enable_network", "enabling network is not allowed");
+	/* the tests' network, where the operator allows it (--network) */
+	if (bool_field(&c, "enable_network", false)) {
+		if (cfg->network)
+			r->network = true;
+		else
+			field_error(&c, "enable_network", "enabling network is not allowed");
+	}
 	if (url && callback_url_check(url, why, sizeof(why)) < 0)
 		field_error(&c, "callback_url", "%s", why);
 	if (r->lang) {

@@ -153,7 +153,7 @@ static cJSON *config_info(const struct config *cfg)
 	/* seconds in Judge0; 0: no cache (goboxd answers from its store) */
 	cJSON_AddNumberToObject(o, "submission_cache_duration", 0);
 	cJSON_AddBoolToObject(o, "use_docs_as_homepage", false);
-	cJSON_AddBoolToObject(o, "allow_enable_network", false);
+	cJSON_AddBoolToObject(o, "allow_enable_network", cfg->network);
 	cJSON_AddBoolToObject(o, "enable_network", false);
 	return o;
 }

@@ -484,6 +484,32 @@ static int check_judge(struct native_ctx *c, const cJSON *root)
 	return 0;
 }
 
+/* "network": true gives the tests a network: only where the operator
+ * allows it (--network), and not beside an interactor, the one a
+ * solution talks to. */
+static int parse_network(struct native_ctx *c, const cJSON *root)
+{
+	bool want = false;
+
+	if (api_run_read_bool(c, root, "network", "network", &want) < 0)
+		return -EINVAL;
+	if (!want)
+		return 0;
+	if (!c->cfg->network) {
+		api_run_read_refuse(c->e, "network_not_allowed", "network",
+				    "this server gives no job a network (goboxd --network)");
+		return -EINVAL;
+	}
+	if (c->r->interactor) {
+		api_run_read_refuse(c->e, "invalid_network", "network",
+				    "network: an interactive test's solution talks to its "
+				    "interactor alone");
+		return -EINVAL;
+	}
+	c->r->network = true;
+	return 0;
+}
+
 int api_run_parse(const char *body, size_t len, const struct langtab *t,
 		  const struct config *cfg, struct job_request **out,
 		  struct req_error *e)
@@ -492,7 +518,7 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 					    "artifact_filename", "build", "run", "tests",
 					    "compare", "files", "interactor", "checker",
 					    "stop_on_failure", "groups", "return_files",
-					    "return_files_limits", NULL };
+					    "return_files_limits", "network", NULL };
 	struct native_ctx c = { .cfg = cfg, .e = e };
 	cJSON *root = NULL;
 	int rc = -EINVAL;
@@ -513,7 +539,7 @@ int api_run_parse(const char *body, size_t len, const struct langtab *t,
 	    parse_program_fields(&c, root, t) < 0 || api_run_tests_parse(&c, root) < 0 ||
 	    parse_program(&c, root, "interactor", t, &c.r->interactor) < 0 ||
 	    parse_program(&c, root, "checker", t, &c.r->checker) < 0 || check_judge(&c, root) < 0 ||
-	    api_run_return_parse(&c, root) < 0)
+	    api_run_return_parse(&c, root) < 0 || parse_network(&c, root) < 0)
 		goto out;
 	*out = c.r;
 	c.r = NULL;

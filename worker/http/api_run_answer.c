@@ -206,6 +206,28 @@ static void add_files(cJSON *o, const struct job_request *req, const struct job_
 	cJSON_AddNumberToObject(o, "files_left_out", (double)f->left_out);
 }
 
+/*
+ * The tests' network, where the request asked for one: the bytes it
+ * carried each way, as its interface counted them, and which cap ended
+ * it early ("bytes", "connections"; "failed": the stack itself ended),
+ * or null.
+ */
+static void add_network(cJSON *o, const struct job_request *req, const struct job_result *res)
+{
+	const char *cut = network_cut_name(res->network.cut);
+	cJSON *n;
+
+	if (!req->network || !res->has_network)
+		return;
+	n = cJSON_AddObjectToObject(o, "network");
+	cJSON_AddNumberToObject(n, "bytes_sent", (double)res->network.bytes_sent);
+	cJSON_AddNumberToObject(n, "bytes_received", (double)res->network.bytes_received);
+	if (cut)
+		cJSON_AddStringToObject(n, "cut", cut);
+	else
+		cJSON_AddNullToObject(n, "cut");
+}
+
 cJSON *api_run_answer_json(const struct job_request *req, const struct job_result *res)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -228,6 +250,7 @@ cJSON *api_run_answer_json(const struct job_request *req, const struct job_resul
 			cJSON_AddItemToArray(groups, group_json(req, res, g));
 	}
 	add_files(o, req, res);
+	add_network(o, req, res);
 	if (res->internal_error)
 		cJSON_AddStringToObject(o, "internal_error", res->internal_msg);
 	return o;

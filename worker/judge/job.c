@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "worker/sandbox/policy.h"
 #include "worker/sandbox/jail.h"
+#include "worker/sandbox/network.h"
 #include "worker/judge/jobstep.h"
 #include "worker/judge/judge.h"
 
@@ -262,8 +263,8 @@ static void test_judge(const struct job_env *env, const struct job_request *req,
  * interactor.
  */
 static void run_test(const struct job_env *env, const struct job_request *req,
-		     const struct jobstep_plan *p, struct judge *judge, size_t i,
-		     struct job_result *res)
+		     const struct jobstep_plan *p, struct judge *judge, struct network *net,
+		     size_t i, struct job_result *res)
 {
 	const struct req_test *t = &req->tests[i];
 	struct test_result *tr = &res->tests[i];
@@ -273,6 +274,7 @@ static void run_test(const struct job_env *env, const struct job_request *req,
 	jobstep_spec(&s, req, p, &req->run_limits, env);
 	s.open_files = req->lang->run.open_files;
 	s.budget = &res->budget;
+	s.network = net;
 	if (!t->input_file) {
 		s.stdin_data = t->stdin_data;
 		s.stdin_len = t->stdin_len;
@@ -366,7 +368,8 @@ static void report_rest(const struct job_env *env, const struct job_request *req
  * unneeded (stop_on_failure, a group's) is skipped, never run.
  */
 static void run_tests(const struct job_env *env, const struct job_request *req,
-		      struct judge *judge, struct job_result *res, struct progress *pg)
+		      struct judge *judge, struct network *net, struct job_result *res,
+		      struct progress *pg)
 {
 	struct jobstep_plan p = { 0 };
 	int rc = jobstep_plan_make(req, &req->lang->run, req->run_flags, &req->run_limits, &p);
@@ -381,7 +384,7 @@ static void run_tests(const struct job_env *env, const struct job_request *req,
 	}
 	for (size_t i = 0; i < req->ntests && !job_cancelled(env, res); i++) {
 		if (groups_test_needed(req, pg->sts, i))
-			run_test(env, req, &p, judge, i, res);
+			run_test(env, req, &p, judge, net, i, res);
 		else
 			res->tests[i].status = TS_SKIPPED;
 		/* killed for the cancel: no verdict of its own (the job's
@@ -407,6 +410,7 @@ struct job_state {
 	struct job_result *res;
 	struct jobdir *d;
 	struct judge *judge;    /* the interactor or checker, while usable */
+	struct network *net;    /* the tests' network, where the request asked */
 	struct progress pg;
 	int fault;              /* a job fault: every test is internal_error */
 };
@@ -475,9 +479,33 @@ static void step_judge_build(struct job_state *js)
 	report(js->env, js->req, js->res, JOB_EV_JUDGE_BUILD, 0);
 }
 
+/* The tests' network, after the build (which never has one): where the
+ * request asked and the operator allows it (the parsers refuse it
+ * otherwise). */
+static void step_network(struct job_state *js)
+{
+	char err[256];
+	int rc;
+
+	if (!js->req->network)
+		return;
+	if (!js->env->network) {
+		js->fault = -EPERM;
+		jobstep_fault(js->res, "this server gives no job a network");
+		return;
+	}
+	rc = network_open(js->env->jail, js->env->network, &js->net, err, sizeof(err));
+	if (rc < 0) {
+		js->fault = rc;
+		jobstep_fault(js->res, "the job's network: %s", err);
+		return;
+	}
+	js->res->has_network = true;
+}
+
 static void step_tests(struct job_state *js)
 {
-	run_tests(js->env, js->req, js->judge, js->res, &js->pg);
+	run_tests(js->env, js->req, js->judge, js->net, js->res, &js->pg);
 }
 
 /* The files the last test left, read back where the request asks. A
@@ -494,8 +522,8 @@ static void step_files_out(struct job_state *js)
 }
 
 static void (*const job_steps[])(struct job_state *) = {
-	step_files, step_judge_open, step_build, step_snapshot, step_judge_build, step_tests,
-	step_files_out,
+	step_files, step_judge_open, step_build, step_snapshot, step_judge_build, step_network,
+	step_tests, step_files_out,
 };
 
 static void job_result_init(struct job_result *res, const struct job_request *req)
@@ -531,6 +559,7 @@ int job_run(const struct job_env *env, const struct job_request *req, struct job
 	if (js.fault < 0)
 		all_tests(res, TS_INTERNAL_ERROR);
 	judge_destroy(js.judge);
+	network_close(js.net, &res->network);
 	report_rest(env, req, res, &js.pg);
 
 	/* A build killed for a cancel (the solution's or the judge's) did

@@ -17,6 +17,7 @@
 #include "worker/judge/request.h"
 #include "common/verdict.h"
 #include "worker/judge/buildcache.h"
+#include "worker/sandbox/network.h"
 #include "worker/sandbox/sandbox.h"
 
 struct test_result {
@@ -76,6 +77,10 @@ struct job_result {
 	struct outtext_budget budget;
 	/* The files req->files_out asked for, as the last test left them. */
 	struct outfiles files;
+	/* The tests' network, where the request asked for one: what it
+	 * carried, and whether a cap ended it. */
+	bool has_network;
+	struct network_usage network;
 };
 
 /*
@@ -113,6 +118,9 @@ struct job_env {
 	/* A live session's job (worker/session.c): its one test is the
 	 * program, run with its pipes handed to the loop. NULL: none. */
 	const struct session_spec *session;
+	/* What a job's network may do (--network); NULL: the operator
+	 * gives none, and a request that asks was refused already. */
+	const struct network_policy *network;
 };
 
 #endif

@@ -109,6 +109,10 @@ struct job_request {
 	 * return_files: those its patterns name, match then never NULL);
 	 * max_files 0: none. */
 	struct outfiles_bounds files_out;
+	/* The tests may use a network (POST /run's "network", Judge0's
+	 * enable_network): the parsers set it only where the operator
+	 * allows it (--network). */
+	bool network;
 	/* What the API that parsed the job keeps for its answer, freed with
 	 * the request by api_free (NULL: nothing). */
 	void *api;

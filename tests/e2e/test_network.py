@@ -1,0 +1,188 @@
+"""A job's network (--network): a request that asks gets slirp4netns in
+its jail's namespace, reaches what the policy lets through (by name, too)
+and nothing else of this host or its private networks, and loses the
+network past a cap; jobs that do not ask, and the next job in the same
+jail, keep the empty namespace. The other machine is a network namespace
+of its own on this host (netpeer.py)."""
+
+import subprocess
+
+import pytest
+
+import netpeer
+from conftest import Daemon, dump, run_ok, wait_until, xdist_worker
+
+pytestmark = pytest.mark.skipif(netpeer.unavailable() is not None,
+                                reason=str(netpeer.unavailable()))
+
+CAP_BYTES = 256 * 1024
+CAP_CONNECTIONS = 4
+
+
+@pytest.fixture(scope="module")
+def peer():
+    p = netpeer.Peer(10 + xdist_worker())
+    try:
+        p.start()
+    except subprocess.CalledProcessError as e:
+        p.stop()
+        pytest.skip("no network namespace with a veth pair here: %s"
+                    % e.stderr.decode(errors="replace").strip())
+    yield p
+    p.stop()
+
+
+@pytest.fixture(scope="module")
+def net(peer, py3_only):
+    d = Daemon(["--network", "--network-allow", peer.net,
+                "--network-max-bytes", str(CAP_BYTES),
+                "--network-max-connections", str(CAP_CONNECTIONS)],
+               languages=py3_only, workers=1, wrapper=peer.wrapper())
+    yield d
+    d.stop()
+
+
+def job(source, network=True):
+    req = {"language": "py3", "source": source, "tests": [{"stdin": ""}]}
+    if network:
+        req["network"] = True
+    return req
+
+
+# Prints, for each "address port" line of its stdin, what a TCP connect
+# did: "connected", or the errno's name.
+CONNECT = """
+import errno, socket, sys
+for line in sys.stdin.read().splitlines():
+    a, p = line.split()
+    s = socket.socket(); s.settimeout(3)
+    try:
+        s.connect((a, int(p))); print(line, "connected")
+    except OSError as e:
+        print(line, errno.errorcode.get(e.errno, e.errno) if e.errno else "timeout")
+"""
+
+
+def connect_all(d, targets, network=True):
+    req = job(CONNECT, network)
+    req["tests"][0]["stdin"] = "".join("%s %d\n" % t for t in targets)
+    body = run_ok(d, req)
+    assert body["status"] == "accepted", dump(body)
+    out = body["tests"][0]["stdout"].splitlines()
+    return dict(line.rsplit(" ", 1) for line in out), body
+
+
+def test_a_job_reaches_an_allowed_server_by_name(net, peer):
+    src = ("import urllib.request\n"
+           "print(urllib.request.urlopen('http://hello%s:%d/hello', timeout=10).read()"
+           ".decode(), end='')\n" % (netpeer.DNS_SUFFIX, netpeer.HTTP_PORT))
+    body = run_ok(net, job(src))
+    t = body["tests"][0]
+    assert body["status"] == "accepted" and t["stdout"] == "hello from the peer\n", dump(body)
+    n = body["network"]
+    assert n["cut"] is None and n["bytes_sent"] > 0 and n["bytes_received"] > 0, dump(body)
+
+
+def test_nothing_of_this_host_nor_a_private_range_is_reached(net, peer):
+    got, _ = connect_all(net, [
+        (peer.ip, netpeer.HTTP_PORT),      # allowed
+        (peer.host_ip, netpeer.HTTP_PORT),  # this host's, inside the allowed network
+        ("127.0.0.1", net.port),           # goboxd itself
+        ("10.0.2.2", net.port),            # slirp4netns's way to this host's loopback
+        ("169.254.169.254", 80),           # the clouds' metadata
+        ("192.168.77.1", 80),              # a private range not allowed
+        ("10.213.250.1", 80),              # outside the allowed /30
+    ])
+    assert got.pop("%s %d" % (peer.ip, netpeer.HTTP_PORT)) == "connected", got
+    assert got.pop("%s %d" % (peer.host_ip, netpeer.HTTP_PORT)) == "EACCES", got
+    for target in ("169.254.169.254 80", "192.168.77.1 80", "10.213.250.1 80"):
+        assert got.pop(target) == "EACCES", (target, got)
+    assert all(v != "connected" for v in got.values()), got
+
+
+def test_a_job_that_does_not_ask_keeps_the_empty_namespace(net, peer):
+    got, body = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)], network=False)
+    assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "ENETUNREACH"}, dump(body)
+    assert "network" not in body
+
+
+def test_the_next_job_in_the_same_jail_finds_no_network(net, peer):
+    # one worker: both jobs run in its jails, the second after a reset
+    for _ in range(3):
+        got, _ = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)])
+        assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "connected"}
+        got, body = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)], network=False)
+        assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "ENETUNREACH"}, dump(body)
+
+
+def test_traffic_past_the_cap_ends_the_network(net, peer):
+    src = ("import time, urllib.request\n"
+           "url = 'http://%s:%d/big'\n"
+           "try:\n"
+           "    print(len(urllib.request.urlopen(url, timeout=5).read()))\n"
+           "except OSError as e:\n"
+           "    print('first', type(e).__name__)\n"
+           "time.sleep(0.5)\n"
+           "try:\n"
+           "    urllib.request.urlopen(url, timeout=2).read(); print('again')\n"
+           "except OSError as e:\n"
+           "    print('gone', type(e).__name__)\n" % (peer.ip, netpeer.HTTP_PORT))
+    body = run_ok(net, job(src))
+    out = body["tests"][0]["stdout"]
+    assert body["network"]["cut"] == "bytes", dump(body)
+    assert "gone" in out and "again" not in out, dump(body)
+    assert body["network"]["bytes_received"] > CAP_BYTES, dump(body)
+
+
+def test_connections_past_the_cap_end_the_network(net, peer):
+    src = ("import socket, time\n"
+           "held = [socket.create_connection(('%s', %d), timeout=3) for _ in range(%d)]\n"
+           "time.sleep(0.5)\n"
+           "try:\n"
+           "    socket.create_connection(('%s', %d), timeout=2); print('again')\n"
+           "except OSError as e:\n"
+           "    print('gone', type(e).__name__)\n"
+           % (peer.ip, netpeer.HTTP_PORT, CAP_CONNECTIONS + 2, peer.ip, netpeer.HTTP_PORT))
+    body = run_ok(net, job(src))
+    assert body["network"]["cut"] == "connections", dump(body)
+    assert "gone" in body["tests"][0]["stdout"], dump(body)
+
+
+def test_judge0_enable_network_where_the_operator_allows_it(net, peer):
+    src = ("import urllib.request\n"
+           "print(urllib.request.urlopen('http://%s:%d/hello', timeout=10).read().decode(),"
+           " end='')\n" % (peer.ip, netpeer.HTTP_PORT))
+    status, body = net.post("/submissions?wait=true",
+                            {"language_id": 71, "source_code": src, "enable_network": True})
+    assert status == 201 and body["stdout"] == "hello from the peer\n", dump(body)
+    # stored, and run later by whichever worker takes it
+    status, body = net.post("/submissions", {"language_id": 71, "source_code": src,
+                                             "enable_network": True})
+    assert status == 201, dump(body)
+    done = wait_until(lambda: done_submission(net, body["token"]), "the submission's run")
+    assert done["stdout"] == "hello from the peer\n", dump(done)
+    status, info = net.get("/config_info")
+    assert status == 200 and info["allow_enable_network"] is True, info
+
+
+def done_submission(d, token):
+    status, body = d.get("/submissions/%s" % token)
+    return body if status == 200 and body["status"]["id"] >= 3 else None
+
+
+def test_a_network_beside_an_interactor_is_refused(net):
+    req = job("print(input())\n")
+    req["interactor"] = {"language": "py3", "source": "print(1)\n"}
+    code, body = net.post("/run", req)
+    assert code == 400 and body["error"]["code"] == "invalid_network", dump(body)
+
+
+def test_without_the_operator_no_request_gets_a_network(daemon):
+    code, body = daemon.post("/run", job("print(1)\n"))
+    assert code == 400 and body["error"]["code"] == "network_not_allowed", dump(body)
+    status, body = daemon.post("/submissions?wait=true",
+                               {"language_id": 71, "source_code": "print(1)\n",
+                                "enable_network": True})
+    assert status == 422 and "enable_network" in body, dump(body)
+    status, info = daemon.get("/config_info")
+    assert status == 200 and info["allow_enable_network"] is False, info
