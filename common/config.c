@@ -827,6 +827,30 @@ static int resolve_here(struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * --network's stack, and the device it opens as the jail's uid: a
+ * Debian host's udev leaves /dev/net/tun open to every uid (0666).
+ */
+static int network_usable(const struct config *c, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (access(c->slirp4netns_path, X_OK) < 0) {
+		snprintf(err, errlen,
+			 "--network: no slirp4netns at %s (apt-get install slirp4netns, or "
+			 "--slirp4netns-path)", c->slirp4netns_path);
+		return -EINVAL;
+	}
+	if (stat("/dev/net/tun", &st) < 0 || !S_ISCHR(st.st_mode) ||
+	    (st.st_mode & 0666) != 0666) {
+		snprintf(err, errlen,
+			 "--network: /dev/net/tun is missing or not open to every uid, which "
+			 "slirp4netns needs as the jail's (modprobe tun; chmod 0666 /dev/net/tun)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int config_build(struct config *c, int argc, char **argv, char *const *envp, bool *exit_now,
 		 char *err, size_t errlen)
 {
@@ -870,12 +894,8 @@ int config_build(struct config *c, int argc, char **argv, char *const *envp, boo
 		snprintf(err, errlen, "%s", why);
 		return -EINVAL;
 	}
-	if (rc == 0 && c->network && access(c->slirp4netns_path, X_OK) < 0) {
-		snprintf(err, errlen,
-			 "--network: no slirp4netns at %s (apt-get install slirp4netns, or "
-			 "--slirp4netns-path)", c->slirp4netns_path);
-		return -EINVAL;
-	}
+	if (rc == 0 && c->network && (rc = network_usable(c, err, errlen)) < 0)
+		return rc;
 	if (rc == 0 && cidr_list_parse(c->network_allow, &c->network_nets, err, errlen) < 0) {
 		char why[512];
 

@@ -100,6 +100,11 @@ def unavailable():
     for tool in ("ip", "unshare", "slirp4netns"):
         if not shutil.which(tool):
             return "needs %s" % tool
+    try:
+        if os.stat("/dev/net/tun").st_mode & 0o666 != 0o666:
+            return "needs /dev/net/tun open to every uid"
+    except OSError:
+        return "needs /dev/net/tun"
     return None
 
 

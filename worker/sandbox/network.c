@@ -247,6 +247,37 @@ static int wait_child(pid_t pid)
 	return -EINTR;
 }
 
+/*
+ * slirp4netns processes killed and not reaped yet. Its exit takes the
+ * tap device down, which waits for RCU grace periods (20 to 40 ms here):
+ * not on the job's path. Each open and close reaps those that are gone;
+ * the job thread alone calls them.
+ */
+static pid_t dying[16];
+static size_t ndying;
+
+static void reap_dying(void)
+{
+	for (size_t i = 0; i < ndying;) {
+		pid_t got = waitpid(dying[i], NULL, WNOHANG);
+
+		if (got == 0 || (got < 0 && errno == EINTR))
+			i++;
+		else
+			dying[i] = dying[--ndying];
+	}
+}
+
+static void bury(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	reap_dying();
+	if (ndying < ARRAY_SIZE(dying))
+		dying[ndying++] = pid;
+	else
+		wait_child(pid);
+}
+
 /* The policy's routes in the namespace ns[1], entered through ns[0]. */
 static int set_routes(struct jail *j, const struct network_policy *p, const int ns[2],
 		      char *err, size_t errlen)
@@ -365,6 +396,7 @@ int network_open(struct jail *j, const struct network_policy *p, struct network 
 	int ns[2] = { -1, -1 }, rc;
 	pid_t init;
 
+	reap_dying();
 	/* a job whose language builds nothing has not waited for it yet */
 	rc = jail_ready(j, JAIL_READY_MS, err, errlen);
 	if (rc < 0)
@@ -453,8 +485,7 @@ static void cut(struct network *n, enum network_cut why)
 {
 	if (!n->slirp)
 		return;
-	kill(n->slirp, SIGKILL);
-	wait_child(n->slirp);
+	bury(n->slirp);
 	n->slirp = 0;
 	if (n->u.cut == NETWORK_CUT_NONE)
 		n->u.cut = why;
@@ -484,10 +515,8 @@ void network_close(struct network *n, struct network_usage *u)
 	if (!n)
 		return;
 	network_check(n);
-	if (n->slirp) {
-		kill(n->slirp, SIGKILL);
-		wait_child(n->slirp);
-	}
+	if (n->slirp)
+		bury(n->slirp);
 	if (n->exit_w >= 0)
 		close(n->exit_w);
 	if (u)
