@@ -47,6 +47,7 @@ static void init(void)
 	char err[512];
 
 	config_defaults(&cfg);
+	cfg.network = true; /* enable_network parsed too */
 	if (langtab_load(GOBOXD_SRCDIR "/languages", &cfg.limits_max, &table, err,
 			 sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);

@@ -26,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char err[512];
 
 		config_defaults(&cfg);
+		cfg.network = true; /* "network": true parsed too */
 		if (langtab_load(GOBOXD_SRCDIR "/languages", &cfg.limits_max, &table, err,
 				 sizeof(err)) < 0) {
 			fprintf(stderr, "%s\n", err);
