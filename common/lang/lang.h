@@ -61,6 +61,9 @@ struct lang {
 	char **probe;            /* argv run in the sandbox by /readyz; [0] = cmd */
 	char **ro_mounts;        /* extra read-only host paths bound in every jail */
 	bool tmp_exec;           /* programs may execute files from /tmp (default no) */
+	/* its tests have a network unless the request says "network": false,
+	 * where the server gives one (--network); default no */
+	bool network;
 	/*
 	 * entry: the class a JVM language runs, inferred from the source: the
 	 * last group of the first pattern that matches names it, else

@@ -216,6 +216,9 @@ static int parse_host_fields(struct lctx *c, const struct yamlutil_node *root, s
 	if ((v = yamlutil_get(root, "tmp_exec")) &&
 	    yamlutil_bool(v, c->file, "tmp_exec", &l->tmp_exec, c->err, c->errlen) < 0)
 		return -EINVAL;
+	if ((v = yamlutil_get(root, "network")) &&
+	    yamlutil_bool(v, c->file, "network", &l->network, c->err, c->errlen) < 0)
+		return -EINVAL;
 	if ((v = yamlutil_get(root, "mounts"))) {
 		if (langfile_strv(c, v, "mounts", &l->ro_mounts) < 0)
 			return -EINVAL;
@@ -386,7 +389,7 @@ static int parse_lang(struct lctx *c, const struct yamlutil_node *root, struct l
 {
 	static const char *const keys[] = { "id", "name", "version", "aliases",
 					    "source_filename", "source_filename_default", "artifact",
-					    "mounts", "tmp_exec",
+					    "mounts", "tmp_exec", "network",
 					    "install", "build", "run", "probe", "codize", "entry",
 					    "judge0", "piston", NULL };
 

@@ -5,12 +5,13 @@ network past a cap; jobs that do not ask, and the next job in the same
 jail, keep the empty namespace. The other machine is a network namespace
 of its own on this host (netpeer.py)."""
 
+import shutil
 import subprocess
 
 import pytest
 
 import netpeer
-from conftest import Daemon, dump, run_ok, wait_until, xdist_worker
+from conftest import Daemon, dump, lang_dir, run_ok, wait_until, xdist_worker
 
 pytestmark = pytest.mark.skipif(netpeer.unavailable() is not None,
                                 reason=str(netpeer.unavailable()))
@@ -32,20 +33,36 @@ def peer():
     p.stop()
 
 
+# A language whose tests have a network unless a request says otherwise.
+PYNET = """id: pynet
+name: Python with a network
+source_filename: solution.py
+network: true
+run:
+  cmd: /usr/bin/python3
+  args: ["{{box}}/{{source}}"]
+  env:
+    PYTHONDONTWRITEBYTECODE: "1"
+probe: [/usr/bin/python3, --version]
+"""
+
+
 @pytest.fixture(scope="module")
-def net(peer, py3_only):
+def net(peer):
+    langs = lang_dir(("pynet.yaml", PYNET))
     d = Daemon(["--network", "--network-allow", peer.net,
                 "--network-max-bytes", str(CAP_BYTES),
                 "--network-max-connections", str(CAP_CONNECTIONS)],
-               languages=py3_only, workers=1, wrapper=peer.wrapper())
+               languages=langs, workers=1, wrapper=peer.wrapper())
     yield d
     d.stop()
+    shutil.rmtree(langs)
 
 
-def job(source, network=True):
-    req = {"language": "py3", "source": source, "tests": [{"stdin": ""}]}
-    if network:
-        req["network"] = True
+def job(source, network=True, language="py3"):
+    req = {"language": language, "source": source, "tests": [{"stdin": ""}]}
+    if network is not None:
+        req["network"] = network
     return req
 
 
@@ -63,8 +80,8 @@ for line in sys.stdin.read().splitlines():
 """
 
 
-def connect_all(d, targets, network=True):
-    req = job(CONNECT, network)
+def connect_all(d, targets, network=True, language="py3"):
+    req = job(CONNECT, network, language)
     req["tests"][0]["stdin"] = "".join("%s %d\n" % t for t in targets)
     body = run_ok(d, req)
     assert body["status"] == "accepted", dump(body)
@@ -104,6 +121,17 @@ def test_a_job_that_does_not_ask_keeps_the_empty_namespace(net, peer):
     got, body = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)], network=False)
     assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "ENETUNREACH"}, dump(body)
     assert "network" not in body
+
+
+def test_a_language_may_give_its_tests_a_network_by_default(net, peer):
+    target = [(peer.ip, netpeer.HTTP_PORT)]
+    key = "%s %d" % target[0]
+    got, body = connect_all(net, target, network=None, language="pynet")
+    assert got == {key: "connected"} and "network" in body, dump(body)
+    got, body = connect_all(net, target, network=False, language="pynet")
+    assert got == {key: "ENETUNREACH"} and "network" not in body, dump(body)
+    got, body = connect_all(net, target, network=None)
+    assert got == {key: "ENETUNREACH"}, dump(body)
 
 
 def test_the_next_job_in_the_same_jail_finds_no_network(net, peer):

@@ -1328,3 +1328,21 @@ Test(langtab, piston_command_errors)
 	expect_fail(cpp_piston("piston: { runtime: c++, version: 1.0.0, aliases: [g++, g++] }\n"),
 		    21, "piston name 'g++' is listed twice");
 }
+
+/* "network": the language's default for its tests, off unless said. */
+Test(langtab, network_is_a_default_off_unless_said)
+{
+	struct langtab *t = NULL;
+
+	put("cpp.yaml", cpp_with(7, "network: true"));
+	put("py3.yaml", py_yaml);
+	cr_assert_eq(load(&t), 0, "%s", err);
+	cr_assert(langtab_find(t, "cpp")->network);
+	cr_assert_not(langtab_find(t, "py3")->network);
+	langtab_free(t);
+}
+
+Test(langtab, network_is_a_boolean)
+{
+	expect_fail(cpp_with(7, "network: sometimes"), 7, "network");
+}

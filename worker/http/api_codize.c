@@ -311,6 +311,8 @@ static void codize_finish(const struct config *cfg, struct job_request *r)
 		r->artifact = xstrdup(lang->artifact);
 	r->build_flags = strv_dup(lang->build.default_flags);
 	r->run_flags = strv_dup(lang->run.default_flags);
+	/* Codize's API asks for no network: the language's default decides */
+	r->network = lang->network && cfg->network;
 	codize_limits(&r->build_limits, &lang->build.limits, cfg->compile_timeout_ms,
 		      &cfg->limits_max);
 	codize_limits(&r->run_limits, &lang->run.limits, cfg->run_timeout_ms, &cfg->limits_max);

@@ -578,8 +578,9 @@ int api_judge0_parse(const cJSON *sub, const struct json_body_marker *m, bool ba
 	url = string_field(&c, "callback_url", 2048);
 	runs = integer_field(&c, "number_of_runs", J0_RUNS, 0, false, J0_MAX_RUNS);
 	j->redirect = bool_field(&c, "redirect_stderr_to_stdout", false);
-	/* the tests' network, where the operator allows it (--network) */
-	if (bool_field(&c, "enable_network", false)) {
+	/* the tests' network, where the operator allows it (--network); not
+	 * given, the language's default */
+	if (bool_field(&c, "enable_network", r->lang && r->lang->network && cfg->network)) {
 		if (cfg->network)
 			r->network = true;
 		else

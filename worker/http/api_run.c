@@ -484,15 +484,23 @@ static int check_judge(struct native_ctx *c, const cJSON *root)
 	return 0;
 }
 
-/* "network": true gives the tests a network: only where the operator
+/*
+ * "network": true gives the tests a network: only where the operator
  * allows it (--network), and not beside an interactor, the one a
- * solution talks to. */
+ * solution talks to. Not given: the language's default (its file's
+ * "network"), where the server gives one and no interactor is there.
+ */
 static int parse_network(struct native_ctx *c, const cJSON *root)
 {
+	bool given = cJSON_GetObjectItemCaseSensitive(root, "network") != NULL;
 	bool want = false;
 
 	if (api_run_read_bool(c, root, "network", "network", &want) < 0)
 		return -EINVAL;
+	if (!given) {
+		c->r->network = c->r->lang->network && c->cfg->network && !c->r->interactor;
+		return 0;
+	}
 	if (!want)
 		return 0;
 	if (!c->cfg->network) {
