@@ -9,6 +9,21 @@
 #include <string.h>
 #include <sys/socket.h>
 
+const char *const cidr_metadata[] = {
+	"169.254.169.254", /* AWS, GCP, Azure, Oracle, DigitalOcean... */
+	"169.254.170.2",   /* AWS ECS task metadata */
+	"100.100.100.200", /* Alibaba Cloud */
+	"168.63.129.16",   /* Azure's WireServer */
+	"fd00:ec2::254",   /* AWS over IPv6 */
+};
+const size_t cidr_metadata_count = sizeof(cidr_metadata) / sizeof(cidr_metadata[0]);
+
+const char *const cidr_private[] = {
+	"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "198.18.0.0/15",
+	"fc00::/7",
+};
+const size_t cidr_private_count = sizeof(cidr_private) / sizeof(cidr_private[0]);
+
 int cidr_parse(const char *s, size_t len, struct cidr *out)
 {
 	char text[INET6_ADDRSTRLEN + 8], *slash, *end;

@@ -22,6 +22,15 @@ struct cidr_list {
 	struct cidr v[CIDR_LIST_MAX];
 };
 
+/* The clouds' metadata services: never reached from a callback nor from
+ * a job's network, whatever the operator allows. */
+extern const char *const cidr_metadata[];
+extern const size_t cidr_metadata_count;
+/* Private ranges: another machine of the operator's, reached from inside
+ * its network on a client's say; only where the operator allows it. */
+extern const char *const cidr_private[];
+extern const size_t cidr_private_count;
+
 /* One CIDR of len bytes: 0, or -EINVAL. */
 int cidr_parse(const char *s, size_t len, struct cidr *out);
 /* A comma- or blank-separated list into out (NULL or "": none). 0, or

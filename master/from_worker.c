@@ -31,17 +31,17 @@ static int64_t payload_id(const struct channel_msg *msg)
 }
 
 /*
- * Who held the worker whose job ended, the payload of DONE and EMPTY: a
- * job of the master's dispatch, or one it read itself. The master may
- * have dispatched it another since (its holding ends before DONE is
- * sent), which this DONE does not end.
+ * Whether the job a DONE or EMPTY ends was the master's dispatch, not one
+ * the worker read itself (their payload: who held the worker). The
+ * master may have dispatched it another since (its holding ends before
+ * DONE is sent), which this one does not end.
  */
-static enum admit_holder payload_holder(const struct channel_msg *msg)
+static bool was_dispatched(const struct channel_msg *msg)
 {
 	uint32_t held;
 
 	memcpy(&held, msg->payload, sizeof(held));
-	return (enum admit_holder)held;
+	return held == ADMIT_MASTER;
 }
 
 /* A message from a worker, checked against the channel's table: only the
@@ -69,10 +69,9 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 		break;
 	case CHANNEL_DONE:
 		/* a lease that ran: there may be more */
-		if (payload_holder(msg) == ADMIT_MASTER && s->sub == CHANNEL_RUN_LEASE &&
-		    !m->stopping)
+		if (was_dispatched(msg) && s->sub == CHANNEL_RUN_LEASE && !m->stopping)
 			stored_enqueue(m, CHANNEL_RUN_LEASE);
-		handover_job_done(m, s, payload_holder(msg) == ADMIT_MASTER);
+		handover_job_done(m, s, was_dispatched(msg));
 		handover_dispatch(m);
 		break;
 	case CHANNEL_DEFER:
@@ -81,7 +80,7 @@ static void on_worker_message(void *arg, struct channel_msg *msg)
 		break;
 	case CHANNEL_EMPTY:
 		stored_empty(m);
-		handover_job_done(m, s, payload_holder(msg) == ADMIT_MASTER);
+		handover_job_done(m, s, was_dispatched(msg));
 		handover_dispatch(m);
 		break;
 	case CHANNEL_DISPATCH:

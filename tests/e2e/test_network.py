@@ -13,8 +13,8 @@ import pytest
 import netpeer
 from conftest import Daemon, budget, dump, lang_dir, run_ok, wait_until, xdist_worker
 
-pytestmark = pytest.mark.skipif(netpeer.unavailable() is not None,
-                                reason=str(netpeer.unavailable()))
+UNAVAILABLE = netpeer.unavailable()
+pytestmark = pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE))
 
 CAP_BYTES = 256 * 1024
 CAP_CONNECTIONS = 4
@@ -118,7 +118,7 @@ def test_nothing_of_this_host_nor_a_private_range_is_reached(net, peer):
 
 
 def test_a_job_that_does_not_ask_keeps_the_empty_namespace(net, peer):
-    got, body = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)], network=False)
+    got, body = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)], network=None)
     assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "ENETUNREACH"}, dump(body)
     assert "network" not in body
 

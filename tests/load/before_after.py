@@ -35,7 +35,6 @@ import http.client
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -103,11 +102,7 @@ def phase_hello(daemons, src, tmp, count, rounds=10):
 
 
 def phase_aplusb(daemons, tmp, rounds):
-    src = os.path.join(tmp, "aplusb.cpp")
-    with open(src, "w") as f:
-        f.write(engine.APLUSB)
-    binary = os.path.join(tmp, "aplusb")
-    subprocess.run(["g++", "-O2", "-o", binary, src], check=True)
+    binary = vs_isolate.aplusb_binary(tmp)
     body50, body1 = vs_isolate.aplusb_bodies()
     conns = {d.name: http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
              for d in daemons}
@@ -120,14 +115,8 @@ def phase_aplusb(daemons, tmp, rounds):
             if keep:
                 out.append(ms - engine.build_ms(res))
 
-    def bare_tests(keep):
-        for i in range(50):
-            t = time.perf_counter()
-            vs_isolate.run_ok([binary], b"%d %d\n" % (i, i + 1), b"%d\n" % (2 * i + 1), tmp)
-            if keep:
-                bare.append((time.perf_counter() - t) * 1000)
-
-    steps = [bare_tests] + [lambda keep, d=d: goboxd(d, keep) for d in daemons]
+    steps = [lambda keep: vs_isolate.aplusb_tests([binary], bare, keep, "bare", tmp)]
+    steps += [lambda keep, d=d: goboxd(d, keep) for d in daemons]
     for r in range(rounds + 1):
         for step in vs_isolate.rotated(steps, r):
             step(r > 0)  # the first round warms up (and builds)

@@ -49,9 +49,9 @@ class Namespace:
                                              "sleep", "600"]))
         deadline = time.time() + 10
         while time.time() < deadline:
-            with open("/proc/%d/status" % self.proc.pid) as f:
-                if "NSpid" in f.read() and self.ns("net") != os.readlink("/proc/self/ns/net"):
-                    return
+            # unshare's own process, once it has made the namespace
+            if self.ns("net") != os.readlink("/proc/self/ns/net"):
+                return
             time.sleep(0.01)
         raise SystemExit("unshare did not make a namespace")
 
@@ -89,18 +89,18 @@ def start_slirp(ns):
 
 
 def start_pasta(ns):
+    pidfile = tempfile.mktemp(prefix="goboxd-pasta-")
     t = time.perf_counter()
-    subprocess.run(as_uid(["pasta", "--quiet", "--config-net", "--no-map-gw", "--userns",
-                           ns.path("user"), "--netns", ns.path("net")]), check=True,
+    subprocess.run(as_uid(["pasta", "--quiet", "--config-net", "--no-map-gw", "--pid", pidfile,
+                           "--userns", ns.path("user"), "--netns", ns.path("net")]), check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ms = (time.perf_counter() - t) * 1000
 
     def stop():
-        # pasta went to the background: its pid, then it
-        pids = subprocess.run(["pgrep", "-u", str(UID), "-x", "pasta"], capture_output=True,
-                              text=True).stdout.split()
-        for pid in pids:
-            os.kill(int(pid), 9)
+        # pasta went to the background (as passt.avx2, say): the pid it wrote
+        with open(pidfile) as f:
+            os.kill(int(f.read()), 9)
+        os.unlink(pidfile)
     return ms, stop
 
 
@@ -131,13 +131,15 @@ def phase_stacks(count, mbytes, peer):
         starts, rates = [], []
         for i in range(count):
             ns = Namespace()
+            stop = None
             try:
                 ms, stop = start(ns)
                 starts.append(ms)
                 if i < 3:
                     rates.append(download(ns, url))
-                stop()
             finally:
+                if stop:
+                    stop()
                 ns.close()
         print("| %s | %.1f | %.1f | %.0f |" % (name, pct(starts, 50), pct(starts, 99),
                                                pct(rates, 50)))

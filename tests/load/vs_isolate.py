@@ -431,12 +431,32 @@ def aplusb_bodies():
             {"language": "cpp", "source": APLUSB, "tests": tests[:1]})
 
 
-def phase_aplusb(d, iso, tmp, requests, base):
+def aplusb_binary(tmp):
+    """A+B built with g++ -O2 in tmp: its path."""
     src = os.path.join(tmp, "aplusb.cpp")
     with open(src, "w") as f:
         f.write(APLUSB)
     binary = os.path.join(tmp, "aplusb")
     subprocess.run(["g++", "-O2", "-o", binary, src], check=True)
+    return binary
+
+
+def aplusb_tests(argv, out, keep, label, cwd):
+    """The 50 tests of aplusb_bodies run by argv, each one's ms into out
+    when keep."""
+    for i in range(50):
+        want = b"%d\n" % (2 * i + 1)
+        t = time.perf_counter()
+        try:
+            run_ok(argv, b"%d %d\n" % (i, i + 1), want, cwd)
+        except RunFailed as e:
+            raise SystemExit("%s A+B failed: %s" % (label, e))
+        if keep:
+            out.append((time.perf_counter() - t) * 1000)
+
+
+def phase_aplusb(d, iso, tmp, requests, base):
+    binary = aplusb_binary(tmp)
     body50, body1 = aplusb_bodies()
     conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
     s50, s1, iso_t, bare_t = [], [], [], []
@@ -450,22 +470,11 @@ def phase_aplusb(d, iso, tmp, requests, base):
             if keep:
                 out.append(ms - engine.build_ms(res))
 
-    def tests(argv, out, keep, label):
-        for i in range(50):
-            want = b"%d\n" % (2 * i + 1)
-            t = time.perf_counter()
-            try:
-                run_ok(argv, b"%d %d\n" % (i, i + 1), want, tmp)
-            except RunFailed as e:
-                raise SystemExit("%s A+B failed: %s" % (label, e))
-            if keep:
-                out.append((time.perf_counter() - t) * 1000)
-
     steps = [lambda keep: goboxd(keep),
-             lambda keep: tests([binary], bare_t, keep, "bare")]
+             lambda keep: aplusb_tests([binary], bare_t, keep, "bare", tmp)]
     if iso:
-        steps.append(lambda keep: tests(iso.argv(base, ISO_CPP, ["./aplusb"]), iso_t, keep,
-                                        "isolate"))
+        steps.append(lambda keep: aplusb_tests(iso.argv(base, ISO_CPP, ["./aplusb"]), iso_t,
+                                               keep, "isolate", tmp))
     for r in range(requests + 1):
         for step in rotated(steps, r):
             step(r > 0)  # the first round warms up

@@ -291,6 +291,11 @@ void cgroup_step_spare(struct cgroup_step *s, pid_t pid)
 	s->spare = pid;
 }
 
+pid_t cgroup_step_spared(const struct cgroup_step *s)
+{
+	return s->spare;
+}
+
 int cgroup_step_set_limits(struct cgroup_step *s, const struct cgroup_limits *l, char *err,
 			   size_t errlen)
 {

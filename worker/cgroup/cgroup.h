@@ -75,6 +75,8 @@ int cgroup_step_kill(struct cgroup_step *s);
  * there. cgroup_step_destroy kills it too. 0: none.
  */
 void cgroup_step_spare(struct cgroup_step *s, pid_t pid);
+/* The process cgroup_step_spare named; 0: none. */
+pid_t cgroup_step_spared(const struct cgroup_step *s);
 /* Set (again) the step's limits, as cgroup_step_create does. */
 int cgroup_step_set_limits(struct cgroup_step *s, const struct cgroup_limits *l, char *err, size_t errlen);
 /* Send sig to every process in the step cgroup but the spared one (a

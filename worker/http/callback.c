@@ -142,22 +142,6 @@ int callback_url_check(const char *url, char *err, size_t errlen)
 	return rc;
 }
 
-/* The metadata services of the major clouds: never a callback's. */
-static const char *const metadata_addrs[] = {
-	"169.254.169.254", /* AWS, GCP, Azure, Oracle, DigitalOcean... */
-	"169.254.170.2",   /* AWS ECS task metadata */
-	"100.100.100.200", /* Alibaba Cloud */
-	"168.63.129.16",   /* Azure's WireServer */
-	"fd00:ec2::254",   /* AWS over IPv6 */
-};
-
-/* Private ranges: another machine of the operator's, reached from inside
- * its network on a client's say. */
-static const char *const private_nets[] = {
-	"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "198.18.0.0/15",
-	"fc00::/7",
-};
-
 static bool in_list(const char *const *list, size_t n, int family, const unsigned char *a)
 {
 	struct cidr net;
@@ -216,12 +200,12 @@ static void unmap(int *family, unsigned char *a)
 
 static bool is_metadata(int family, const unsigned char *a)
 {
-	return in_list(metadata_addrs, ARRAY_SIZE(metadata_addrs), family, a);
+	return in_list(cidr_metadata, cidr_metadata_count, family, a);
 }
 
 static bool is_private(int family, const unsigned char *a, const struct cidr_list *allow_nets)
 {
-	return in_list(private_nets, ARRAY_SIZE(private_nets), family, a) &&
+	return in_list(cidr_private, cidr_private_count, family, a) &&
 	       !cidr_list_holds(allow_nets, family, a);
 }
 

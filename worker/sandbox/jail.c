@@ -149,11 +149,8 @@ static int launch_place_fds(struct launch *l)
 
 /* The groups and the gid before the uid, whose change drops the
  * privilege they need; then the proof that root cannot come back. */
-static int launch_drop_to_sandbox_ids(struct launch *l)
+int jail_child_drop_ids(uid_t uid, gid_t gid)
 {
-	gid_t gid = l->j->gid;
-	uid_t uid = l->j->uid;
-
 	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
 		return -errno;
 	if (setuid(0) == 0 || setgid(0) == 0)
@@ -164,13 +161,23 @@ static int launch_drop_to_sandbox_ids(struct launch *l)
 /* After the uid change, which clears it; bound to the forking thread,
  * which is the worker's job thread for as long as the worker lives. A
  * worker already gone before it was set has nobody to tell. */
-static int launch_die_with_worker(struct launch *l)
+int jail_child_die_with(pid_t parent)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return -errno;
-	if (getppid() != l->parent)
+	if (getppid() != parent)
 		_exit(127);
 	return 0;
+}
+
+static int launch_drop_to_sandbox_ids(struct launch *l)
+{
+	return jail_child_drop_ids(l->j->uid, l->j->gid);
+}
+
+static int launch_die_with_worker(struct launch *l)
+{
+	return jail_child_die_with(l->parent);
 }
 
 /* Before the filter: without CAP_SYS_ADMIN (gone with the uid change) the
@@ -688,7 +695,8 @@ int jail_namespaces(struct jail *j, int fds[2], char *err, size_t errlen)
 
 pid_t jail_init_pid(const struct jail *j)
 {
-	return j->init_pid;
+	/* the one process the first cgroup spares (jail_ready) */
+	return j->first_ready ? cgroup_step_spared(j->first) : 0;
 }
 
 /*

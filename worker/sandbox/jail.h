@@ -151,6 +151,15 @@ int jail_namespaces(struct jail *j, int fds[2], char *err, size_t errlen);
 /* The init's pid on this host, once it waits in the jail's first cgroup
  * (jail_ready); 0 while it is not known. */
 pid_t jail_init_pid(const struct jail *j);
+/*
+ * In a child the worker forked for a jail, before its exec (async-signal-
+ * safe): down to the jail's ids, groups and gid first, with the proof
+ * that root cannot come back; then killed with the thread that forked it
+ * (parent: the worker's pid), exiting at once if that is gone already.
+ * 0 or -errno.
+ */
+int jail_child_drop_ids(uid_t uid, gid_t gid);
+int jail_child_die_with(pid_t parent);
 /* A new id for a RUN message. */
 uint32_t jail_next_id(struct jail *j);
 /* Mark a jail unusable (its init died or broke the protocol). */

@@ -136,7 +136,6 @@ static int entered(struct jail *j, int timeout_ms, char *err, size_t errlen)
 	if (cgroup_step_pids(j->first, pids, ARRAY_SIZE(pids)) != 1)
 		return 0;
 	cgroup_step_spare(j->first, pids[0]);
-	j->init_pid = pids[0];
 	/* the init alone, before any program: what its own memory is,
 	 * all a rebase may ever count as its */
 	if ((rc = cgroup_step_note_own(j->first)) < 0) {

@@ -19,7 +19,6 @@ struct jail_shared;
 struct jail {
 	const struct jail_shared *shared; /* what every jail of its sandbox takes */
 	pid_t pid;              /* the jail binary */
-	pid_t init_pid;         /* its init, as this host sees it; 0: not known */
 	int sock;               /* our end of the init's socketpair */
 	int log_r;              /* the jail binary's stdout and stderr */
 	int exec_r;             /* silent unless the pre-exec child failed */

@@ -5,7 +5,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <ifaddrs.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -15,12 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/log.h"
+#include "common/cidr.h"
 #include "common/util.h"
 #include "worker/sandbox/jail.h"
 
@@ -29,30 +27,19 @@
 /* The interface it makes in the namespace. */
 #define NETWORK_IFACE "tap0"
 
-struct range {
-	uint32_t addr;  /* host order */
-	unsigned prefix;
-};
-
-/* Never reached, whatever the operator allows. */
-static const struct range never[] = {
+/* Never reached, whatever the operator allows; with the clouds' metadata
+ * services (cidr_metadata). */
+static const struct network_route never[] = {
 	{ 0x00000000u, 8 },  /* "this network": Linux connects 0.0.0.0 to the local host */
 	{ 0x7f000000u, 8 },  /* loopback */
 	{ 0xa9fe0000u, 16 }, /* link-local: the clouds' metadata services, 169.254.169.254 */
 	{ 0xe0000000u, 4 },  /* multicast */
 	{ 0xf0000000u, 4 },  /* reserved, and the broadcast address */
-	{ 0x646464c8u, 32 }, /* Alibaba Cloud's metadata service, 100.100.100.200 */
-	{ 0xa83f8110u, 32 }, /* Azure's WireServer, 168.63.129.16 */
 };
 
-/* Not on the internet: another machine of the operator's, unless
- * --network-allow lets one through. */
-static const struct range private_ranges[] = {
-	{ 0x0a000000u, 8 },  /* 10.0.0.0/8 */
-	{ 0xac100000u, 12 }, /* 172.16.0.0/12 */
-	{ 0xc0a80000u, 16 }, /* 192.168.0.0/16 */
-	{ 0x64400000u, 10 }, /* 100.64.0.0/10, carrier-grade NAT */
-	{ 0xc6120000u, 15 }, /* 198.18.0.0/15, benchmarking */
+/* Not on the internet either, beside the private ranges (cidr_private):
+ * reached only where --network-allow lets one through. */
+static const struct network_route reserved[] = {
 	{ 0xc0000000u, 24 }, /* 192.0.0.0/24, IETF protocol assignments */
 	{ 0xc0000200u, 24 }, /* 192.0.2.0/24, documentation */
 	{ 0xc6336400u, 24 }, /* 198.51.100.0/24, documentation */
@@ -107,16 +94,37 @@ static int emit_less(const struct cidr_list *allow, uint32_t addr, unsigned pref
 	return rc;
 }
 
+/* The IPv4 ones of a list of CIDRs (common/cidr.h), as routes. */
+static int emit_list(const struct cidr_list *allow, const char *const *list, size_t count,
+		     bool lifted, struct network_route *out, size_t max, size_t *n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < count; i++) {
+		struct cidr c;
+		uint32_t a;
+
+		if (cidr_parse(list[i], strlen(list[i]), &c) < 0 || c.family != AF_INET)
+			continue;
+		memcpy(&a, c.addr, sizeof(a));
+		rc = lifted ? emit_less(allow, ntohl(a), c.prefix, out, max, n)
+			    : emit(out, max, n, ntohl(a), c.prefix);
+	}
+	return rc;
+}
+
 int network_routes(const struct cidr_list *allow, const uint32_t *host, size_t nhost,
 		   struct network_route *out, size_t max)
 {
 	size_t n = 0;
-	int rc = 0;
+	int rc = emit_list(allow, cidr_private, cidr_private_count, true, out, max, &n);
 
-	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(private_ranges); i++)
-		rc = emit_less(allow, private_ranges[i].addr, private_ranges[i].prefix, out, max, &n);
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(reserved); i++)
+		rc = emit_less(allow, reserved[i].addr, reserved[i].prefix, out, max, &n);
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(never); i++)
 		rc = emit(out, max, &n, never[i].addr, never[i].prefix);
+	if (rc == 0)
+		rc = emit_list(allow, cidr_metadata, cidr_metadata_count, false, out, max, &n);
 	/* after the allowed ones: no operator lifts this host's own */
 	for (size_t i = 0; rc == 0 && i < nhost; i++)
 		rc = emit(out, max, &n, host[i], 32);
@@ -142,7 +150,6 @@ const char *network_cut_name(enum network_cut cut)
 
 struct network {
 	pid_t slirp;             /* 0 once it is gone */
-	int exit_w;              /* closing it tells slirp4netns to exit */
 	char dev[64], tcp[64], tcp6[64]; /* the namespace's counters, in /proc */
 	uint64_t max_bytes;
 	unsigned max_connections;
@@ -224,15 +231,15 @@ static int child_routes(int userns, int netns, const struct route_msg *msgs, siz
 	return 0;
 }
 
-/* The child's first steps: the jail's ids (the namespaces are theirs),
- * and an end with the worker. 0 or an errno. */
-static int child_become(uid_t uid, gid_t gid, pid_t parent)
+/* The child's first steps, as the jail launcher's: the jail's ids (the
+ * namespaces are theirs), and killed with the worker. 0 or an errno. */
+static int child_become(const struct jail *j, pid_t parent)
 {
-	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
-		return errno;
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		return errno;
-	return getppid() == parent ? 0 : ESRCH;
+	int rc = jail_child_drop_ids(jail_uid(j), jail_gid(j));
+
+	if (rc == 0)
+		rc = jail_child_die_with(parent);
+	return -rc;
 }
 
 static int wait_child(pid_t pid)
@@ -249,7 +256,7 @@ static int wait_child(pid_t pid)
 
 /*
  * slirp4netns processes killed and not reaped yet. Its exit takes the
- * tap device down, which waits for RCU grace periods (20 to 40 ms here):
+ * tap device down, which waits for RCU grace periods (17 to 42 ms here):
  * not on the job's path. Each open and close reaps those that are gone;
  * the job thread alone calls them.
  */
@@ -299,7 +306,7 @@ static int set_routes(struct jail *j, const struct network_policy *p, const int 
 		route_msg(&msgs[i], &routes[i], (uint32_t)i + 1);
 	pid = fork();
 	if (pid == 0) {
-		int e = child_become(jail_uid(j), jail_gid(j), parent);
+		int e = child_become(j, parent);
 
 		_exit(e ? e : child_routes(ns[0], ns[1], msgs, (size_t)n));
 	}
@@ -312,32 +319,27 @@ static int set_routes(struct jail *j, const struct network_policy *p, const int 
 }
 
 /* slirp4netns, as the jail's uid, told the namespaces by their fds; its
- * readiness read from ready_r. 0 and n->slirp, or negative errno. */
+ * readiness read from a pipe. It dies with the worker (child_become).
+ * 0 and n->slirp, or negative errno. */
 static int start_slirp(struct network *n, struct jail *j, const struct network_policy *p,
 		       const int ns[2], char *err, size_t errlen)
 {
-	int ready[2], quit[2], rc;
+	int ready[2], rc, r = 0;
 	pid_t parent = getpid(), pid;
 	char c;
 
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return -errno;
-	if (pipe2(quit, O_CLOEXEC) < 0) {
-		rc = -errno;
-		close(ready[0]);
-		close(ready[1]);
-		return rc;
-	}
 	pid = fork();
 	if (pid == 0) {
-		/* fds 3 to 6, in this order: ready, exit, userns, netns */
-		int keep[4] = { ready[1], quit[0], ns[0], ns[1] };
-		int e = child_become(jail_uid(j), jail_gid(j), parent);
+		/* fds 3 to 5, in this order: ready, userns, netns */
+		int keep[3] = { ready[1], ns[0], ns[1] };
+		int e = child_become(j, parent);
 
-		for (int i = 0; i < 4 && e == 0; i++)
+		for (int i = 0; i < 3 && e == 0; i++)
 			if ((keep[i] = fcntl(keep[i], F_DUPFD, 16)) < 0)
 				e = errno;
-		for (int i = 0; i < 4 && e == 0; i++)
+		for (int i = 0; i < 3 && e == 0; i++)
 			if (dup2(keep[i], 3 + i) < 0)
 				e = errno;
 		/* what it says of its work is not the worker's log */
@@ -349,11 +351,11 @@ static int start_slirp(struct network *n, struct jail *j, const struct network_p
 			char *const argv[] = {
 				(char *)p->slirp4netns, "--configure", "--mtu=65520",
 				"--disable-host-loopback", "--enable-seccomp", "--ready-fd=3",
-				"--exit-fd=4", "--userns-path=/proc/self/fd/5",
-				"--netns-type=path", "/proc/self/fd/6", NETWORK_IFACE, NULL,
+				"--userns-path=/proc/self/fd/4", "--netns-type=path",
+				"/proc/self/fd/5", NETWORK_IFACE, NULL,
 			};
 
-			close_range(7, ~0u, 0);
+			close_range(6, ~0u, 0);
 			execve(p->slirp4netns, argv, envp);
 			e = errno;
 		}
@@ -361,10 +363,8 @@ static int start_slirp(struct network *n, struct jail *j, const struct network_p
 	}
 	rc = pid < 0 ? -errno : 0;
 	close(ready[1]);
-	close(quit[0]);
 	if (rc == 0) {
 		struct pollfd pf = { .fd = ready[0], .events = POLLIN };
-		int r;
 
 		do
 			r = poll(&pf, 1, NETWORK_READY_MS);
@@ -380,13 +380,9 @@ static int start_slirp(struct network *n, struct jail *j, const struct network_p
 		snprintf(err, errlen, "starting slirp4netns: %s", strerror(-rc));
 	}
 	close(ready[0]);
-	if (rc < 0) {
-		close(quit[1]);
-		return rc;
-	}
-	n->slirp = pid;
-	n->exit_w = quit[1];
-	return 0;
+	if (rc == 0)
+		n->slirp = pid;
+	return rc;
 }
 
 int network_open(struct jail *j, const struct network_policy *p, struct network **out,
@@ -410,7 +406,6 @@ int network_open(struct jail *j, const struct network_policy *p, struct network 
 	if (rc < 0)
 		return rc;
 	n = xcalloc(1, sizeof(*n));
-	n->exit_w = -1;
 	n->max_bytes = p->max_bytes;
 	n->max_connections = p->max_connections;
 	snprintf(n->dev, sizeof(n->dev), "/proc/%d/net/dev", (int)init);
@@ -517,8 +512,6 @@ void network_close(struct network *n, struct network_usage *u)
 	network_check(n);
 	if (n->slirp)
 		bury(n->slirp);
-	if (n->exit_w >= 0)
-		close(n->exit_w);
 	if (u)
 		*u = n->u;
 	free(n);

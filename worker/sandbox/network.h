@@ -28,8 +28,7 @@
 
 struct jail;
 
-/* What slirp4netns gives the namespace: its address, gateway, resolver. */
-#define NETWORK_ADDRESS "10.0.2.100"
+/* slirp4netns's resolver in the namespace. */
 #define NETWORK_RESOLVER "10.0.2.3"
 /* The jail's /etc/resolv.conf (a file of the jail dir, bound there). */
 #define NETWORK_RESOLV_CONF "nameserver " NETWORK_RESOLVER "\n"

@@ -165,8 +165,9 @@ static void read_version(struct sandbox *sandbox)
 	snprintf(sandbox->version, sizeof(sandbox->version), "%s", buf);
 }
 
-static void add_mount(struct jail_shared *shared, enum jail_mount_kind k, const char *path,
-		      const char *target)
+/* A mount at path in every jail, of src on the host (a bind's). */
+static void add_mount_of(struct jail_shared *shared, enum jail_mount_kind k, const char *src,
+			 const char *path, const char *target)
 {
 	struct jail_mount *m;
 
@@ -174,8 +175,14 @@ static void add_mount(struct jail_shared *shared, enum jail_mount_kind k, const 
 	m = &shared->mounts[shared->nmounts++];
 	m->kind = k;
 	m->path = xstrdup(path);
-	m->src = xstrdup(path);
+	m->src = xstrdup(src);
 	m->target = target ? xstrdup(target) : NULL;
+}
+
+static void add_mount(struct jail_shared *shared, enum jail_mount_kind k, const char *path,
+		      const char *target)
+{
+	add_mount_of(shared, k, path, path, target);
 }
 
 /* Match the policy against this host: what exists, and what is a symlink. */
@@ -244,9 +251,7 @@ static int add_resolv_conf(struct jail_shared *shared, char *err, size_t errlen)
 		snprintf(err, errlen, "writing %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	add_mount(shared, JAIL_MOUNT_RO_BIND, "/etc/resolv.conf", NULL);
-	free(shared->mounts[shared->nmounts - 1].src);
-	shared->mounts[shared->nmounts - 1].src = xstrdup(path);
+	add_mount_of(shared, JAIL_MOUNT_RO_BIND, path, "/etc/resolv.conf", NULL);
 	return 0;
 }
 
