@@ -168,8 +168,38 @@ def test_traffic_past_the_cap_ends_the_network(net, peer):
     body = run_ok(net, job(src))
     out = body["tests"][0]["stdout"]
     assert body["network"]["cut"] == "bytes", dump(body)
+    assert body["status"] == "accepted", dump(body)
     assert "gone" in out and "again" not in out, dump(body)
     assert body["network"]["bytes_received"] > CAP_BYTES, dump(body)
+
+
+def test_a_cut_aborts_the_connections_the_program_holds(net, peer):
+    # One connection waits on a server that says nothing (the peer's HTTP
+    # server waits for a request that never comes) while another carries
+    # the network past its byte cap. The waiting read ends when the
+    # network does, with ECONNABORTED, not at its own timeout; a
+    # connection on the namespace's own loopback is left alone.
+    src = ("import socket, threading, urllib.request\n"
+           "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen()\n"
+           "local = socket.create_connection(srv.getsockname()); there = srv.accept()[0]\n"
+           "held = socket.create_connection(('%s', %d), timeout=%g)\n"
+           "def carry():\n"
+           "    try:\n"
+           "        urllib.request.urlopen('http://%s:%d/big', timeout=%g).read()\n"
+           "    except OSError:\n"
+           "        pass\n"
+           "threading.Thread(target=carry, daemon=True).start()\n"
+           "try:\n"
+           "    held.recv(1); print('answered')\n"
+           "except socket.timeout:\n"
+           "    print('timed out')\n"
+           "except OSError as e:\n"
+           "    print(type(e).__name__)\n"
+           "local.sendall(b'x'); print(there.recv(1).decode())\n"
+           % (peer.ip, netpeer.HTTP_PORT, budget(5), peer.ip, netpeer.HTTP_PORT, budget(5)))
+    body = run_ok(net, job(src))
+    assert body["network"]["cut"] == "bytes", dump(body)
+    assert body["tests"][0]["stdout"] == "ConnectionAbortedError\nx\n", dump(body)
 
 
 def test_connections_past_the_cap_end_the_network(net, peer):

@@ -6,8 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/cidr.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "worker/sandbox/jail.h"
 
@@ -150,6 +154,8 @@ const char *network_cut_name(enum network_cut cut)
 
 struct network {
 	pid_t slirp;             /* 0 once it is gone */
+	struct jail *jail;
+	int ns[2];               /* the jail's user and network namespaces */
 	char dev[64], tcp[64], tcp6[64]; /* the namespace's counters, in /proc */
 	uint64_t max_bytes;
 	unsigned max_connections;
@@ -318,6 +324,141 @@ static int set_routes(struct jail *j, const struct network_policy *p, const int 
 	return rc;
 }
 
+/* ---- past a cap: the connections aborted ------------------------------ */
+
+/* How many times the namespace's sockets are listed: a socket aborted
+ * while a listing runs may move another past it. */
+#define ABORT_ROUNDS 4
+
+struct diag_msg {
+	struct nlmsghdr nh;
+	struct inet_diag_req_v2 r;
+};
+
+/* A socket whose peer is another machine: neither unconnected nor on
+ * the namespace's own loopback, which the network's end leaves alone. */
+static bool peer_is_outside(const struct inet_diag_msg *m)
+{
+	static const uint8_t none[16], mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const uint8_t *a = (const uint8_t *)m->id.idiag_dst;
+
+	if (m->idiag_family == AF_INET)
+		return a[0] != 0 && a[0] != 127;
+	if (memcmp(a, mapped, sizeof(mapped)) == 0)
+		return a[12] != 0 && a[12] != 127;
+	return memcmp(a, none, sizeof(none)) != 0 && !IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)a);
+}
+
+/* SOCK_DESTROY of one socket, acknowledged on sock: the program's next
+ * read or write of it fails with ECONNABORTED. 0 (gone already, too) or
+ * an errno. */
+static int destroy_one(int sock, int protocol, const struct inet_diag_msg *m)
+{
+	struct diag_msg d = {
+		.nh = { .nlmsg_len = sizeof(d), .nlmsg_type = SOCK_DESTROY,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK },
+		.r = { .sdiag_family = m->idiag_family, .sdiag_protocol = (uint8_t)protocol,
+		       .idiag_states = ~0u, .id = m->id },
+	};
+	struct {
+		struct nlmsghdr nh;
+		struct nlmsgerr err;
+	} ack;
+
+	if (send(sock, &d, sizeof(d), 0) < 0)
+		return errno;
+	if (recv(sock, &ack, sizeof(ack), 0) < (ssize_t)sizeof(ack) ||
+	    ack.nh.nlmsg_type != NLMSG_ERROR)
+		return EPROTO;
+	return ack.err.error == -ENOENT ? 0 : -ack.err.error;
+}
+
+/* One listing of the namespace's sockets of a family and protocol on
+ * list, each whose peer is outside destroyed on destroy. How many were,
+ * or a negative errno. */
+static int abort_listed(int list, int destroy, int family, int protocol)
+{
+	struct diag_msg q = {
+		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.r = { .sdiag_family = (uint8_t)family, .sdiag_protocol = (uint8_t)protocol,
+		       .idiag_states = ~0u },
+	};
+	static char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
+	int count = 0, rc = 0;
+
+	if (send(list, &q, sizeof(q), 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got = recv(list, buf, sizeof(buf), 0);
+
+		if (got < 0)
+			return -errno;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)got);
+		     h = NLMSG_NEXT(h, got)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return rc ? -rc : count;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				return e->error < 0 ? e->error : -EPROTO;
+			}
+			if (rc == 0 && peer_is_outside(NLMSG_DATA(h))) {
+				rc = destroy_one(destroy, protocol, NLMSG_DATA(h));
+				count++;
+			}
+		}
+	}
+}
+
+/* In the child, as the jail's uid: into the jail's namespaces, then each
+ * TCP and UDP socket whose peer is outside aborted, until a listing finds
+ * none. 0 or an errno. */
+static int child_abort(int userns, int netns)
+{
+	static const int kinds[][2] = {
+		{ AF_INET, IPPROTO_TCP }, { AF_INET6, IPPROTO_TCP },
+		{ AF_INET, IPPROTO_UDP }, { AF_INET6, IPPROTO_UDP },
+	};
+	int list, destroy, found = 1;
+
+	if (setns(userns, CLONE_NEWUSER) < 0 || setns(netns, CLONE_NEWNET) < 0)
+		return errno;
+	list = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	destroy = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (list < 0 || destroy < 0)
+		return errno;
+	for (int round = 0; round < ABORT_ROUNDS && found > 0; round++) {
+		found = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+			int n = abort_listed(list, destroy, kinds[i][0], kinds[i][1]);
+
+			if (n < 0)
+				return -n;
+			found += n;
+		}
+	}
+	return 0;
+}
+
+/* The network has ended: its programs' connections to other machines
+ * end too, at once, rather than wait for a peer that will never answer. */
+static void abort_connections(struct network *n)
+{
+	pid_t parent = getpid(), pid = fork();
+	int rc;
+
+	if (pid == 0) {
+		int e = child_become(n->jail, parent);
+
+		_exit(e ? e : child_abort(n->ns[0], n->ns[1]));
+	}
+	rc = pid < 0 ? -errno : wait_child(pid);
+	if (rc < 0)
+		log_warn("the network ended, but its connections stay open until their peers "
+			 "time out: %s", strerror(-rc));
+}
+
 /* slirp4netns, as the jail's uid, told the namespaces by their fds; its
  * readiness read from a pipe. It dies with the worker (child_become).
  * 0 and n->slirp, or negative errno. */
@@ -406,6 +547,9 @@ int network_open(struct jail *j, const struct network_policy *p, struct network 
 	if (rc < 0)
 		return rc;
 	n = xcalloc(1, sizeof(*n));
+	n->jail = j;
+	n->ns[0] = ns[0];
+	n->ns[1] = ns[1];
 	n->max_bytes = p->max_bytes;
 	n->max_connections = p->max_connections;
 	snprintf(n->dev, sizeof(n->dev), "/proc/%d/net/dev", (int)init);
@@ -414,9 +558,9 @@ int network_open(struct jail *j, const struct network_policy *p, struct network 
 	rc = set_routes(j, p, ns, err, errlen);
 	if (rc == 0)
 		rc = start_slirp(n, j, p, ns, err, errlen);
-	close(ns[0]);
-	close(ns[1]);
 	if (rc < 0) {
+		close(ns[0]);
+		close(ns[1]);
 		free(n);
 		return rc;
 	}
@@ -484,6 +628,7 @@ static void cut(struct network *n, enum network_cut why)
 	n->slirp = 0;
 	if (n->u.cut == NETWORK_CUT_NONE)
 		n->u.cut = why;
+	abort_connections(n);
 }
 
 void network_check(struct network *n)
@@ -502,6 +647,7 @@ void network_check(struct network *n)
 	if (waitpid(n->slirp, NULL, WNOHANG) == n->slirp) {
 		n->slirp = 0;
 		n->u.cut = NETWORK_CUT_FAILED;
+		abort_connections(n);
 	}
 }
 
@@ -514,5 +660,7 @@ void network_close(struct network *n, struct network_usage *u)
 		bury(n->slirp);
 	if (u)
 		*u = n->u;
+	close(n->ns[0]);
+	close(n->ns[1]);
 	free(n);
 }
