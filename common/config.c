@@ -179,7 +179,7 @@ static const struct opt opts[] = {
 	{ "network-max-bytes", OT_BYTES64, F(network_max_bytes), 4096, 1024 * GiB,
 	  "a job's network traffic, both ways together; past it the network ends", "64M" },
 	{ "network-max-connections", OT_UINT, F(network_max_connections), 1, 256,
-	  "a job's TCP connections at once; past it the network ends", "32" },
+	  "a job's TCP sockets in use at once, listening ones too; past it the network ends", "32" },
 	{ "slirp4netns-path", OT_STR, F(slirp4netns_path), 0, 0, "slirp4netns binary",
 	  "/usr/bin/slirp4netns" },
 	{ "auth-tokens", OT_STR, F(auth_tokens_file), 0, 0,

@@ -106,7 +106,7 @@ struct config {
 	char *network_allow;        /* private IPv4 CIDRs it may reach; NULL: none */
 	struct cidr_list network_nets; /* those, parsed by config_build */
 	uint64_t network_max_bytes; /* its traffic, both ways together */
-	unsigned network_max_connections; /* its TCP connections at once */
+	unsigned network_max_connections; /* its TCP sockets in use at once */
 	char *slirp4netns_path;
 
 	/* who may use the APIs (common/auth.h) */

@@ -125,3 +125,36 @@ Test(network, cut_names)
 	cr_assert_str_eq(network_cut_name(NETWORK_CUT_CONNECTIONS), "connections");
 	cr_assert_str_eq(network_cut_name(NETWORK_CUT_FAILED), "failed");
 }
+
+/* As a namespace's /proc/net/sockstat and sockstat6 read. */
+static const char sockstat[] = "sockets: used 212\n"
+			       "TCP: inuse 7 orphan 1 tw 3 alloc 40 mem 2\n"
+			       "UDP: inuse 2 mem 0\n"
+			       "UDPLITE: inuse 0\n"
+			       "RAW: inuse 0\n"
+			       "FRAG: inuse 0 memory 0\n";
+static const char sockstat6[] = "TCP6: inuse 12\n"
+				"UDP6: inuse 1\n"
+				"UDPLITE6: inuse 0\n"
+				"RAW6: inuse 0\n"
+				"FRAG6: inuse 0 memory 0\n";
+
+Test(network, sockstat_gives_a_protocol_s_sockets_in_use)
+{
+	cr_assert_eq(network_sockstat_inuse(sockstat, "TCP"), 7);
+	cr_assert_eq(network_sockstat_inuse(sockstat, "UDP"), 2);
+	cr_assert_eq(network_sockstat_inuse(sockstat6, "TCP6"), 12);
+	/* a line's prefix is not another protocol's */
+	cr_assert_eq(network_sockstat_inuse(sockstat6, "TCP"), -1);
+	cr_assert_eq(network_sockstat_inuse(sockstat6, "UDPLITE6"), 0);
+}
+
+Test(network, sockstat_without_the_line_or_its_count_is_minus_one)
+{
+	cr_assert_eq(network_sockstat_inuse("", "TCP"), -1);
+	cr_assert_eq(network_sockstat_inuse("TCP: inuse \n", "TCP"), -1);
+	cr_assert_eq(network_sockstat_inuse("TCP: inuse -3\n", "TCP"), -1);
+	cr_assert_eq(network_sockstat_inuse("TCP: inuse 99999999999999999999999\n", "TCP"), -1);
+	cr_assert_eq(network_sockstat_inuse("xTCP: inuse 4\n", "TCP"), -1);
+	cr_assert_eq(network_sockstat_inuse("sockets: used 3\nTCP: inuse 4", "TCP"), 4);
+}

@@ -10,8 +10,9 @@
  * EACCES), and so are the private ranges unless the operator lets one
  * through (--network-allow). DNS goes to slirp4netns's resolver,
  * 10.0.2.3, which asks this host's. Traffic (both ways together) and TCP
- * connections at once are capped: past either the stack is killed and
- * the network is gone for the rest of the job.
+ * sockets in use at once are capped: past either the stack is killed, the
+ * programs' connections to other machines are aborted, and the network is
+ * gone for the rest of the job.
  *
  * Jobs without it keep the empty namespace every job gets (the jail's
  * reset makes a new one after each job, docs/security.md).
@@ -38,7 +39,7 @@ struct network_policy {
 	const char *slirp4netns;        /* its path */
 	const struct cidr_list *allow;  /* private ranges let through (IPv4 ones count) */
 	uint64_t max_bytes;             /* both ways together */
-	unsigned max_connections;       /* TCP sockets at once, but listening ones */
+	unsigned max_connections;       /* TCP sockets in use at once, listening ones too */
 };
 
 /* One IPv4 route the namespace refuses: addr (host order) / prefix. */
@@ -83,8 +84,16 @@ struct network;
  */
 int network_open(struct jail *j, const struct network_policy *p, struct network **out,
 		 char *err, size_t errlen);
+/*
+ * The count on the line "<proto>: inuse N" of a /proc/net/sockstat or
+ * sockstat6 text (proto "TCP", "TCP6"): the namespace's sockets of it
+ * that are hashed, listening, connecting or connected, none closed nor in
+ * TIME_WAIT. -1 when no such line. Pure: tests/unit/test_network.c.
+ */
+long network_sockstat_inuse(const char *text, const char *proto);
+
 /* Its counters read, and the network ended when past a cap: often, while
- * a program runs (cheap: two small /proc files). NULL: nothing. */
+ * a program runs (cheap: three small /proc files). NULL: nothing. */
 void network_check(struct network *n);
 /* It ends; what it carried, into *u (may be NULL). NULL: nothing. */
 void network_close(struct network *n, struct network_usage *u);
