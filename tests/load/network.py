@@ -17,6 +17,7 @@ Needs root, iproute2, slirp4netns and pasta (the passt package); a stack
 that is missing is left out.
 
   tests/load/network.py build/goboxd [--count 20] [--mbytes 64] [--jail bwrap]
+                        [--phases stacks,job]
 """
 import argparse
 import os
@@ -177,7 +178,12 @@ def main():
     ap.add_argument("--jail", default="bwrap", choices=["bwrap", "nsjail"])
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--mbytes", type=int, default=64)
+    ap.add_argument("--phases", default="stacks,job",
+                    help="which phases, comma-separated: stacks, job")
     a = ap.parse_args()
+    phases = a.phases.split(",")
+    if not phases or set(phases) - {"stacks", "job"}:
+        raise SystemExit("--phases: stacks, job, or both")
     why = netpeer.unavailable()
     if why:
         raise SystemExit(why)
@@ -186,8 +192,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="goboxd-network-")
     os.chmod(tmp, 0o711)
     try:
-        phase_stacks(a.count, a.mbytes, peer)
-        phase_job(os.path.abspath(a.goboxd), a.jail, tmp, a.count * 5)
+        if "stacks" in phases:
+            phase_stacks(a.count, a.mbytes, peer)
+        if "job" in phases:
+            phase_job(os.path.abspath(a.goboxd), a.jail, tmp, a.count * 5)
     finally:
         peer.stop()
         shutil.rmtree(tmp, ignore_errors=True)
