@@ -42,6 +42,13 @@ def listing(path):
         return str(e)
 with open("/proc/net/unix") as f:
     sockets = f.read().splitlines()[1:]
+# none where the kernel was booted without IPv6
+IPV6 = os.path.exists("/proc/net/ip6_flowlabel")
+flowlabels = open("/proc/net/ip6_flowlabel").read().splitlines()[1:] if IPV6 else []
+def out_no_routes():
+    with open("/proc/net/snmp") as f:
+        names, values = [line.split()[1:] for line in f if line.startswith("Ip:")]
+    return int(dict(zip(names, values))["OutNoRoutes"])
 st = os.stat("/sandbox")
 print(json.dumps({
     "jail": ns("mnt") + " " + str(os.stat("/").st_ctime_ns),
@@ -49,15 +56,32 @@ print(json.dumps({
     "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "sandbox": listing("/sandbox"), "sandbox_mode": oct(st.st_mode & 0o7777),
     "sandbox_xattrs": os.listxattr("/sandbox"), "tmp": listing("/tmp"),
-    "sockets": sockets,
+    "sockets": sockets, "flowlabels": flowlabels,
+    "out_no_routes": out_no_routes(),
 }), flush=True)
 '''
 
 # ...and then leaves all it can behind: a process out of its session that
-# holds an abstract socket, thirty processes' worth of pids, files and a
-# directory, the job directory's mode and an extended attribute on it.
+# holds an abstract socket, an IPv6 flow label that outlives its socket
+# (any uid may make one to linger up to 150 s; this one, a minute), a
+# count of connects that found no route, thirty processes' worth of pids,
+# files and a directory, the job directory's mode and an extended
+# attribute on it.
 LEAVE = LOOK + r'''
-import socket, subprocess, time
+import socket, struct, subprocess, time
+if IPV6:
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    # in6_flowlabel_req: the destination, the label, IPV6_FL_A_GET,
+    # IPV6_FL_S_ANY, IPV6_FL_F_CREATE, no expiry, a 60 s linger
+    s.setsockopt(socket.IPPROTO_IPV6, 32, socket.inet_pton(socket.AF_INET6, "2001:db8::1")
+                 + struct.pack("!I", 0x12345) + struct.pack("=BBHHHI", 0, 255, 1, 0, 60, 0))
+    s.close()
+    assert "12345" in open("/proc/net/ip6_flowlabel").read()
+try:
+    socket.create_connection(("192.0.2.1", 80))
+except OSError:
+    pass
+assert out_no_routes() > 0
 for _ in range(30):
     subprocess.run(["true"])
 open("/sandbox/left-behind", "w").write("secret of the job before\n")
@@ -104,6 +128,8 @@ def test_the_next_job_finds_the_jail_as_new(daemon):
     assert second["sandbox_xattrs"] == [], second
     assert second["tmp"] == [], second
     assert second["sockets"] == [], second
+    assert second["flowlabels"] == [], second
+    assert second["out_no_routes"] == 0, second
 
 
 # 96 MiB touched and 0.4 s of CPU: what a program after it must not be
