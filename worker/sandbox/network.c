@@ -157,7 +157,7 @@ struct network {
 	pid_t slirp;             /* 0 once it is gone */
 	struct jail *jail;
 	int ns[2];               /* the jail's user and network namespaces */
-	char dev[64], sockstat[64], sockstat6[64]; /* the namespace's counters, in /proc */
+	int dev, sockstat, sockstat6; /* the namespace's counters: its /proc/<init>/net files */
 	uint64_t max_bytes;
 	unsigned max_connections;
 	struct network_usage u;
@@ -209,33 +209,40 @@ static void route_msg(struct route_msg *m, const struct network_route *r, uint32
 	m->dst = htonl(r->addr);
 }
 
-/* In the child, as the jail's uid: into the jail's namespaces, then each
- * route, acknowledged. 0 or an errno. */
-static int child_routes(int userns, int netns, const struct route_msg *msgs, size_t n)
+/* One netlink request of len bytes on sock, and its acknowledgement. 0
+ * or an errno. */
+static int netlink_ask(int sock, const void *req, size_t len)
 {
 	struct {
 		struct nlmsghdr nh;
 		struct nlmsgerr err;
 	} ack;
-	int sock;
 
-	if (setns(userns, CLONE_NEWUSER) < 0 || setns(netns, CLONE_NEWNET) < 0)
+	if (send(sock, req, len, 0) < 0)
 		return errno;
-	sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (recv(sock, &ack, sizeof(ack), 0) < (ssize_t)sizeof(ack) ||
+	    ack.nh.nlmsg_type != NLMSG_ERROR)
+		return EPROTO;
+	return -ack.err.error;
+}
+
+struct route_batch {
+	const struct route_msg *msgs;
+	size_t n;
+};
+
+/* In the jail's namespaces (in_jail_namespaces): each route of a
+ * route_batch, acknowledged. 0 or an errno. */
+static int child_routes(const void *arg)
+{
+	const struct route_batch *b = arg;
+	int sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), rc = 0;
+
 	if (sock < 0)
 		return errno;
-	for (size_t i = 0; i < n; i++) {
-		ssize_t got;
-
-		if (send(sock, &msgs[i], sizeof(msgs[i]), 0) < 0)
-			return errno;
-		got = recv(sock, &ack, sizeof(ack), 0);
-		if (got < (ssize_t)sizeof(ack) || ack.nh.nlmsg_type != NLMSG_ERROR)
-			return EPROTO;
-		if (ack.err.error != 0)
-			return -ack.err.error;
-	}
-	return 0;
+	for (size_t i = 0; rc == 0 && i < b->n; i++)
+		rc = netlink_ask(sock, &b->msgs[i], sizeof(b->msgs[i]));
+	return rc;
 }
 
 /* The child's first steps, as the jail launcher's: the jail's ids (the
@@ -259,6 +266,24 @@ static int wait_child(pid_t pid)
 	if (WIFEXITED(status))
 		return -WEXITSTATUS(status);
 	return -EINTR;
+}
+
+/* fn(arg) in a child of the worker, as the jail's uid, inside the jail's
+ * user and network namespaces (ns), waited for: its exit status is fn's
+ * errno. 0 or negative errno. */
+static int in_jail_namespaces(const struct jail *j, const int ns[2], int (*fn)(const void *),
+			      const void *arg)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		int e = child_become(j, parent);
+
+		if (e == 0 && (setns(ns[0], CLONE_NEWUSER) < 0 || setns(ns[1], CLONE_NEWNET) < 0))
+			e = errno;
+		_exit(e ? e : fn(arg));
+	}
+	return pid < 0 ? -errno : wait_child(pid);
 }
 
 /*
@@ -301,7 +326,6 @@ static int set_routes(struct jail *j, const struct network_policy *p, const int 
 	struct network_route *routes = xcalloc(NETWORK_MAX_ROUTES, sizeof(*routes));
 	struct route_msg *msgs = NULL;
 	int n = network_routes(p->allow, host, nhost, routes, NETWORK_MAX_ROUTES), rc;
-	pid_t parent = getpid(), pid;
 
 	if (n < 0) {
 		free(routes);
@@ -311,13 +335,7 @@ static int set_routes(struct jail *j, const struct network_policy *p, const int 
 	msgs = xcalloc((size_t)n, sizeof(*msgs));
 	for (int i = 0; i < n; i++)
 		route_msg(&msgs[i], &routes[i], (uint32_t)i + 1);
-	pid = fork();
-	if (pid == 0) {
-		int e = child_become(j, parent);
-
-		_exit(e ? e : child_routes(ns[0], ns[1], msgs, (size_t)n));
-	}
-	rc = pid < 0 ? -errno : wait_child(pid);
+	rc = in_jail_namespaces(j, ns, child_routes, &(struct route_batch){ msgs, (size_t)n });
 	free(msgs);
 	free(routes);
 	if (rc < 0)
@@ -340,14 +358,14 @@ struct diag_msg {
  * the namespace's own loopback, which the network's end leaves alone. */
 static bool peer_is_outside(const struct inet_diag_msg *m)
 {
-	static const uint8_t none[16], mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const struct in6_addr *a6 = (const struct in6_addr *)m->id.idiag_dst;
 	const uint8_t *a = (const uint8_t *)m->id.idiag_dst;
 
-	if (m->idiag_family == AF_INET)
-		return a[0] != 0 && a[0] != 127;
-	if (memcmp(a, mapped, sizeof(mapped)) == 0)
-		return a[12] != 0 && a[12] != 127;
-	return memcmp(a, none, sizeof(none)) != 0 && !IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)a);
+	if (m->idiag_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(a6))
+		a += 12;
+	else if (m->idiag_family == AF_INET6)
+		return !IN6_IS_ADDR_UNSPECIFIED(a6) && !IN6_IS_ADDR_LOOPBACK(a6);
+	return a[0] != 0 && a[0] != 127;
 }
 
 /* SOCK_DESTROY of one socket, acknowledged on sock: the program's next
@@ -361,17 +379,9 @@ static int destroy_one(int sock, int protocol, const struct inet_diag_msg *m)
 		.r = { .sdiag_family = m->idiag_family, .sdiag_protocol = (uint8_t)protocol,
 		       .idiag_states = ~0u, .id = m->id },
 	};
-	struct {
-		struct nlmsghdr nh;
-		struct nlmsgerr err;
-	} ack;
+	int rc = netlink_ask(sock, &d, sizeof(d));
 
-	if (send(sock, &d, sizeof(d), 0) < 0)
-		return errno;
-	if (recv(sock, &ack, sizeof(ack), 0) < (ssize_t)sizeof(ack) ||
-	    ack.nh.nlmsg_type != NLMSG_ERROR)
-		return EPROTO;
-	return ack.err.error == -ENOENT ? 0 : -ack.err.error;
+	return rc == ENOENT ? 0 : rc;
 }
 
 /* One listing of the namespace's sockets of a family and protocol on
@@ -412,10 +422,10 @@ static int abort_listed(int list, int destroy, int family, int protocol)
 	}
 }
 
-/* In the child, as the jail's uid: into the jail's namespaces, then each
- * TCP and UDP socket whose peer is outside aborted, until a listing finds
- * none. 0 or an errno. */
-static int child_abort(int userns, int netns)
+/* In the jail's namespaces (in_jail_namespaces): each TCP and UDP
+ * socket whose peer is outside aborted, until a listing finds none. 0 or
+ * an errno. */
+static int child_abort(const void *arg)
 {
 	static const int kinds[][2] = {
 		{ AF_INET, IPPROTO_TCP }, { AF_INET6, IPPROTO_TCP },
@@ -423,8 +433,7 @@ static int child_abort(int userns, int netns)
 	};
 	int list, destroy, found = 1;
 
-	if (setns(userns, CLONE_NEWUSER) < 0 || setns(netns, CLONE_NEWNET) < 0)
-		return errno;
+	(void)arg;
 	list = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	destroy = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (list < 0 || destroy < 0)
@@ -446,15 +455,8 @@ static int child_abort(int userns, int netns)
  * end too, at once, rather than wait for a peer that will never answer. */
 static void abort_connections(struct network *n)
 {
-	pid_t parent = getpid(), pid = fork();
-	int rc;
+	int rc = in_jail_namespaces(n->jail, n->ns, child_abort, NULL);
 
-	if (pid == 0) {
-		int e = child_become(n->jail, parent);
-
-		_exit(e ? e : child_abort(n->ns[0], n->ns[1]));
-	}
-	rc = pid < 0 ? -errno : wait_child(pid);
 	if (rc < 0)
 		log_warn("the network ended, but its connections stay open until their peers "
 			 "time out: %s", strerror(-rc));
@@ -527,6 +529,38 @@ static int start_slirp(struct network *n, struct jail *j, const struct network_p
 	return rc;
 }
 
+/* The namespace's counters, the init's /proc/<init>/net files, kept
+ * open: each check reads them again from their start. 0 or -errno. */
+static int open_counters(struct network *n, pid_t init, char *err, size_t errlen)
+{
+	static const char *const names[] = { "dev", "sockstat", "sockstat6" };
+	int *fds[] = { &n->dev, &n->sockstat, &n->sockstat6 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)init, names[i]);
+		*fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fds[i] < 0) {
+			int rc = -errno;
+
+			snprintf(err, errlen, "opening %s: %s", path, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void network_free(struct network *n)
+{
+	int fds[] = { n->ns[0], n->ns[1], n->dev, n->sockstat, n->sockstat6 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(n);
+}
+
 int network_open(struct jail *j, const struct network_policy *p, struct network **out,
 		 char *err, size_t errlen)
 {
@@ -553,35 +587,18 @@ int network_open(struct jail *j, const struct network_policy *p, struct network 
 	n->ns[1] = ns[1];
 	n->max_bytes = p->max_bytes;
 	n->max_connections = p->max_connections;
-	snprintf(n->dev, sizeof(n->dev), "/proc/%d/net/dev", (int)init);
-	snprintf(n->sockstat, sizeof(n->sockstat), "/proc/%d/net/sockstat", (int)init);
-	snprintf(n->sockstat6, sizeof(n->sockstat6), "/proc/%d/net/sockstat6", (int)init);
-	rc = set_routes(j, p, ns, err, errlen);
+	n->dev = n->sockstat = n->sockstat6 = -1;
+	rc = open_counters(n, init, err, errlen);
+	if (rc == 0)
+		rc = set_routes(j, p, ns, err, errlen);
 	if (rc == 0)
 		rc = start_slirp(n, j, p, ns, err, errlen);
 	if (rc < 0) {
-		close(ns[0]);
-		close(ns[1]);
-		free(n);
+		network_free(n);
 		return rc;
 	}
 	*out = n;
 	return 0;
-}
-
-/* A small /proc file whole into buf; its length, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, off = 0;
-
-	if (fd < 0)
-		return -1;
-	while (off + 1 < (ssize_t)len && (n = read(fd, buf + off, len - 1 - (size_t)off)) > 0)
-		off += n;
-	close(fd);
-	buf[off] = '\0';
-	return off;
 }
 
 /* The interface's bytes, headers included: what it received from
@@ -591,7 +608,7 @@ static void read_bytes(struct network *n)
 	char buf[4096], *line;
 	unsigned long long rx, tx;
 
-	if (read_small(n->dev, buf, sizeof(buf)) < 0 ||
+	if (read_small_fd(n->dev, buf, sizeof(buf)) < 0 ||
 	    !(line = strstr(buf, NETWORK_IFACE ":")))
 		return;
 	if (sscanf(line + strlen(NETWORK_IFACE ":"), "%llu %*u %*u %*u %*u %*u %*u %*u %llu",
@@ -632,21 +649,21 @@ static unsigned count_connections(const struct network *n)
 	char buf[1024];
 	long v4 = -1, v6 = -1;
 
-	if (read_small(n->sockstat, buf, sizeof(buf)) > 0)
+	if (read_small_fd(n->sockstat, buf, sizeof(buf)) > 0)
 		v4 = network_sockstat_inuse(buf, "TCP");
-	if (read_small(n->sockstat6, buf, sizeof(buf)) > 0)
+	if (read_small_fd(n->sockstat6, buf, sizeof(buf)) > 0)
 		v6 = network_sockstat_inuse(buf, "TCP6");
 	return (unsigned)(v4 > 0 ? v4 : 0) + (unsigned)(v6 > 0 ? v6 : 0);
 }
 
+/* The network ends: its stack killed, unless it is gone already, and the
+ * programs' connections to other machines aborted. */
 static void cut(struct network *n, enum network_cut why)
 {
-	if (!n->slirp)
-		return;
-	bury(n->slirp);
+	if (n->slirp)
+		bury(n->slirp);
 	n->slirp = 0;
-	if (n->u.cut == NETWORK_CUT_NONE)
-		n->u.cut = why;
+	n->u.cut = why;
 	abort_connections(n);
 }
 
@@ -665,8 +682,7 @@ void network_check(struct network *n)
 	}
 	if (waitpid(n->slirp, NULL, WNOHANG) == n->slirp) {
 		n->slirp = 0;
-		n->u.cut = NETWORK_CUT_FAILED;
-		abort_connections(n);
+		cut(n, NETWORK_CUT_FAILED);
 	}
 }
 
@@ -679,7 +695,5 @@ void network_close(struct network *n, struct network_usage *u)
 		bury(n->slirp);
 	if (u)
 		*u = n->u;
-	close(n->ns[0]);
-	close(n->ns[1]);
-	free(n);
+	network_free(n);
 }
