@@ -2,9 +2,12 @@
 its jail's namespace, reaches what the policy lets through (by name, too)
 and nothing else of this host or its private networks, and loses the
 network past a cap; jobs that do not ask, and the next job in the same
-jail, keep the empty namespace. The other machine is a network namespace
+jail, have none: they may make no internet socket, and the next job gets
+a new namespace. The other machine is a network namespace
 of its own on this host (netpeer.py)."""
 
+import json
+import os
 import shutil
 import subprocess
 
@@ -67,13 +70,13 @@ def job(source, network=True, language="py3"):
 
 
 # Prints, for each "address port" line of its stdin, what a TCP connect
-# did: "connected", or the errno's name.
+# did: "connected", or the errno's name (EPERM: no socket could be made).
 CONNECT = """
 import errno, socket, sys
 for line in sys.stdin.read().splitlines():
     a, p = line.split()
-    s = socket.socket(); s.settimeout(TIMEOUT)
     try:
+        s = socket.socket(); s.settimeout(TIMEOUT)
         s.connect((a, int(p))); print(line, "connected")
     except OSError as e:
         print(line, errno.errorcode.get(e.errno, e.errno) if e.errno else "timeout")
@@ -117,9 +120,9 @@ def test_nothing_of_this_host_nor_a_private_range_is_reached(net, peer):
     assert all(v != "connected" for v in got.values()), got
 
 
-def test_a_job_that_does_not_ask_keeps_the_empty_namespace(net, peer):
+def test_a_job_that_does_not_ask_has_no_network(net, peer):
     got, body = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)], network=None)
-    assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "ENETUNREACH"}, dump(body)
+    assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "EPERM"}, dump(body)
     assert "network" not in body
 
 
@@ -129,9 +132,9 @@ def test_a_language_may_give_its_tests_a_network_by_default(net, peer):
     got, body = connect_all(net, target, network=None, language="pynet")
     assert got == {key: "connected"} and "network" in body, dump(body)
     got, body = connect_all(net, target, network=False, language="pynet")
-    assert got == {key: "ENETUNREACH"} and "network" not in body, dump(body)
+    assert got == {key: "EPERM"} and "network" not in body, dump(body)
     got, body = connect_all(net, target, network=None)
-    assert got == {key: "ENETUNREACH"}, dump(body)
+    assert got == {key: "EPERM"}, dump(body)
 
 
 def test_the_next_job_in_the_same_jail_finds_no_network(net, peer):
@@ -140,7 +143,52 @@ def test_the_next_job_in_the_same_jail_finds_no_network(net, peer):
         got, _ = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)])
         assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "connected"}
         got, body = connect_all(net, [(peer.ip, netpeer.HTTP_PORT)], network=False)
-        assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "ENETUNREACH"}, dump(body)
+        assert got == {"%s %d" % (peer.ip, netpeer.HTTP_PORT): "EPERM"}, dump(body)
+
+
+# The jail and the network namespace a job ran in, and the IPv6 flow
+# labels there; with "leave" on stdin, it first makes one that outlives
+# its socket by a minute (any uid may, up to 150 s).
+NAMESPACE = """
+import json, os, socket, struct, sys
+if sys.stdin.read().strip() == "leave" and os.path.exists("/proc/net/ip6_flowlabel"):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    # in6_flowlabel_req: the destination, the label, IPV6_FL_A_GET,
+    # IPV6_FL_S_ANY, IPV6_FL_F_CREATE, no expiry, a 60 s linger
+    s.setsockopt(socket.IPPROTO_IPV6, 32, socket.inet_pton(socket.AF_INET6, "2001:db8::1")
+                 + struct.pack("!I", 0x12345) + struct.pack("=BBHHHI", 0, 255, 1, 0, 60, 0))
+    s.close()
+labels = (open("/proc/net/ip6_flowlabel").read().splitlines()[1:]
+          if os.path.exists("/proc/net/ip6_flowlabel") else [])
+print(json.dumps({"jail": os.readlink("/proc/self/ns/mnt"),
+                  "net": os.readlink("/proc/self/ns/net"), "labels": labels}))
+"""
+
+
+def test_after_a_job_with_a_network_the_next_gets_a_new_namespace(peer):
+    # A job without a network leaves the namespace to the next
+    # (test_jail_reuse.py); one with a network had internet sockets and
+    # the stack's interface there, and nothing of it may reach the next.
+    # One jail, so that the jobs share it.
+    d = Daemon(["--network", "--network-allow", peer.net, "--jails-per-worker", "1"],
+               workers=1, wrapper=peer.wrapper())
+    try:
+        seen = []
+        for network, stdin in ((True, "leave"), (False, ""), (False, "")):
+            req = job(NAMESPACE, network)
+            req["tests"][0]["stdin"] = stdin
+            body = run_ok(d, req)
+            assert body["status"] == "accepted", dump(body)
+            seen.append(json.loads(body["tests"][0]["stdout"]))
+    finally:
+        d.stop()
+    with_network, after, later = seen
+    assert with_network["jail"] == after["jail"] == later["jail"], "the jobs ran in other jails"
+    if os.path.exists("/proc/net/ip6_flowlabel"):
+        assert with_network["labels"], with_network
+    assert after["net"] != with_network["net"], "the namespace of a job with a network was kept"
+    assert after["labels"] == [], after
+    assert later["net"] == after["net"], "a job without a network did not leave its namespace"
 
 
 def test_traffic_past_the_cap_ends_the_network(net, peer):

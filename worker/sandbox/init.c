@@ -23,7 +23,8 @@
  *
  * It keeps CAP_SYS_ADMIN inside the jail's user namespace, and only for
  * these: a network namespace without a working interface, at the start
- * (empty_network) and for each later job (reset_network); a /proc of its
+ * (empty_network) and for a later job when the one before had a network
+ * or left a socket (reset_network); a /proc of its
  * own, and the programs' remounted to hide it; the pid counter set back
  * between jobs; a fresh /tmp for each program; and an IPC namespace of
  * its own for each program (SysV shared memory, semaphores and message
@@ -90,8 +91,13 @@ struct own_state {
 struct init {
 	int sock;
 	int sigfd;
-	struct sock_filter *filter;
+	struct sock_filter *filter;     /* FILTER's: a job's without a network */
 	unsigned short filter_len;
+	/* NETWORK's, until the job's RESET: its programs may make internet
+	 * sockets (policy_network_families) */
+	struct sock_filter *net_filter;
+	unsigned short net_filter_len;
+	bool had_network;       /* a NETWORK came: the RESET makes a new namespace */
 	struct child kids[MAX_CHILDREN];
 	char *buf;
 	bool tmp_mounted;       /* /tmp is ours, not the jail's placeholder */
@@ -358,8 +364,8 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		goto out;
 	}
 	p.err_w = ep[1];
-	p.filter = in->filter;
-	p.filter_len = in->filter_len;
+	p.filter = in->net_filter ? in->net_filter : in->filter;
+	p.filter_len = in->net_filter ? in->net_filter_len : in->filter_len;
 	ipc = ipc_enter_new(in);
 	if (ipc < 0) {
 		close(ep[1]);
@@ -400,26 +406,31 @@ out:
 		close(fds[i]);
 }
 
-static void do_filter(struct init *in, size_t len)
+/* A seccomp program from a message's body, into *dst: 0 or errno. */
+static int take_filter(struct init *in, size_t len, struct sock_filter **dst,
+		       unsigned short *dst_len)
 {
 	size_t k = len / sizeof(struct sock_filter);
 
-	if (len % sizeof(struct sock_filter) || k == 0 || k > INITMSG_MAX_FILTER) {
-		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, EINVAL);
-		return;
-	}
-	free(in->filter);
-	in->filter = malloc(len);
-	if (!in->filter) {
-		in->filter_len = 0;
-		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, ENOMEM);
-		return;
-	}
-	memcpy(in->filter, in->buf + sizeof(struct initmsg_hdr), len);
-	in->filter_len = (unsigned short)k;
+	if (len % sizeof(struct sock_filter) || k == 0 || k > INITMSG_MAX_FILTER)
+		return EINVAL;
+	free(*dst);
+	*dst_len = 0;
+	*dst = malloc(len);
+	if (!*dst)
+		return ENOMEM;
+	memcpy(*dst, in->buf + sizeof(struct initmsg_hdr), len);
+	*dst_len = (unsigned short)k;
+	return 0;
 }
 
-static int reset_network(struct init *in);
+static void do_filter(struct init *in, size_t len)
+{
+	int err = take_filter(in, len, &in->filter, &in->filter_len);
+
+	if (err)
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, err);
+}
 
 /*
  * Into the cgroup of the first program, while the jail waits for its job:
@@ -439,11 +450,11 @@ static void do_enter(struct init *in, const int *fds, unsigned nfds)
 		if (n < 0)
 			f.err = errno;
 	}
-	/* A network namespace made in the cgroup, as each RESET makes one:
-	 * the worker takes what is charged after ENTERED for the init's own
+	/* A network namespace made in the cgroup, as a RESET makes one: the
+	 * worker takes what is charged after ENTERED for the init's own
 	 * memory, and the one the jail started with is charged elsewhere. */
 	if (!f.err)
-		f.err = -reset_network(in);
+		f.err = -init_seal_network(in->proc_fd, true);
 	if (f.err) {
 		send_msg(in, INITMSG_FAILED, 0, &f, sizeof(f));
 		return;
@@ -460,8 +471,9 @@ static void do_enter(struct init *in, const int *fds, unsigned nfds)
  * as its start left it, with nothing of the job before reachable: no
  * process, no /tmp, no socket, no network state and no trace in the pid
  * numbers. The IPC namespaces went with each program (child_run) and the
- * job directory is the worker's (jobdir_reset); the seccomp filter and the
- * cgroup the init entered stay, and are the same for every job.
+ * job directory is the worker's (jobdir_reset); the seccomp filter of a
+ * job without a network and the cgroup the init entered stay, the same
+ * for every job, and a network's filter goes with its job (reset_network).
  */
 
 /* First, as everything after assumes it: every process but ourselves
@@ -553,13 +565,42 @@ static int reset_new_box(struct init *in)
 	return rc;
 }
 
-/* A new network namespace, checked empty like the first (empty_network):
- * a socket the job left bound in the old one, held alive by a file
- * descriptor in flight, stays there, out of every later program's reach. */
+/*
+ * The network namespace: kept for the next job, or a new one, checked
+ * empty like the first (empty_network).
+ *
+ * Kept when the job had no network and no socket is left in it. Such a
+ * job's programs could make no internet socket (their filter refuses
+ * AF_INET and AF_INET6, policy.h), so they touched none of the state the
+ * internet protocols keep per namespace (counters, flow labels, ports);
+ * what else they may make there, unix and netlink sockets, lives only as
+ * long as the socket, and a netlink socket of a process without
+ * capabilities changes nothing. Every process is gone by now
+ * (reset_kill_everything): a socket still counted is one held alive by a
+ * file descriptor in flight (a unix socket passed over itself, until the
+ * kernel collects it) or one whose freeing waits for a grace period, and
+ * then the namespace goes with it, out of every later program's reach.
+ *
+ * A new one after a job with a network: its programs had internet sockets
+ * and the network's stack had an interface there.
+ */
 static int reset_network(struct init *in)
 {
-	(void)in;
-	return init_seal_network(true);
+	bool had_network = in->had_network;
+	long used;
+
+	free(in->net_filter);
+	in->net_filter = NULL;
+	in->net_filter_len = 0;
+	in->had_network = false;
+	if (!had_network) {
+		used = init_seal_network_sockets(in->proc_fd);
+		if (used == 0)
+			return 0;
+		if (used < 0)
+			return (int)used;
+	}
+	return init_seal_network(in->proc_fd, true);
 }
 
 /* With nothing running: the next process gets pid 2 again, so that no
@@ -627,7 +668,7 @@ static const struct reset_step {
 	{ "checking that none is left", reset_check_alone },
 	{ "unmounting /tmp", reset_drop_tmp },
 	{ "removing the IPC objects", ipc_clear_reaped },
-	{ "a new network namespace", reset_network },
+	{ "the network namespace", reset_network },
 	{ "resetting the pid counter", reset_pid_counter },
 	{ "checking what the programs inherit", reset_check_own_state },
 };
@@ -699,12 +740,22 @@ static void do_clear(struct init *in)
 	send_msg(in, INITMSG_CLEARED, 0, NULL, 0);
 }
 
-/* NETWORK: the namespaces a job's network is started in (network.h). */
-static void do_network(struct init *in)
+/* NETWORK: the namespaces a job's network is started in (network.h),
+ * and the filter for the job's programs from now on, which lets internet
+ * sockets through. Taken first: should the answer fail, the network may
+ * still have started, and the RESET must make a new namespace. */
+static void do_network(struct init *in, size_t len)
 {
 	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_NETWORK_NS, 0, 0 };
-	int rc = init_seal_send_namespaces(in->sock, &h, sizeof(h));
+	int rc;
 
+	in->had_network = true;
+	rc = take_filter(in, len, &in->net_filter, &in->net_filter_len);
+	if (rc) {
+		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, rc);
+		return;
+	}
+	rc = init_seal_send_namespaces(in->sock, &h, sizeof(h));
 	if (rc < 0)
 		send_failed(in, 0, INITMSG_STAGE_NETWORK, -rc);
 }
@@ -778,7 +829,7 @@ static int handle_packet(struct init *in)
 	else if (h.type == INITMSG_CLEAR && nfds == 0)
 		do_clear(in);
 	else if (h.type == INITMSG_NETWORK && nfds == 0)
-		do_network(in);
+		do_network(in, h.len);
 	else
 		send_failed(in, h.id, INITMSG_STAGE_PROTOCOL, EBADMSG);
 drop:
@@ -811,7 +862,7 @@ static int hide_the_init(struct init *in)
  * program. */
 static int empty_network(struct init *in)
 {
-	return init_seal_network(in->new_network);
+	return init_seal_network(in->proc_fd, in->new_network);
 }
 
 /*

@@ -158,40 +158,92 @@ int init_seal_proc(void)
 	return 0;
 }
 
+/* Whether the interface is down, by its name (a unix socket, which goes
+ * as it is closed): 1, 0, or -errno. */
+static int interface_is_down(int s, const char *name)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (strlen(name) >= sizeof(ifr.ifr_name))
+		return -ENAMETOOLONG;
+	memcpy(ifr.ifr_name, name, strlen(name));
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	return !(ifr.ifr_flags & IFF_UP);
+}
+
+/* A small file whole, into buf (size - 1 bytes at most), NUL-terminated:
+ * its length, or -errno; -EFBIG when it does not fit. */
+static ssize_t read_whole(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == size - 1)
+			return -EFBIG;
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
 /*
  * Whether every interface of the current network namespace is down, and
- * the namespace has none but lo: -errno when that cannot be told.
+ * the namespace has none but lo: -errno when that cannot be told. The
+ * interfaces are read from its /proc/net/dev (through proc_fd, a /proc
+ * whose net is the init's), not asked over netlink: a netlink socket is
+ * freed a grace period after its close, and until then it counts among
+ * the namespace's sockets, which the next RESET reads (reset_network in
+ * init.c).
  */
-static int network_is_empty(void)
+static int network_is_empty(int proc_fd)
 {
-	struct if_nameindex *ifs = if_nameindex();
-	struct ifreq ifr;
-	int s, rc = 1;
+	char buf[4096], *line, *colon, *save = NULL;
+	int fd = openat(proc_fd, "net/dev", O_RDONLY | O_CLOEXEC), s, rc = 1;
+	ssize_t len;
 
-	if (!ifs)
+	if (fd < 0)
 		return -errno;
+	len = read_whole(fd, buf, sizeof(buf));
+	close(fd);
+	if (len == -EFBIG)
+		return 0;       /* more interfaces than fit: not lo alone */
+	if (len < 0)
+		return (int)len;
 	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		rc = -errno;
-	for (struct if_nameindex *i = ifs; rc == 1 && i->if_index; i++) {
-		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
-		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-			rc = -errno;
-		else if (strcmp(i->if_name, "lo") != 0 || (ifr.ifr_flags & IFF_UP))
-			rc = 0;
+		return -errno;
+	/* two lines of headings, then "  name: counters" for each */
+	for (int i = 0; rc == 1 && (line = strtok_r(i ? NULL : buf, "\n", &save)); i++) {
+		if (i < 2)
+			continue;
+		if (!(colon = strchr(line, ':'))) {
+			rc = -EPROTO;
+			break;
+		}
+		*colon = '\0';
+		line += strspn(line, " ");
+		rc = strcmp(line, "lo") != 0 ? 0 : interface_is_down(s, line);
 	}
-	if (s >= 0)
-		close(s);
-	if_freenameindex(ifs);
+	close(s);
 	return rc;
 }
 
 /*
  * The programs' network namespace must have no working interface, so that
- * AF_INET and AF_INET6 (which the seccomp filter lets through) reach
- * nothing: connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL, as in
- * a namespace whose lo was never up. nsjail makes one (--iface_no_lo).
+ * AF_INET and AF_INET6 (which the seccomp filter lets through in a job
+ * with a network, where the stack adds its own) reach nothing else:
+ * connect fails with ENETUNREACH, ::1 with EADDRNOTAVAIL, as in a
+ * namespace whose lo was never up. nsjail makes one (--iface_no_lo).
  * bubblewrap always brings lo up in the namespace it makes, and taking it
  * down again would not do (127.0.0.1 stays on it and a connect waits for a
  * time-out), so goboxd runs bwrap without one and has the init make its
@@ -200,7 +252,7 @@ static int network_is_empty(void)
  * is what counts. Before the hello (empty_network in init.c), like seal:
  * a jail whose namespace is not empty never runs a program.
  */
-int init_seal_network(bool new_namespace)
+int init_seal_network(int proc_fd, bool new_namespace)
 {
 	int rc;
 
@@ -209,10 +261,28 @@ int init_seal_network(bool new_namespace)
 	 * share its abstract unix sockets with every jail. */
 	if (new_namespace && unshare(CLONE_NEWNET) < 0)
 		return -errno;
-	rc = network_is_empty();
+	rc = network_is_empty(proc_fd);
 	if (rc == 0)
 		return -EADDRINUSE;
 	return rc < 0 ? rc : 0;
+}
+
+long init_seal_network_sockets(int proc_fd)
+{
+	char buf[1024];
+	int fd = openat(proc_fd, "net/sockstat", O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+	long used;
+
+	if (fd < 0)
+		return -errno;
+	len = read_whole(fd, buf, sizeof(buf));
+	close(fd);
+	if (len < 0)
+		return len;
+	if (sscanf(buf, "sockets: used %ld", &used) != 1 || used < 0)
+		return -EPROTO;
+	return used;
 }
 
 int init_seal_send_namespaces(int sock, const void *msg, size_t len)

@@ -7,7 +7,8 @@
  * protocol version and the worker refuses an init that speaks another.
  *
  *   init   -> worker  HELLO     once, when the jail is ready
- *   worker -> init    FILTER    once, the seccomp program every child installs;
+ *   worker -> init    FILTER    once, the seccomp program every child installs
+ *                               (but a job's with a network, NETWORK);
  *                               a RUN before it is refused (FAILED, protocol)
  *   worker -> init    ENTER     at most once, before any RUN: fds, one
  *                               cgroup.procs file per hierarchy; the init
@@ -22,8 +23,9 @@
  *   init   -> worker  EXITED    its exact wait status
  *   worker -> init    RESET     the job is over, the jail serves another:
  *                               every process killed and reaped, /tmp
- *                               unmounted, IPC objects removed, a new
- *                               network namespace, the pid counter back
+ *                               unmounted, IPC objects removed, the
+ *                               network namespace kept or a new one, the
+ *                               pid counter back
  *                               to 1 (init.c, reset_steps); with one fd
  *                               (a detached mount, worker/sandbox/disks.h)
  *                               and a path as its body: the next job's
@@ -44,7 +46,11 @@
  *                               TMP
  *   worker -> init    NETWORK   a job's network starts (worker/sandbox/
  *                               network.h): the namespaces to enter, which
- *                               only the init may open (it is not dumpable)
+ *                               only the init may open (it is not dumpable);
+ *                               its body, the seccomp program for the job's
+ *                               programs from now on, which lets internet
+ *                               sockets through; the job's RESET makes a
+ *                               new network namespace
  *   init   -> worker  NETWORK_NS two fds, its user namespace and its
  *                               network namespace (id 0), or FAILED with
  *                               id 0, stage NETWORK
@@ -65,7 +71,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INITMSG_VERSION 9
+#define INITMSG_VERSION 10
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3

@@ -690,6 +690,7 @@ int jail_namespaces(struct jail *j, int fds[2], char *err, size_t errlen)
 {
 	struct init_arg arg = { .fd = -1, .got = fds, .ngot = 2 };
 
+	arg.body = seccomp_set_bpf(j->shared->seccomp, true, &arg.len);
 	return ask_init(j, INITMSG_NETWORK, INITMSG_NETWORK_NS, "NETWORK", &arg, err, errlen);
 }
 

@@ -144,8 +144,10 @@ const struct jail_shared *jail_shared_of(const struct jail *j);
 int jail_sock(const struct jail *j);
 /*
  * The init's user and network namespaces, as two fds (NETWORK, initmsg.h),
- * for a job's network (worker/sandbox/network.h). 0, or negative errno
- * with the reason in err.
+ * for a job's network (worker/sandbox/network.h). From then on, until the
+ * job's reset, the programs it starts may make internet sockets, and that
+ * reset gives the jail a new network namespace. 0, or negative errno with
+ * the reason in err.
  */
 int jail_namespaces(struct jail *j, int fds[2], char *err, size_t errlen);
 /* The init's pid on this host, once it waits in the jail's first cgroup

@@ -147,11 +147,12 @@ static int entered(struct jail *j, int timeout_ms, char *err, size_t errlen)
 }
 
 /* Last: the init applies the filter to every program it starts, and no
- * RUN is sent before jail_ready returns. */
+ * RUN is sent before jail_ready returns. This is the one for a job
+ * without a network; a job with one brings its own (jail_namespaces). */
 static int send_filter(struct jail *j, int timeout_ms, char *err, size_t errlen)
 {
 	size_t len;
-	const void *bpf = seccomp_set_bpf(j->shared->seccomp, &len);
+	const void *bpf = seccomp_set_bpf(j->shared->seccomp, false, &len);
 	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_FILTER, 0, (uint32_t)len };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)bpf, len } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };

@@ -170,8 +170,10 @@ const struct policy_syscall policy_denied_syscalls[] = {
 };
 const size_t policy_denied_syscalls_count = ARRAY_SIZE(policy_denied_syscalls);
 
-const int policy_socket_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
+const int policy_socket_families[] = { AF_UNIX, AF_NETLINK };
 const size_t policy_socket_families_count = ARRAY_SIZE(policy_socket_families);
+const int policy_network_families[] = { AF_INET, AF_INET6 };
+const size_t policy_network_families_count = ARRAY_SIZE(policy_network_families);
 
 const unsigned int policy_denied_ioctls[] = { TIOCSTI, TIOCSETD, TIOCCONS, TIOCLINUX };
 const size_t policy_denied_ioctls_count = ARRAY_SIZE(policy_denied_ioctls);

@@ -107,14 +107,21 @@ extern const size_t policy_clone_ns_flags_count;
  * socket(2) only for these families, socketpair(2) only for AF_UNIX; any
  * other family fails with POLICY_SOCKET_ERRNO. The family is an int: the
  * filter compares the argument's low 32 bits, as the kernel reads it.
- * AF_INET and AF_INET6 reach a network namespace without a working
- * interface (connect: ENETUNREACH, EADDRNOTAVAIL), as they do in Codize;
- * AF_NETLINK answers route and address queries (getifaddrs). Everything
- * else (PACKET, VSOCK, the many rarely used protocol families) stays out
- * of reach: this rule is the second wall behind the empty namespace.
+ * A job without a network gets policy_socket_families: AF_UNIX, and
+ * AF_NETLINK, which answers route and address queries (getifaddrs) and,
+ * to a program without capabilities, changes nothing. A job with one
+ * (network.h) gets policy_network_families as well: AF_INET and AF_INET6.
+ * So a job without a network leaves nothing of the internet protocols in
+ * its namespace (no counter, flow label or socket state), which lets the
+ * jail keep the namespace for the next job (init.c, reset_network).
+ * Everything else (PACKET, VSOCK, the many rarely used protocol families)
+ * stays out of reach: this rule is the second wall behind the empty
+ * namespace.
  */
 extern const int policy_socket_families[];
 extern const size_t policy_socket_families_count;
+extern const int policy_network_families[];
+extern const size_t policy_network_families_count;
 #define POLICY_SOCKETPAIR_FAMILY AF_UNIX
 #define POLICY_SOCKET_ERRNO EPERM
 

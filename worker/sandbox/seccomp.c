@@ -21,8 +21,10 @@
 #include "worker/sandbox/policy.h"
 
 struct seccomp_set {
-	void *bpf;              /* denylist, installed by goboxd-init in each program */
-	size_t bpf_len;
+	/* the denylist, installed by goboxd-init in each program: [0] for a
+	 * job without a network, [1] for one with (policy_network_families) */
+	void *bpf[2];
+	size_t bpf_len[2];
 	void *base;             /* baseline (ABI) filter, for the pre-exec child */
 	size_t base_len;
 	struct sock_fprog base_prog;
@@ -208,7 +210,8 @@ static int build_baseline(void **out, size_t *len, char *err, size_t errlen)
  * socketpair(2) with another family than AF_UNIX, or to ioctl(2) with a
  * request the policy refuses, fails here; everything else, those calls
  * included, goes on to libseccomp's program, which follows this one (its
- * own ABI checks first). Returns the number of instructions written, or
+ * own ABI checks first). With network, socket(2) takes the internet
+ * families as well. Returns the number of instructions written, or
  * -errno.
  */
 #define PREFIX_MAX 48
@@ -232,9 +235,21 @@ static struct sock_filter jeq(size_t k, uint32_t v, size_t yes, size_t no)
 					    (uint8_t)(no - k - 1));
 }
 
-static int args_prefix(struct sock_filter *p, char *err, size_t errlen)
+/* At k: socket(2)'s families, each a jump to `end`; the last test's
+ * "no" goes on to k + 1, the refusal. */
+static size_t family_tests(struct sock_filter *p, size_t k, const int *fam, size_t n,
+			   size_t end)
 {
-	const size_t nfam = policy_socket_families_count, ncmd = policy_denied_ioctls_count;
+	for (size_t i = 0; i < n; i++, k++)
+		p[k] = jeq(k, (uint32_t)fam[i], end, k + 1);
+	return k;
+}
+
+static int args_prefix(struct sock_filter *p, bool network, char *err, size_t errlen)
+{
+	const size_t nfam = policy_socket_families_count +
+			    (network ? policy_network_families_count : 0);
+	const size_t ncmd = policy_denied_ioctls_count;
 	int nr_socket = seccomp_syscall_resolve_name("socket");
 	int nr_pair = seccomp_syscall_resolve_name("socketpair");
 	int nr_ioctl = seccomp_syscall_resolve_name("ioctl");
@@ -250,8 +265,8 @@ static int args_prefix(struct sock_filter *p, char *err, size_t errlen)
 	/* Where socketcall(2) exists, the family is in memory, out of a
 	 * filter's reach: refuse to start rather than hold a rule that does
 	 * not (docs/security.md). */
-	if (nr_socket < 0 || nr_pair < 0 || nr_ioctl < 0 || nfam == 0 || ncmd == 0 ||
-	    end > PREFIX_MAX || seccomp_syscall_resolve_name("socketcall") >= 0) {
+	if (nr_socket < 0 || nr_pair < 0 || nr_ioctl < 0 || policy_socket_families_count == 0 ||
+	    ncmd == 0 || end > PREFIX_MAX || seccomp_syscall_resolve_name("socketcall") >= 0) {
 		snprintf(err, errlen, "seccomp: no socket rule for this architecture");
 		return -ENOTSUP;
 	}
@@ -266,8 +281,10 @@ static int args_prefix(struct sock_filter *p, char *err, size_t errlen)
 	p[k] = jeq(k, (uint32_t)nr_ioctl, ioc, end);
 	k++;
 	p[k++] = load(low_half(0));
-	for (size_t i = 0; i < nfam; i++, k++)
-		p[k] = jeq(k, (uint32_t)policy_socket_families[i], end, k + 1);
+	k = family_tests(p, k, policy_socket_families, policy_socket_families_count, end);
+	if (network)
+		k = family_tests(p, k, policy_network_families, policy_network_families_count,
+				 end);
 	p[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny_socket);
 	p[k++] = load(low_half(0));
 	p[k] = jeq(k, (uint32_t)POLICY_SOCKETPAIR_FAMILY, end, k + 1);
@@ -280,11 +297,26 @@ static int args_prefix(struct sock_filter *p, char *err, size_t errlen)
 	return (int)k;
 }
 
-static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
+/* libseccomp's program behind a prefix of our own (args_prefix). */
+static int with_prefix(scmp_filter_ctx ctx, bool network, void **out, size_t *len, char *err,
+		       size_t errlen)
+{
+	struct sock_filter prefix[PREFIX_MAX];
+	int n = args_prefix(prefix, network, err, errlen);
+	int rc;
+
+	if (n < 0)
+		return n;
+	rc = export_bpf(ctx, (size_t)n * sizeof(struct sock_filter), out, len, err, errlen);
+	if (rc == 0)
+		memcpy(*out, prefix, (size_t)n * sizeof(struct sock_filter));
+	return rc;
+}
+
+static int build_bpf(struct seccomp_set *s, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	struct sock_filter prefix[PREFIX_MAX];
-	int rc, n;
+	int rc;
 
 	if (!ctx) {
 		snprintf(err, errlen, "seccomp_init failed");
@@ -312,16 +344,9 @@ static int build_bpf(void **out, size_t *len, char *err, size_t errlen)
 	rc = add_denylist(ctx, err, errlen);
 	if (rc == 0)
 		rc = add_init_guards(ctx, err, errlen);
-	if (rc < 0)
-		goto out;
-	n = args_prefix(prefix, err, errlen);
-	if (n < 0) {
-		rc = n;
-		goto out;
-	}
-	rc = export_bpf(ctx, (size_t)n * sizeof(struct sock_filter), out, len, err, errlen);
-	if (rc == 0)
-		memcpy(*out, prefix, (size_t)n * sizeof(struct sock_filter));
+	for (int network = 0; rc == 0 && network < 2; network++)
+		rc = with_prefix(ctx, network, &s->bpf[network], &s->bpf_len[network], err,
+				 errlen);
 out:
 	seccomp_release(ctx);
 	return rc;
@@ -332,7 +357,7 @@ int seccomp_set_build(struct seccomp_set **out, char *err, size_t errlen)
 	struct seccomp_set *s = xcalloc(1, sizeof(*s));
 	int rc;
 
-	rc = build_bpf(&s->bpf, &s->bpf_len, err, errlen);
+	rc = build_bpf(s, err, errlen);
 	if (rc == 0)
 		rc = build_baseline(&s->base, &s->base_len, err, errlen);
 	if (rc < 0) {
@@ -349,15 +374,16 @@ void seccomp_set_free(struct seccomp_set *s)
 {
 	if (!s)
 		return;
-	free(s->bpf);
+	free(s->bpf[0]);
+	free(s->bpf[1]);
 	free(s->base);
 	free(s);
 }
 
-const void *seccomp_set_bpf(const struct seccomp_set *s, size_t *len)
+const void *seccomp_set_bpf(const struct seccomp_set *s, bool network, size_t *len)
 {
-	*len = s->bpf_len;
-	return s->bpf;
+	*len = s->bpf_len[network];
+	return s->bpf[network];
 }
 
 int seccomp_set_apply_baseline(const struct seccomp_set *s)

@@ -1,12 +1,14 @@
 /*
  * The seccomp side of worker/sandbox/policy.h, compiled once per worker: the
- * denylist as a BPF program, which goboxd-init installs in every program
- * it starts (both drivers alike), and a small baseline filter the pre-exec
+ * denylist as a BPF program, in two kinds (for a job without a network,
+ * and for one with), which goboxd-init installs in every program it
+ * starts (both drivers alike), and a small baseline filter the pre-exec
  * child installs on itself before it runs the jail.
  */
 #ifndef GOBOXD_SECCOMP_H
 #define GOBOXD_SECCOMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct seccomp_set;
@@ -15,8 +17,10 @@ struct seccomp_set;
 int seccomp_set_build(struct seccomp_set **out, char *err, size_t errlen);
 void seccomp_set_free(struct seccomp_set *s);
 
-/* The full denylist as raw BPF instructions (struct sock_filter array). */
-const void *seccomp_set_bpf(const struct seccomp_set *s, size_t *len);
+/* The full denylist as raw BPF instructions (struct sock_filter array):
+ * for a job without a network, or (network) for one with, whose programs
+ * may also make internet sockets (policy.h, policy_network_families). */
+const void *seccomp_set_bpf(const struct seccomp_set *s, bool network, size_t *len);
 
 /*
  * Install the baseline filter on the calling process: system calls of any
