@@ -14,7 +14,8 @@ import subprocess
 import pytest
 
 import netpeer
-from conftest import Daemon, budget, dump, lang_dir, run_ok, wait_until, xdist_worker
+from conftest import (Daemon, budget, dump, lang_dir, needs_jail_reuse, run_ok, wait_until,
+                      xdist_worker)
 
 UNAVAILABLE = netpeer.unavailable()
 pytestmark = pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE))
@@ -165,6 +166,7 @@ print(json.dumps({"jail": os.readlink("/proc/self/ns/mnt"),
 """
 
 
+@needs_jail_reuse
 def test_after_a_job_with_a_network_the_next_gets_a_new_namespace(peer):
     # A job without a network leaves the namespace to the next
     # (test_jail_reuse.py); one with a network had internet sockets and
