@@ -1291,6 +1291,51 @@ Test(sandbox, a_reset_ends_a_jail_whose_init_a_job_changed)
 	}
 }
 
+/* The network namespace a program of the jail runs in, as readlink gives
+ * it ("net:[...]\n"), into ns. */
+static void net_of(struct jail *j, char *ns, size_t size)
+{
+	struct step_result r;
+	struct limits l = default_limits();
+
+	assert_ran(run_in(j, &r, "readlink /proc/self/ns/net", &l), &r);
+	cr_assert(r.out.len > 0 && r.out.len < size, "%s", r.out.data);
+	memcpy(ns, r.out.data, r.out.len + 1);
+	sandbox_step_result_free(&r);
+}
+
+/* A job without a network leaves the jail's network namespace to the
+ * next; a job whose network was asked for (NETWORK: the namespaces and
+ * the filter that lets internet sockets through) takes it along, even
+ * when nothing of a network is left in it, as here, where no stack was
+ * ever started. */
+Test(sandbox, a_job_with_a_network_takes_its_namespace_along)
+{
+	struct jail *j = NULL;
+	char err[256], first[64], kept[64], asked[64], after[64];
+	int fds[2], rc = jail_start(sandbox_jail_shared(sb), NULL, &j, err, sizeof(err));
+
+	cr_assert_eq(rc, 0, "jail_start: %s", err);
+	net_of(j, first, sizeof(first));
+	rc = jail_recycle(j, err, sizeof(err));
+	if (rc == -EOPNOTSUPP) {
+		jail_destroy(j);
+		cr_skip_test("no jail serves a second job on this host: %s", err);
+	}
+	cr_assert_eq(rc, 0, "jail_recycle: %s", err);
+	net_of(j, kept, sizeof(kept));
+	cr_assert_str_eq(kept, first, "a job without a network did not leave its namespace");
+	cr_assert_eq(jail_namespaces(j, fds, err, sizeof(err)), 0, "jail_namespaces: %s", err);
+	close(fds[0]);
+	close(fds[1]);
+	net_of(j, asked, sizeof(asked));
+	cr_assert_str_eq(asked, kept, "a job's network changed its namespace mid-job");
+	cr_assert_eq(jail_recycle(j, err, sizeof(err)), 0, "jail_recycle: %s", err);
+	net_of(j, after, sizeof(after));
+	jail_destroy(j);
+	cr_assert_str_neq(after, asked, "the namespace of a job with a network was kept");
+}
+
 /*
  * The init waits in the cgroup of the programs it starts; when one fills
  * it, the kernel's OOM killer takes the largest process there, then the
