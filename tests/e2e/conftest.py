@@ -502,6 +502,23 @@ _language_dirs = {}
 # A language whose build runs the submission itself (with "build"; its
 # tests with "run"): a request can leave a tree of its choosing in the job
 # directory before the snapshot, or have its build take its time.
+# Python that defines leave_a_flow_label(): an IPv6 flow label that
+# outlives its socket by a minute (any uid may make one to linger up to
+# 150 s), which a network namespace that served the next job would show
+# in its /proc/net/ip6_flowlabel.
+LEAVE_A_FLOW_LABEL = r'''
+import socket, struct
+def leave_a_flow_label():
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    # in6_flowlabel_req: the destination, the label, IPV6_FL_A_GET,
+    # IPV6_FL_S_ANY, IPV6_FL_F_CREATE, no expiry, a 60 s linger
+    s.setsockopt(socket.IPPROTO_IPV6, 32, socket.inet_pton(socket.AF_INET6, "2001:db8::1")
+                 + struct.pack("!I", 0x12345) + struct.pack("=BBHHHI", 0, 255, 1, 0, 60, 0))
+    s.close()
+    assert "12345" in open("/proc/net/ip6_flowlabel").read()
+'''
+
+
 PYBUILD = """id: pybuild
 name: Python with a build step
 source_filename: solution.py

@@ -29,7 +29,8 @@ import time
 
 import pytest
 
-from conftest import Daemon, budget, dump, needs_jail_reuse, run_ok as run, small
+from conftest import (LEAVE_A_FLOW_LABEL, Daemon, budget, dump, needs_jail_reuse, run_ok as run,
+                      small)
 
 
 @pytest.fixture(scope="module")
@@ -70,27 +71,12 @@ print(json.dumps({
 }), flush=True)
 '''
 
-# An IPv6 flow label that outlives its socket: any uid may make one to
-# linger up to 150 s (this one, a minute), and a network namespace that
-# served the next job would show it there.
-FLOW_LABEL = r'''
-import socket, struct
-def leave_a_flow_label():
-    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    # in6_flowlabel_req: the destination, the label, IPV6_FL_A_GET,
-    # IPV6_FL_S_ANY, IPV6_FL_F_CREATE, no expiry, a 60 s linger
-    s.setsockopt(socket.IPPROTO_IPV6, 32, socket.inet_pton(socket.AF_INET6, "2001:db8::1")
-                 + struct.pack("!I", 0x12345) + struct.pack("=BBHHHI", 0, 255, 1, 0, 60, 0))
-    s.close()
-    assert "12345" in open("/proc/net/ip6_flowlabel").read()
-'''
-
 # ...and then leaves all it can behind: a process out of its session that
 # holds an abstract socket, an IPv6 flow label and a count of connects
 # that found no route (were it let make internet sockets), thirty
 # processes' worth of pids, files and a directory, the job directory's
 # mode and an extended attribute on it.
-LEAVE = LOOK + FLOW_LABEL + r'''
+LEAVE = LOOK + LEAVE_A_FLOW_LABEL + r'''
 import subprocess, time
 try:
     if IPV6:

@@ -14,8 +14,8 @@ import subprocess
 import pytest
 
 import netpeer
-from conftest import (Daemon, budget, dump, lang_dir, needs_jail_reuse, run_ok, wait_until,
-                      xdist_worker)
+from conftest import (LEAVE_A_FLOW_LABEL, Daemon, budget, dump, lang_dir, needs_jail_reuse,
+                      run_ok, wait_until, xdist_worker)
 
 UNAVAILABLE = netpeer.unavailable()
 pytestmark = pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE))
@@ -148,19 +148,13 @@ def test_the_next_job_in_the_same_jail_finds_no_network(net, peer):
 
 
 # The jail and the network namespace a job ran in, and the IPv6 flow
-# labels there; with "leave" on stdin, it first makes one that outlives
-# its socket by a minute (any uid may, up to 150 s).
-NAMESPACE = """
-import json, os, socket, struct, sys
-if sys.stdin.read().strip() == "leave" and os.path.exists("/proc/net/ip6_flowlabel"):
-    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    # in6_flowlabel_req: the destination, the label, IPV6_FL_A_GET,
-    # IPV6_FL_S_ANY, IPV6_FL_F_CREATE, no expiry, a 60 s linger
-    s.setsockopt(socket.IPPROTO_IPV6, 32, socket.inet_pton(socket.AF_INET6, "2001:db8::1")
-                 + struct.pack("!I", 0x12345) + struct.pack("=BBHHHI", 0, 255, 1, 0, 60, 0))
-    s.close()
-labels = (open("/proc/net/ip6_flowlabel").read().splitlines()[1:]
-          if os.path.exists("/proc/net/ip6_flowlabel") else [])
+# labels there; with "leave" on stdin, it first leaves one.
+NAMESPACE = LEAVE_A_FLOW_LABEL + """
+import json, os, sys
+IPV6 = os.path.exists("/proc/net/ip6_flowlabel")
+if sys.stdin.read().strip() == "leave" and IPV6:
+    leave_a_flow_label()
+labels = open("/proc/net/ip6_flowlabel").read().splitlines()[1:] if IPV6 else []
 print(json.dumps({"jail": os.readlink("/proc/self/ns/mnt"),
                   "net": os.readlink("/proc/self/ns/net"), "labels": labels}))
 """

@@ -94,10 +94,10 @@ struct init {
 	struct sock_filter *filter;     /* FILTER's: a job's without a network */
 	unsigned short filter_len;
 	/* NETWORK's, until the job's RESET: its programs may make internet
-	 * sockets (policy_network_families) */
+	 * sockets (policy_network_families), and the RESET makes a new
+	 * network namespace (reset_network) */
 	struct sock_filter *net_filter;
 	unsigned short net_filter_len;
-	bool had_network;       /* a NETWORK came: the RESET makes a new namespace */
 	struct child kids[MAX_CHILDREN];
 	char *buf;
 	bool tmp_mounted;       /* /tmp is ours, not the jail's placeholder */
@@ -406,20 +406,22 @@ out:
 		close(fds[i]);
 }
 
-/* A seccomp program from a message's body, into *dst: 0 or errno. */
+/* A seccomp program from a message's body, into *dst (what was there
+ * stays when it cannot be taken): 0 or errno. */
 static int take_filter(struct init *in, size_t len, struct sock_filter **dst,
 		       unsigned short *dst_len)
 {
 	size_t k = len / sizeof(struct sock_filter);
+	struct sock_filter *f;
 
 	if (len % sizeof(struct sock_filter) || k == 0 || k > INITMSG_MAX_FILTER)
 		return EINVAL;
-	free(*dst);
-	*dst_len = 0;
-	*dst = malloc(len);
-	if (!*dst)
+	f = malloc(len);
+	if (!f)
 		return ENOMEM;
-	memcpy(*dst, in->buf + sizeof(struct initmsg_hdr), len);
+	memcpy(f, in->buf + sizeof(struct initmsg_hdr), len);
+	free(*dst);
+	*dst = f;
 	*dst_len = (unsigned short)k;
 	return 0;
 }
@@ -586,13 +588,12 @@ static int reset_new_box(struct init *in)
  */
 static int reset_network(struct init *in)
 {
-	bool had_network = in->had_network;
+	bool had_network = in->net_filter != NULL;
 	long used;
 
 	free(in->net_filter);
 	in->net_filter = NULL;
 	in->net_filter_len = 0;
-	in->had_network = false;
 	if (!had_network) {
 		used = init_seal_network_sockets(in->proc_fd);
 		if (used == 0)
@@ -742,15 +743,14 @@ static void do_clear(struct init *in)
 
 /* NETWORK: the namespaces a job's network is started in (network.h),
  * and the filter for the job's programs from now on, which lets internet
- * sockets through. Taken first: should the answer fail, the network may
- * still have started, and the RESET must make a new namespace. */
+ * sockets through. The filter is taken first, and no namespace goes out
+ * without it: it is what tells the RESET that a network may have
+ * started there. */
 static void do_network(struct init *in, size_t len)
 {
 	struct initmsg_hdr h = { INITMSG_MAGIC, INITMSG_NETWORK_NS, 0, 0 };
-	int rc;
+	int rc = take_filter(in, len, &in->net_filter, &in->net_filter_len);
 
-	in->had_network = true;
-	rc = take_filter(in, len, &in->net_filter, &in->net_filter_len);
 	if (rc) {
 		send_failed(in, 0, INITMSG_STAGE_PROTOCOL, rc);
 		return;

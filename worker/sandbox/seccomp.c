@@ -126,10 +126,8 @@ static int add_init_guards(scmp_filter_ctx ctx, char *err, size_t errlen)
 
 /*
  * libseccomp 2.5 only exports to a file descriptor: go through a memfd.
- * The program lands after `head` bytes left for the caller's own.
  */
-static int export_bpf(scmp_filter_ctx ctx, size_t head, void **out, size_t *len, char *err,
-		      size_t errlen)
+static int export_bpf(scmp_filter_ctx ctx, void **out, size_t *len, char *err, size_t errlen)
 {
 	int fd = memfd_create("goboxd-seccomp", MFD_CLOEXEC);
 	struct stat st;
@@ -152,15 +150,15 @@ static int export_bpf(scmp_filter_ctx ctx, size_t head, void **out, size_t *len,
 		snprintf(err, errlen, "seccomp_export_bpf: bad program size");
 		goto out;
 	}
-	mem = xcalloc(1, head + (size_t)st.st_size);
-	if (pread(fd, (char *)mem + head, (size_t)st.st_size, 0) != st.st_size) {
+	mem = xcalloc(1, (size_t)st.st_size);
+	if (pread(fd, mem, (size_t)st.st_size, 0) != st.st_size) {
 		rc = -EIO;
 		snprintf(err, errlen, "pread(seccomp memfd): short read");
 		free(mem);
 		goto out;
 	}
 	*out = mem;
-	*len = head + (size_t)st.st_size;
+	*len = (size_t)st.st_size;
 	rc = 0;
 out:
 	close(fd);
@@ -297,25 +295,30 @@ static int args_prefix(struct sock_filter *p, bool network, char *err, size_t er
 	return (int)k;
 }
 
-/* libseccomp's program behind a prefix of our own (args_prefix). */
-static int with_prefix(scmp_filter_ctx ctx, bool network, void **out, size_t *len, char *err,
-		       size_t errlen)
+/* libseccomp's program (body, len bytes) behind a prefix of our own
+ * (args_prefix). */
+static int with_prefix(const void *body, size_t len, bool network, void **out, size_t *out_len,
+		       char *err, size_t errlen)
 {
 	struct sock_filter prefix[PREFIX_MAX];
 	int n = args_prefix(prefix, network, err, errlen);
-	int rc;
+	size_t head;
 
 	if (n < 0)
 		return n;
-	rc = export_bpf(ctx, (size_t)n * sizeof(struct sock_filter), out, len, err, errlen);
-	if (rc == 0)
-		memcpy(*out, prefix, (size_t)n * sizeof(struct sock_filter));
-	return rc;
+	head = (size_t)n * sizeof(struct sock_filter);
+	*out = xcalloc(1, head + len);
+	memcpy(*out, prefix, head);
+	memcpy((char *)*out + head, body, len);
+	*out_len = head + len;
+	return 0;
 }
 
 static int build_bpf(struct seccomp_set *s, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	void *body = NULL;
+	size_t len = 0;
 	int rc;
 
 	if (!ctx) {
@@ -344,9 +347,12 @@ static int build_bpf(struct seccomp_set *s, char *err, size_t errlen)
 	rc = add_denylist(ctx, err, errlen);
 	if (rc == 0)
 		rc = add_init_guards(ctx, err, errlen);
-	for (int network = 0; rc == 0 && network < 2; network++)
-		rc = with_prefix(ctx, network, &s->bpf[network], &s->bpf_len[network], err,
+	if (rc == 0)
+		rc = export_bpf(ctx, &body, &len, err, errlen);
+	for (int network = 0; rc == 0 && body && network < 2; network++)
+		rc = with_prefix(body, len, network, &s->bpf[network], &s->bpf_len[network], err,
 				 errlen);
+	free(body);
 out:
 	seccomp_release(ctx);
 	return rc;
