@@ -223,7 +223,7 @@ int cgroup_step_create(struct cgroup_tree *t, const struct cgroup_limits *l,
 		goto out;
 	}
 	s->ops->probe(s);
-	if ((rc = s->ops->limits(s, l, err, errlen)) < 0)
+	if ((rc = cgroup_step_set_limits(s, l, err, errlen)) < 0)
 		goto out;
 	*out = s;
 	s = NULL;
@@ -279,8 +279,28 @@ int cgroup_step_open_procs(const struct cgroup_step *s, int *fds, size_t max)
 	return (int)n;
 }
 
+/*
+ * Nothing in it but the spared process, as the pids controller counts:
+ * what a step holds after most programs, told from one counter instead
+ * of cgroup.procs in every hierarchy. A task is charged from its fork to
+ * its reaping, so a count of the spare alone leaves no other task alive
+ * in it; any other count, or none to read, says nothing.
+ */
+static bool holds_only_spare(const struct cgroup_step *s)
+{
+	uint64_t n;
+
+	if (s->ops->tasks(s, &n) < 0)
+		return false;
+	if (!s->spare)
+		return n == 0;
+	return n == 1 && kill(s->spare, 0) == 0;
+}
+
 int cgroup_step_kill(struct cgroup_step *s)
 {
+	if (holds_only_spare(s))
+		return 0;
 	if (s->ops->kill_all && !s->spare)
 		s->ops->kill_all(s);
 	return cgroupfs_kill_until_empty(s->dir, s->ndirs, s->spare);
@@ -296,11 +316,26 @@ pid_t cgroup_step_spared(const struct cgroup_step *s)
 	return s->spare;
 }
 
+/* The version's writes, remembered: only goboxd writes a step's limits,
+ * so the same limits over the same base are there already. */
 int cgroup_step_set_limits(struct cgroup_step *s, const struct cgroup_limits *l, char *err,
 			   size_t errlen)
 {
-	return s->ops->limits(s, l, err, errlen);
+	int rc;
+
+	if (s->has_written && s->written_memory == l->memory_bytes &&
+	    s->written_base == s->base_memory && s->written_pids == l->pids)
+		return 0;
+	s->has_written = false;
+	if ((rc = s->ops->limits(s, l, err, errlen)) < 0)
+		return rc;
+	s->has_written = true;
+	s->written_memory = l->memory_bytes;
+	s->written_base = s->base_memory;
+	s->written_pids = l->pids;
+	return 0;
 }
+
 
 int cgroup_step_nprocs(const struct cgroup_step *s)
 {
@@ -465,7 +500,7 @@ static int settle_memory(struct cgroup_step *s, bool light, uint64_t *now)
 int cgroup_step_rebase(struct cgroup_step *s, bool light)
 {
 	uint64_t now = 0;
-	int rc = cgroupfs_read_pids(s->dir[0], NULL, 0);
+	int rc = holds_only_spare(s) ? 0 : cgroupfs_read_pids(s->dir[0], NULL, 0);
 
 	if (rc < 0)
 		return rc;

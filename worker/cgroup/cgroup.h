@@ -77,7 +77,8 @@ int cgroup_step_kill(struct cgroup_step *s);
 void cgroup_step_spare(struct cgroup_step *s, pid_t pid);
 /* The process cgroup_step_spare named; 0: none. */
 pid_t cgroup_step_spared(const struct cgroup_step *s);
-/* Set (again) the step's limits, as cgroup_step_create does. */
+/* Set (again) the step's limits, as cgroup_step_create does; the same
+ * limits over the same base as last time write nothing. */
 int cgroup_step_set_limits(struct cgroup_step *s, const struct cgroup_limits *l, char *err, size_t errlen);
 /* Send sig to every process in the step cgroup but the spared one (a
  * live session's signal). 0, or negative errno. */

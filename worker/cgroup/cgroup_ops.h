@@ -69,6 +69,11 @@ struct cgroup_step {
 	bool has_floor;
 	uint64_t floor_memory, floor_kernel;
 	int peak_fd;
+	/* The limits cgroup_step_set_limits last wrote, and the base_memory
+	 * they were written over: a program with the same writes nothing */
+	bool has_written;
+	uint64_t written_memory, written_base;
+	uint32_t written_pids;
 };
 
 /*
@@ -90,6 +95,10 @@ struct cgroup_ops {
 	/* Kill every process at once where the kernel can (NULL: one by one) */
 	void (*kill_all)(struct cgroup_step *s);
 	int (*cpu_us)(const struct cgroup_step *s, uint64_t *out);
+	/* The tasks the pids controller charges to the step now, its
+	 * descendants' and zombies not yet reaped included; -ENOENT where
+	 * that controller is not there */
+	int (*tasks)(const struct cgroup_step *s, uint64_t *out);
 	/* Charged now */
 	int (*memory)(const struct cgroup_step *s, uint64_t *out);
 	/* Of that, the kernel's objects (dentries and inodes above all);

@@ -94,6 +94,11 @@ static int cpu_us(const struct cgroup_step *s, uint64_t *out)
 	return rc;
 }
 
+static int tasks(const struct cgroup_step *s, uint64_t *out)
+{
+	return cgroupfs_files_read_u64(s->files, s->dir[CGROUP_PIDS], "pids.current", out);
+}
+
 static int memory(const struct cgroup_step *s, uint64_t *out)
 {
 	return cgroupfs_files_read_u64(s->files, s->dir[CGROUP_MEM], "memory.usage_in_bytes", out);
@@ -176,6 +181,7 @@ const struct cgroup_ops cgroup_v1 = {
 	.limits = limits,
 	.kill_all = NULL,
 	.cpu_us = cpu_us,
+	.tasks = tasks,
 	.memory = memory,
 	.kernel_memory = kernel_memory,
 	.stats = stats,

@@ -93,6 +93,11 @@ static int cpu_us(const struct cgroup_step *s, uint64_t *out)
 	return cgroupfs_files_read_kv(s->files, s->dir[0], "cpu.stat", "usage_usec", out);
 }
 
+static int tasks(const struct cgroup_step *s, uint64_t *out)
+{
+	return cgroupfs_files_read_u64(s->files, s->dir[0], "pids.current", out);
+}
+
 static int memory(const struct cgroup_step *s, uint64_t *out)
 {
 	return cgroupfs_files_read_u64(s->files, s->dir[0], "memory.current", out);
@@ -210,6 +215,7 @@ const struct cgroup_ops cgroup_v2 = {
 	.limits = limits,
 	.kill_all = kill_all,
 	.cpu_us = cpu_us,
+	.tasks = tasks,
 	.memory = memory,
 	.kernel_memory = kernel_memory,
 	.stats = stats,
