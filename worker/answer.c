@@ -198,6 +198,8 @@ static void finish_job(struct worker *w)
 		extra = NULL;
 		c->state = C_READING;
 		conn_next_request(c, ka);
+		/* the client first: what follows is the worker's own */
+		conn_flush(&w->conns, c);
 	}
 	/* The master counts this job as running until told, client or not. */
 	to_master_done(w, CHANNEL_DONE);

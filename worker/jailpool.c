@@ -168,11 +168,13 @@ void jailpool_give(struct jailpool *p, struct jail *j)
 	if (p->running && !p->resetting && !p->reset) {
 		p->resetting = j;
 		handed = true;
-		pthread_cond_signal(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);
-	if (handed)
+	if (handed) {
+		/* after the unlock, as jobthread.c's submit */
+		pthread_cond_signal(&p->cv);
 		return;
+	}
 	if (recycle(p, j)) {
 		if (!p->warm) {
 			p->warm = j;

@@ -418,8 +418,8 @@ static void pool_wake(void *arg)
 
 	pthread_mutex_lock(&js->mu);
 	js->pool_work = true;
-	pthread_cond_signal(&js->cv);
 	pthread_mutex_unlock(&js->mu);
+	pthread_cond_signal(&js->cv);
 }
 
 static void *thread_main(void *arg)
@@ -521,10 +521,12 @@ static int submit(struct jobthread *t, struct job_request *req, const struct api
 	t->done = false;
 	t->ka = keep_alive;
 	snprintf(t->hdr, sizeof(t->hdr), "%s", hdr);
+	/* Signalled once the lock is let go: woken while it was held, the
+	 * job thread would only wait for it again, a switch each way. */
 	pthread_mutex_lock(&t->mu);
 	t->pending = true;
-	pthread_cond_signal(&t->cv);
 	pthread_mutex_unlock(&t->mu);
+	pthread_cond_signal(&t->cv);
 	return 0;
 }
 
