@@ -1119,6 +1119,58 @@ Test(sandbox, first_program_finds_tmp_empty)
 }
 
 
+static int run_tmp(struct jail *j, struct step_result *r, const char *script, bool tmp_exec)
+{
+	const char *argv[] = { "/usr/bin/sh", "-c", script, NULL };
+	struct step_spec s = { .argv = argv, .envp = test_env, .limits = default_limits(),
+			       .tmp_exec = tmp_exec };
+
+	sandbox_step_result_init(r);
+	return sandbox_run(j, &s, r);
+}
+
+/*
+ * The reset makes the next job's /tmp, as the last program's was, and
+ * its IPC namespace: each new and empty all the same, and a first
+ * program that asks for another kind of /tmp gets its own.
+ */
+Test(sandbox, after_a_reset_the_first_program_has_a_new_tmp_and_ipc)
+{
+	const char *exec_tmp = "cp /usr/bin/true /tmp/t && /tmp/t && echo ran";
+	struct jail *j = NULL;
+	struct step_result r;
+	char err[256];
+	int rc = jail_start(sandbox_jail_shared(sb), NULL, &j, err, sizeof(err));
+
+	cr_assert_eq(rc, 0, "jail_start: %s", err);
+	cr_assert_eq(run_tmp(j, &r, "echo x > /tmp/left && ipcmk -M 4096 >/dev/null &&"
+			     " ipcs -m | grep -c '^0x'", false), 0);
+	cr_assert_str_eq(r.out.data, "1\n");
+	sandbox_step_result_free(&r);
+	rc = jail_recycle(j, err, sizeof(err));
+	if (rc == -EOPNOTSUPP) {
+		jail_destroy(j);
+		cr_skip_test("no jail serves a second job on this host: %s", err);
+	}
+	cr_assert_eq(rc, 0, "jail_recycle: %s", err);
+	rc = run_tmp(j, &r, "ls -A /tmp | wc -l; ipcs -m | grep -c '^0x'", false);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "0\n0\n");
+	sandbox_step_result_free(&r);
+	cr_assert_eq(jail_recycle(j, err, sizeof(err)), 0, "jail_recycle: %s", err);
+	rc = run_tmp(j, &r, exec_tmp, true);
+	assert_ran(rc, &r);
+	cr_assert_str_eq(r.out.data, "ran\n");
+	sandbox_step_result_free(&r);
+	cr_assert_eq(jail_recycle(j, err, sizeof(err)), 0, "jail_recycle: %s", err);
+	rc = run_tmp(j, &r, exec_tmp, false);
+	assert_ran(rc, &r);
+	cr_assert_eq(r.out.len, 0);
+	cr_assert_eq(r.outcome.exit_code, 126);
+	sandbox_step_result_free(&r);
+	jail_destroy(j);
+}
+
 /*
  * The init is not dumpable (hide_from_programs), and stays so while it
  * starts programs: their set-up shares its memory until their exec

@@ -101,6 +101,14 @@ struct init {
 	struct child kids[MAX_CHILDREN];
 	char *buf;
 	bool tmp_mounted;       /* /tmp is ours, not the jail's placeholder */
+	/* ...and mounted by a RESET for the next program, which no program
+	 * has run with yet (reset_next_tmp) */
+	bool tmp_unused;
+	/* the last RUN's /tmp: how the RESET mounts the next one */
+	unsigned long tmp_flags;
+	char tmp_opts[96];
+	/* an IPC namespace a RESET made for the next program, unentered; or -1 */
+	int next_ipc;
 	bool entered;           /* ENTER moved us into a step's cgroup */
 	const char *self;       /* argv[0]: our binary, bound into the jail */
 	bool new_network;       /* INITMSG_ARG_NEW_NETWORK: make the jail's own */
@@ -193,27 +201,41 @@ static void set_oom_score(const struct init *in, const char *value)
 
 /* ---- RUN ------------------------------------------------------------ */
 
+/* A new /tmp as tmp_flags and tmp_opts say, over the jail's placeholder. */
+static int mount_tmp(struct init *in)
+{
+	if (mount("tmpfs", TMP_DIR, "tmpfs", in->tmp_flags, in->tmp_opts) < 0)
+		return -errno;
+	in->tmp_mounted = true;
+	return 0;
+}
+
 /*
  * A new, empty /tmp: the old one (and whatever a program left in it) goes.
  * The jail's own placeholder was never written to: the first program's
  * /tmp is mounted over it, which spares an unmount (and the RCU grace
- * period it waits for) on every single-test job.
+ * period it waits for) on every single-test job. The one the RESET
+ * mounted (reset_next_tmp) serves if it is of the kind asked for.
  */
 static int fresh_tmp(struct init *in, const struct initmsg_run *r)
 {
-	char opts[96];
+	char opts[sizeof(in->tmp_opts)];
 	unsigned long fl = MS_NOSUID | MS_NODEV;
+	bool unused = in->tmp_unused;
 
+	in->tmp_unused = false;
 	if (r->flags & INITMSG_RUN_TMP_NOEXEC)
 		fl |= MS_NOEXEC;
-	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
-		return -errno;
 	snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=1777",
 		 (unsigned long long)r->tmp_bytes, (unsigned long long)r->tmp_inodes);
-	if (mount("tmpfs", TMP_DIR, "tmpfs", fl, opts) < 0)
+	if (unused && fl == in->tmp_flags && strcmp(opts, in->tmp_opts) == 0)
+		return 0;
+	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
 		return -errno;
-	in->tmp_mounted = true;
-	return 0;
+	in->tmp_mounted = false;
+	in->tmp_flags = fl;
+	memcpy(in->tmp_opts, opts, sizeof(opts));
+	return mount_tmp(in);
 }
 
 /* ---- each program's IPC namespace ------------------------------------ */
@@ -239,8 +261,16 @@ static int ipc_open_current(const struct init *in)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The one the last RESET made (reset_next_ipc), or a new one. */
 static int ipc_enter_new(struct init *in)
 {
+	int fd = in->next_ipc;
+
+	in->next_ipc = -1;
+	if (fd >= 0 && setns(fd, CLONE_NEWIPC) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
 	return unshare(CLONE_NEWIPC) < 0 ? -errno : ipc_open_current(in);
 }
 
@@ -359,6 +389,7 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		send_failed(in, id, INITMSG_STAGE_TMP, -rc);
 		goto out;
 	}
+	in->tmp_unused = false;
 	if (pipe2(ep, O_CLOEXEC) < 0) {
 		send_failed(in, id, INITMSG_STAGE_FORK, errno);
 		goto out;
@@ -532,13 +563,60 @@ static int reset_check_alone(struct init *in)
 	return rc;
 }
 
-/* The last program's /tmp goes (its memory with it); the next job's first
- * program mounts its own over the placeholder, which none ever wrote. */
+/* The last program's /tmp goes (its memory with it); the next job's
+ * comes at the end of the reset (reset_next_tmp). One that no program ran
+ * with since it was mounted stays. */
 static int reset_drop_tmp(struct init *in)
 {
+	if (in->tmp_unused)
+		return 0;
 	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
 		return -errno;
 	in->tmp_mounted = false;
+	return 0;
+}
+
+/*
+ * Last, the next program's /tmp and IPC namespace, made now rather than
+ * on its way to the exec: new and empty as the RUN would make them, and
+ * charged to the cgroup before the worker sets it back, as the init's
+ * own. The /tmp is mounted as the last RUN's; a RUN that asks for
+ * another mounts its own. What cannot be made here the RUN makes, as
+ * before.
+ */
+static int reset_next_tmp(struct init *in)
+{
+	int rc;
+
+	if (in->tmp_mounted || !in->tmp_opts[0])
+		return 0;
+	rc = mount_tmp(in);
+	if (rc < 0)
+		fprintf(stderr, "goboxd-init: reset: the next /tmp: %s\n", strerror(-rc));
+	else
+		in->tmp_unused = true;
+	return 0;
+}
+
+static int reset_next_ipc(struct init *in)
+{
+	int fd, rc;
+
+	if (in->next_ipc >= 0)
+		return 0;
+	if (unshare(CLONE_NEWIPC) < 0) {
+		fprintf(stderr, "goboxd-init: reset: the next IPC namespace: %s\n",
+			strerror(errno));
+		return 0;
+	}
+	fd = ipc_open_current(in);
+	rc = ipc_leave(in);
+	if (rc < 0) {
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	in->next_ipc = fd < 0 ? -1 : fd;
 	return 0;
 }
 
@@ -672,6 +750,8 @@ static const struct reset_step {
 	{ "the network namespace", reset_network },
 	{ "resetting the pid counter", reset_pid_counter },
 	{ "checking what the programs inherit", reset_check_own_state },
+	{ "the next program's /tmp", reset_next_tmp },
+	{ "the next program's IPC namespace", reset_next_ipc },
 };
 
 /* The first step that fails names itself on the jail's stderr (the worker
@@ -1007,6 +1087,7 @@ int main(int argc, char **argv)
 		.new_network = argc > 1 && strcmp(argv[1], INITMSG_ARG_NEW_NETWORK) == 0,
 		.proc_fd = -1,
 		.ipc_fd = -1,
+		.next_ipc = -1,
 		.next_box = -1,
 		.oom_fd = -1,
 	};

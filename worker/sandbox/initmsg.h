@@ -26,7 +26,8 @@
  *                               unmounted, IPC objects removed, the
  *                               network namespace kept or a new one, the
  *                               pid counter back
- *                               to 1 (init.c, reset_steps); with one fd
+ *                               to 1, the next program's /tmp and IPC
+ *                               namespace made (init.c, reset_steps); with one fd
  *                               (a detached mount, worker/sandbox/disks.h)
  *                               and a path as its body: the next job's
  *                               box, mounted there in place of the last
