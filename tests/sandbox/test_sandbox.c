@@ -1238,6 +1238,56 @@ static pid_t own_jail_init(void)
 	return found;
 }
 
+static int fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	cr_assert_not_null(d, "%s: %s", path, strerror(errno));
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The init holds each program's stdout and stderr until it has reaped it
+ * (INITMSG_RUN_HOLD_OUTPUT), and lets them go then: after twenty more
+ * programs it holds no more files than after the first (each count may
+ * find the last program's still held, a moment after its EXITED). */
+Test(sandbox, the_init_lets_each_programs_output_go)
+{
+	struct jail *j = NULL;
+	struct step_result r;
+	struct limits l = default_limits();
+	char err[256];
+	int rc = jail_start(sandbox_jail_shared(sb), NULL, &j, err, sizeof(err));
+	int first, now = 0;
+	pid_t init;
+
+	cr_assert_eq(rc, 0, "jail_start: %s", err);
+	cr_assert_eq(run_in(j, &r, "echo out; echo err >&2", &l), 0);
+	sandbox_step_result_free(&r);
+	init = own_jail_init();
+	cr_assert_gt(init, 0, "no init found under this test's jail");
+	first = fd_count(init);
+	for (int i = 0; i < 20; i++) {
+		cr_assert_eq(run_in(j, &r, "echo out; echo err >&2; exit 3", &l), 0);
+		cr_assert_str_eq(r.out.data, "out\n");
+		cr_assert_str_eq(r.err.data, "err\n");
+		cr_assert_eq(r.outcome.exit_code, 3);
+		sandbox_step_result_free(&r);
+	}
+	for (int tries = 0; tries < 100 && (now = fd_count(init)) > first; tries++)
+		usleep(10000);
+	cr_assert_leq(now, first, "the init holds %d files, %d after the first program", now,
+		      first);
+	jail_destroy(j);
+}
+
 /* The owner of the init's /proc files after each of two programs. */
 Test(sandbox, init_stays_hidden_where_the_host_lets_setuid_programs_dump)
 {

@@ -75,6 +75,8 @@ struct child {
 	pid_t pid;              /* 0: reaped */
 	uint32_t id;
 	int ipc;                /* its IPC namespace until emptied, or -1 */
+	int held[2];            /* its stdout and stderr until reaped, or -1
+				 * (INITMSG_RUN_HOLD_OUTPUT) */
 };
 
 /* What a program inherits from the init: what no program may change
@@ -354,12 +356,38 @@ static struct child *free_child_slot(struct init *in)
 	return NULL;
 }
 
+/* A program is gone: what it held of the worker's goes too. */
+static void child_gone(struct child *c)
+{
+	c->pid = 0;
+	for (int i = 0; i < 2; i++) {
+		if (c->held[i] >= 0)
+			close(c->held[i]);
+		c->held[i] = -1;
+	}
+}
+
+/* A program started, in its slot, with the worker's pipes it holds until
+ * it is gone (INITMSG_RUN_HOLD_OUTPUT: taken out of fds). */
+static void child_started(struct child *c, pid_t pid, uint32_t id, int ipc, uint32_t flags,
+			  int *fds)
+{
+	c->pid = pid;
+	c->id = id;
+	c->ipc = ipc;
+	if (flags & INITMSG_RUN_HOLD_OUTPUT) {
+		for (int i = 0; i < 2; i++) {
+			c->held[i] = fds[1 + i];
+			fds[1 + i] = -1;
+		}
+	}
+}
+
 static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned nfds)
 {
 	static char *vec[INITMSG_MAX / 2];
 	struct init_child_plan p = { 0 };
 	struct initmsg_failed f;
-	struct initmsg_started st;
 	struct child *slot;
 	int ep[2] = { -1, -1 }, ipc;
 	ssize_t n;
@@ -416,9 +444,7 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		goto out;
 	}
 	/* The child is reaped by the SIGCHLD handler; remember it first. */
-	slot->pid = pid;
-	slot->id = id;
-	slot->ipc = ipc;
+	child_started(slot, pid, id, ipc, p.run->flags, fds);
 	do
 		n = read(ep[0], &f, sizeof(f));
 	while (n < 0 && errno == EINTR);
@@ -426,15 +452,13 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		/* It will exit 127; its EXITED is not wanted after FAILED. */
 		slot->id = UINT32_MAX;
 		send_failed(in, id, f.stage, f.err);
-	} else {
-		st.pid = pid;
-		send_msg(in, INITMSG_STARTED, id, &st, sizeof(st));
 	}
 out:
 	if (ep[0] >= 0)
 		close(ep[0]);
 	for (unsigned i = 0; i < nfds; i++)
-		close(fds[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
 }
 
 /* A seccomp program from a message's body, into *dst (what was there
@@ -531,7 +555,7 @@ static int reset_kill_everything(struct init *in)
 		break;
 	}
 	for (int i = 0; i < MAX_CHILDREN; i++)
-		in->kids[i].pid = 0;
+		child_gone(&in->kids[i]);
 	while (read(in->sigfd, &si, sizeof(si)) > 0)
 		;
 	return 0;
@@ -872,7 +896,7 @@ static void reap(struct init *in)
 				e.flags = exit_flags(in);
 				send_msg(in, INITMSG_EXITED, in->kids[i].id, &e, sizeof(e));
 			}
-			in->kids[i].pid = 0;
+			child_gone(&in->kids[i]);
 		}
 	}
 }
@@ -1093,7 +1117,7 @@ int main(int argc, char **argv)
 	};
 
 	for (int i = 0; i < MAX_CHILDREN; i++)
-		in.kids[i].ipc = -1;
+		in.kids[i] = (struct child){ .ipc = -1, .held = { -1, -1 } };
 	for (size_t i = 0; i < sizeof(start_steps) / sizeof(start_steps[0]); i++) {
 		int rc = start_steps[i].run(&in);
 

@@ -18,9 +18,10 @@
  *   init   -> worker  ENTERED   it is in (id 0), or FAILED with id 0
  *   worker -> init    RUN       start a program; fds: stdin, stdout, stderr,
  *                               then one cgroup.procs file per hierarchy
- *   init   -> worker  STARTED   the program runs (its pid inside the jail)
  *   init   -> worker  FAILED    it could not be started (stage and errno)
- *   init   -> worker  EXITED    its exact wait status
+ *   init   -> worker  EXITED    its exact wait status, once reaped (a
+ *                               program that started is not told apart:
+ *                               the worker has nothing to do until it ends)
  *   worker -> init    RESET     the job is over, the jail serves another:
  *                               every process killed and reaped, /tmp
  *                               unmounted, IPC objects removed, the
@@ -72,7 +73,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INITMSG_VERSION 10
+#define INITMSG_VERSION 11
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -91,7 +92,6 @@ enum initmsg_type {
 	INITMSG_HELLO = 1,
 	INITMSG_FILTER,
 	INITMSG_RUN,
-	INITMSG_STARTED,
 	INITMSG_FAILED,
 	INITMSG_EXITED,
 	INITMSG_ENTER,
@@ -129,6 +129,11 @@ struct initmsg_hello {
 /* fd 0 is a terminal (a live session's): the program, leader of a
  * session of its own, takes it as its controlling terminal. */
 #define INITMSG_RUN_TTY 0x10u
+/* fds 1 and 2 are the worker's pipes, which the init keeps open until it
+ * has reaped the program and sent its EXITED: no end of file wakes the
+ * worker while the program exits, and once it has emptied the cgroup,
+ * what the pipes hold is all there will be. */
+#define INITMSG_RUN_HOLD_OUTPUT 0x20u
 
 enum initmsg_rlimit {
 	INITMSG_RLIMIT_CPU,
@@ -178,10 +183,6 @@ enum initmsg_stage {
 struct initmsg_failed {
 	uint32_t stage;
 	int32_t err;            /* errno */
-};
-
-struct initmsg_started {
-	int32_t pid;            /* inside the jail */
 };
 
 /* EXITED flags: its /tmp was full (bytes or files) when it ended */

@@ -104,6 +104,11 @@ static int open_pipes(struct run *run)
 	     (set_nonblock(run->in_w, true) < 0 || set_nonblock(run->out_r, true) < 0)) ||
 	    set_nonblock(run->err_r, true) < 0)
 		return sandbox_run_internal(run, -errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
+	/* both ends the worker's: the init may hold them (sandbox_run_drain);
+	 * a dialogue's stdout is the other program's stdin, and its end of
+	 * file that program's to see when this one closes it */
+	if (!run->dialogue)
+		run->run_flags |= INITMSG_RUN_HOLD_OUTPUT;
 	return 0;
 }
 
@@ -452,7 +457,6 @@ int sandbox_run_init_message(struct run *run)
 	struct {
 		struct initmsg_hdr h;
 		union {
-			struct initmsg_started started;
 			struct initmsg_failed failed;
 			struct initmsg_exited exited;
 		} u;
@@ -482,9 +486,6 @@ int sandbox_run_init_message(struct run *run)
 		return 0;       /* an answer about an earlier step */
 	}
 	switch (m.h.type) {
-	case INITMSG_STARTED:
-		run->started = true;
-		return 0;
 	case INITMSG_EXITED:
 		if (m.h.len != sizeof(m.u.exited))
 			break;
@@ -611,13 +612,25 @@ int sandbox_run_emptied(struct run *run)
 	return rc;
 }
 
-/* After the program is gone: end what is left and read the pipes to EOF. */
+/*
+ * After the program is gone: end what is left and read the pipes to EOF.
+ * Where the init holds them until the program is reaped (it is, and
+ * INITMSG_RUN_HOLD_OUTPUT), nothing that could write to them is left
+ * once the cgroup is empty: what they hold now is all of it.
+ */
 void sandbox_run_drain(struct run *run)
 {
 	uint64_t until = now_ms() + DRAIN_MS;
 
 	sandbox_run_emptied(run);
 	close_fd(&run->in_w);
+	if (run->emptied && (run->run_flags & INITMSG_RUN_HOLD_OUTPUT)) {
+		if (run->out_r >= 0 && sandbox_run_pump_read(run, &run->out_r))
+			close_fd(&run->out_r);
+		if (run->err_r >= 0 && sandbox_run_pump_read(run, &run->err_r))
+			close_fd(&run->err_r);
+		return;
+	}
 	while (run->out_r >= 0 || run->err_r >= 0) {
 		struct pollfd pf[2];
 		int nf = 0;

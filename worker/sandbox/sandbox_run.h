@@ -36,7 +36,7 @@ struct run {
 	int status;
 	uint32_t exit_flags;    /* INITMSG_EXITED_* from the init's EXITED */
 	bool exec_format;       /* the job's own program could not be run (ENOEXEC) */
-	bool started, reaped;
+	bool reaped;
 	size_t in_off;
 	size_t out_cap, err_cap;
 	size_t kept_out, kept_err;
