@@ -226,7 +226,9 @@ class Daemon:
     """One goboxd master with its workers, started and stopped by a test."""
 
     def __init__(self, args=(), languages=LANGUAGES, env=None, workers=2, wrapper=(),
-                 own_store=True):
+                 own_store=True, own_group=False):
+        """own_group: the daemon leads a process group of its own, which a
+        test may signal whole, as a terminal's ^C does."""
         self.bin = goboxd_bin()
         self.jail = os.environ.get("GOBOXD_TEST_JAIL", "bwrap")
         self.tmp = tempfile.mkdtemp(prefix="goboxd-e2e-")
@@ -253,7 +255,7 @@ class Daemon:
         full_env.update(env or {})
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     env=full_env)
+                                     env=full_env, start_new_session=own_group)
         self.wait_healthy()
 
     @property

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import (LANGUAGES, TOP, Daemon, free_port, lang_dir, sandbox_uid_base, small,
+from conftest import (LANGUAGES, TOP, Daemon, budget, free_port, lang_dir, sandbox_uid_base, small,
                       wait_until)
 
 HELLO = {"language": "py3", "source": "print(input())\n",
@@ -379,6 +379,25 @@ def test_graceful_stop_finishes_running_job():
     assert rc == 0
     assert result and result[0][0] == 200 and result[0][1]["status"] == "accepted"
     assert daemon.leftovers() == []
+
+
+def test_an_interrupt_to_the_whole_process_group_stops_cleanly():
+    """^C in a terminal signals every process of goboxd's group at once,
+    the workers' disk keepers too, which the workers still need to remove
+    their jails' disks as they stop."""
+    daemon = Daemon(languages=small(), workers=2, own_group=True)
+    try:
+        for _ in range(4):
+            status, body = daemon.post("/run", HELLO)
+            assert status == 200 and body["status"] == "accepted", body
+        os.killpg(daemon.proc.pid, signal.SIGINT)
+        daemon.proc.wait(timeout=budget(30))
+    finally:
+        rc = daemon.stop()
+    assert rc == 0
+    said = [l for l in daemon.log_lines() if l.get("level") in ("warn", "error")]
+    assert said == [], said
+    assert daemon.job_dirs() == []
 
 
 def test_graceful_stop_runs_queued_jobs_and_refuses_new_ones():

@@ -225,6 +225,20 @@ static void close_all_but(int a, int b)
 	close_range((unsigned)hi + 1, ~0U, 0);
 }
 
+/*
+ * A terminal's ^C, or a stop sent to goboxd's whole process group,
+ * reaches the keeper too; its worker, stopping, still needs it to remove
+ * its jails' disks. The keeper ends with its worker: at the end of its
+ * socket, or by PR_SET_PDEATHSIG.
+ */
+static void outlive_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		signal(sigs[i], SIG_IGN);
+}
+
 static void __attribute__((noreturn)) keeper_main(struct keeper *k, pid_t parent)
 {
 	static const cap_value_t keep[] = { CAP_SYS_ADMIN };
@@ -235,6 +249,7 @@ static void __attribute__((noreturn)) keeper_main(struct keeper *k, pid_t parent
 		_exit(0);
 	prctl(PR_SET_NAME, "goboxd-disks", 0, 0, 0);
 	close_all_but(k->sock, k->jail_fd);
+	outlive_stop_signals();
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (geteuid() == 0 && caps_keep(keep, ARRAY_SIZE(keep)) < 0)
