@@ -55,6 +55,12 @@ def start(binary, jail, tmp, name, extra):
     return d
 
 
+def stop_all(daemons, tmp):
+    for d in daemons:
+        d.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def describe(d, own):
     b = d.info["build_info"]
     return "%s: goboxd %s (%s), workers %s, max concurrency %s%s" % (
@@ -202,9 +208,7 @@ def main():
             phase_load(daemons, src, tmp, a.seconds)
         print("load average %s" % vs_isolate.loadavg())
     finally:
-        for d in daemons:
-            d.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+        stop_all(daemons, tmp)
 
 
 if __name__ == "__main__":

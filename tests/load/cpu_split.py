@@ -33,7 +33,6 @@ part counts. Nothing else may run.
 import argparse
 import os
 import resource
-import shutil
 import sys
 import tempfile
 
@@ -166,9 +165,7 @@ def main():
         print("| requests/s | %s |" % " | ".join(
             "%.1f" % (served[d.name] / (args.rounds * args.seconds)) for d in daemons))
     finally:
-        for d in daemons:
-            d.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+        before_after.stop_all(daemons, tmp)
 
 
 if __name__ == "__main__":
