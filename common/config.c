@@ -196,6 +196,9 @@ static const struct opt opts[] = {
 	  "serve GET /try, a page to try live sessions in a browser", "false" },
 	{ "try-page-xterm-dir", OT_STR, F(try_page_xterm_dir), 0, 0,
 	  "directory of xterm.js and xterm.css, served under /try/", "/opt/goboxd/xterm" },
+	{ "pin-workers", OT_BOOL, F(pin_workers), 0, 1,
+	  "keep each worker and its jails' own processes on one CPU (worker i: the i-th usable"
+	  " CPU); its programs keep every CPU unless pinned", "true" },
 	{ "pin-cpus", OT_BOOL, F(pin_cpus), 0, 1,
 	  "run each worker's programs on one CPU of their own (worker i: the i-th usable CPU)",
 	  NULL },

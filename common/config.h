@@ -121,6 +121,7 @@ struct config {
 	bool metrics;
 	bool try_page;              /* GET /try: a page to try live sessions */
 	char *try_page_xterm_dir;   /* where xterm.js and xterm.css are read */
+	bool pin_workers;       /* worker i and its jails on one CPU, its programs not */
 	bool pin_cpus;          /* worker i's programs on one CPU */
 	bool codize_pin_cpus;   /* ...and /v1/run's even without pin_cpus */
 	int log_level;              /* enum log_level */

@@ -515,20 +515,16 @@ static int setup_fds(struct worker *w)
 	return 0;
 }
 
-/* The index-th CPU this process may use (modulo their number). */
-static int pick_cpu(unsigned index, unsigned *out)
+/* The index-th CPU of set (modulo their number). */
+static int pick_cpu(const cpu_set_t *set, unsigned index, unsigned *out)
 {
-	cpu_set_t set;
-	int n;
+	int n = CPU_COUNT(set);
 
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return -errno;
-	n = CPU_COUNT(&set);
 	if (n <= 0)
 		return -ENOENT;
 	index %= (unsigned)n;
 	for (unsigned c = 0; c < CPU_SETSIZE; c++) {
-		if (!CPU_ISSET(c, &set))
+		if (!CPU_ISSET(c, set))
 			continue;
 		if (index-- == 0) {
 			*out = c;
@@ -536,6 +532,34 @@ static int pick_cpu(unsigned index, unsigned *out)
 		}
 	}
 	return -ENOENT;
+}
+
+/*
+ * First, before any thread, keeper or jail is born, as each inherits it:
+ * the worker's CPU (worker i: the i-th CPU this process may use), and,
+ * with --pin-workers (the default) and more than one CPU to choose from,
+ * the worker kept on it. A request's steps then pass from the loop to the
+ * job thread, to the init and back on one CPU, where otherwise each
+ * wakes another (docs/benchmarks.md). The programs are not kept there:
+ * the sandbox gives them the CPUs the worker had before
+ * (sandbox_opts.program_cpus), unless pinned.
+ */
+static void keep_to_own_cpu(struct worker *w)
+{
+	cpu_set_t one;
+	int rc;
+
+	w->has_cpu = sched_getaffinity(0, sizeof(w->cpus), &w->cpus) == 0 &&
+		     pick_cpu(&w->cpus, w->ctx->index, &w->cpu) == 0;
+	if (!w->has_cpu || !w->cfg->pin_workers || CPU_COUNT(&w->cpus) < 2)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(w->cpu, &one);
+	rc = sched_setaffinity(0, sizeof(one), &one);
+	if (rc < 0)
+		log_warn("keeping worker %u on CPU %u: %s", w->ctx->index, w->cpu,
+			 strerror(errno));
+	w->kept = rc == 0;
 }
 
 static void setup_sandbox(struct worker *w)
@@ -562,8 +586,10 @@ static void setup_sandbox(struct worker *w)
 	int rc;
 
 	/* Codize requests are pinned even without --pin-cpus (job.c). */
-	o.has_cpu = pick_cpu(w->ctx->index, &o.cpu) == 0;
+	o.has_cpu = w->has_cpu;
+	o.cpu = w->cpu;
 	o.pin_cpu = cfg->pin_cpus && o.has_cpu;
+	o.program_cpus = w->kept ? &w->cpus : NULL;
 
 	/* Prefixed with the master pid: see cgroup_sweep. */
 	snprintf(name, sizeof(name), "%d-w%u", (int)getppid(), w->ctx->index);
@@ -734,6 +760,7 @@ int worker_main(const struct worker_ctx *ctx)
 	 * container the master itself is pid 1. */
 	if (getppid() != ctx->master_pid)
 		return 0;
+	keep_to_own_cpu(&w);
 
 	if (setup_fds(&w) < 0) {
 		log_error("worker set-up failed: %s", strerror(errno));

@@ -7,6 +7,7 @@
 #ifndef GOBOXD_WORKER_STATE_H
 #define GOBOXD_WORKER_STATE_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +35,11 @@ struct worker {
 	bool stop_now;
 	struct conn_set conns;    /* its draining is the worker's */
 	struct sandbox *sandbox;
+	/* Its CPU (has_cpu: one was found), where it keeps itself and its
+	 * jails when kept; cpus: the ones this process could use before. */
+	cpu_set_t cpus;
+	unsigned cpu;
+	bool has_cpu, kept;
 	struct buildcache *cache; /* NULL: --build-cache-mb 0, or it could not open */
 	char sandbox_error[256];
 	struct route_ctx rctx;

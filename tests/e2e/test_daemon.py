@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from conftest import (LANGUAGES, TOP, Daemon, budget, free_port, lang_dir, sandbox_uid_base, small,
-                      wait_until)
+from conftest import (LANGUAGES, TOP, Daemon, budget, children, free_port, lang_dir,
+                      sandbox_uid_base, small, wait_until)
 
 HELLO = {"language": "py3", "source": "print(input())\n",
          "tests": [{"stdin": "hi\n", "expected_stdout": "hi\n"}]}
@@ -928,6 +928,53 @@ def test_pin_cpus_puts_each_worker_on_a_cpu_of_its_own(daemon):
             assert cpus[0] != cpus[1], cpus
     finally:
         pinned.stop()
+
+
+def tasks_under(pid):
+    """Each thread of pid and of every process under it: (its name, the
+    CPUs it may run on)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for t in os.listdir("/proc/%d/task" % p):
+                with open("/proc/%d/task/%s/comm" % (p, t)) as f:
+                    out.append((f.read().strip(), frozenset(os.sched_getaffinity(int(t)))))
+            todo += children(p)
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # it ended meanwhile
+    return out
+
+
+def test_each_worker_and_its_jails_keep_to_a_cpu_of_their_own():
+    """--pin-workers (the default): a worker's threads, its disk keeper
+    and its jails' drivers and inits stay on its CPU, the two workers on
+    two, while their programs keep every CPU; --pin-workers=false leaves
+    them every CPU too."""
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        pytest.skip("one CPU: nothing to keep a worker to")
+    src = "import os\nprint(sorted(os.sched_getaffinity(0)))\n"
+    for args, kept in (([], True), (["--pin-workers=false"], False)):
+        d = Daemon(languages=small(), workers=2, args=args)
+        try:
+            for _ in range(2):
+                st, res = d.post("/run", {"language": "py3", "source": src, "tests": [{}]})
+                assert st == 200 and json.loads(res["tests"][0]["stdout"]) == usable, res
+
+            def both_with_an_init():
+                trees = [tasks_under(w) for w in d.worker_pids()]
+                return trees if len(trees) == 2 and all(
+                    any(n.endswith("goboxd-init") for n, _ in t) for t in trees) else None
+            trees = wait_until(both_with_an_init, "both workers, each with a jail's init")
+            cpus = [set().union(*(c for _, c in t)) for t in trees]
+            if kept:
+                assert all(len(c) == 1 for c in cpus), trees
+                assert cpus[0] != cpus[1], cpus
+            else:
+                assert all(c == set(usable) for _, c in trees[0] + trees[1]), trees
+        finally:
+            d.stop()
 
 
 def pid_1_daemon():

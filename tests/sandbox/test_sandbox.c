@@ -842,6 +842,81 @@ Test(sandbox, steps_that_ask_are_pinned)
 	sandbox_close(own);
 }
 
+/* This process's Cpus_allowed_list line, as a program prints it. */
+static void own_cpu_list(char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+
+	cr_assert_not_null(f);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Cpus_allowed_list:", 18) == 0)
+			snprintf(out, cap, "%s", line);
+	fclose(f);
+	cr_assert(out[0], "no Cpus_allowed_list in /proc/self/status");
+}
+
+/*
+ * A worker kept on one CPU (worker.c, keep_to_own_cpu) starts its jails
+ * there: their programs run on the CPUs it names (program_cpus), or on
+ * the one a step asks for; with none named, on the jail's one.
+ */
+Test(sandbox, programs_run_on_the_cpus_a_kept_worker_names)
+{
+	struct sandbox_opts o = {
+		.jail = test_jail(), .nsjail_path = "/usr/local/bin/nsjail",
+		.bwrap_path = "/usr/bin/bwrap", .init_path = getenv("GOBOXD_INIT_PATH"),
+		.jail_dir = jails, .uid = TEST_UID, .gid = TEST_GID, .tmpfs_kb = 16384,
+		.has_cpu = true, .cgroup_root = place.root[0] ? place.root : NULL,
+	};
+	const char *argv[] = { "/usr/bin/grep", "Cpus_allowed_list", "/proc/self/status", NULL };
+	struct step_spec s = { .argv = argv, .envp = test_env, .limits = default_limits() };
+	struct sandbox *kept;
+	struct step_result r;
+	char err[256], name[48], every[256], want[64];
+	cpu_set_t all, one;
+	int last = -1, first = -1, rc;
+
+	if (!o.init_path && access(GOBOXD_BUILDDIR "/goboxd-init", X_OK) == 0)
+		o.init_path = GOBOXD_BUILDDIR "/goboxd-init";
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) < 2)
+		cr_skip_test("one CPU: nothing to keep a worker to");
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all)) {
+			first = first < 0 ? c : first;
+			last = c;
+		}
+	own_cpu_list(every, sizeof(every));
+	/* the worker, as keep_to_own_cpu leaves it: its jails are born here */
+	CPU_ZERO(&one);
+	CPU_SET(last, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	o.cpu = (unsigned)first;
+	for (int named = 0; named < 2; named++) {
+		o.program_cpus = named ? &all : NULL;
+		snprintf(name, sizeof(name), "%s-kept%d", tree, named);
+		o.cgroup_name = name;
+		cr_assert_eq(sandbox_open(&o, &kept, err, sizeof(err)), 0, "%s", err);
+		for (int pin = 0; pin < 2; pin++) {
+			s.pin_cpu = pin;
+			if (pin)
+				snprintf(want, sizeof(want), "Cpus_allowed_list:\t%d\n", first);
+			else if (!named)
+				snprintf(want, sizeof(want), "Cpus_allowed_list:\t%d\n", last);
+			sandbox_step_result_init(&r);
+			rc = sandbox_run_once(kept, box, &s, &r);
+			assert_ran(rc, &r);
+			cr_assert_str_eq(r.out.data, pin || !named ? want : every, "named %d, pin %d: %s",
+					 named, pin, r.out.data);
+			sandbox_step_result_free(&r);
+		}
+		sandbox_close(kept);
+	}
+	cr_assert_eq(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
 static int count_subdirs(const char *dir)
 {
 	DIR *d = opendir(dir);

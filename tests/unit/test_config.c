@@ -245,6 +245,20 @@ Test(config, codize_pin_cpus_is_on_until_turned_off)
 	config_free(&c);
 }
 
+/* Workers and their jails are kept on their CPUs unless told otherwise. */
+Test(config, pin_workers_is_on_until_turned_off)
+{
+	char *off[] = { "goboxd", "--pin-workers=false", NULL };
+	struct config c;
+	bool exit_now;
+
+	config_defaults(&c);
+	cr_assert(c.pin_workers);
+	cr_assert_eq(config_load_args(&c, 2, off, &exit_now, err, sizeof(err)), 0, "%s", err);
+	cr_assert(!c.pin_workers);
+	config_free(&c);
+}
+
 Test(config, validate_rejects_relative_dirs)
 {
 	struct config c;

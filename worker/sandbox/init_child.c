@@ -21,6 +21,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -133,17 +134,32 @@ static int child_enter_cwd(const char *cwd)
 	return chdir(cwd) < 0 ? -errno : 0;
 }
 
-/* After the cgroup join: joining a cpuset cgroup resets the affinity to
- * the cpuset's CPUs. */
-static int child_pin_cpu(int cpu)
+/*
+ * After the cgroup join: joining a cpuset cgroup resets the affinity to
+ * the cpuset's CPUs. On the one CPU the RUN pins, or else on the CPUs it
+ * names, when it names any: the worker's, from before it kept itself and
+ * its jails on one. A cpuset that has since left none of those (EINVAL)
+ * leaves the program on the init's, as a RUN that names none does.
+ */
+static int child_set_cpus(const struct initmsg_run *r)
 {
 	cpu_set_t set;
+	bool named = false;
 
-	if (cpu < 0)
+	_Static_assert(sizeof(set) == sizeof(r->cpus), "initmsg_run.cpus holds a cpu_set_t");
+	if (r->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(r->cpu, &set);
+		return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
+	}
+	for (int i = 0; i < INITMSG_CPU_WORDS; i++)
+		named |= r->cpus[i] != 0;
+	if (!named)
 		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
+	memcpy(&set, r->cpus, sizeof(set));
+	if (sched_setaffinity(0, sizeof(set), &set) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
 }
 
 /* The gid before the uid, whose change can take away the right to change
@@ -221,7 +237,7 @@ static void __attribute__((noreturn)) child_run(struct init_child_plan *p)
 	child_check(p, INITMSG_STAGE_TTY, child_take_terminal(r));
 	child_check(p, INITMSG_STAGE_RLIMITS, child_set_rlimits(r));
 	child_check(p, INITMSG_STAGE_CHDIR, child_enter_cwd(p->cwd));
-	child_check(p, INITMSG_STAGE_CPU, child_pin_cpu(r->cpu));
+	child_check(p, INITMSG_STAGE_CPU, child_set_cpus(r));
 	child_check(p, INITMSG_STAGE_CREDENTIALS, child_set_credentials(r));
 	child_check(p, INITMSG_STAGE_CAPABILITIES, child_drop_capabilities());
 	child_check(p, INITMSG_STAGE_NO_NEW_PRIVS, child_no_new_privs());

@@ -73,7 +73,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INITMSG_VERSION 11
+#define INITMSG_VERSION 12
 #define INITMSG_MAGIC 0x67626931u   /* "gbi1" */
 /* The init's end of the socketpair, inside the jail. */
 #define INITMSG_FD 3
@@ -87,6 +87,8 @@
 /* stdin, stdout, stderr and at most three cgroup hierarchies (v1). */
 #define INITMSG_MAX_FDS 6
 #define INITMSG_MAX_FILTER 4096     /* BPF instructions */
+/* The words of initmsg_run.cpus: CPU_SETSIZE (1024) CPUs. */
+#define INITMSG_CPU_WORDS 16
 
 enum initmsg_type {
 	INITMSG_HELLO = 1,
@@ -150,6 +152,11 @@ struct initmsg_run {
 	uint32_t uid, gid;      /* inside the jail */
 	uint32_t ncgroup;       /* cgroup.procs fds after the three stdio fds */
 	int32_t cpu;            /* the one CPU the program may run on; -1: any */
+	/* Where cpu is -1: the CPUs the program runs on, a cpu_set_t's bytes;
+	 * none set: the init's own. A worker that keeps itself and its jails
+	 * on one CPU gives its programs the CPUs it had before
+	 * (worker/worker.c, keep_to_own_cpu). */
+	uint64_t cpus[INITMSG_CPU_WORDS];
 	uint64_t tmp_bytes;     /* size of the fresh /tmp */
 	uint64_t tmp_inodes;    /* and how many files it may hold */
 	uint64_t rlimit[INITMSG_RLIMIT_COUNT]; /* soft = hard; UINT64_MAX: unlimited */

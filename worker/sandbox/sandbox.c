@@ -362,6 +362,10 @@ int sandbox_open(const struct sandbox_opts *o, struct sandbox **out, char *err, 
 	}
 	sandbox->cpu = o->has_cpu || o->pin_cpu ? (int)o->cpu : -1;
 	sandbox->pin_all = o->pin_cpu;
+	_Static_assert(sizeof(*o->program_cpus) == sizeof(sandbox->program_cpus),
+		       "initmsg_run.cpus holds a cpu_set_t");
+	if (o->program_cpus)
+		memcpy(sandbox->program_cpus, o->program_cpus, sizeof(sandbox->program_cpus));
 	rc = seccomp_set_build(&sandbox->shared.seccomp, err, errlen);
 	if (rc < 0)
 		goto fail;

@@ -11,6 +11,7 @@
 #ifndef GOBOXD_SANDBOX_H
 #define GOBOXD_SANDBOX_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,12 @@ struct sandbox_opts {
 	bool pin_cpu;
 	bool has_cpu;
 	unsigned cpu;
+	/*
+	 * The CPUs every other program runs on. NULL: the init's, which are
+	 * this process's, as its jails inherit them. A worker that keeps
+	 * itself (and so its jails) on one CPU gives the ones it had before.
+	 */
+	const cpu_set_t *program_cpus;
 	/* How many jobs one jail serves, reset between them (jail_recycle);
 	 * 0 or 1: a new jail for every job. */
 	unsigned jobs_per_jail;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "worker/sandbox/initmsg.h"
 #include "worker/sandbox/jail.h"
 
 /* The worker's sandbox context, made once per worker (sandbox_open). */
@@ -20,6 +21,8 @@ struct sandbox {
 	bool disk_quota;        /* jail_dir is the capped job disk */
 	int cpu;                /* the CPU of pinned steps; -1: none */
 	bool pin_all;           /* every step on cpu, not only those that ask */
+	/* the other steps' CPUs, as initmsg_run.cpus; none: the init's */
+	uint64_t program_cpus[INITMSG_CPU_WORDS];
 };
 
 #endif

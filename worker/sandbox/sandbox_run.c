@@ -245,6 +245,8 @@ int sandbox_run_send(struct run *run)
 	for (int i = 0; i < run->ncg; i++)
 		fds[3 + i] = run->cgfds[i];
 	fill_rlimits(run, &m);
+	if (m.cpu < 0)
+		memcpy(m.cpus, run->sandbox->program_cpus, sizeof(m.cpus));
 	limits_tmp(&s->limits, run->sandbox->tmpfs_kb, run->sandbox->tmp_files, &tmp);
 	m.tmp_bytes = tmp.bytes;
 	m.tmp_inodes = tmp.files;
