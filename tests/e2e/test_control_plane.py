@@ -266,11 +266,14 @@ def test_a_dispatch_to_a_dead_worker_is_not_a_dropped_client():
     stopped = False
     try:
         daemon.wait_probed()
-        busy = threading.Thread(target=lambda: results.append(daemon.post("/run", slow(3))))
-        busy.start()
 
         def states():
             return {w["pid"]: w["state"] for w in daemon.get("/info")[1]["stats"]["workers"]}
+        # The probes end before a worker that is still starting says it is
+        # idle: both must, or the one not yet there is not "the other".
+        wait_until(lambda: sorted(states().values()) == ["idle", "idle"], what="both workers idle")
+        busy = threading.Thread(target=lambda: results.append(daemon.post("/run", slow(3))))
+        busy.start()
         wait_until(lambda: "busy" in states().values(), what="the slow job")
         idle = [pid for pid, st in states().items() if st == "idle"]
         busy_pid = [pid for pid, st in states().items() if st == "busy"][0]
