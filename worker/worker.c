@@ -539,10 +539,10 @@ static int pick_cpu(const cpu_set_t *set, unsigned index, unsigned *out)
  * the worker's CPU (worker i: the i-th CPU this process may use), and,
  * with --pin-workers (the default) and more than one CPU to choose from,
  * the worker kept on it. A request's steps then pass from the loop to the
- * job thread, to the init and back on one CPU, where otherwise each
- * wakes another (docs/benchmarks.md). The programs are not kept there:
- * the sandbox gives them the CPUs the worker had before
- * (sandbox_opts.program_cpus), unless pinned.
+ * job thread, to the init and back on one CPU, where otherwise the
+ * scheduler may wake each on another (docs/benchmarks.md). The programs
+ * are not kept there: the sandbox gives them the CPUs the worker had
+ * before (sandbox_opts.program_cpus), unless pinned.
  */
 static void keep_to_own_cpu(struct worker *w)
 {
