@@ -168,6 +168,28 @@ void cgroupfs_files_close(struct cgroupfs_files *f)
 	free(f);
 }
 
+/*
+ * Every cgroup file read here (not cgroup.procs) is one record, made
+ * whole by one show() and copied out by one read from 0 as far as the
+ * buffer goes: a read that leaves room in the buffer is the whole file.
+ * Only one that fills it reads on, to the end. One system call where
+ * reading to the end took two, and the second made the record again.
+ */
+static ssize_t read_record(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n == size - 1)
+		return read_small_fd(fd, buf, size);
+	buf[n] = '\0';
+	return n;
+}
+
 int cgroupfs_files_read(struct cgroupfs_files *f, const char *dir, const char *file, char *buf,
 			size_t size)
 {
@@ -177,7 +199,7 @@ int cgroupfs_files_read(struct cgroupfs_files *f, const char *dir, const char *f
 
 	if (fd < 0)
 		return fd;
-	n = read_small_fd(fd, buf, size);
+	n = read_record(fd, buf, size);
 	if (own)
 		close(fd);
 	return n < 0 ? (int)n : 0;
