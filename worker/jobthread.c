@@ -475,6 +475,7 @@ int jobthread_start(struct jobthread *t, const struct job_env *env, int evfd)
 	buf_init(&t->live.build_err, 0);
 	t->env = *env;
 	t->env.cancel_fd = t->cancel_fd;
+	t->env.cancel_flag = &t->cancelled;
 	/* The job thread must never take a signal meant for the loop. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -594,6 +595,7 @@ void jobthread_cancel(struct jobthread *t)
 {
 	uint64_t one = 1;
 
+	atomic_store_explicit(&t->cancelled, true, memory_order_release);
 	if (write(t->cancel_fd, &one, sizeof(one)) < 0)
 		log_error("write(eventfd): %s", strerror(errno));
 }
@@ -605,6 +607,7 @@ static void cancel_reset(struct jobthread *j)
 
 	while (read(j->cancel_fd, &v, sizeof(v)) > 0)
 		;
+	atomic_store_explicit(&j->cancelled, false, memory_order_relaxed);
 }
 
 void jobthread_reset(struct jobthread *t)

@@ -18,6 +18,7 @@
 #define GOBOXD_JOBTHREAD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -58,8 +59,10 @@ struct jobthread {
 	struct job_env env;
 	int evfd;               /* the worker's: wakes the loop */
 	/* Written by the loop when the streamed answer's client goes away:
-	 * the job's programs are killed and nothing more runs (job_env). */
+	 * the job's programs are killed and nothing more runs (job_env).
+	 * cancelled is set first: the job's check between its steps. */
 	int cancel_fd;
+	atomic_bool cancelled;
 	bool running;
 	pthread_t thread;
 	pthread_mutex_t mu;

@@ -7,6 +7,7 @@
 #ifndef GOBOXD_JOBRESULT_H
 #define GOBOXD_JOBRESULT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,6 +113,10 @@ struct job_env {
 	/* Readable when the job must stop at once (its client went away):
 	 * its programs are killed, nothing more runs. 0: none. */
 	int cancel_fd;
+	/* Set before cancel_fd is written, where the writer keeps one: what
+	 * the job asks between its steps, without a system call (the steps'
+	 * waits poll cancel_fd). NULL: poll cancel_fd then too. */
+	const atomic_bool *cancel_flag;
 	job_event_fn on_event;      /* NULL: nobody listens */
 	void *event_arg;
 	struct buildcache *cache;   /* the solution's builds, NULL: none */
