@@ -317,3 +317,41 @@ def test_the_next_job_counts_nothing_on_the_job_disk(daemon):
         time.sleep(0.05)
     mounted, names = disks()
     assert len(mounted) == 1 and names == mounted, (mounted, names)
+
+
+# A job that leaves its /tmp full, and first, when its input says so,
+# takes the name in its box that the init moves the last /tmp to
+# (LAST_TMP in worker/sandbox/init.c), so that the init must unmount it
+# on its own instead.
+FILL_TMP = JAIL + r'''
+import json, sys
+if sys.stdin.read().strip() == "take":
+    os.mkdir("/sandbox/.goboxd-last-tmp")
+with open("/tmp/fill", "wb") as f:
+    for _ in range(48):
+        f.write(b"x" * (1 << 20))
+print(json.dumps({"jail": JAIL}), flush=True)
+'''
+
+# What the next job finds of /tmp: its names, and every mount point.
+TMP_SEEN = JAIL + r'''
+import json
+with open("/proc/self/mountinfo") as f:
+    mounts = sorted(line.split()[4] for line in f)
+print(json.dumps({"jail": JAIL, "tmp": os.listdir("/tmp"), "mounts": mounts}), flush=True)
+'''
+
+
+@needs_jail_reuse
+@pytest.mark.parametrize("take", ["", "take\n"], ids=["moved", "name-taken"])
+def test_a_full_tmp_goes_whole_with_its_job(daemon, take):
+    before = seen(job(daemon, TMP_SEEN)[0])
+    room = allowance(daemon)
+    filled = seen(job(daemon, FILL_TMP, (take,), memory_kb=262144)[0])
+    after = seen(job(daemon, TMP_SEEN)[0])
+    assert filled["jail"] == after["jail"] == before["jail"], "the jobs ran in other jails"
+    # an empty /tmp, and the last one not kept mounted out of sight
+    assert after == before, (before, after)
+    # its 48 MiB freed before the cgroup was set back: they would pass
+    # for the init's memory and raise the next job's limit by as much
+    assert allowance(daemon) <= room + 1, room

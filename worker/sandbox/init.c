@@ -41,6 +41,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/filter.h>
 #include <poll.h>
 #include <sched.h>
@@ -59,6 +60,7 @@
 #include <sys/shm.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -70,6 +72,8 @@
 
 #define MAX_CHILDREN 8
 #define TMP_DIR "/tmp"
+/* in the last job's box, what its /tmp is moved to (tmp_into_last_box) */
+#define LAST_TMP ".goboxd-last-tmp"
 
 struct child {
 	pid_t pid;              /* 0: reaped */
@@ -587,14 +591,38 @@ static int reset_check_alone(struct init *in)
 	return rc;
 }
 
+/*
+ * With a RESET that brings the next job's box: the last program's /tmp
+ * moved into a directory the init makes on the last job's disk, so that
+ * the box's unmount (reset_new_box) takes both at once. Each unmount
+ * waits for a grace period, the kernel's costliest step of a reset on a
+ * busy host; this leaves one a job where there were two. Nothing sees it
+ * there: no process is left, and the box goes before the next RUN is
+ * read. The name may be the job's (EEXIST), the disk full: then not.
+ */
+static int tmp_into_last_box(struct init *in)
+{
+	char at[PATH_MAX];
+	int n = snprintf(at, sizeof(at), "%s/" LAST_TMP, in->box);
+
+	if (n < 0 || (size_t)n >= sizeof(at))
+		return -ENAMETOOLONG;
+	if (mkdir(at, 0700) < 0 || move_mount(AT_FDCWD, TMP_DIR, AT_FDCWD, at, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 /* The last program's /tmp goes (its memory with it); the next job's
  * comes at the end of the reset (reset_next_tmp). One that no program ran
- * with since it was mounted stays. */
+ * with since it was mounted stays. It goes with the last box when it can
+ * (tmp_into_last_box): its memory is then freed just after RESET_DONE,
+ * which the worker's rebase of the cgroup waits for, as for the box's. */
 static int reset_drop_tmp(struct init *in)
 {
-	if (in->tmp_unused)
+	if (in->tmp_unused || !in->tmp_mounted)
 		return 0;
-	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
+	if (!(in->next_box >= 0 && tmp_into_last_box(in) == 0) &&
+	    umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
 		return -errno;
 	in->tmp_mounted = false;
 	return 0;
@@ -648,7 +676,8 @@ static int reset_next_ipc(struct init *in)
  * Right after RESET_DONE, before the next message is read: the next
  * job's box, a new disk's (the worker's disk keeper made it,
  * worker/sandbox/disks.h), in place of the last one's, which goes whole
- * with its inode numbers and free space. After the answer, because the
+ * with its inode numbers and free space, and the last /tmp with it when
+ * it was moved there (tmp_into_last_box). After the answer, because the
  * unmount waits for an RCU grace period, which the worker need not wait
  * for: it writes the next job's files through its own view of the new
  * disk, and no program starts before this is done. Our own working
