@@ -630,6 +630,35 @@ Test(jobdir, snapshot_freezes_files_and_restore_undoes_a_test)
 	cr_assert_eq(jobdir_remove(&d), 0);
 }
 
+/* What a test reads leaves no mark for the next: a frozen file's access
+ * time is its change time after the snapshot and after every restore. */
+static bool accessed_as_changed(const char *path)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0);
+	return st.st_atim.tv_sec == st.st_mtim.tv_sec && st.st_atim.tv_nsec == st.st_mtim.tv_nsec;
+}
+
+Test(jobdir, no_test_finds_when_one_before_it_read_a_file)
+{
+	const struct timespec read_at[2] = { { .tv_sec = 1234567890, .tv_nsec = 5 },
+					     { .tv_nsec = UTIME_OMIT } };
+	struct jobdir d;
+	char p[4200];
+
+	make_built_tree(&d);
+	snprintf(p, sizeof(p), "%s/solution.c", d.path);
+	cr_assert_eq(utimensat(AT_FDCWD, p, read_at, 0), 0);
+	cr_assert_eq(jobdir_snapshot(&d), 0);
+	cr_assert(accessed_as_changed(p), "the first test finds the build's last read");
+	/* a test reads it: the kernel sets the access time, as here */
+	cr_assert_eq(utimensat(AT_FDCWD, p, read_at, 0), 0);
+	cr_assert_eq(jobdir_restore(&d, test_uid(), test_gid()), 0);
+	cr_assert(accessed_as_changed(p), "the next test finds when the one before read it");
+	cr_assert_eq(jobdir_remove(&d), 0);
+}
+
 /* Under path, depth nested directories "d", a file "f<i>" at each level. */
 static void make_deep_tree(const char *path, int depth)
 {

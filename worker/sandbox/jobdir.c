@@ -318,8 +318,23 @@ static int open_regular(int dir, const char *name, struct stat *st)
 	return fd;
 }
 
+/*
+ * A frozen file's last access, as every test finds it: its last change.
+ * The inode is the one each test's box links again (MK_RESTORE), and a
+ * read moves its access time (relatime: the first read after a change):
+ * left alone, a test would find when, and whether, one before it read the
+ * file, a channel from test to test.
+ */
+static const struct timespec *access_as_changed(const struct stat *st, struct timespec t[2])
+{
+	t[0] = st->st_mtim;
+	t[1] = (struct timespec){ .tv_nsec = UTIME_OMIT };
+	return t;
+}
+
 static int freeze_file(int src, int dst, const char *name)
 {
+	struct timespec t[2];
 	struct stat st;
 	int fd = open_regular(src, name, &st);
 	int rc = 0;
@@ -327,7 +342,7 @@ static int freeze_file(int src, int dst, const char *name)
 	if (fd < 0)
 		return fd;
 	if (fchown(fd, 0, 0) < 0 || fchmod(fd, frozen_mode(st.st_mode)) < 0 ||
-	    linkat(src, name, dst, name, 0) < 0)
+	    futimens(fd, access_as_changed(&st, t)) < 0 || linkat(src, name, dst, name, 0) < 0)
 		rc = -errno;
 	close(fd);
 	return rc;
@@ -451,8 +466,14 @@ static int mirror_leaf(struct mirror *m, const char *name, const struct stat *st
 			return freeze_file(m->src, m->dst, name);
 		if (m->kind == MK_EXPORT)
 			return copy_frozen(m, name);
-		if (linkat(m->src, name, m->dst, name, 0) == 0)
+		if (linkat(m->src, name, m->dst, name, 0) == 0) {
+			struct timespec t[2];
+
+			if (m->kind == MK_RESTORE &&
+			    utimensat(m->dst, name, access_as_changed(st, t), AT_SYMLINK_NOFOLLOW) < 0)
+				return -errno;
 			return 0;
+		}
 		/* an imported tree on the host's disk, the job on its job disk */
 		return m->kind == MK_IMPORT && errno == EXDEV ? copy_frozen(m, name) : -errno;
 	}
