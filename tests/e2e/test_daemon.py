@@ -400,6 +400,36 @@ def test_an_interrupt_to_the_whole_process_group_stops_cleanly():
     assert daemon.job_dirs() == []
 
 
+def test_what_is_sent_to_the_whole_group_never_kills_a_starting_jail():
+    """Every process of goboxd's group gets what is sent to the group (a ^C
+    in a terminal, logrotate's SIGUSR1 to all of goboxd), a jail's launcher
+    too in the instant between its fork and its setsid: it takes none of
+    it. Here a SIGUSR1, which goboxd's own processes ignore and whose
+    default ends a process, every 0.2 ms while jails start one after the
+    other (one job each)."""
+    daemon = Daemon(languages=small(), workers=1, own_group=True,
+                    args=["--jobs-per-jail", "1"])
+    stop = threading.Event()
+
+    def hammer():
+        while not stop.is_set():
+            os.killpg(daemon.proc.pid, signal.SIGUSR1)
+            time.sleep(0.0002)
+    sender = threading.Thread(target=hammer)
+    try:
+        sender.start()
+        for _ in range(40):
+            status, body = daemon.post("/run", HELLO)
+            assert status == 200 and body["status"] == "accepted", body
+    finally:
+        stop.set()
+        sender.join()
+        rc = daemon.stop()
+    assert rc == 0
+    said = [l for l in daemon.log_lines() if l.get("level") in ("warn", "error")]
+    assert said == [], said
+
+
 def test_graceful_stop_runs_queued_jobs_and_refuses_new_ones():
     daemon = Daemon(languages=small(), workers=1, args=["--max-concurrency", "1"])
     results = []

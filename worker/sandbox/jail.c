@@ -99,28 +99,38 @@ struct launch {
  * where it does; launch_steps lists them in that order.
  */
 
-/* First: the worker's handlers and its mask (everything is blocked around
- * the fork) must not reach the jail binary. */
+/* First, with every signal still blocked from the fork: out of the
+ * worker's session and process group, so that what is sent to those
+ * never reaches the jail. */
+static int launch_new_session(struct launch *l)
+{
+	(void)l;
+	return setsid() < 0 ? -errno : 0;
+}
+
+/*
+ * Then the worker's handlers and its mask must not reach the jail binary.
+ * What was sent to the worker's group before the setsid (a ^C in the
+ * terminal, to every process of goboxd at once) waits here, blocked:
+ * taken off before anything is unblocked, or a launcher born in that
+ * instant would die of it and its jail never start.
+ */
 static int launch_reset_signals(struct launch *l)
 {
+	const struct timespec now = { 0, 0 };
 	struct sigaction sa;
-	sigset_t none;
+	sigset_t all, none;
 
 	(void)l;
+	sigfillset(&all);
+	while (sigtimedwait(&all, NULL, &now) > 0)
+		;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++)
 		sigaction(sig, &sa, NULL);      /* SIGKILL, SIGSTOP: EINVAL, and default */
 	sigemptyset(&none);
 	return sigprocmask(SIG_SETMASK, &none, NULL) < 0 ? -errno : 0;
-}
-
-/* Early, as it depends on nothing: out of the worker's session and process
- * group, so that what is sent to those never reaches the jail. */
-static int launch_new_session(struct launch *l)
-{
-	(void)l;
-	return setsid() < 0 ? -errno : 0;
 }
 
 /* Before the jail binary exists, so that it and its init are born counted
@@ -210,8 +220,8 @@ static const struct launch_step {
 	const char *name;       /* for the worker's message when it fails */
 	int (*run)(struct launch *l);
 } launch_steps[] = {
-	{ "signals", launch_reset_signals },
 	{ "setsid", launch_new_session },
+	{ "signals", launch_reset_signals },
 	{ "cgroup enter", launch_join_cgroup },
 	{ "fds", launch_place_fds },
 	{ "setuid", launch_drop_to_sandbox_ids },
