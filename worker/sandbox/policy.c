@@ -74,8 +74,18 @@ const size_t policy_mounts_count = ARRAY_SIZE(policy_mounts);
  * as on a kernel without them; and calls ordinary commands make whose
  * refusal they report themselves (hostname, chroot: EPERM, which the
  * kernel would answer anyway, for lack of the capability).
+ *
+ * Denied everywhere in a jail: to the jail binary (bwrap, nsjail) and
+ * goboxd-init as well as to every program. None of them makes any of
+ * these calls, so they are in the baseline filter, which the jail's
+ * launcher installs once before the jail binary and which every program
+ * inherits (worker/sandbox/seccomp.c). The filter each program installs
+ * before its exec holds only policy_denied_syscalls, below: the kernel
+ * compiles a filter and fills its action cache as it is installed, the
+ * longest step of a program's start, and the shorter the filter the
+ * shorter the step (docs/benchmarks.md).
  */
-const struct policy_syscall policy_denied_syscalls[] = {
+const struct policy_syscall policy_denied_everywhere[] = {
 	/* other processes' memory and state */
 	{ "ptrace", POLICY_SYSCALL_KILL },
 	{ "process_vm_readv", POLICY_SYSCALL_KILL },
@@ -91,26 +101,6 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	 * program linked with it, Octave among goboxd's languages. */
 	{ "mbind", POLICY_SYSCALL_KILL },
 	{ "set_mempolicy_home_node", POLICY_SYSCALL_KILL },
-	/* execution domains: READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE */
-	{ "personality", POLICY_SYSCALL_KILL },
-	/* the mount table and the root */
-	{ "mount", POLICY_SYSCALL_KILL },
-	{ "umount2", POLICY_SYSCALL_KILL },
-	{ "pivot_root", POLICY_SYSCALL_KILL },
-	{ "chroot", POLICY_SYSCALL_EPERM },
-	{ "fsopen", POLICY_SYSCALL_KILL },
-	{ "fsconfig", POLICY_SYSCALL_KILL },
-	{ "fsmount", POLICY_SYSCALL_KILL },
-	{ "fspick", POLICY_SYSCALL_KILL },
-	{ "move_mount", POLICY_SYSCALL_KILL },
-	{ "open_tree", POLICY_SYSCALL_KILL },
-	{ "mount_setattr", POLICY_SYSCALL_KILL },
-	/* namespaces: the user namespace is the kernel's largest attack surface */
-	{ "unshare", POLICY_SYSCALL_KILL },
-	{ "setns", POLICY_SYSCALL_KILL },
-	/* clone3 passes its flags in memory, out of seccomp's reach: ENOSYS
-	 * makes glibc fall back to clone, whose flags are filtered */
-	{ "clone3", POLICY_SYSCALL_ENOSYS },
 	/* kernel subsystems with a long record of privilege escalations */
 	{ "bpf", POLICY_SYSCALL_KILL },
 	{ "keyctl", POLICY_SYSCALL_KILL },
@@ -134,7 +124,6 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	{ "fanotify_mark", POLICY_SYSCALL_KILL },
 	{ "memfd_secret", POLICY_SYSCALL_KILL },
 	/* the program's own confinement: nothing to add to goboxd's */
-	{ "seccomp", POLICY_SYSCALL_KILL },
 	{ "landlock_create_ruleset", POLICY_SYSCALL_KILL },
 	{ "landlock_add_rule", POLICY_SYSCALL_KILL },
 	{ "landlock_restrict_self", POLICY_SYSCALL_KILL },
@@ -154,9 +143,6 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	{ "settimeofday", POLICY_SYSCALL_KILL },
 	{ "clock_settime", POLICY_SYSCALL_KILL },
 	{ "clock_adjtime", POLICY_SYSCALL_KILL },
-	/* with --pin-cpus a program must stay on its CPU; a runtime that
-	 * binds threads (libgomp) warns and goes on */
-	{ "sched_setaffinity", POLICY_SYSCALL_EPERM },
 	{ "adjtimex", POLICY_SYSCALL_KILL },
 	{ "quotactl", POLICY_SYSCALL_KILL },
 	{ "quotactl_fd", POLICY_SYSCALL_KILL },
@@ -165,6 +151,38 @@ const struct policy_syscall policy_denied_syscalls[] = {
 	{ "iopl", POLICY_SYSCALL_KILL },
 	{ "ioperm", POLICY_SYSCALL_KILL },
 	{ "uselib", POLICY_SYSCALL_KILL },
+};
+const size_t policy_denied_everywhere_count = ARRAY_SIZE(policy_denied_everywhere);
+
+/* Denied to the programs only: the jail binary and the init make these
+ * calls themselves (the mount table, namespaces, the hostname, each
+ * program's CPUs and filter). */
+const struct policy_syscall policy_denied_syscalls[] = {
+	/* execution domains: READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE */
+	{ "personality", POLICY_SYSCALL_KILL },
+	/* the mount table and the root */
+	{ "mount", POLICY_SYSCALL_KILL },
+	{ "umount2", POLICY_SYSCALL_KILL },
+	{ "pivot_root", POLICY_SYSCALL_KILL },
+	{ "chroot", POLICY_SYSCALL_EPERM },
+	{ "fsopen", POLICY_SYSCALL_KILL },
+	{ "fsconfig", POLICY_SYSCALL_KILL },
+	{ "fsmount", POLICY_SYSCALL_KILL },
+	{ "fspick", POLICY_SYSCALL_KILL },
+	{ "move_mount", POLICY_SYSCALL_KILL },
+	{ "open_tree", POLICY_SYSCALL_KILL },
+	{ "mount_setattr", POLICY_SYSCALL_KILL },
+	/* namespaces: the user namespace is the kernel's largest attack surface */
+	{ "unshare", POLICY_SYSCALL_KILL },
+	{ "setns", POLICY_SYSCALL_KILL },
+	/* clone3 passes its flags in memory, out of seccomp's reach: ENOSYS
+	 * makes glibc fall back to clone, whose flags are filtered */
+	{ "clone3", POLICY_SYSCALL_ENOSYS },
+	/* the program's own confinement: nothing to add to goboxd's */
+	{ "seccomp", POLICY_SYSCALL_KILL },
+	/* with --pin-cpus a program must stay on its CPU; a runtime that
+	 * binds threads (libgomp) warns and goes on */
+	{ "sched_setaffinity", POLICY_SYSCALL_EPERM },
 	{ "sethostname", POLICY_SYSCALL_EPERM },
 	{ "setdomainname", POLICY_SYSCALL_EPERM },
 };

@@ -53,7 +53,11 @@ struct policy_syscall {
 	enum policy_sys_action action;
 };
 
-/* Denied outright, whatever the arguments. */
+/* Denied outright, whatever the arguments: everywhere in a jail (the
+ * baseline filter, under the jail binary and the init too), and to the
+ * programs alone (the filter each installs). */
+extern const struct policy_syscall policy_denied_everywhere[];
+extern const size_t policy_denied_everywhere_count;
 extern const struct policy_syscall policy_denied_syscalls[];
 extern const size_t policy_denied_syscalls_count;
 

@@ -25,7 +25,7 @@ struct seccomp_set {
 	 * job without a network, [1] for one with (policy_network_families) */
 	void *bpf[2];
 	size_t bpf_len[2];
-	void *base;             /* baseline (ABI) filter, for the pre-exec child */
+	void *base;             /* the baseline, for the jail's launcher (build_baseline) */
 	size_t base_len;
 	struct sock_fprog base_prog;
 };
@@ -52,13 +52,14 @@ static int fallback_nr(const char *name)
 	return -1;
 }
 
-static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
+/* Each call of a policy table, whatever its arguments. */
+static int add_calls(scmp_filter_ctx ctx, const struct policy_syscall *table, size_t n,
+		     char *err, size_t errlen)
 {
-	int rc;
-
-	for (size_t i = 0; i < policy_denied_syscalls_count; i++) {
-		const struct policy_syscall *p = &policy_denied_syscalls[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct policy_syscall *p = &table[i];
 		int nr = seccomp_syscall_resolve_name(p->name);
+		int rc;
 
 		if (nr == __NR_SCMP_ERROR)
 			nr = fallback_nr(p->name);
@@ -70,17 +71,23 @@ static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
 			return rc;
 		}
 	}
-	for (size_t i = 0; i < policy_clone_ns_flags_count; i++) {
+	return 0;
+}
+
+/* The programs' own: their calls, and clone with a namespace flag. */
+static int add_denylist(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	int rc = add_calls(ctx, policy_denied_syscalls, policy_denied_syscalls_count, err, errlen);
+
+	for (size_t i = 0; rc == 0 && i < policy_clone_ns_flags_count; i++) {
 		unsigned long f = policy_clone_ns_flags[i];
 
 		rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone), 1,
 				      SCMP_A0(SCMP_CMP_MASKED_EQ, f, f));
-		if (rc < 0) {
+		if (rc < 0)
 			snprintf(err, errlen, "seccomp_rule_add(clone): %s", strerror(-rc));
-			return rc;
-		}
 	}
-	return 0;
+	return rc;
 }
 
 /* One argument's low 32 bits equal to v: a pid_t or an int, as the
@@ -163,38 +170,6 @@ static int export_bpf(scmp_filter_ctx ctx, void **out, size_t *len, char *err, s
 out:
 	close(fd);
 	return rc;
-}
-
-/*
- * Written by hand: libseccomp adds the x32 check only to filters that have
- * rules, and this one must have none (the jail binaries run under it).
- */
-static int build_baseline(void **out, size_t *len, char *err, size_t errlen)
-{
-	uint32_t arch = seccomp_arch_native();
-	bool x86_64 = arch == SCMP_ARCH_X86_64;
-	struct sock_filter prog[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		/* x32 numbers carry bit 30 (__X32_SYSCALL_BIT) */
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	size_t skip = x86_64 ? 0 : 3;   /* other arches: the arch check only */
-	size_t n = ARRAY_SIZE(prog) - skip;
-
-	if (arch == 0) {
-		snprintf(err, errlen, "seccomp_arch_native: unknown architecture");
-		return -ENOTSUP;
-	}
-	*out = xcalloc(n, sizeof(struct sock_filter));
-	memcpy(*out, prog, 3 * sizeof(struct sock_filter));
-	memcpy((struct sock_filter *)*out + 3, prog + 3 + skip, (n - 3) * sizeof(struct sock_filter));
-	*len = n * sizeof(struct sock_filter);
-	return 0;
 }
 
 /*
@@ -314,23 +289,23 @@ static int with_prefix(const void *body, size_t len, bool network, void **out, s
 	return 0;
 }
 
-static int build_bpf(struct seccomp_set *s, char *err, size_t errlen)
+/* A denylist: everything allowed but what the rules name. */
+static scmp_filter_ctx new_denylist(char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	void *body = NULL;
-	size_t len = 0;
 	int rc;
 
 	if (!ctx) {
 		snprintf(err, errlen, "seccomp_init failed");
-		return -ENOMEM;
+		return NULL;
 	}
 	/* Other ABIs are not added to the filter: libseccomp makes their
 	 * calls (and x32 numbers) hit the bad-arch action, a kill. */
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (rc < 0) {
 		snprintf(err, errlen, "seccomp_attr_set(BADARCH): %s", strerror(-rc));
-		goto out;
+		seccomp_release(ctx);
+		return NULL;
 	}
 	/*
 	 * A binary tree of syscall numbers, not libseccomp's default list:
@@ -342,8 +317,43 @@ static int build_bpf(struct seccomp_set *s, char *err, size_t errlen)
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (rc < 0) {
 		snprintf(err, errlen, "seccomp_attr_set(OPTIMIZE): %s", strerror(-rc));
-		goto out;
+		seccomp_release(ctx);
+		return NULL;
 	}
+	return ctx;
+}
+
+/*
+ * The baseline, under the jail binary, the init and every program: other
+ * ABIs (i386 through int 0x80, x32 numbers) kill, and so do the calls
+ * none of them makes (policy_denied_everywhere). Installed once a jail,
+ * where each program installs its own filter: what is here is off every
+ * program's start.
+ */
+static int build_baseline(void **out, size_t *len, char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = new_denylist(err, errlen);
+	int rc;
+
+	if (!ctx)
+		return -ENOMEM;
+	rc = add_calls(ctx, policy_denied_everywhere, policy_denied_everywhere_count, err,
+		       errlen);
+	if (rc == 0)
+		rc = export_bpf(ctx, out, len, err, errlen);
+	seccomp_release(ctx);
+	return rc;
+}
+
+static int build_bpf(struct seccomp_set *s, char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = new_denylist(err, errlen);
+	void *body = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!ctx)
+		return -ENOMEM;
 	rc = add_denylist(ctx, err, errlen);
 	if (rc == 0)
 		rc = add_init_guards(ctx, err, errlen);
@@ -353,7 +363,6 @@ static int build_bpf(struct seccomp_set *s, char *err, size_t errlen)
 		rc = with_prefix(body, len, network, &s->bpf[network], &s->bpf_len[network], err,
 				 errlen);
 	free(body);
-out:
 	seccomp_release(ctx);
 	return rc;
 }

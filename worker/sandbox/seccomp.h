@@ -1,9 +1,10 @@
 /*
  * The seccomp side of worker/sandbox/policy.h, compiled once per worker: the
- * denylist as a BPF program, in two kinds (for a job without a network,
- * and for one with), which goboxd-init installs in every program it
- * starts (both drivers alike), and a small baseline filter the pre-exec
- * child installs on itself before it runs the jail.
+ * programs' denylist as a BPF program, in two kinds (for a job without a
+ * network, and for one with), which goboxd-init installs in every program
+ * it starts (both drivers alike), and the baseline filter the jail's
+ * launcher installs on itself before it runs the jail binary, which every
+ * program inherits below its own.
  */
 #ifndef GOBOXD_SECCOMP_H
 #define GOBOXD_SECCOMP_H
@@ -24,10 +25,11 @@ const void *seccomp_set_bpf(const struct seccomp_set *s, bool network, size_t *l
 
 /*
  * Install the baseline filter on the calling process: system calls of any
- * other ABI (i386 through int 0x80, x32) kill the process. The jail binary
- * and goboxd-init run under it (they only use the native ABI), and every
- * program inherits it below the full denylist. Requires
- * PR_SET_NO_NEW_PRIVS. Async-signal-safe. 0 or negative errno.
+ * other ABI (i386 through int 0x80, x32) kill the process, and so do those
+ * of policy_denied_everywhere. The jail binary and goboxd-init run under
+ * it (they make none of them), and every program inherits it below its
+ * own denylist. Requires PR_SET_NO_NEW_PRIVS. Async-signal-safe. 0 or
+ * negative errno.
  */
 int seccomp_set_apply_baseline(const struct seccomp_set *s);
 
