@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,14 +312,8 @@ struct progress {
 /* The client went away: stop here (a step that saw it was killed). */
 static bool job_cancelled(const struct job_env *env, struct job_result *res)
 {
-	struct pollfd pf = { .fd = env->cancel_fd, .events = POLLIN };
-
-	if (res->cancelled || env->cancel_fd <= 0)
-		return res->cancelled;
-	if (env->cancel_flag)
+	if (!res->cancelled && env->cancel_flag)
 		res->cancelled = atomic_load_explicit(env->cancel_flag, memory_order_acquire);
-	else if (poll(&pf, 1, 0) > 0)
-		res->cancelled = true;
 	return res->cancelled;
 }
 

@@ -113,9 +113,9 @@ struct job_env {
 	/* Readable when the job must stop at once (its client went away):
 	 * its programs are killed, nothing more runs. 0: none. */
 	int cancel_fd;
-	/* Set before cancel_fd is written, where the writer keeps one: what
-	 * the job asks between its steps, without a system call (the steps'
-	 * waits poll cancel_fd). NULL: poll cancel_fd then too. */
+	/* Set before cancel_fd is written: what the job asks between its
+	 * steps, without a system call (the steps' waits poll cancel_fd).
+	 * NULL: none. */
 	const atomic_bool *cancel_flag;
 	job_event_fn on_event;      /* NULL: nobody listens */
 	void *event_arg;
