@@ -344,12 +344,16 @@ print(open("/proc/self/cgroup").read(), end="")
 '''
 
 
-def steps(daemon, *stdins, **limits):
-    req = {"language": "python3", "source": STEPS,
+def steps_of(daemon, source, stdins, **limits):
+    req = {"language": "python3", "source": source,
            "tests": [{"stdin": s + "\n"} for s in stdins]}
     if limits:
         req["run"] = {"limits": limits}
     return run(daemon, req)["tests"]
+
+
+def steps(daemon, *stdins, **limits):
+    return steps_of(daemon, STEPS, stdins, **limits)
 
 
 @needs_jail_reuse
@@ -389,6 +393,52 @@ def test_tmp_a_test_left_does_not_raise_the_next_tests_limit(daemon):
     fill, alloc = steps(daemon, "tmp", "alloc", memory_kb=256 << 10)
     assert fill["status"] == "accepted", dump(fill)
     assert alloc["status"] == "memory_exceeded", dump(alloc)
+
+
+# /tmp as a test finds it, one line of JSON, and then, as its input says,
+# what it does there: reads it, makes and removes a name, a directory, or
+# sets its times (any user may: it is 1777).
+TMP_THEN = r'''
+import json, os, sys
+what = sys.stdin.read().strip()
+st = os.stat("/tmp")
+print(json.dumps([st.st_dev, st.st_ino, st.st_atime_ns, st.st_mtime_ns, st.st_ctime_ns]))
+if what == "read":
+    os.listdir("/tmp")
+elif what == "write":
+    open("/tmp/x", "w").close()
+    os.remove("/tmp/x")
+elif what == "mkdir":
+    os.mkdir("/tmp/d")
+    os.rmdir("/tmp/d")
+elif what == "utime":
+    os.utime("/tmp")
+'''
+
+
+@needs_jail_reuse
+def test_a_test_finds_tmp_as_new_whatever_the_one_before_did_there(daemon):
+    """A test that neither wrote nor read /tmp leaves it to the next test
+    of its job (the same tmpfs, its times unmoved: no unmount, no mount);
+    after one that did, the next finds a new one, as no test touched it."""
+    stdins = ["", "", "read", "", "write", "", "mkdir", "", "utime", ""]
+    tests = steps_of(daemon, TMP_THEN, stdins)
+    seen_tmp = []
+    for t in tests:
+        assert t["status"] == "accepted", dump(tests)
+        seen_tmp.append(json.loads(t["stdout"]))
+    for i in range(1, len(stdins)):
+        before, now = seen_tmp[i - 1], seen_tmp[i]
+        if stdins[i - 1]:
+            assert now != before, "test %d found /tmp as test %d %s it" % (
+                i, i - 1, stdins[i - 1])
+        else:
+            assert now == before, "test %d did nothing in /tmp, test %d got another" % (
+                i - 1, i)
+        # as the init marks a new /tmp (mark_tmp): accessed and modified
+        # a second before its last change, the mark itself; a listing
+        # since moves the first, a name or os.utime the second
+        assert now[2] == now[3] < now[4], (i, now)
 
 
 @needs_jail_reuse

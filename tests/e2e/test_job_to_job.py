@@ -319,6 +319,34 @@ def test_the_next_job_counts_nothing_on_the_job_disk(daemon):
     assert len(mounted) == 1 and names == mounted, (mounted, names)
 
 
+# The number the next name made in /tmp gets: how many inodes that tmpfs
+# has made. With "unnamed", first 100 unnamed files (O_TMPFILE), made and
+# let go, which move that count and leave /tmp's root as it was: the
+# init keeps such a /tmp for the job's next test (clear_tmp).
+TMP_COUNT = JAIL + r'''
+import json, sys
+if sys.stdin.read().strip() == "unnamed":
+    for _ in range(100):
+        os.close(os.open("/tmp", os.O_TMPFILE | os.O_WRONLY, 0o600))
+    print(json.dumps({"jail": JAIL}), flush=True)
+else:
+    fd = os.open("/tmp/probe", os.O_CREAT | os.O_WRONLY, 0o600)
+    print(json.dumps({"jail": JAIL, "ino": os.fstat(fd).st_ino}), flush=True)
+'''
+
+
+@needs_jail_reuse
+def test_the_next_job_counts_nothing_in_tmp(daemon):
+    """A /tmp kept from one test to the next of a job carries the count of
+    its unnamed files; it never reaches the next job."""
+    before = seen(job(daemon, TMP_COUNT)[0])
+    # the second test finds the first one's /tmp, and leaves it as it was
+    during = job(daemon, TMP_COUNT, ("unnamed", "unnamed"))
+    after = seen(job(daemon, TMP_COUNT)[0])
+    assert [seen(t)["jail"] for t in during] == [before["jail"]] * 2, dump(during)
+    assert after == before, (before, after)
+
+
 # A job that leaves its /tmp full, and first, when its input says so,
 # takes the name in its box that the init moves the last /tmp to
 # (LAST_TMP in worker/sandbox/init.c), so that the init must unmount it

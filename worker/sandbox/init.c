@@ -64,6 +64,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "worker/sandbox/init_child.h"
@@ -110,6 +111,12 @@ struct init {
 	/* ...and mounted by a RESET for the next program, which no program
 	 * has run with yet (reset_next_tmp) */
 	bool tmp_unused;
+	/* ...or found by a CLEAR as its mount left it, for the same job's
+	 * next program (clear_tmp) */
+	bool tmp_clean;
+	/* /tmp as mount_tmp left it (mark_tmp), when tmp_marked */
+	bool tmp_marked;
+	struct stat tmp_mark;
 	/* the last RUN's /tmp: how the RESET mounts the next one */
 	unsigned long tmp_flags;
 	char tmp_opts[96];
@@ -207,12 +214,53 @@ static void set_oom_score(const struct init *in, const char *value)
 
 /* ---- RUN ------------------------------------------------------------ */
 
+/*
+ * A new /tmp's root made recognizable: its access and change times set a
+ * second back, then its whole state noted. Whatever a program does there
+ * moves them: a name made, removed or renamed sets the modification time
+ * to the present, a listing the access time (relatime updates an access
+ * time that is not past the modification time). Only root, the owner,
+ * could set them back, and no program is root. A mark that cannot be set
+ * is no mark: that /tmp is never kept.
+ */
+static void mark_tmp(struct init *in)
+{
+	struct timespec t[2];
+
+	in->tmp_marked = false;
+	if (clock_gettime(CLOCK_REALTIME, &t[0]) < 0)
+		return;
+	t[0].tv_sec -= 1;
+	t[1] = t[0];
+	if (utimensat(AT_FDCWD, TMP_DIR, t, 0) == 0 && stat(TMP_DIR, &in->tmp_mark) == 0)
+		in->tmp_marked = true;
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* /tmp as mark_tmp left it: no program has written or read it since. */
+static bool tmp_untouched(const struct init *in)
+{
+	const struct stat *m = &in->tmp_mark;
+	struct stat st;
+
+	return in->tmp_marked && stat(TMP_DIR, &st) == 0 && st.st_dev == m->st_dev &&
+	       st.st_ino == m->st_ino && st.st_mode == m->st_mode && st.st_uid == m->st_uid &&
+	       st.st_gid == m->st_gid && st.st_nlink == m->st_nlink && st.st_size == m->st_size &&
+	       same_time(&st.st_atim, &m->st_atim) && same_time(&st.st_mtim, &m->st_mtim) &&
+	       same_time(&st.st_ctim, &m->st_ctim);
+}
+
 /* A new /tmp as tmp_flags and tmp_opts say, over the jail's placeholder. */
 static int mount_tmp(struct init *in)
 {
 	if (mount("tmpfs", TMP_DIR, "tmpfs", in->tmp_flags, in->tmp_opts) < 0)
 		return -errno;
 	in->tmp_mounted = true;
+	mark_tmp(in);
 	return 0;
 }
 
@@ -221,20 +269,21 @@ static int mount_tmp(struct init *in)
  * The jail's own placeholder was never written to: the first program's
  * /tmp is mounted over it, which spares an unmount (and the RCU grace
  * period it waits for) on every single-test job. The one the RESET
- * mounted (reset_next_tmp) serves if it is of the kind asked for.
+ * mounted (reset_next_tmp), or the one the CLEAR found untouched
+ * (clear_tmp), serves if it is of the kind asked for.
  */
 static int fresh_tmp(struct init *in, const struct initmsg_run *r)
 {
 	char opts[sizeof(in->tmp_opts)];
 	unsigned long fl = MS_NOSUID | MS_NODEV;
-	bool unused = in->tmp_unused;
+	bool as_new = in->tmp_unused || in->tmp_clean;
 
-	in->tmp_unused = false;
+	in->tmp_unused = in->tmp_clean = false;
 	if (r->flags & INITMSG_RUN_TMP_NOEXEC)
 		fl |= MS_NOEXEC;
 	snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=1777",
 		 (unsigned long long)r->tmp_bytes, (unsigned long long)r->tmp_inodes);
-	if (unused && fl == in->tmp_flags && strcmp(opts, in->tmp_opts) == 0)
+	if (as_new && fl == in->tmp_flags && strcmp(opts, in->tmp_opts) == 0)
 		return 0;
 	if (in->tmp_mounted && umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
 		return -errno;
@@ -421,7 +470,7 @@ static void do_run(struct init *in, uint32_t id, size_t len, int *fds, unsigned 
 		send_failed(in, id, INITMSG_STAGE_TMP, -rc);
 		goto out;
 	}
-	in->tmp_unused = false;
+	in->tmp_unused = in->tmp_clean = false;
 	if (pipe2(ep, O_CLOEXEC) < 0) {
 		send_failed(in, id, INITMSG_STAGE_FORK, errno);
 		goto out;
@@ -624,8 +673,28 @@ static int reset_drop_tmp(struct init *in)
 	if (!(in->next_box >= 0 && tmp_into_last_box(in) == 0) &&
 	    umount2(TMP_DIR, MNT_DETACH) < 0 && errno != EINVAL)
 		return -errno;
-	in->tmp_mounted = false;
+	in->tmp_mounted = in->tmp_clean = false;
 	return 0;
+}
+
+/*
+ * CLEAR's: between two programs of one job, a /tmp that the last one
+ * neither wrote nor read (tmp_untouched) is as empty and as new as
+ * another would be, and stays for the next; any other goes, as at a
+ * RESET. That spares most tests of a job an unmount, the grace period it
+ * waits for, and a mount. What a kept /tmp does not show is its inode
+ * counter, moved by an unnamed file (O_TMPFILE) a program made and let
+ * go: a count the job's later tests could read, as they can the job
+ * disk's, and never another job's, for a RESET keeps only a /tmp that no
+ * program ran with.
+ */
+static int clear_tmp(struct init *in)
+{
+	if (in->tmp_mounted && !in->tmp_unused && tmp_untouched(in)) {
+		in->tmp_clean = true;
+		return 0;
+	}
+	return reset_drop_tmp(in);
 }
 
 /*
@@ -861,7 +930,7 @@ static void do_reset(struct init *in, size_t len, const int *fds, unsigned nfds)
  */
 static void do_clear(struct init *in)
 {
-	int rc = reset_drop_tmp(in);
+	int rc = clear_tmp(in);
 
 	if (rc < 0) {
 		send_failed(in, 0, INITMSG_STAGE_TMP, -rc);
