@@ -215,13 +215,13 @@ static void set_oom_score(const struct init *in, const char *value)
 /* ---- RUN ------------------------------------------------------------ */
 
 /*
- * A new /tmp's root made recognizable: its access and change times set a
- * second back, then its whole state noted. Whatever a program does there
- * moves them: a name made, removed or renamed sets the modification time
- * to the present, a listing the access time (relatime updates an access
- * time that is not past the modification time). Only root, the owner,
- * could set them back, and no program is root. A mark that cannot be set
- * is no mark: that /tmp is never kept.
+ * A new /tmp's root made recognizable: its access and modification
+ * times set a second back, then its whole state noted. Whatever a program
+ * does there moves them: a name made, removed or renamed sets the
+ * modification time to the present, a listing the access time (relatime
+ * updates an access time that is not past the modification time). Only
+ * root, the owner, could set them back, and no program is root. A mark
+ * that cannot be set is no mark: that /tmp is never kept.
  */
 static void mark_tmp(struct init *in)
 {
