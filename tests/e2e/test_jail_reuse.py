@@ -395,14 +395,16 @@ def test_tmp_a_test_left_does_not_raise_the_next_tests_limit(daemon):
     assert alloc["status"] == "memory_exceeded", dump(alloc)
 
 
-# /tmp as a test finds it, one line of JSON, and then, as its input says,
-# what it does there: reads it, makes and removes a name, a directory, or
-# sets its times (any user may: it is 1777).
+# /tmp as a test finds it, one line of JSON; then, as its input says, what
+# it does there (reads it, makes and removes a name, a directory, or sets
+# its times: any user may, it is 1777); then /tmp as it leaves it.
 TMP_THEN = r'''
 import json, os, sys
+def show():
+    st = os.stat("/tmp")
+    print(json.dumps([st.st_dev, st.st_ino, st.st_atime_ns, st.st_mtime_ns, st.st_ctime_ns]))
 what = sys.stdin.read().strip()
-st = os.stat("/tmp")
-print(json.dumps([st.st_dev, st.st_ino, st.st_atime_ns, st.st_mtime_ns, st.st_ctime_ns]))
+show()
 if what == "read":
     os.listdir("/tmp")
 elif what == "write":
@@ -413,6 +415,7 @@ elif what == "mkdir":
     os.rmdir("/tmp/d")
 elif what == "utime":
     os.utime("/tmp")
+show()
 '''
 
 
@@ -423,14 +426,16 @@ def test_a_test_finds_tmp_as_new_whatever_the_one_before_did_there(daemon):
     after one that did, the next finds a new one, as no test touched it."""
     stdins = ["", "", "read", "", "write", "", "mkdir", "", "utime", ""]
     tests = steps_of(daemon, TMP_THEN, stdins)
-    seen_tmp = []
+    found, left = [], []
     for t in tests:
         assert t["status"] == "accepted", dump(tests)
-        seen_tmp.append(json.loads(t["stdout"]))
+        first, last = t["stdout"].splitlines()
+        found.append(json.loads(first))
+        left.append(json.loads(last))
     for i in range(1, len(stdins)):
-        before, now = seen_tmp[i - 1], seen_tmp[i]
+        before, now = left[i - 1], found[i]
         if stdins[i - 1]:
-            assert now != before, "test %d found /tmp as test %d %s it" % (
+            assert now != before, "test %d found /tmp as test %d left it (%s)" % (
                 i, i - 1, stdins[i - 1])
         else:
             assert now == before, "test %d did nothing in /tmp, test %d got another" % (
